@@ -1,0 +1,20 @@
+"""trainlib: a Keras-like training library whose training steps are graph-compiled automatically.
+
+`import trainlib as tl`; names mirror TensorFlow's (`tl.function`, `tl.GradientTape`,
+`tl.matmul`, `tl.keras`-style layers under `tl.layers`). This module only re-exports.
+"""
+from .graph import dtypes  # noqa: F401
+from .graph.dtypes import (DType, as_dtype, bool, complex64, double, float16, float32,  # noqa: F401,A004
+                           float64, half, int8, int16, int32, int64, resource, uint8)
+from .graph import errors  # noqa: F401
+from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
+from .graph.op import convert_to_tensor  # noqa: F401
+from .graph.variables import Module, Variable  # noqa: F401
+from .graph.ops import math, nn, random  # noqa: F401
+from .graph.ops.math import *  # noqa: F401,F403
+from .graph.ops.array import *  # noqa: F401,F403
+from .graph.ops.io import print  # noqa: F401,A004
+from .graph.ops.control_flow import *  # noqa: F401,F403
+from . import config, debugging  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,8 @@
+"""The engine: tensors, ops, tracing, AutoGraph, autodiff, passes and codegen.
+
+Knows nothing of layers or models. Importing it registers every op.
+"""
+from . import ops  # noqa: F401 -- registers every OpDef
+from . import variables as _variables
+
+_variables._install_operators()

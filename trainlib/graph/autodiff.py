@@ -1,0 +1,299 @@
+"""Reverse-mode autodiff: `GradientTape`, eagerly and inside graphs alike.
+
+Owns: recording (apply hands every differentiable op to the active tapes,
+eager ops and graph Operations through the same fields), the backward driver
+(reverse walk, gradient aggregation, undoing broadcasting ONCE here, never in
+the per-op rules), Variables as sources (their reads are what get watched).
+Invariants: gradients are built from trainlib ops, so inside a trace the
+backward pass becomes part of the same graph; integer and boolean values get
+no gradient; only ops between the sources and the target are differentiated.
+"""
+from . import dtypes as _dt
+from .context import state
+from .op import apply
+from .tensor import Tensor, is_tensor
+
+
+def _variable_class():
+    from .variables import Variable  # noqa: PLC0415 -- variables sit above the tape
+    return Variable
+
+
+def variable_of_handle(handle):
+    """The Variable behind a resource handle (eager: its value; traced: the capture's Variable)."""
+    if isinstance(handle, Tensor):
+        return handle._value
+    return handle.op.attrs.get("_variable")
+
+
+def _differentiable_dtype(dtype):
+    return dtype.is_floating or dtype.is_complex
+
+
+def flatten(structure):
+    """Leaves of nested lists/tuples/dicts, in order (dicts by sorted key)."""
+    if isinstance(structure, dict):
+        return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in flatten(item)]
+    return [structure]
+
+
+def pack_as(structure, leaves):
+    """Rebuilds `structure` with `leaves` in flatten order."""
+    it = iter(leaves)
+
+    def build(s):
+        if isinstance(s, dict):
+            built = {key: build(s[key]) for key in sorted(s)}
+            return type(s)((key, built[key]) for key in s) if type(s) is not dict else \
+                {key: built[key] for key in s}
+        if isinstance(s, (list, tuple)):
+            items = [build(x) for x in s]
+            if isinstance(s, tuple) and hasattr(s, "_fields"):
+                return type(s)(*items)
+            return type(s)(items)
+        return next(it)
+
+    return build(structure)
+
+
+class GradientTape:
+    """Records ops so that gradients of a target with respect to sources can be computed.
+
+    Works eagerly and inside `tl.function`: there the gradient ops join the
+    traced graph. Trainable Variables read inside the block are watched
+    automatically; other tensors need `tape.watch`.
+
+    Args:
+        persistent: allow several `gradient` calls (else one).
+        watch_accessed_variables: watch trainable Variables automatically.
+
+    Example:
+        >>> x = tl.constant(3.0)
+        >>> with tl.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> float(tape.gradient(y, x))
+        6.0
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self.reset()
+
+    def reset(self):
+        """Forgets everything recorded so far."""
+        self._ops = []
+        self._tracked = {}        # id(tensor) -> tensor: watched or derived from watched
+        self._watched_vars = {}   # id(Variable) -> Variable
+        self._reads = {}          # id(read output) -> Variable
+        self._used = False
+
+    # -- recording
+    def __enter__(self):
+        state.tapes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._stop()
+
+    def _stop(self):
+        if self in state.tapes:
+            state.tapes.remove(self)
+
+    def watch(self, tensor):
+        """Watches tensors or Variables (nested structures allowed)."""
+        for t in flatten(tensor):
+            if isinstance(t, _variable_class()):
+                self._watched_vars[id(t)] = t
+            elif is_tensor(t):
+                if _differentiable_dtype(t.dtype):
+                    self._tracked[id(t)] = t
+            else:
+                raise ValueError(f"tape.watch needs tensors or Variables, got {type(t).__name__}")
+
+    def watched_variables(self):
+        """The Variables this tape has watched, in the order first read."""
+        seen, out = set(), []
+        for v in list(self._watched_vars.values()) + list(self._reads.values()):
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        return tuple(out)
+
+    def _record(self, op):
+        tracked = self._tracked
+        if op.opdef.name == "ReadVariableOp":
+            var = variable_of_handle(op.inputs[0])
+            if var is None:
+                return
+            if id(var) not in self._watched_vars:
+                if not (self._watch_accessed and var.trainable):
+                    return
+                self._watched_vars[id(var)] = var
+            out = op.outputs[0]
+            self._reads[id(out)] = var
+            tracked[id(out)] = out
+            return
+        for t in op.inputs:
+            if id(t) in tracked:
+                break
+        else:
+            return
+        self._ops.append(op)
+        for out in op.outputs:
+            if _differentiable_dtype(out.dtype):
+                tracked[id(out)] = out
+
+    def stop_recording(self):
+        """A context in which ops are not recorded by this tape."""
+        tape = self
+
+        class _Paused:
+            def __enter__(self):
+                self.was = tape in state.tapes
+                tape._stop()
+
+            def __exit__(self, *exc):
+                if self.was:
+                    state.tapes.append(tape)
+
+        return _Paused()
+
+    # -- differentiation
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        """d(sum of target) / d(each source), shaped like the sources.
+
+        Args:
+            target: a tensor, or a nested structure of tensors (their gradients add up).
+            sources: a tensor, Variable, or nested structure of them.
+            output_gradients: gradients of the target(s) to start from (default ones).
+            unconnected_gradients: "none" (None for unconnected sources) or "zero".
+
+        Returns:
+            The gradients, in the structure of `sources`.
+
+        Raises:
+            RuntimeError: on a second call of a non-persistent tape.
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
+                               "of gradients; use GradientTape(persistent=True) for more.")
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
+        self._used = True
+        targets = flatten(target)
+        seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
+        source_leaves = flatten(sources)
+        Variable = _variable_class()
+        was_recording = self in state.tapes
+        self._stop()  # this tape must not record its own backward pass
+        try:
+            grads = backprop(self._ops, targets, seeds)
+            out = []
+            for s in source_leaves:
+                if isinstance(s, Variable):
+                    g = None
+                    for read_id, var in self._reads.items():
+                        if var is s and read_id in grads:
+                            g = grads[read_id] if g is None else g + grads[read_id]
+                elif is_tensor(s):
+                    g = grads.get(id(s)) if _differentiable_dtype(s.dtype) else None
+                else:
+                    raise ValueError(f"gradient sources must be tensors or Variables, got {type(s).__name__}")
+                if g is None and unconnected_gradients == "zero":
+                    g = apply("ZerosLike", s.read_value() if isinstance(s, Variable) else s)
+                out.append(g)
+        finally:
+            if was_recording:
+                state.tapes.append(self)
+        if not self._persistent:
+            self._ops, self._tracked = [], {}
+        return pack_as(sources, out)
+
+    def jacobian(self, target, sources, unconnected_gradients="none", experimental_use_pfor=False):
+        """d(target[i]) / d(source) for every element i of the target, stacked in front.
+
+        Returns tensors of shape target.shape + source.shape.
+        """
+        from .ops import array as _array  # noqa: PLC0415
+        target = apply("Identity", target) if not is_tensor(target) else target
+        n = target.shape.num_elements()
+        if n is None:
+            raise ValueError("jacobian needs a target of static shape")
+        flat = _array.reshape(target, [-1])
+        persistent, self._persistent = self._persistent, True
+        rows = []
+        try:
+            for i in range(n):
+                seed = _array.one_hot(i, n, dtype=target.dtype)
+                rows.append(self.gradient(flat, sources, output_gradients=seed,
+                                          unconnected_gradients=unconnected_gradients))
+        finally:
+            self._persistent = persistent
+        leaves = flatten(sources)
+        out = []
+        for j, s in enumerate(leaves):
+            row_j = [flatten(r)[j] for r in rows]
+            shape = list(target.shape) + list(s.shape)
+            if any(g is None for g in row_j):
+                out.append(None)
+            else:
+                out.append(_array.reshape(_array.stack(row_j), shape))
+        return pack_as(sources, out)
+
+
+def backprop(ops, targets, seeds):
+    """Walks the recorded `ops` backwards from `targets`; returns {id(tensor): gradient}.
+
+    The op rules return gradients of the broadcast shape; they are summed to
+    each input's shape here, and contributions to one tensor are added up.
+    """
+    from .ops.array import ones_like, zeros_like  # noqa: PLC0415
+    grads = {}
+    for t, seed in zip(targets, seeds):
+        if not is_tensor(t) or not _differentiable_dtype(t.dtype):
+            continue
+        g = ones_like(t) if seed is None else _as_grad(seed, t)
+        grads[id(t)] = grads[id(t)] + g if id(t) in grads else g
+    for op in reversed(ops):
+        outs = op.outputs
+        if not any(id(o) in grads for o in outs):
+            continue
+        dys = [grads.get(id(o)) if id(o) in grads else
+               (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
+        rule = op.opdef.grad
+        if rule is None:
+            from .errors import UnimplementedError  # noqa: PLC0415
+            raise UnimplementedError(f"No gradient is defined for op {op.opdef.name}; wrap the "
+                                     "computation in tl.stop_gradient or define a tl.custom_gradient.",
+                                     op=op.opdef.name)
+        in_grads = rule(op, *dys)
+        for x, g in zip(op.inputs, in_grads):
+            if g is None or not _differentiable_dtype(x.dtype) and x.dtype is not _dt.resource:
+                continue
+            if x.dtype is not _dt.resource:
+                g = _unbroadcast(g, x)
+            key = id(x)
+            grads[key] = grads[key] + g if key in grads else g
+    return grads
+
+
+def _as_grad(seed, like):
+    from .op import convert_to_tensor  # noqa: PLC0415
+    return convert_to_tensor(seed, dtype=like.dtype)
+
+
+def _unbroadcast(g, x):
+    gs, xs = g.shape, x.shape
+    if gs == xs and xs.is_fully_defined():
+        return g
+    if gs.is_fully_defined() and xs.is_fully_defined():
+        from .ops import array as _array, math as _math  # noqa: PLC0415
+        axes = _math._reduce_axes_to(tuple(gs), tuple(xs))
+        if axes:
+            g = _math.reduce_sum(g, axis=list(axes))
+        return _array.reshape(g, list(xs)) if tuple(g.shape) != tuple(xs) else g
+    return apply("SumToShapeOf", g, x)

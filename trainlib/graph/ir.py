@@ -1,0 +1,267 @@
+"""The graph IR: `Graph`, `Operation`, and the GraphDef text form.
+
+Owns: the data structure traced functions become and passes rewrite.
+An Operation has typed fields (name, type, inputs, control inputs, attrs,
+outputs, the user's source location); a Graph keeps its operations in
+topological order. Invariants (checked by `Graph.verify()`): every input is
+produced by an earlier operation of the same graph, names are unique, and the
+output specs agree with the op's inference rule.
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from .errors import user_location
+from .op import infer_outputs
+from .tensor import SymbolicTensor, TensorShape
+
+
+class Operation:
+    """One node of a graph: an op type applied to input tensors with attrs.
+
+    Attributes:
+        name: unique within the graph (`"MatMul_1"`).
+        type: the op type (`"MatMul"`).
+        inputs: the SymbolicTensors it reads.
+        control_inputs: Operations that must run before it (stateful order).
+        attrs: static attributes (Python values, arrays for Const).
+        outputs: the SymbolicTensors it produces.
+        location: `"file.py:LINE"` of the user's code that created it.
+    """
+
+    __slots__ = ("graph", "name", "opdef", "inputs", "control_inputs", "attrs", "outputs",
+                 "location", "__weakref__")
+
+    def __init__(self, graph, name, opdef, inputs, attrs, output_specs, location=None):
+        self.graph = graph
+        self.name = name
+        self.opdef = opdef
+        self.inputs = list(inputs)
+        self.control_inputs = []
+        self.attrs = attrs
+        self.location = location
+        self.outputs = [SymbolicTensor(self, i, s.shape, s.dtype) for i, s in enumerate(output_specs)]
+
+    @property
+    def type(self):
+        return self.opdef.name
+
+    @property
+    def stateful(self):
+        return self.opdef.stateful
+
+    def get_attr(self, name):
+        return self.attrs[name]
+
+    def __repr__(self):
+        return f"<tl.Operation '{self.name}' type={self.type}>"
+
+
+class Graph:
+    """A list of Operations in topological order, plus the graph's inputs and outputs.
+
+    Ops are added by `apply` while the graph is the current one
+    (`context.graph_scope`). `inputs` are the Placeholder outputs fed at call
+    time, `outputs` the tensors returned.
+    """
+
+    def __init__(self, name="graph"):
+        self.name = name
+        self.operations = []
+        self._names = {}
+        self.inputs = []
+        self.outputs = []
+        self.device = "cpu"
+
+    def unique_name(self, base):
+        count = self._names.get(base)
+        if count is None:
+            self._names[base] = 1
+            return base
+        while True:
+            candidate = f"{base}_{count}"
+            count += 1
+            if candidate not in self._names:
+                self._names[base] = count
+                self._names[candidate] = 1
+                return candidate
+
+    def add_op(self, opdef, inputs, attrs, name=None):
+        """Adds one Operation (inference checks shapes and dtypes now)."""
+        inputs = [self.capture_if_needed(t) for t in inputs]
+        specs = infer_outputs(opdef, inputs, attrs)
+        op = Operation(self, self.unique_name(name or opdef.name), opdef, inputs, attrs, specs,
+                       user_location())
+        self.operations.append(op)
+        self._after_add(op)
+        return op
+
+    def capture_if_needed(self, value):
+        """Graph inputs from elsewhere (eager tensors, outer graphs); a plain Graph refuses them."""
+        if isinstance(value, SymbolicTensor) and value.op.graph is self:
+            return value
+        raise ValueError(f"{value!r} does not belong to graph {self.name!r}")
+
+    def _after_add(self, op):
+        """Hook for subclasses (automatic control dependencies)."""
+
+    def get_operations(self):
+        """The Operations, in topological order."""
+        return list(self.operations)
+
+    def get_operation_by_name(self, name):
+        for op in self.operations:
+            if op.name == name:
+                return op
+        raise KeyError(f"No operation named {name!r} in graph {self.name!r}")
+
+    def verify(self):
+        """Checks the IR invariants; raises AssertionError naming the first broken one."""
+        seen = set()
+        names = set()
+        for op in self.operations:
+            assert op.name not in names, f"duplicate operation name {op.name}"
+            names.add(op.name)
+            assert op.graph is self, f"{op.name} belongs to another graph"
+            for t in op.inputs:
+                assert id(t.op) in seen, f"{op.name} reads {t.name} before it is produced"
+            for c in op.control_inputs:
+                assert id(c) in seen, f"{op.name} has control input {c.name} that comes later"
+            specs = infer_outputs(op.opdef, op.inputs, op.attrs)
+            assert len(specs) == len(op.outputs), f"{op.name}: output count differs from inference"
+            for s, t in zip(specs, op.outputs):
+                assert s.dtype is t.dtype, f"{op.name}: dtype {t.dtype} but inference says {s.dtype}"
+                assert t.shape.is_compatible_with(s.shape), \
+                    f"{op.name}: shape {t.shape} but inference says {s.shape}"
+            seen.add(id(op))
+        for t in self.outputs:
+            assert id(t.op) in seen, f"graph output {t.name} is not produced by the graph"
+        return True
+
+    def as_graph_def(self):
+        """The graph as a GraphDef: `.node` entries with `.name .op .input .attr`; `str()` is
+        the protobuf text form."""
+        return GraphDef([NodeDef.from_operation(op) for op in self.operations])
+
+
+class AttrValue:
+    """One attribute in the text form (`type: DT_FLOAT`, `shape {...}`, `i: 3`...)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def text(self, indent):
+        v = self.value
+        pad = " " * indent
+        if isinstance(v, _dt.DType):
+            return f"{pad}type: DT_{v.name.upper()}\n"
+        if isinstance(v, TensorShape):
+            return pad + "shape {\n" + _shape_text(v, indent + 2) + pad + "}\n"
+        if isinstance(v, (np.ndarray, np.generic)) or _is_array(v):
+            return pad + "tensor {\n" + _tensor_text(np.asarray(_host(v)), indent + 2) + pad + "}\n"
+        if isinstance(v, bool):
+            return f"{pad}b: {str(v).lower()}\n"
+        if isinstance(v, int):
+            return f"{pad}i: {v}\n"
+        if isinstance(v, float):
+            return f"{pad}f: {v}\n"
+        if isinstance(v, str):
+            return f'{pad}s: "{v}"\n'
+        if isinstance(v, (list, tuple)):
+            items = " ".join(_list_item(x) for x in v)
+            return pad + "list {" + (" " + items + " " if items else "") + "}\n"
+        if v is None:
+            return pad + "placeholder: \"none\"\n"
+        return f'{pad}s: "{type(v).__name__}"\n'
+
+
+def _list_item(x):
+    if isinstance(x, bool):
+        return f"b: {str(x).lower()}"
+    if isinstance(x, int):
+        return f"i: {x}"
+    if isinstance(x, float):
+        return f"f: {x}"
+    return f's: "{x}"'
+
+
+def _is_array(v):
+    return hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__")
+
+
+def _host(v):
+    return v.get() if hasattr(v, "get") and not isinstance(v, np.ndarray) else v
+
+
+def _shape_text(shape, indent):
+    pad = " " * indent
+    if shape.rank is None:
+        return pad + "unknown_rank: true\n"
+    return "".join(f"{pad}dim {{\n{pad}  size: {-1 if d is None else d}\n{pad}}}\n" for d in shape)
+
+
+def _tensor_text(array, indent):
+    pad = " " * indent
+    dtype = _dt.from_numpy(array.dtype)
+    text = f"{pad}dtype: DT_{dtype.name.upper()}\n{pad}tensor_shape {{\n"
+    text += _shape_text(TensorShape(array.shape), indent + 2) + pad + "}\n"
+    field = {"f": "float_val", "i": "int_val", "u": "int_val", "b": "bool_val"}.get(array.dtype.kind, "string_val")
+    flat = array.reshape(-1)[:16]
+    for x in flat:
+        x = x.item()
+        x = str(x).lower() if isinstance(x, bool) else x
+        text += f"{pad}{field}: {x}\n"
+    return text
+
+
+class NodeDef:
+    """One node of a GraphDef: `name`, `op`, `input` (list of names), `attr` (dict)."""
+
+    def __init__(self, name, op, input, attr, device=""):  # noqa: A002 -- protobuf's field name
+        self.name = name
+        self.op = op
+        self.input = input
+        self.attr = attr
+        self.device = device
+
+    @classmethod
+    def from_operation(cls, op):
+        inputs = [t.op.name if t.value_index == 0 else t.name for t in op.inputs]
+        inputs += ["^" + c.name for c in op.control_inputs]
+        attr = {}
+        for key, value in op.attrs.items():
+            if key.startswith("_") or callable(value) and not isinstance(value, _dt.DType):
+                continue
+            attr[key] = AttrValue(value)
+        if op.outputs and "dtype" not in attr and "T" not in attr:
+            attr["T"] = AttrValue(op.outputs[0].dtype)
+        if op.type == "Placeholder":
+            attr["shape"] = AttrValue(op.outputs[0].shape)
+        return cls(op.name, op.type, inputs, attr)
+
+    def __str__(self):
+        return self.text(0)
+
+    def text(self, indent):
+        pad = " " * indent
+        out = f"{pad}node {{\n{pad}  name: \"{self.name}\"\n{pad}  op: \"{self.op}\"\n"
+        for i in self.input:
+            out += f"{pad}  input: \"{i}\"\n"
+        for key in sorted(self.attr):
+            out += f"{pad}  attr {{\n{pad}    key: \"{key}\"\n{pad}    value {{\n"
+            out += self.attr[key].text(indent + 6)
+            out += f"{pad}    }}\n{pad}  }}\n"
+        return out + f"{pad}}}\n"
+
+
+class GraphDef:
+    """A serializable view of a Graph (`node` is a list of NodeDef)."""
+
+    def __init__(self, node):
+        self.node = node
+
+    def __str__(self):
+        return "".join(n.text(0) for n in self.node) + "versions {\n  producer: 1\n}\n"
+
+    def __repr__(self):
+        return str(self)
+

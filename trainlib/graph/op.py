@@ -1,0 +1,339 @@
+"""OpDef, the op registry, and `apply`: the single entry every op call goes through.
+
+Owns: the definition of an op (kernel on `xp`, shape/dtype inference,
+gradient rule, stateful flag), the registry by type name, argument conversion
+with TensorFlow's weak-type rules, and the one fork between running a kernel
+now (eager) and adding an Operation to the graph being traced.
+Invariants: every op is registered once; public op functions convert their
+arguments and call `apply`; active tapes see every differentiable op, eager or
+traced, through the same `record` call.
+"""
+from . import dtypes as _dt
+from .context import state
+from .errors import InvalidArgumentError, OpError, op_error, user_location
+from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
+
+REGISTRY = {}
+
+
+class OpDef:
+    """Everything about one op type, defined once.
+
+    Attributes:
+        name: CamelCase type name, as TensorFlow (`"MatMul"`).
+        kernel: `kernel(xp, *arrays, **attrs)` returning an array, a tuple of
+            arrays (several outputs) or None (no outputs). Written against `xp`.
+        infer: `infer(*specs, **attrs)` returning a TensorSpec (or a tuple of them);
+            dims may be None. Raises ValueError/TypeError with a plain message.
+        grad: `grad(op, *output_grads)` returning one gradient (or None) per
+            input, written in trainlib ops; `op` has `.inputs`, `.outputs`,
+            `.attrs`. Broadcasting is undone by the autodiff driver, not here.
+        stateful: True for ops with side effects or fresh randomness; never
+            merged, folded or pruned while reachable from a side effect.
+        differentiable: False for ops whose outputs carry no gradient
+            (comparisons, argmax, shape queries).
+        elementwise: True for ops whose output element i depends only on input
+            element i (with broadcasting): candidates for fusion.
+    """
+
+    __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
+                 "num_outputs")
+
+    def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
+                 elementwise=False, num_outputs=1):
+        self.name = name
+        self.kernel = kernel
+        self.infer = infer
+        self.grad = grad
+        self.stateful = stateful
+        self.differentiable = differentiable
+        self.elementwise = elementwise
+        self.num_outputs = num_outputs
+
+    def __repr__(self):
+        return f"OpDef({self.name})"
+
+
+def defop(name, *, infer, grad=None, stateful=False, differentiable=True, elementwise=False,
+          num_outputs=1):
+    """Decorator registering the decorated kernel as op `name` (see OpDef)."""
+
+    def register(kernel):
+        if name in REGISTRY:
+            raise ValueError(f"op {name!r} is already defined")
+        REGISTRY[name] = OpDef(name, kernel, infer, grad, stateful, differentiable, elementwise,
+                               num_outputs)
+        return kernel
+
+    return register
+
+
+def set_gradient(name, grad):
+    """Attaches a gradient rule to op `name` (for rules defined after their op)."""
+    REGISTRY[name].grad = grad
+
+
+def get_opdef(name):
+    """The OpDef of type `name` (NotFoundError if none)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        from .errors import NotFoundError
+        raise NotFoundError(f"No op named {name!r} is registered", op=name) from None
+
+
+class EagerOp:
+    """What a tape records of one eager op call; has the same fields as a graph Operation."""
+
+    __slots__ = ("opdef", "inputs", "outputs", "attrs")
+
+    def __init__(self, opdef, inputs, outputs, attrs):
+        self.opdef = opdef
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+
+    @property
+    def type(self):
+        return self.opdef.name
+
+
+def apply(name, *inputs, **attrs):
+    """Runs op `name` on tensors `inputs` now, or adds it to the graph being traced.
+
+    Args:
+        name: the op type (`"MatMul"`).
+        *inputs: Tensors or SymbolicTensors (already converted).
+        **attrs: the op's static attributes (Python values).
+
+    Returns:
+        One tensor, a tuple of tensors (several outputs), or None (no outputs).
+    """
+    opdef = REGISTRY[name]
+    graph = state.graph
+    if graph is None:
+        outputs = _run_eagerly(opdef, inputs, attrs)
+        if state.tapes and opdef.differentiable and outputs is not None:
+            _record(opdef, inputs, outputs, attrs)
+        return outputs
+    op = graph.add_op(opdef, inputs, attrs)
+    outputs = op.outputs
+    if state.tapes and opdef.differentiable:
+        for tape in state.tapes:
+            tape._record(op)
+    n = len(outputs)
+    if opdef.num_outputs == 1:
+        return outputs[0]
+    return tuple(outputs) if n else None
+
+
+def _record(opdef, inputs, outputs, attrs):
+    op = EagerOp(opdef, inputs, outputs if isinstance(outputs, tuple) else (outputs,), attrs)
+    for tape in state.tapes:
+        tape._record(op)
+
+
+def _run_eagerly(opdef, inputs, attrs):
+    try:
+        values = [t._value for t in inputs]
+    except AttributeError:
+        raise _bad_eager_input(opdef, inputs) from None
+    try:
+        out = opdef.kernel(state.xp, *values, **attrs)
+    except OpError as e:
+        if e.location is None:
+            raise op_error(type(e), opdef.name, e.message) from None
+        raise
+    except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError, FloatingPointError,
+            MemoryError) as e:
+        raise explain_failure(opdef, inputs, attrs, e) from None
+    if opdef.num_outputs == 1:
+        return Tensor(out)
+    if out is None:
+        return None
+    return tuple(Tensor(o) for o in out)
+
+
+def _bad_eager_input(opdef, inputs):
+    for i, t in enumerate(inputs):
+        if isinstance(t, SymbolicTensor):
+            return op_error(InvalidArgumentError, opdef.name,
+                            f"input {i} is the symbolic tensor {t.name} from a graph that is not being "
+                            "traced now; a graph's tensors cannot leak out of its tl.function. Return "
+                            "it from the function instead.")
+        if not isinstance(t, Tensor):
+            return op_error(TypeError, opdef.name,
+                            f"input {i} must be a tensor, got {type(t).__name__}")
+    return op_error(TypeError, opdef.name, "bad inputs")
+
+
+def explain_failure(opdef, inputs, attrs, error):
+    """An InvalidArgumentError for a kernel that failed: the inference rule's
+    message when it finds the problem, else the kernel's own, with op and line."""
+    if isinstance(error, MemoryError):
+        from .errors import ResourceExhaustedError
+        return op_error(ResourceExhaustedError, opdef.name, f"out of memory: {error}")
+    try:
+        opdef.infer(*[TensorSpec(t.shape, t.dtype) for t in inputs], **attrs)
+    except (ValueError, TypeError) as e:
+        return op_error(InvalidArgumentError, opdef.name, str(e))
+    except Exception:  # the inference rule itself could not judge these inputs
+        pass
+    return op_error(InvalidArgumentError, opdef.name, str(error))
+
+
+def infer_outputs(opdef, inputs, attrs):
+    """Output specs from the inference rule, errors naming the op and the user's line."""
+    try:
+        out = opdef.infer(*inputs, **attrs)
+    except OpError as e:
+        raise op_error(type(e), opdef.name, e.message) from None
+    except (ValueError, TypeError, IndexError) as e:
+        raise op_error(InvalidArgumentError, opdef.name, str(e)) from None
+    if out is None:
+        return ()
+    if isinstance(out, TensorSpec):
+        return (out,)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- conversion
+
+_CONVERSIONS = []  # (class, fn(value, dtype) -> tensor) for Variables and friends
+
+
+def register_tensor_conversion(cls, fn):
+    """Lets objects of `cls` (e.g. Variables) be used wherever a tensor is expected."""
+    _CONVERSIONS.append((cls, fn))
+
+
+def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
+    """A tensor from a tensor, Variable, numpy array or Python value.
+
+    Args:
+        value: what to convert.
+        dtype: the required dtype (a tensor of another dtype raises
+            InvalidArgumentError; Python values are converted to it).
+        dtype_hint: the dtype Python values take when `dtype` is None.
+
+    Returns:
+        A Tensor, or a SymbolicTensor while a graph is being traced.
+
+    Example:
+        >>> tl.convert_to_tensor([1, 2]).dtype
+        tl.int32
+    """
+    if isinstance(value, _TensorBase):
+        if dtype is not None and value.dtype is not _dt.as_dtype(dtype):
+            raise InvalidArgumentError(
+                f"Tensor conversion requested dtype {_dt.as_dtype(dtype).name} for a tensor of "
+                f"dtype {value.dtype.name}" + _at(), op="Cast")
+        return value
+    for cls, fn in _CONVERSIONS:
+        if isinstance(value, cls):
+            return fn(value, dtype)
+    if dtype is None and dtype_hint is not None and _dt.infer_python_dtype(value) is not None \
+            and not hasattr(value, "dtype"):
+        dtype = dtype_hint
+    array = to_array(state.xp, value, dtype)
+    if state.graph is None:
+        return Tensor(array)
+    return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))
+
+
+def _at():
+    loc = user_location()
+    return f" (at {loc})" if loc else ""
+
+
+def _is_weak(value):
+    return not isinstance(value, _TensorBase) and not hasattr(value, "dtype") and \
+        not any(isinstance(value, cls) for cls, _ in _CONVERSIONS)
+
+
+def convert_same_dtype(op_name, values, dtype=None):
+    """Converts `values` for one op with TensorFlow's rules: tensors must agree
+    on a dtype (else InvalidArgumentError naming both and the op); Python
+    scalars and lists take that dtype; if no value is a tensor, the first
+    converts by its own kind and the rest follow it.
+    """
+    target = None if dtype is None else _dt.as_dtype(dtype)
+    first_index = None
+    for i, v in enumerate(values):
+        if _is_weak(v):
+            continue
+        t = convert_to_tensor(v) if not isinstance(v, _TensorBase) else v
+        if target is None:
+            target, first_index = t.dtype, i
+        elif t.dtype is not target:
+            where = f"argument {first_index}" if first_index is not None else "the requested dtype"
+            raise op_error(InvalidArgumentError, op_name,
+                           f"cannot compute {op_name} of {target.name} and {t.dtype.name}: argument "
+                           f"{i} is {t.dtype.name} but {where} is {target.name}. trainlib never "
+                           f"promotes silently; use tl.cast(x, tl.{target.name}) on one of them.")
+    out = []
+    for v in values:
+        if isinstance(v, _TensorBase):
+            out.append(v)
+        elif target is None:
+            t = convert_to_tensor(v)
+            target = t.dtype
+            out.append(t)
+        else:
+            try:
+                out.append(convert_to_tensor(v, target))
+            except TypeError as e:
+                raise op_error(TypeError, op_name, str(e)) from None
+    return out
+
+
+# ---------------------------------------------------------------- inference helpers
+
+def spec(shape, dtype):
+    """A TensorSpec, for inference rules."""
+    return TensorSpec(shape, dtype)
+
+
+def broadcast_shapes(*shapes):
+    """Numpy broadcasting of static shapes (None dims allowed); ValueError if incompatible."""
+    shapes = [s if isinstance(s, TensorShape) else TensorShape(s) for s in shapes]
+    if any(s.rank is None for s in shapes):
+        return TensorShape(None)
+    rank = max(s.rank for s in shapes)
+    result = []
+    for axis in range(-rank, 0):
+        dim = 1
+        for s in shapes:
+            d = s[axis] if -axis <= s.rank else 1
+            if d == 1:
+                continue
+            if dim == 1:
+                dim = d
+            elif d is None:
+                dim = dim if dim is not None else None
+            elif dim is None:
+                dim = d
+            elif d != dim:
+                raise ValueError("Incompatible shapes for broadcasting: "
+                                 + " vs ".join(str(s) for s in shapes))
+        result.append(dim)
+    return TensorShape(result)
+
+
+def same_dtype(op_name, *specs):
+    """The common dtype of `specs` (TypeError naming both if they differ)."""
+    d = specs[0].dtype
+    for s in specs[1:]:
+        if s.dtype is not d:
+            raise TypeError(f"{op_name} needs equal dtypes, got {d.name} and {s.dtype.name}")
+    return d
+
+
+def normalize_axis(axis, rank, op_name="op"):
+    """A non-negative axis (ValueError naming the range if out of it)."""
+    if rank is None:
+        return axis
+    if not -rank <= axis < max(rank, 1) and not (rank == 0 and axis in (0, -1)):
+        raise ValueError(f"axis {axis} is out of range for a tensor of rank {rank} "
+                         f"(expected [{-rank}, {rank}))")
+    return axis % rank if rank else 0

@@ -1,0 +1,8 @@
+"""Every op of trainlib, each defined once (OpDef) and registered on import.
+
+Modules: math (elementwise, matmul, reductions, comparisons), array (creation,
+shapes, indexing), nn, random, state (Variable reads/writes), io (print,
+asserts), control_flow (If, While), operators (Tensor's Python operators).
+"""
+from . import array, control_flow, io, math, nn, random, state  # noqa: F401 -- registration
+from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors

@@ -1,0 +1,87 @@
+"""Python operators on tensors (`+ - * / // % ** @ -x`, comparisons, `[]`).
+
+Owns: the binding of each Python operator to the public op function that
+implements it, installed on both Tensor and SymbolicTensor so eager and
+traced code behave alike. Invariant: operators add no logic of their own;
+each forwards to exactly one public function (weak typing happens there).
+"""
+from ..tensor import SymbolicTensor, Tensor
+from . import array, math
+
+# Python operator -> the public function it forwards to
+_BINARY = {
+    "__add__": "add", "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "truediv",
+    "__floordiv__": "floordiv", "__mod__": "floormod", "__pow__": "pow", "__matmul__": "matmul",
+    "__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal",
+    "__eq__": "equal", "__ne__": "not_equal",
+    "__and__": "logical_and", "__or__": "logical_or",
+    "__xor__": "logical_xor",
+}
+_REFLECTED = {"__radd__": "add", "__rsub__": "subtract", "__rmul__": "multiply",
+              "__rtruediv__": "truediv", "__rfloordiv__": "floordiv", "__rmod__": "floormod",
+              "__rpow__": "pow", "__rmatmul__": "matmul", "__rand__": "logical_and",
+              "__ror__": "logical_or", "__rxor__": "logical_xor"}
+_UNARY = {"__neg__": "negative", "__abs__": "abs", "__invert__": "logical_not", "__pos__": "identity"}
+
+
+def _resolve(fname):
+    for module in (math, array):
+        fn = getattr(module, fname, None)
+        if fn is not None:
+            return fn
+    def missing(*args):
+        raise NotImplementedError(f"the tensor operator for {fname} is not defined yet")
+    return missing
+
+
+def _make_binary(fname):
+    if fname in ("equal", "not_equal"):
+        def operator(self, other):
+            if other is None:
+                return fname == "not_equal"
+            return _resolve(fname)(self, other)
+    else:
+        def operator(self, other):
+            return fn(self, other)
+        fn = _resolve(fname)
+    operator.__name__ = fname
+    return operator
+
+
+def _make_reflected(fname):
+    fn = _resolve(fname)
+
+    def operator(self, other):
+        return fn(other, self)
+    operator.__name__ = "r" + fname
+    return operator
+
+
+def _make_unary(fname):
+    fn = _resolve(fname)
+
+    def operator(self):
+        return fn(self)
+    operator.__name__ = fname
+    return operator
+
+
+def _getitem(self, key):
+    return array.getitem(self, key)
+
+
+def install(cls):
+    """Installs the operators on `cls`."""
+    for dunder, fname in _BINARY.items():
+        setattr(cls, dunder, _make_binary(fname))
+    for dunder, fname in _REFLECTED.items():
+        setattr(cls, dunder, _make_reflected(fname))
+    for dunder, fname in _UNARY.items():
+        setattr(cls, dunder, _make_unary(fname))
+    cls.__getitem__ = _getitem
+    # == is elementwise, so tensors are unhashable; ref() gives a key
+    cls.__hash__ = cls.__base__.__hash__
+
+
+install(Tensor)
+install(SymbolicTensor)

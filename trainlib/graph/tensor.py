@@ -1,0 +1,449 @@
+"""Values: the eager `Tensor`, the graph `SymbolicTensor`, `TensorShape`, `TensorSpec`.
+
+Owns: how values look (printing as TensorFlow prints, with `tl.`), their static
+shape and dtype, and conversion of Python/numpy data to arrays (`to_array`).
+Invariants: a Tensor's value is an array of the active array module whose
+dtype is the Tensor's dtype; a SymbolicTensor is produced by exactly one
+Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
+this module stays below the op registry.
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from .backend import device_of, to_numpy
+
+
+class TensorShape:
+    """A static shape: a tuple of dims, each an int or None (unknown), or unknown rank.
+
+    Args:
+        dims: an iterable of ints/None, or None for an unknown rank.
+
+    Example:
+        >>> tl.TensorShape([2, None]).as_list()
+        [2, None]
+    """
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims):
+        if isinstance(dims, TensorShape):
+            dims = dims._dims
+        elif dims is not None:
+            if isinstance(dims, (int, np.integer)):
+                dims = (dims,)
+            dims = tuple(None if d is None else _as_dim(d) for d in dims)
+        self._dims = dims
+
+    @property
+    def rank(self):
+        """Number of dims, or None if unknown."""
+        return None if self._dims is None else len(self._dims)
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return None if self._dims is None else list(self._dims)
+
+    def as_list(self):
+        """The dims as a list (raises ValueError for an unknown rank)."""
+        if self._dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self._dims)
+
+    def as_tuple(self):
+        return self._dims
+
+    def is_fully_defined(self):
+        return self._dims is not None and None not in self._dims
+
+    def num_elements(self):
+        """Product of the dims, or None if any is unknown."""
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self._dims:
+            n *= d
+        return n
+
+    def is_compatible_with(self, other):
+        """True if some concrete shape matches both."""
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return True
+        if len(self._dims) != len(other._dims):
+            return False
+        return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+
+    def merge_with(self, other):
+        """The most specific shape compatible with both (ValueError if none)."""
+        other = as_shape(other)
+        if not self.is_compatible_with(other):
+            raise ValueError(f"Shapes {self} and {other} are not compatible")
+        if self._dims is None:
+            return other
+        if other._dims is None:
+            return self
+        return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
+
+    def most_specific_compatible_shape(self, other):
+        """The most specific shape that both shapes are instances of (dims that differ become None)."""
+        other = as_shape(other)
+        if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
+            return TensorShape(None)
+        return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
+
+    def concatenate(self, other):
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return TensorShape(None)
+        return TensorShape(self._dims + other._dims)
+
+    def __len__(self):
+        if self._dims is None:
+            raise ValueError("Cannot take the length of a shape with unknown rank.")
+        return len(self._dims)
+
+    def __iter__(self):
+        if self._dims is None:
+            raise ValueError("Cannot iterate over a shape with unknown rank.")
+        return iter(self._dims)
+
+    def __getitem__(self, key):
+        if self._dims is None:
+            return TensorShape(None) if isinstance(key, slice) else None
+        if isinstance(key, slice):
+            return TensorShape(self._dims[key])
+        return self._dims[key]
+
+    def __eq__(self, other):
+        try:
+            other = as_shape(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+        return self._dims == other._dims
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self):
+        return hash(self._dims)
+
+    def __bool__(self):
+        return self._dims is not None
+
+    def __repr__(self):
+        if self._dims is None:
+            return "TensorShape(None)"
+        return f"TensorShape({list(self._dims)})"
+
+    def __str__(self):
+        if self._dims is None:
+            return "<unknown>"
+        if len(self._dims) == 1:
+            return f"({self._dims[0]},)"
+        return "(" + ", ".join(str(d) for d in self._dims) + ")"
+
+
+def _as_dim(d):
+    d = int(d) if not isinstance(d, int) else d
+    if d < 0:
+        if d == -1:
+            return None
+        raise ValueError(f"Dimension {d} must be >= 0")
+    return d
+
+
+def as_shape(shape):
+    """A TensorShape from a TensorShape, tuple, list or None."""
+    if isinstance(shape, TensorShape):
+        return shape
+    return TensorShape(shape)
+
+
+class TensorSpec:
+    """Describes a tensor: shape (dims may be None), dtype and an optional name.
+
+    Args:
+        shape: a TensorShape, list or tuple (None dims allowed).
+        dtype: a DType or dtype name, float32 by default.
+        name: an optional name for the placeholder it becomes.
+
+    Example:
+        >>> tl.TensorSpec(shape=[None, 3], dtype=tl.float32)
+        TensorSpec(shape=(None, 3), dtype=tl.float32, name=None)
+    """
+
+    __slots__ = ("shape", "dtype", "name")
+
+    def __init__(self, shape, dtype=_dt.float32, name=None):
+        self.shape = as_shape(shape)
+        self.dtype = _dt.as_dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        """The spec of a tensor's shape and dtype."""
+        return cls(tensor.shape, tensor.dtype, name)
+
+    def is_compatible_with(self, value):
+        """True if `value` (a spec or tensor) has this dtype and a compatible shape."""
+        return value.dtype == self.dtype and self.shape.is_compatible_with(value.shape)
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and self.shape == other.shape
+                and self.dtype is other.dtype and self.name == other.name)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.name))
+
+    def __repr__(self):
+        name = "None" if self.name is None else repr(self.name)
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={name})"
+
+
+class _TensorBase:
+    """What eager and symbolic tensors share: shape helpers and the no-hash rule."""
+
+    __slots__ = ()
+    __array_priority__ = 100  # numpy defers `ndarray + tensor` to the tensor's operator
+
+    @property
+    def ndim(self):
+        return self.shape.rank
+
+    def get_shape(self):
+        return self.shape
+
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable (== is elementwise). Use tensor.ref() as a key.")
+
+    def ref(self):
+        """A hashable reference to this tensor, for use as a dict key."""
+        return TensorRef(self)
+
+
+class TensorRef:
+    """A hashable wrapper of a tensor, compared by identity (`tensor.ref()`)."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __eq__(self, other):
+        return isinstance(other, TensorRef) and other._tensor is self._tensor
+
+    def __hash__(self):
+        return id(self._tensor)
+
+
+class Tensor(_TensorBase):
+    """An eager value: an array plus its dtype, printed as TensorFlow prints.
+
+    Created by ops (`tl.constant`, `tl.add`, ...), never directly.
+
+    Example:
+        >>> print(tl.constant([1.0, 0.0]))
+        tl.Tensor([1. 0.], shape=(2,), dtype=float32)
+    """
+
+    __slots__ = ("_value", "dtype", "__weakref__")
+
+    def __init__(self, value, dtype=None):
+        self._value = value
+        self.dtype = dtype if dtype is not None else _dt.from_numpy(value.dtype)
+
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape) if self.dtype is not _dt.resource else TensorShape(())
+
+    @property
+    def device(self):
+        """'cpu' or 'gpu': where the value lives."""
+        return device_of(self._value)
+
+    def numpy(self):
+        """The value as a numpy array (or numpy scalar for 0-d), copied to the host if needed."""
+        if self.dtype is _dt.resource:
+            raise TypeError("A resource handle has no numpy value; read the Variable instead.")
+        value = to_numpy(self._value)
+        return value[()] if value.ndim == 0 else value
+
+    def __array__(self, dtype=None, copy=None):
+        value = to_numpy(self._value)
+        return value if dtype is None else value.astype(dtype)
+
+    def __len__(self):
+        shape = self._value.shape
+        if not shape:
+            raise TypeError("len() of a scalar (0-d) tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if not self._value.shape:
+            raise TypeError("Cannot iterate over a scalar (0-d) tensor")
+        from .op import apply
+        return iter(apply("Unpack", self, axis=0, num=self._value.shape[0]))
+
+    def _scalar(self, kind):
+        if self._value.size != 1:
+            raise ValueError(f"Only size-1 tensors can be converted to Python {kind}s; "
+                             f"this one has shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __index__(self):
+        if not self.dtype.is_integer:
+            raise TypeError(f"Only integer tensors can be used as an index, not {self.dtype!r}")
+        return int(self._scalar("int"))
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self.numpy().item(), spec)
+        return format(str(self), spec)
+
+    def __str__(self):
+        text = np.array2string(to_numpy(self._value), separator=" ") if self._value.ndim else str(self.numpy())
+        if "\n" in text:
+            text = "\n" + text
+        return f"tl.Tensor({text}, shape={self.shape}, dtype={self.dtype.name})"
+
+    def __repr__(self):
+        if self.dtype is _dt.resource:
+            return "<tl.Tensor: shape=(), dtype=resource>"
+        value = self.numpy()
+        text = str(value) if np.ndim(value) == 0 else repr(value)
+        if "\n" in text:
+            text = "\n" + text
+        return f"<tl.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
+
+
+class SymbolicTensor(_TensorBase):
+    """A value inside a graph: output `value_index` of Operation `op`, with a static spec.
+
+    Has a static `shape` (dims may be None) and `dtype`; it has no value until
+    the graph runs, so `bool()` and `.numpy()` raise with the fix.
+    """
+
+    __slots__ = ("op", "value_index", "dtype", "shape", "__weakref__")
+
+    def __init__(self, op, value_index, shape, dtype):
+        self.op = op
+        self.value_index = value_index
+        self.shape = as_shape(shape)
+        self.dtype = dtype
+
+    @property
+    def graph(self):
+        return self.op.graph
+
+    @property
+    def name(self):
+        return f"{self.op.name}:{self.value_index}"
+
+    @property
+    def device(self):
+        return self.op.graph.device if hasattr(self.op.graph, "device") else "cpu"
+
+    def numpy(self):
+        raise TypeError(f"{self.name} is a symbolic tensor inside a graph being traced: it has no "
+                        "value yet. Return it from the tl.function instead, or use tl.print.")
+
+    def __bool__(self):
+        raise TypeError(
+            f"Using the symbolic tensor {self.name} as a Python bool is not allowed while tracing "
+            "(autograph=False or inside unconverted code). Use tl.cond / tl.where, or keep "
+            "autograph=True so that `if` on a tensor becomes graph control flow.")
+
+    def __len__(self):
+        d = self.shape[0] if self.shape.rank else None
+        if d is None:
+            raise TypeError(f"len() of the symbolic tensor {self.name} whose first dim is unknown; "
+                            "use tl.shape(x)[0].")
+        return d
+
+    def __iter__(self):
+        d = self.shape[0] if self.shape.rank else None
+        if d is None:
+            raise TypeError(f"Cannot iterate over the symbolic tensor {self.name}: its first dim is "
+                            "unknown at trace time. Use tl.range(tl.shape(x)[0]) or a for loop "
+                            "with autograph.")
+        from .op import apply
+        return iter(apply("Unpack", self, axis=0, num=d))
+
+    def __index__(self):
+        raise TypeError(f"The symbolic tensor {self.name} cannot be used as a Python index while tracing.")
+
+    def __repr__(self):
+        return f"<tl.Tensor '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+
+    def __str__(self):
+        return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
+
+
+def is_tensor(value):
+    """True for eager and symbolic tensors."""
+    return isinstance(value, _TensorBase)
+
+
+def to_array(xp, value, dtype=None):
+    """An array of `value` (Python scalar, nested list, numpy array) with `dtype`.
+
+    Python numbers follow TensorFlow: float -> float32, int -> int32. A float
+    that is not integral cannot become an integer dtype (TypeError), and an
+    int that overflows the dtype raises too, rather than wrapping silently.
+    """
+    if dtype is None:
+        dtype = _dt.infer_python_dtype(value)
+        if dtype is None:
+            array = np.asarray(value)
+            if array.dtype == object:
+                raise TypeError(f"Cannot convert {value!r} (a {type(value).__name__}) to a tensor")
+            dtype = _dt.from_numpy(array.dtype)
+            return xp.asarray(array)
+        if isinstance(value, (np.ndarray, np.generic)):
+            return xp.asarray(value)
+    dtype = _dt.as_dtype(dtype)
+    if isinstance(value, (np.ndarray, np.generic)) or (xp is not np and isinstance(value, xp.ndarray)):
+        array = value
+    else:
+        try:
+            array = np.asarray(value)
+        except ValueError as e:
+            raise TypeError(f"Cannot convert {_short(value)} to a tensor: {e}") from None
+        if array.dtype == object:
+            raise TypeError(f"Cannot convert {_short(value)} to a tensor: it is ragged or holds "
+                            "non-numeric values")
+    if array.dtype != dtype.np:
+        if dtype.is_integer or dtype.is_bool:
+            if array.dtype.kind == "f" and array.size and not np.all(np.mod(array, 1) == 0):
+                raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}: it has a "
+                                "fractional part")
+            if dtype.is_integer and array.dtype.kind in "iuf" and array.size:
+                info = np.iinfo(dtype.np)
+                if np.any(array < info.min) or np.any(array > info.max):
+                    raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}: out of range "
+                                    f"[{info.min}, {info.max}]")
+        elif array.dtype.kind == "c" and not dtype.is_complex:
+            raise TypeError(f"Cannot convert complex {_short(value)} to {dtype!r}")
+        array = array.astype(dtype.np)
+    return xp.asarray(array)
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) < 60 else text[:57] + "..."

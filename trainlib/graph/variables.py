@@ -1,0 +1,257 @@
+"""`tl.Variable` (mutable state read and written through ops) and `tl.Module` (tracks them).
+
+Owns: Variable creation (always eager, even inside a trace: the initial value
+is computed outside the graph, as TensorFlow lifts initializers), its resource
+handle, and Module's discovery of Variables through attributes, lists, tuples
+and dicts. Invariants: every read and write goes through the state ops, so the
+tape and graphs see them; a Variable's array always has the Variable's dtype.
+"""
+import itertools
+
+from . import dtypes as _dt
+from .context import eager_scope, state
+from .op import apply, convert_to_tensor, register_tensor_conversion
+from .tensor import Tensor, TensorShape, is_tensor, to_array
+
+_uid = itertools.count()
+
+
+class Variable:
+    """A mutable tensor: created once, then read and updated by ops.
+
+    Args:
+        initial_value: a tensor, numpy array, Python value, or a callable returning one.
+        trainable: whether tapes watch it automatically and optimizers train it.
+        name: a name (default `"Variable"`).
+        dtype: convert the initial value to this dtype.
+        shape: the static shape; `None` dims let `assign` change that dim.
+
+    Raises:
+        ValueError: if created inside a tl.function on any trace but the first.
+
+    Example:
+        >>> v = tl.Variable(1.0)
+        >>> v.assign_add(2.0).numpy()
+        3.0
+    """
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+        graph = state.graph
+        if graph is not None and hasattr(graph, "variable_created"):
+            graph.variable_created(self)
+        with eager_scope():
+            if callable(initial_value):
+                initial_value = initial_value()
+            if isinstance(initial_value, Variable):
+                initial_value = initial_value.read_value()
+            if is_tensor(initial_value):
+                if not isinstance(initial_value, Tensor):
+                    raise ValueError(
+                        "A Variable's initial value cannot be a symbolic tensor of the graph being "
+                        "traced; create the Variable outside the tl.function, or pass a callable.")
+                if dtype is not None and initial_value.dtype is not _dt.as_dtype(dtype):
+                    raise ValueError(f"initial value has dtype {initial_value.dtype.name}, "
+                                     f"Variable asked for {_dt.as_dtype(dtype).name}")
+                array = initial_value._value
+            else:
+                array = to_array(state.xp, initial_value, dtype)
+        self._array = array
+        self._dtype = _dt.from_numpy(array.dtype)
+        self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
+        if not self._shape.is_compatible_with(array.shape):
+            raise ValueError(f"initial value of shape {array.shape} does not match shape {self._shape}")
+        self._shape_fixed = self._shape.is_fully_defined()
+        self.trainable = bool(trainable)
+        self._name = "Variable" if name is None else str(name)
+        self._unique_id = next(_uid)
+        self.handle = Tensor(self, _dt.resource)
+
+    # -- reading
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self._shape if not self._shape_fixed else TensorShape(self._array.shape)
+
+    @property
+    def ndim(self):
+        return self._shape.rank
+
+    @property
+    def name(self):
+        return self._name + ":0"
+
+    @property
+    def device(self):
+        from .backend import device_of  # noqa: PLC0415
+        return device_of(self._array)
+
+    def read_value(self):
+        """The current value, as a tensor (a `ReadVariableOp` while tracing)."""
+        return apply("ReadVariableOp", self.handle, dtype=self._dtype, shape=self._shape)
+
+    value = read_value
+
+    def numpy(self):
+        """The current value as a numpy array."""
+        from .backend import to_numpy  # noqa: PLC0415
+        value = to_numpy(self._array)
+        return value[()] if value.ndim == 0 else value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self.numpy()
+        import numpy  # noqa: PLC0415 -- host conversion protocol
+        value = numpy.asarray(value)
+        return value if dtype is None else value.astype(dtype)
+
+    # -- writing
+    def _write(self, op_name, value, read_value):
+        value = convert_to_tensor(value, dtype_hint=self._dtype) if not is_tensor(value) else value
+        if not is_tensor(value) or value.dtype is not self._dtype:
+            value = convert_to_tensor(value, dtype=self._dtype)
+        out = apply(op_name, self.handle, value, dtype=self._dtype, shape=self._shape)
+        return out if read_value else None
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        """Sets the value; returns the new value (a tensor)."""
+        return self._write("AssignVariableOp", value, read_value)
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        """Adds `delta` to the value; returns the new value."""
+        return self._write("AssignAddVariableOp", delta, read_value)
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        """Subtracts `delta` from the value; returns the new value."""
+        return self._write("AssignSubVariableOp", delta, read_value)
+
+    # -- Python conversions
+    def __bool__(self):
+        return bool(self.read_value())
+
+    def __int__(self):
+        return int(self.read_value())
+
+    def __float__(self):
+        return float(self.read_value())
+
+    def __index__(self):
+        return self.read_value().__index__()
+
+    def __len__(self):
+        return len(self.read_value())
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    def __getitem__(self, key):
+        return self.read_value()[key]
+
+    def __hash__(self):
+        return id(self)
+
+    def ref(self):
+        return self
+
+    def __repr__(self):
+        if state.graph is not None:
+            return f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}>"
+        value = self.numpy()
+        import numpy  # noqa: PLC0415
+        text = str(value) if numpy.ndim(value) == 0 else repr(value)
+        return f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}, numpy={text}>"
+
+
+def _variable_to_tensor(variable, dtype):
+    value = variable.read_value()
+    if dtype is not None and _dt.as_dtype(dtype) is not variable.dtype:
+        return convert_to_tensor(value, dtype)
+    return value
+
+
+register_tensor_conversion(Variable, _variable_to_tensor)
+
+
+def _install_operators():
+    from .ops import operators  # noqa: PLC0415 -- operators sit above this module
+    operators.install(Variable)
+    Variable.__hash__ = lambda self: id(self)
+    Variable.__eq__ = operators._make_binary("equal")
+
+
+class Module:
+    """A container that finds the Variables in its attributes (also in lists, dicts and submodules).
+
+    Args:
+        name: the module's name (default: the class name in snake case).
+
+    Example:
+        >>> class Scale(tl.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.w = tl.Variable(2.0)
+        >>> len(Scale().trainable_variables)
+        1
+    """
+
+    def __init__(self, name=None):
+        self._name = name or _snake(type(self).__name__)
+
+    @property
+    def name(self):
+        return getattr(self, "_name", _snake(type(self).__name__))
+
+    @property
+    def variables(self):
+        """All Variables reachable from the attributes, each once, in attribute order."""
+        return tuple(self._walk(Variable))
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self._walk(Variable) if v.trainable)
+
+    @property
+    def non_trainable_variables(self):
+        return tuple(v for v in self._walk(Variable) if not v.trainable)
+
+    @property
+    def submodules(self):
+        return tuple(m for m in self._walk(Module) if m is not self)
+
+    def _walk(self, kind):
+        seen = set()
+        out = []
+
+        def visit(value):
+            if id(value) in seen:
+                return
+            if isinstance(value, kind):
+                seen.add(id(value))
+                out.append(value)
+            if isinstance(value, Module):
+                seen.add(id(value))
+                for key in sorted(vars(value)):
+                    visit(vars(value)[key])
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    visit(item)
+            elif isinstance(value, dict):
+                for key in value:
+                    visit(value[key])
+
+        seen.add(id(self))
+        if kind is Module:
+            out.append(self)
+        for key in sorted(vars(self)):
+            visit(vars(self)[key])
+        return out
+
+
+def _snake(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
