@@ -11,6 +11,7 @@ from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F4
 from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
 from .graph.autodiff import GradientTape  # noqa: F401
+from .graph.function import Function, function  # noqa: F401
 from .graph.ops import math, nn, random  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403

@@ -153,7 +153,7 @@ class AttrValue:
         v = self.value
         pad = " " * indent
         if isinstance(v, _dt.DType):
-            return f"{pad}type: DT_{v.name.upper()}\n"
+            return f"{pad}type: {_proto_dtype(v)}\n"
         if isinstance(v, TensorShape):
             return pad + "shape {\n" + _shape_text(v, indent + 2) + pad + "}\n"
         if isinstance(v, (np.ndarray, np.generic)) or _is_array(v):
@@ -172,6 +172,13 @@ class AttrValue:
         if v is None:
             return pad + "placeholder: \"none\"\n"
         return f'{pad}s: "{type(v).__name__}"\n'
+
+
+_PROTO_NAMES = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF"}
+
+
+def _proto_dtype(dtype):
+    return _PROTO_NAMES.get(dtype.name, "DT_" + dtype.name.upper())
 
 
 def _list_item(x):
@@ -202,7 +209,7 @@ def _shape_text(shape, indent):
 def _tensor_text(array, indent):
     pad = " " * indent
     dtype = _dt.from_numpy(array.dtype)
-    text = f"{pad}dtype: DT_{dtype.name.upper()}\n{pad}tensor_shape {{\n"
+    text = f"{pad}dtype: {_proto_dtype(dtype)}\n{pad}tensor_shape {{\n"
     text += _shape_text(TensorShape(array.shape), indent + 2) + pad + "}\n"
     field = {"f": "float_val", "i": "int_val", "u": "int_val", "b": "bool_val"}.get(array.dtype.kind, "string_val")
     flat = array.reshape(-1)[:16]

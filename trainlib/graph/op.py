@@ -183,7 +183,12 @@ def explain_failure(opdef, inputs, attrs, error):
 
 
 def infer_outputs(opdef, inputs, attrs):
-    """Output specs from the inference rule, errors naming the op and the user's line."""
+    """Output specs from the inference rule, errors naming the op and the user's line.
+
+    Attrs whose names start with `_` are trainlib's own annotations (such as
+    the Variable behind a captured handle); rules never see them."""
+    if any(key[0] == "_" for key in attrs):
+        attrs = {k: v for k, v in attrs.items() if k[0] != "_"}
     try:
         out = opdef.infer(*inputs, **attrs)
     except OpError as e:

@@ -1,2 +1,272 @@
-"""Control-flow ops: `If` and `While` with subgraphs, `tl.cond`, `tl.while_loop`.
+"""Control-flow ops: `If` and `While` with branch/body graphs; `tl.cond`, `tl.while_loop`.
+
+Owns: tracing branch and loop-body functions into FuncGraphs nested in the
+graph being traced, the matching of their inputs (captures of the enclosing
+graph become op inputs, aligned across branches) and outputs (same
+structure, same dtypes; Python scalars take the other branch's dtype), and
+the loop-variable rules (dtype kept; shape kept unless `shape_invariants`
+relaxes it). Eagerly both functions run as plain Python.
+Invariants: an `If` op's inputs are [pred] + the captured values, and each
+branch graph's `inputs` align with them; a `While` op's inputs are the loop
+variables then the captured values, and `cond`/`body` take the same list.
 """
+from .. import dtypes as _dt
+from ..autodiff import flatten, pack_as
+from ..context import graph_scope, state
+from ..op import apply, convert_to_tensor, defop, spec
+from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
+
+__all__ = ["cond", "while_loop"]
+
+
+def _graph_kernel(xp, *args, **attrs):
+    from ..codegen import compile_graph  # noqa: PLC0415 -- executing subgraphs needs codegen
+    raise RuntimeError("If/While run only inside compiled graphs (codegen inlines them); "
+                       f"eagerly tl.cond and tl.while_loop run Python. ({compile_graph.__name__})")
+
+
+def _if_infer(pred, *inputs, then_branch, else_branch):
+    return tuple(spec(t.shape.most_specific_compatible_shape(e.shape), t.dtype)
+                 for t, e in zip(then_branch.outputs, else_branch.outputs))
+
+
+def _while_infer(*inputs, cond, body, maximum_iterations=None):
+    return tuple(spec(p.shape, p.dtype) for p in body.inputs[:len(body.outputs)])
+
+
+defop("If", infer=_if_infer, num_outputs=None)(_graph_kernel)
+defop("While", infer=_while_infer, num_outputs=None)(_graph_kernel)
+
+
+def _new_graph(name):
+    from ..tracing import FuncGraph  # noqa: PLC0415 -- tracing sits above the op layer
+    graph = FuncGraph(name, outer=state.graph)
+    graph.allow_variable_creation = getattr(state.graph, "allow_variable_creation", True)
+    return graph
+
+
+def _is_symbolic(x):
+    return isinstance(x, SymbolicTensor)
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """Returns `true_fn()` if `pred` is true, else `false_fn()`; a graph `If` op while tracing.
+
+    Args:
+        pred: a scalar bool tensor or Python bool.
+        true_fn, false_fn: functions of no arguments returning the same structure
+            of tensors (same dtypes).
+
+    Returns:
+        The result of the branch taken.
+
+    Raises:
+        ValueError/TypeError: if the branches return different structures or dtypes.
+
+    Example:
+        >>> tl.cond(tl.constant(1) > 0, lambda: 1.0, lambda: -1.0)
+        <tl.Tensor: shape=(), dtype=float32, numpy=1.0>
+    """
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond needs both true_fn and false_fn")
+    if not _is_symbolic(pred):
+        return true_fn() if bool(pred) else false_fn()
+    if pred.dtype is not _dt.bool or pred.shape.rank not in (0, None):
+        raise TypeError(f"cond needs a scalar bool predicate, got shape {pred.shape} dtype {pred.dtype.name}")
+    then_graph, then_out = _trace_branch("then", true_fn)
+    else_graph, else_out = _trace_branch("else", false_fn)
+    then_leaves, else_leaves = flatten(then_out), flatten(else_out)
+    if len(then_leaves) != len(else_leaves) or _structure(then_out) != _structure(else_out):
+        raise ValueError("true_fn and false_fn must return the same structure; got "
+                         f"{_describe(then_out)} and {_describe(else_out)}")
+    then_leaves, else_leaves = _finish_outputs(then_graph, then_leaves, else_graph, else_leaves)
+    captured = _align_captures([then_graph, else_graph])
+    if not then_leaves:
+        outputs = ()
+        apply("If", pred, *captured, then_branch=then_graph, else_branch=else_graph)
+    else:
+        outputs = apply("If", pred, *captured, then_branch=then_graph, else_branch=else_graph)
+    return pack_as(then_out, list(outputs) if isinstance(outputs, tuple) else [outputs])
+
+
+def _structure(value):
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted(value)), tuple(_structure(value[k]) for k in sorted(value)))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_structure(v) for v in value))
+    return "leaf" if value is not None else None
+
+
+def _describe(value):
+    return repr(_structure(value))
+
+
+def _trace_branch(name, fn):
+    graph = _new_graph(name)
+    with graph_scope(graph):
+        out = fn()
+    return graph, out
+
+
+def _finish_outputs(g1, leaves1, g2, leaves2):
+    """Turns branch results into graph outputs with matching dtypes (weak Python scalars follow)."""
+    out1, out2 = [], []
+    for i, (a, b) in enumerate(zip(leaves1, leaves2)):
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            raise ValueError(f"output {i} is None in one branch only")
+        dtype = a.dtype if _is_tensorish(a) else (b.dtype if _is_tensorish(b) else None)
+        with graph_scope(g1):
+            ta = apply("Identity", _to_tensor(a, dtype))
+        with graph_scope(g2):
+            tb = apply("Identity", _to_tensor(b, dtype))
+        if ta.dtype is not tb.dtype:
+            raise TypeError(f"output {i} of the two branches has different dtypes: {ta.dtype.name} in "
+                            f"the true branch, {tb.dtype.name} in the false branch. Cast one of them.")
+        out1.append(ta)
+        out2.append(tb)
+    g1.outputs, g2.outputs = out1, out2
+    return out1, out2
+
+
+def _is_tensorish(x):
+    return is_tensor(x) or hasattr(x, "_array")
+
+
+def _to_tensor(x, dtype):
+    if is_tensor(x):
+        return x
+    return convert_to_tensor(x, dtype=None if hasattr(x, "_array") else dtype)
+
+
+def _align_captures(graphs):
+    """Gives every graph a placeholder for every captured value; returns those values in order.
+
+    Each graph's `inputs` becomes (its own leading inputs) + one placeholder per
+    captured value, aligned across graphs.
+    """
+    values, seen = [], {}
+    for g in graphs:
+        for value, _ in g.captures:
+            if id(value) not in seen:
+                seen[id(value)] = len(values)
+                values.append(value)
+    for g in graphs:
+        own = {id(v): p for v, p in g.captures}
+        placeholders = []
+        for v in values:
+            p = own.get(id(v))
+            if p is None:
+                with graph_scope(g):
+                    p = g._capture(v)
+            placeholders.append(p)
+        g.inputs = list(getattr(g, "loop_placeholders", [])) + placeholders
+    return values
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+               back_prop=True, swap_memory=False, maximum_iterations=None, name=None):
+    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`; a graph `While` op while tracing.
+
+    Args:
+        cond: returns a scalar bool given the loop variables.
+        body: returns new loop variables (same structure and dtypes).
+        loop_vars: a tuple/list (or nested structure) of tensors.
+        shape_invariants: shapes (None dims) the loop variables may take, in the
+            structure of loop_vars; by default each keeps its shape.
+        maximum_iterations: an upper bound on the number of iterations.
+
+    Returns:
+        The final loop variables, in the structure of `loop_vars`.
+
+    Raises:
+        TypeError/ValueError: if the body changes a variable's dtype or shape.
+
+    Example:
+        >>> tl.while_loop(lambda i: i < 10, lambda i: (i + 1,), (tl.constant(0),))
+        (<tl.Tensor: shape=(), dtype=int32, numpy=10>,)
+    """
+    single = not isinstance(loop_vars, (list, tuple))
+    structure = [loop_vars] if single else loop_vars
+    leaves = flatten(structure)
+
+    def call(fn, values):
+        args = pack_as(structure, values)
+        return fn(args[0]) if single else fn(*args)
+
+    if state.graph is None:
+        return _python_loop(cond, body, structure, leaves, single, maximum_iterations, call)
+    tensors = [convert_to_tensor(v) for v in leaves]
+    invariants = flatten(shape_invariants) if shape_invariants is not None else [None] * len(tensors)
+    names = _names(structure)
+    specs = [TensorShape(t.shape) if inv is None else as_shape(inv) for t, inv in zip(tensors, invariants)]
+
+    cond_graph = _new_graph("while_cond")
+    with graph_scope(cond_graph):
+        cond_vars = [cond_graph.add_placeholder(s, t.dtype, f"loop_var_{i}") for i, (s, t) in enumerate(zip(specs, tensors))]
+        cond_graph.loop_placeholders = cond_vars
+        c = call(cond, cond_vars)
+        c = convert_to_tensor(c)
+        if c.dtype is not _dt.bool or c.shape.rank not in (0, None):
+            raise TypeError(f"while_loop cond must return a scalar bool, got shape {c.shape} dtype {c.dtype.name}")
+        cond_graph.outputs = [apply("Identity", c)]
+
+    body_graph = _new_graph("while_body")
+    with graph_scope(body_graph):
+        body_vars = [body_graph.add_placeholder(s, t.dtype, f"loop_var_{i}") for i, (s, t) in enumerate(zip(specs, tensors))]
+        body_graph.loop_placeholders = body_vars
+        new_leaves = _body_leaves(call(body, body_vars), single)
+        if len(new_leaves) != len(tensors):
+            raise ValueError(f"while_loop body returned {len(new_leaves)} values for {len(tensors)} loop variables")
+        outs = []
+        for i, (v, old, s) in enumerate(zip(new_leaves, tensors, specs)):
+            t = _to_tensor(v, old.dtype)
+            if t.dtype is not old.dtype:
+                raise TypeError(f"loop variable {names[i]} enters the loop as {old.dtype.name} and "
+                                f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
+                                f"Cast it with tl.cast(..., tl.{old.dtype.name}).")
+            if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
+                raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
+                                 f"body makes it {t.shape}; a loop variable keeps its shape unless "
+                                 "relaxed with shape_invariants (e.g. None for the changing dim).")
+            outs.append(apply("Identity", t))
+        body_graph.outputs = outs
+
+    captured = _align_captures([cond_graph, body_graph])
+    attrs = {"cond": cond_graph, "body": body_graph}
+    if maximum_iterations is not None:
+        attrs["maximum_iterations"] = int(maximum_iterations)
+    results = apply("While", *tensors, *captured, **attrs)
+    results = list(results) if isinstance(results, tuple) else [results]
+    packed = pack_as(structure, results)
+    return packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+
+
+def _names(structure):
+    return [f"#{i}" for i in range(len(flatten(structure)))]
+
+
+def _body_leaves(new, single):
+    """The body's results as leaves; a single loop variable may come back bare or in a 1-tuple."""
+    if single or not isinstance(new, (list, tuple, dict)):
+        if isinstance(new, (list, tuple)) and len(new) == 1:
+            new = new[0]
+        return flatten([new])
+    return flatten(new)
+
+
+def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call):
+    values = leaves
+    i = 0
+    while maximum_iterations is None or i < int(maximum_iterations):
+        c = call(cond, values)
+        if _is_symbolic(c):
+            raise TypeError("while_loop cond returned a symbolic tensor for non-symbolic loop variables; "
+                            "pass the values it depends on as loop variables")
+        if not bool(c):
+            break
+        values = _body_leaves(call(body, values), single)
+        i += 1
+    packed = pack_as(structure, values)
+    return packed[0] if single else (tuple(packed) if isinstance(structure, tuple) else packed)

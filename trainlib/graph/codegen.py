@@ -1,0 +1,210 @@
+"""Lowers a graph to ONE Python function over the backend's kernels, compiled once.
+
+Owns: the generated source (readable, registered with `linecache` so tracebacks
+and debuggers show it), the binding of kernels, attrs and constants as closure
+variables (no per-op look-ups or checks at run time), `If`/`While` lowered to
+Python `if`/`while` with their branch graphs inlined, and the map from a
+generated line back to the Operation (and so the user's line) that made it.
+Invariants: the generated function takes the graph's input arrays in
+`graph.inputs` order and returns a tuple of the `graph.outputs` arrays; ops are
+emitted in the graph's (topological, program) order.
+"""
+import keyword
+import linecache
+import re
+import itertools
+
+from .errors import InvalidArgumentError, OpError
+
+_counter = itertools.count()
+
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def _is_literal(value):
+    if isinstance(value, _SIMPLE):
+        return not (isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))))
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    return False
+
+
+class Program:
+    """A compiled graph: `fn(*input_arrays) -> tuple of output arrays`, plus its source."""
+
+    def __init__(self, fn, source, filename, line_ops):
+        self.fn = fn
+        self.source = source
+        self.filename = filename
+        self.line_ops = line_ops
+
+    def op_at(self, lineno):
+        return self.line_ops.get(lineno)
+
+
+class _Emitter:
+    def __init__(self, xp):
+        self.xp = xp
+        self.lines = []
+        self.line_ops = {}
+        self.consts = {}      # closure name -> value
+        self.used = set(("xp",))
+        self.kernel_names = {}
+
+    def fresh(self, base):
+        base = re.sub(r"\W", "_", base).lower().strip("_") or "t"
+        if base[0].isdigit() or keyword.iskeyword(base):
+            base = "t_" + base
+        name, n = base, 1
+        while name in self.used:
+            name = f"{base}_{n}"
+            n += 1
+        self.used.add(name)
+        return name
+
+    def bind(self, base, value):
+        name = self.fresh(base)
+        self.consts[name] = value
+        return name
+
+    def kernel(self, opdef):
+        name = self.kernel_names.get(opdef.name)
+        if name is None:
+            name = self.kernel_names[opdef.name] = self.bind("k_" + opdef.name, opdef.kernel)
+        return name
+
+    def emit(self, indent, text, op=None):
+        self.lines.append("    " * indent + text)
+        if op is not None:
+            self.line_ops[len(self.lines) + 1] = op  # +1: the def line comes first
+
+    # -- graphs
+    def graph_body(self, graph, env, indent):
+        """Emits the ops of `graph`; `env` maps id(tensor) -> variable name (inputs pre-bound)."""
+        for op in graph.operations:
+            if op.type == "Placeholder":
+                continue
+            if op.type == "Const":
+                env[id(op.outputs[0])] = self.bind(op.name, op.attrs["value"])
+                continue
+            lower = _SPECIAL.get(op.type)
+            if lower is not None:
+                lower(self, op, env, indent)
+                continue
+            args = [env[id(t)] for t in op.inputs]
+            for key, value in op.attrs.items():
+                if key.startswith("_"):
+                    continue
+                text = repr(value) if _is_literal(value) else self.bind(f"{op.name}_{key}", value)
+                args.append(f"{key}={text}")
+            call = f"{self.kernel(op.opdef)}(xp{''.join(', ' + a for a in args)})"
+            outs = [self.fresh(op.name if i == 0 else f"{op.name}_{i}") for i in range(len(op.outputs))]
+            for t, name in zip(op.outputs, outs):
+                env[id(t)] = name
+            n = op.opdef.num_outputs
+            if not outs:
+                self.emit(indent, call, op)
+            elif n == 1:
+                self.emit(indent, f"{outs[0]} = {call}", op)
+            else:
+                self.emit(indent, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}", op)
+
+    def inline(self, graph, input_names, indent):
+        """Emits a branch/body graph with its inputs bound to `input_names`; returns output names."""
+        env = {id(t): name for t, name in zip(graph.inputs, input_names)}
+        self.graph_body(graph, env, indent)
+        return [env[id(t)] for t in graph.outputs]
+
+
+def _lower_if(em, op, env, indent):
+    pred, *ins = [env[id(t)] for t in op.inputs]
+    outs = [em.fresh(f"{op.name}_{i}") for i in range(len(op.outputs))]
+    for t, name in zip(op.outputs, outs):
+        env[id(t)] = name
+    em.emit(indent, f"if {pred}:", op)
+    for branch in (op.attrs["then_branch"], op.attrs["else_branch"]):
+        results = em.inline(branch, ins, indent + 1)
+        if outs:
+            em.emit(indent + 1, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = "
+                                f"{', '.join(results)}{',' if len(results) == 1 else ''}", op)
+        else:
+            em.emit(indent + 1, "pass")
+        if branch is op.attrs["then_branch"]:
+            em.emit(indent, "else:", op)
+
+
+def _lower_while(em, op, env, indent):
+    n_vars = len(op.outputs)
+    ins = [env[id(t)] for t in op.inputs]
+    loop_vars = [em.fresh(f"{op.name}_v{i}") for i in range(n_vars)]
+    captures = ins[n_vars:]
+    for var, init in zip(loop_vars, ins[:n_vars]):
+        em.emit(indent, f"{var} = {init}", op)
+    limit = op.attrs.get("maximum_iterations")
+    counter = None
+    if limit is not None:
+        counter = em.fresh(f"{op.name}_iterations")
+        em.emit(indent, f"{counter} = 0", op)
+    em.emit(indent, "while True:", op)
+    if counter is not None:
+        em.emit(indent + 1, f"if {counter} >= {int(limit)}:", op)
+        em.emit(indent + 2, "break")
+        em.emit(indent + 1, f"{counter} += 1")
+    (cond,) = em.inline(op.attrs["cond"], loop_vars + captures, indent + 1)
+    em.emit(indent + 1, f"if not {cond}:", op)
+    em.emit(indent + 2, "break")
+    results = em.inline(op.attrs["body"], loop_vars + captures, indent + 1)
+    if loop_vars:
+        em.emit(indent + 1, f"{', '.join(loop_vars)}{',' if n_vars == 1 else ''} = "
+                            f"{', '.join(results)}{',' if n_vars == 1 else ''}", op)
+    for t, var in zip(op.outputs, loop_vars):
+        env[id(t)] = var
+
+
+_SPECIAL = {"If": _lower_if, "While": _lower_while}
+
+
+def compile_graph(graph, xp, name="graph_fn"):
+    """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays."""
+    em = _Emitter(xp)
+    params = [em.fresh(t.op.name) for t in graph.inputs]
+    env = {id(t): p for t, p in zip(graph.inputs, params)}
+    em.graph_body(graph, env, 1)
+    outs = [env[id(t)] for t in graph.outputs]
+    em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    fname = re.sub(r"\W", "_", name) or "graph_fn"
+    if not fname[0].isalpha():
+        fname = "f_" + fname
+    body = f"def {fname}({', '.join(params)}):\n" + "\n".join(em.lines) + "\n"
+    closure = sorted(em.consts)
+    source = (f"def make({', '.join(['xp'] + closure)}):\n"
+              + "".join("    " + line + "\n" for line in body.splitlines())
+              + f"    return {fname}\n")
+    filename = f"<trainlib-graph-{next(_counter)}-{fname}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 -- our own generated code
+    fn = namespace["make"](xp, *[em.consts[c] for c in closure])
+    # line numbers: `make` adds one line before the function's def line
+    line_ops = {line + 1: op for line, op in em.line_ops.items()}
+    return Program(fn, body, filename, line_ops)
+
+
+def translate_error(program, error):
+    """A tl.errors.* for an exception raised inside `program`, naming the op and the user's line."""
+    tb = error.__traceback__
+    op = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == program.filename:
+            op = program.op_at(tb.tb_lineno)
+        tb = tb.tb_next
+    if op is None:
+        return None
+    where = f" (defined at {op.location})" if op.location else ""
+    message = error.message if isinstance(error, OpError) else f"{type(error).__name__}: {error}"
+    cls = type(error) if isinstance(error, OpError) else InvalidArgumentError
+    if isinstance(error, MemoryError):
+        from .errors import ResourceExhaustedError  # noqa: PLC0415
+        cls = ResourceExhaustedError
+    message = re.sub(r" \(at [^()]*\)$", "", message)
+    return cls(f"{op.type} (operation '{op.name}'): {message}{where}", op=op.type, location=op.location)

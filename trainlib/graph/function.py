@@ -1,0 +1,656 @@
+"""`tl.function`: Function (a polymorphic cache of traces) and ConcreteFunction (one graph).
+
+Owns: cache keys from call arguments (tensors by dtype and shape, Python
+values by value, containers by structure, Variables and other objects by
+identity), tracing on a miss (placeholders for tensors, AutoGraph conversion,
+the Variable-creation policy), why each retrace happened, the bounded LRU
+cache, `input_signature` and `reduce_retracing`, and calling a compiled graph.
+Invariants: Python side effects run only while tracing; a cache hit runs only
+the generated code; a Function called while another is tracing is inlined.
+"""
+import collections
+import functools
+import inspect
+import warnings
+import weakref
+
+from . import dtypes as _dt
+from .autodiff import flatten, pack_as
+from .codegen import compile_graph, translate_error
+from .context import graph_scope, state
+from .errors import OpError
+from .op import apply, convert_to_tensor
+from .passes import optimize
+from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
+from .tracing import FuncGraph
+
+MAX_TRACES = 64          # LRU bound of one Function's cache
+RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
+
+
+def _variable_class():
+    from .variables import Variable  # noqa: PLC0415 -- variables import the op layer only
+    return Variable
+
+
+# ------------------------------------------------------------------ cache keys
+
+class _Weak:
+    """Identity key for an object, held weakly when possible."""
+
+    __slots__ = ("id", "ref", "type")
+
+    def __init__(self, obj):
+        self.id = id(obj)
+        self.type = type(obj).__name__
+        try:
+            self.ref = weakref.ref(obj)
+        except TypeError:
+            self.ref = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Weak) and other.id == self.id
+
+    def __hash__(self):
+        return self.id
+
+    def __repr__(self):
+        return f"<{self.type} object at {self.id:#x}>"
+
+
+def _key(value):
+    """The part of the cache key for one argument (hashable, comparable)."""
+    if isinstance(value, Tensor):
+        return ("T", value.dtype, tuple(value._value.shape))
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return (type(value), value)
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_key(v) for v in value))
+    if isinstance(value, dict):
+        return (dict, tuple((k, _key(value[k])) for k in sorted(value)))
+    if isinstance(value, TensorSpec):
+        return ("T", value.dtype, value.shape.as_tuple())
+    if isinstance(value, _variable_class()):
+        return ("V", _Weak(value))
+    if isinstance(value, SymbolicTensor):
+        return ("T", value.dtype, value.shape.as_tuple())
+    if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
+        return ("T", _dt.from_numpy(value.dtype), tuple(value.shape))  # numpy arrays become tensors
+    return ("O", _Weak(value))
+
+
+def _describe_key(k):
+    if isinstance(k, tuple) and k and k[0] == "T":
+        return f"TensorSpec(shape={TensorShape(k[2])}, dtype={k[1]!r})"
+    if isinstance(k, tuple) and k and k[0] == "V":
+        return f"Variable {k[1]!r}"
+    if isinstance(k, tuple) and k and k[0] == "O":
+        return f"object {k[1]!r}"
+    if isinstance(k, tuple) and len(k) == 2 and k[0] in (list, tuple, dict):
+        inner = ", ".join(_describe_key(x) if k[0] is not dict else f"{x[0]!r}: {_describe_key(x[1])}"
+                          for x in k[1])
+        return {list: f"[{inner}]", tuple: f"({inner})", dict: "{" + inner + "}"}[k[0]]
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], type):
+        return repr(k[1])
+    return repr(k)
+
+
+def _type_text(value):
+    """The guide's pretty-printed type of one argument."""
+    if isinstance(value, (Tensor, SymbolicTensor, TensorSpec)):
+        return repr(TensorSpec(value.shape, value.dtype))
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return f"Literal[{value!r}]"
+    if isinstance(value, list):
+        return "List[" + ", ".join(_type_text(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "Tuple[" + ", ".join(_type_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "Dict[" + ", ".join(f"[{k!r}, {_type_text(v)}]" for k, v in value.items()) + "]"
+    if isinstance(value, _variable_class()):
+        return f"{value!r}"
+    return type(value).__name__
+
+
+# ------------------------------------------------------------------ Function
+
+class Function:
+    """A Python function compiled to graphs, one per input signature (see `tl.function`)."""
+
+    def __init__(self, python_function, input_signature=None, autograph=True, jit_compile=False,
+                 reduce_retracing=False, name=None, experimental_attributes=None):
+        self._python_function = python_function
+        self._input_signature = None if input_signature is None else tuple(input_signature)
+        self._autograph = autograph
+        self._jit_compile = jit_compile
+        self._reduce_retracing = reduce_retracing
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._signature = inspect.signature(python_function)
+        self._positional = [p for p in self._signature.parameters.values()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._simple = all(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                           for p in self._signature.parameters.values())
+        self._cache = collections.OrderedDict()
+        self._relaxed = []            # ConcreteFunctions with None dims (reduce_retracing)
+        self._tracing_count = 0
+        self._retrace_reasons = []
+        self._keys = []               # keys traced, in order (for reasons)
+        self._converted = None
+        self._variables_created = False
+        self._instances = weakref.WeakKeyDictionary()
+        self._warned = False
+        functools.update_wrapper(self, python_function)
+
+    # -- public API
+    @property
+    def python_function(self):
+        """The original Python function."""
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return self._input_signature
+
+    def experimental_get_tracing_count(self):
+        """How many times this Function has traced."""
+        return self._tracing_count
+
+    def experimental_retrace_reasons(self):
+        """Why each trace after the first happened: a list of strings naming the argument,
+        what it was, and what it is now."""
+        return list(self._retrace_reasons)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        bound = self._instances.get(instance)
+        if bound is None:
+            method = self._python_function.__get__(instance, owner)
+            bound = Function(method, self._input_signature, self._autograph, self._jit_compile,
+                             self._reduce_retracing, self._name)
+            bound._original_method = self._python_function
+            try:
+                self._instances[instance] = bound
+            except TypeError:  # instance not weak-referenceable: no per-instance cache
+                pass
+        return bound
+
+    def __call__(self, *args, **kwargs):
+        if state.run_eagerly:
+            return self._python_function(*args, **kwargs)
+        if state.graph is not None:  # called while another Function traces: inline
+            return self._converted_function()(*args, **kwargs)
+        args = self._canonical_args(args, kwargs)
+        if self._input_signature is not None:
+            concrete = self._signature_concrete(args)
+        else:
+            key = tuple(_key(a) for a in args)
+            concrete = self._cache.get(key)
+            if concrete is None:
+                concrete = self._lookup_relaxed(args) or self._trace(args, key)
+            else:
+                self._cache.move_to_end(key)
+        return concrete._call_structured(args)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The ConcreteFunction for these arguments (values or TensorSpecs), tracing if needed."""
+        if not args and not kwargs and self._input_signature is not None:
+            args = self._input_signature
+        args = self._canonical_args(args, kwargs)
+        if self._input_signature is not None:
+            return self._signature_concrete(args)
+        key = tuple(_key(a) for a in args)
+        concrete = self._cache.get(key) or self._lookup_relaxed(args)
+        return concrete if concrete is not None else self._trace(args, key)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Every traced signature, in the guide's format (Input Parameters, Output Type, Captures)."""
+        return "\n\n".join(c.pretty_printed_signature(verbose) for c in self._concrete_functions())
+
+    def _concrete_functions(self):
+        seen, out = set(), []
+        for c in list(self._cache.values()) + self._relaxed:
+            if id(c) not in seen:
+                seen.add(id(c))
+                out.append(c)
+        return out
+
+    def __repr__(self):
+        return f"<tl.function {self._name}>"
+
+    # -- arguments
+    def _canonical_args(self, args, kwargs):
+        if not kwargs and self._simple and len(args) == len(self._positional):
+            return args
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self._name}(): {e}") from None
+        bound.apply_defaults()
+        out = []
+        for name, p in self._signature.parameters.items():
+            value = bound.arguments.get(name)
+            if p.kind is p.VAR_POSITIONAL:
+                out.extend(value or ())
+            elif p.kind is p.VAR_KEYWORD:
+                out.append(dict(value or {}))
+            else:
+                out.append(value)
+        return tuple(out)
+
+    def _call_python(self, fn, args):
+        """Calls `fn` with canonical args mapped back to positional/keyword form."""
+        params = list(self._signature.parameters.values())
+        pos, kw, i = [], {}, 0
+        for p in params:
+            if p.kind is p.VAR_POSITIONAL:
+                n = len(args) - (len(params) - 1) if params[-1].kind is not p.VAR_KEYWORD else \
+                    len(args) - (len(params) - 1)
+                pos.extend(args[i:i + n])
+                i += n
+            elif p.kind is p.VAR_KEYWORD:
+                kw.update(args[i])
+                i += 1
+            elif p.kind is p.KEYWORD_ONLY:
+                kw[p.name] = args[i]
+                i += 1
+            else:
+                pos.append(args[i])
+                i += 1
+        return fn(*pos, **kw)
+
+    def _signature_concrete(self, args):
+        specs = self._input_signature
+        leaves = flatten(list(args))
+        spec_leaves = flatten(list(specs))
+        ok = len(leaves) == len(spec_leaves)
+        if ok:
+            for value, s in zip(leaves, spec_leaves):
+                if isinstance(s, TensorSpec):
+                    t = value if isinstance(value, (Tensor, TensorSpec)) else None
+                    if t is None:
+                        try:
+                            t = convert_to_tensor(value, dtype=s.dtype)
+                        except (TypeError, ValueError, OpError):
+                            ok = False
+                            break
+                    if not s.is_compatible_with(t):
+                        ok = False
+                        break
+        if not ok:
+            raise TypeError(
+                f"{self._name}: the arguments {_describe_args(args)} do not match the "
+                f"input_signature {list(specs)}. Pass values of those dtypes and compatible shapes.")
+        key = ("signature",)
+        concrete = self._cache.get(key)
+        if concrete is None:
+            concrete = self._trace(tuple(specs), key)
+        return concrete
+
+    def _lookup_relaxed(self, args):
+        for c in self._relaxed:
+            if c._matches(args):
+                return c
+        return None
+
+    # -- tracing
+    def _converted_function(self):
+        if self._converted is None:
+            fn = self._python_function
+            if self._autograph:
+                from . import autograph  # noqa: PLC0415 -- AutoGraph sits above tracing
+                fn = autograph.convert(fn)
+            self._converted = fn
+        return self._converted
+
+    def _trace(self, args, key):
+        if self._tracing_count and key != ("signature",):
+            reason = self._retrace_reason(key)
+            self._retrace_reasons.append(reason)
+            if self._tracing_count + 1 >= RETRACE_WARNING_AT and not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"tl.function {self._name!r} has traced {self._tracing_count + 1} times; "
+                    f"tracing is expensive. Latest reason: {reason}. Pass tensors rather than Python "
+                    "values that change, use input_signature, or reduce_retracing=True.",
+                    stacklevel=3)
+        relax = self._reduce_retracing and self._keys and key != ("signature",)
+        trace_args = _relax_args(args, self._keys) if relax else args
+        concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
+        self._tracing_count += 1
+        self._keys.append(key)
+        if relax and concrete._has_unknown_dims():
+            self._relaxed.append(concrete)
+        else:
+            self._cache[key] = concrete
+            if len(self._cache) > MAX_TRACES:
+                self._cache.popitem(last=False)
+        return concrete
+
+    def _retrace_reason(self, key):
+        names = [p.name for p in self._signature.parameters.values()]
+        best, best_diff = None, None
+        for old in self._keys:
+            if old == ("signature",) or len(old) != len(key):
+                continue
+            diff = [i for i, (a, b) in enumerate(zip(old, key)) if a != b]
+            if best_diff is None or len(diff) < len(best_diff):
+                best, best_diff = old, diff
+        if best is None:
+            return "a call with a different number of arguments"
+        parts = []
+        for i in best_diff:
+            name = names[i] if i < len(names) else f"argument {i}"
+            parts.append(f"argument {name!r} was {_describe_key(best[i])}, now {_describe_key(key[i])}")
+        return "; ".join(parts) or "the arguments changed"
+
+
+def _describe_args(args):
+    return "(" + ", ".join(_type_text(a) for a in args) + ")"
+
+
+def _relax_args(args, old_keys):
+    """Replaces tensor arguments by TensorSpecs whose dims that differ from earlier traces are None."""
+    def relax(value, olds):
+        if isinstance(value, (Tensor, TensorSpec)):
+            shape = TensorShape(value.shape)
+            for k in olds:
+                if isinstance(k, tuple) and k and k[0] == "T" and k[1] is value.dtype and \
+                        k[2] is not None and len(k[2]) == shape.rank:
+                    shape = shape.most_specific_compatible_shape(TensorShape(k[2]))
+            return TensorSpec(shape, value.dtype) if shape != TensorShape(value.shape) else value
+        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+            items = [relax(v, [k[1][i] for k in olds if isinstance(k, tuple) and len(k) == 2 and
+                               k[0] is type(value) and len(k[1]) == len(value)]) for i, v in enumerate(value)]
+            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+        return value
+    return tuple(relax(a, [k[i] for k in old_keys if k != ("signature",) and len(k) == len(args)])
+                 for i, a in enumerate(args))
+
+
+# ------------------------------------------------------------------ ConcreteFunction
+
+class ConcreteFunction:
+    """One traced graph of a Function, compiled to Python; callable with tensors.
+
+    Attributes:
+        graph: the FuncGraph (after optimization).
+        inputs / outputs: the graph's placeholders and output tensors.
+        python_source: the generated code that runs it.
+        pass_report: (pass, ops before, ops after) for each optimization pass.
+    """
+
+    def __init__(self, function, graph, arg_structure, output_structure, arg_names):
+        self._function = function
+        self.graph = graph
+        self._arg_structure = arg_structure      # args with tensors replaced by TensorSpecs
+        self._output_structure = output_structure
+        self._arg_names = arg_names
+        self._n_args = len(graph.arg_placeholders)
+        self._capture_values = [_capture_feed(v) for v, _ in graph.captures]
+        self._out_dtypes = [t.dtype for t in graph.outputs]
+        self.pass_report = []
+        self._program = None
+        self._fn = None
+        self._simple_output = None
+
+    @classmethod
+    def trace(cls, function, args, allow_variables=True):
+        graph = FuncGraph(function._name)
+        graph.allow_variable_creation = allow_variables
+        params = list(function._signature.parameters.values())
+        arg_names = _flat_arg_names(params, args)
+        with graph_scope(graph):
+            placeholder_args = _placeholders(graph, args, arg_names)
+            fn = function._converted_function()
+            outputs = function._call_python(fn, placeholder_args)
+            leaves = flatten(outputs)
+            out_tensors = []
+            structure_leaves = []
+            for leaf in leaves:
+                if leaf is None:
+                    structure_leaves.append(None)
+                    continue
+                t = _output_tensor(leaf)
+                if isinstance(t, SymbolicTensor) and t.op.graph is not graph:
+                    raise ValueError(f"{function._name} returned a tensor of another graph")
+                if isinstance(t, SymbolicTensor) and t.op.type == "Placeholder":
+                    t = apply("Identity", t)
+                out_tensors.append(t)
+                structure_leaves.append(_OutputSlot(len(out_tensors) - 1))
+        graph.outputs = out_tensors
+        graph.inputs = list(graph.arg_placeholders) + [p for _, p in graph.captures]
+        arg_structure = _spec_structure(args)
+        output_structure = pack_as(outputs, structure_leaves) if leaves else outputs
+        concrete = cls(function, graph, arg_structure, output_structure, arg_names)
+        concrete._finish()
+        return concrete
+
+    def _finish(self):
+        self.graph = optimize(self.graph, report=self.pass_report)
+        self._program = compile_graph(self.graph, state.xp, self._function._name)
+        self._fn = self._program.fn
+        s = self._output_structure
+        self._simple_output = isinstance(s, _OutputSlot)
+
+    @property
+    def inputs(self):
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self):
+        return list(self.graph.outputs)
+
+    @property
+    def captured_inputs(self):
+        return [v for v, _ in self.graph.captures]
+
+    @property
+    def structured_outputs(self):
+        return pack_as(self._output_structure, [None if s is None else self.graph.outputs[s.index]
+                                                for s in flatten(self._output_structure)]) \
+            if not isinstance(self._output_structure, _OutputSlot) else self.graph.outputs[0]
+
+    @property
+    def python_source(self):
+        """The generated Python code that runs this graph (also shown in tracebacks)."""
+        return self._program.source
+
+    @property
+    def name(self):
+        return self._function._name
+
+    def _has_unknown_dims(self):
+        return any(not p.shape.is_fully_defined() for p in self.graph.arg_placeholders)
+
+    def _matches(self, args):
+        specs = flatten(list(self._arg_structure))
+        values = flatten(list(args))
+        if len(specs) != len(values):
+            return False
+        for s, v in zip(specs, values):
+            if isinstance(s, TensorSpec):
+                if not isinstance(v, (Tensor, TensorSpec)) or not s.is_compatible_with(v):
+                    return False
+            elif _key(s) != _key(v):
+                return False
+        return True
+
+    # -- calling
+    def __call__(self, *args, **kwargs):
+        args = self._function._canonical_args(args, kwargs) if kwargs or \
+            len(args) != len(self._arg_structure) else args
+        return self._call_structured(args)
+
+    def _call_structured(self, args):
+        feeds = []
+        for a in args:
+            if isinstance(a, Tensor):
+                feeds.append(a._value)
+            elif isinstance(a, (bool, int, float, str, type(None))):
+                continue
+            else:
+                _flat_feeds(a, feeds)
+        if len(feeds) != self._n_args:
+            raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
+        feeds.extend(self._capture_values)
+        try:
+            results = self._fn(*feeds)
+        except Exception as e:
+            translated = translate_error(self._program, e)
+            if translated is None:
+                raise
+            raise translated from e
+        dtypes = self._out_dtypes
+        if self._simple_output:
+            return Tensor(results[0], dtypes[0])
+        tensors = [Tensor(r, d) for r, d in zip(results, dtypes)]
+        return _fill_outputs(self._output_structure, tensors)
+
+    def pretty_printed_signature(self, verbose=True):
+        """`Input Parameters:` / `Output Type:` / `Captures:` as TensorFlow prints them."""
+        lines = ["Input Parameters:"]
+        params = list(self._function._signature.parameters.values())
+        for p, value in zip(params, self._arg_structure):
+            lines.append(f"  {p.name} ({p.kind.name}): {_type_text(value)}")
+        lines.append("Output Type:")
+        lines.append("  " + _output_type_text(self._output_structure, self.graph.outputs))
+        lines.append("Captures:")
+        caps = self.graph.captures
+        if not caps:
+            lines.append("  None")
+        for value, placeholder in caps:
+            lines.append(f"  {id(value)}: {TensorSpec(placeholder.shape, placeholder.dtype)!r}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name} at {id(self):#x}>"
+
+
+class _OutputSlot:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _fill_outputs(structure, tensors):
+    if isinstance(structure, _OutputSlot):
+        return tensors[structure.index]
+    leaves = flatten(structure)
+    return pack_as(structure, [tensors[s.index] if isinstance(s, _OutputSlot) else s for s in leaves])
+
+
+def _output_type_text(structure, outputs):
+    if isinstance(structure, _OutputSlot):
+        t = outputs[structure.index]
+        return repr(TensorSpec(t.shape, t.dtype))
+    if structure is None:
+        return "NoneTensorSpec()"
+    if isinstance(structure, (list, tuple)):
+        name = "List" if isinstance(structure, list) else "Tuple"
+        return f"{name}[" + ", ".join(_output_type_text(s, outputs) for s in structure) + "]"
+    if isinstance(structure, dict):
+        return "Dict[" + ", ".join(f"[{k!r}, {_output_type_text(v, outputs)}]"
+                                   for k, v in structure.items()) + "]"
+    return _type_text(structure)
+
+
+def _output_tensor(leaf):
+    if isinstance(leaf, _variable_class()):
+        return leaf.read_value()
+    if is_tensor(leaf):
+        if isinstance(leaf, Tensor):
+            return apply("Identity", leaf)  # an eager tensor returned as-is: captured
+        return leaf
+    return convert_to_tensor(leaf)
+
+
+def _capture_feed(value):
+    if isinstance(value, Tensor):
+        return value._value
+    raise TypeError(f"cannot feed capture {value!r}")
+
+
+def _flat_feeds(value, feeds):
+    if isinstance(value, Tensor):
+        feeds.append(value._value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _flat_feeds(v, feeds)
+    elif isinstance(value, dict):
+        for k in sorted(value):
+            _flat_feeds(value[k], feeds)
+    elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
+            and not isinstance(value, _variable_class()):
+        feeds.append(state.xp.asarray(value))
+
+
+def _flat_arg_names(params, args):
+    names = []
+    for i, _ in enumerate(args):
+        names.append(params[i].name if i < len(params) else f"arg{i}")
+    return names
+
+
+def _placeholders(graph, args, names):
+    def make(value, name):
+        if isinstance(value, (Tensor, TensorSpec)):
+            return graph.add_argument(value.shape, value.dtype, name if isinstance(value, Tensor) or
+                                      value.name is None else value.name)
+        if isinstance(value, (list, tuple)) and not isinstance(value, str):
+            items = [make(v, f"{name}_{i}") for i, v in enumerate(value)]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        if isinstance(value, dict):
+            return {k: make(value[k], f"{name}_{k}") for k in sorted(value)} if type(value) is dict \
+                else type(value)((k, make(v, f"{name}_{k}")) for k, v in value.items())
+        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
+                not isinstance(value, _variable_class()):
+            return graph.add_argument(TensorShape(value.shape), _dt.from_numpy(value.dtype), name)
+        return value
+    return tuple(make(a, n) for a, n in zip(args, names))
+
+
+def _spec_structure(args):
+    def spec_of(value):
+        if isinstance(value, (Tensor, TensorSpec)):
+            return TensorSpec(value.shape, value.dtype)
+        if isinstance(value, (list, tuple)):
+            items = [spec_of(v) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        if isinstance(value, dict):
+            return {k: spec_of(v) for k, v in value.items()}
+        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
+                not isinstance(value, _variable_class()):
+            return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
+        return value
+    return tuple(spec_of(a) for a in args)
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=False,
+             reduce_retracing=False, experimental_attributes=None, name=None):
+    """Compiles a Python function into graphs: traced once per input signature, then run fast.
+
+    Usable as `@tl.function`, `@tl.function(...)` or `tl.function(fn)`, on functions
+    and methods (one trace cache per instance).
+
+    Args:
+        func: the Python function.
+        input_signature: a list of TensorSpecs fixing the one signature (None dims allowed).
+        autograph: convert Python control flow on tensors to graph control flow.
+        jit_compile: fuse elementwise chains into compiled kernels.
+        reduce_retracing: relax changing dims to None instead of retracing per shape.
+
+    Returns:
+        A Function.
+
+    Example:
+        >>> @tl.function
+        ... def f(x):
+        ...     return x * x
+        >>> f(tl.constant(3.0))
+        <tl.Tensor: shape=(), dtype=float32, numpy=9.0>
+    """
+    def wrap(fn):
+        return Function(fn, input_signature, autograph, jit_compile, reduce_retracing, name)
+    return wrap if func is None else wrap(func)

@@ -1,0 +1,30 @@
+"""Non-strict execution: drop every operation that neither the outputs nor a side effect needs.
+
+Keeps: the graph's inputs (placeholders), everything the outputs depend on,
+and every stateful operation with what it depends on (data and control
+inputs). Branch and loop graphs of `If`/`While` are pruned too.
+Invariant: the kept operations stay in their original (topological) order.
+"""
+
+
+def prune(graph):
+    """Removes unneeded operations from `graph` in place; returns it."""
+    needed = set()
+    stack = [t.op for t in graph.outputs]
+    stack += [op for op in graph.operations if op.opdef.stateful and op.type != "ReadVariableOp"]
+    while stack:
+        op = stack.pop()
+        if id(op) in needed:
+            continue
+        needed.add(id(op))
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    input_ops = {id(t.op) for t in graph.inputs}
+    graph.operations = [op for op in graph.operations if id(op) in needed or id(op) in input_ops]
+    for op in graph.operations:
+        op.control_inputs = [c for c in op.control_inputs if id(c) in needed]
+        for key in ("then_branch", "else_branch", "cond", "body"):
+            sub = op.attrs.get(key) if op.type in ("If", "While") else None
+            if sub is not None:
+                prune(sub)
+    return graph
