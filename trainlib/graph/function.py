@@ -299,7 +299,7 @@ class Function:
             fn = self._python_function
             if self._autograph:
                 from . import autograph  # noqa: PLC0415 -- AutoGraph sits above tracing
-                fn = autograph.convert(fn)
+                fn = getattr(autograph, "convert", lambda f: f)(fn)  # TRANSITION: until autograph lands
             self._converted = fn
         return self._converted
 
@@ -330,7 +330,7 @@ class Function:
     def _retrace_reason(self, key):
         names = [p.name for p in self._signature.parameters.values()]
         best, best_diff = None, None
-        for old in self._keys:
+        for old in reversed(self._keys):  # the most recent of equally close traces
             if old == ("signature",) or len(old) != len(key):
                 continue
             diff = [i for i, (a, b) in enumerate(zip(old, key)) if a != b]
