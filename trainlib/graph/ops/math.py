@@ -1,45 +1,148 @@
-"""Math ops: elementwise arithmetic, comparisons, matmul, reductions.
+"""Math ops: elementwise arithmetic, comparisons, logic, matmul/einsum, reductions, casts.
 
-Owns: the OpDefs and public functions of `tl.math` (re-exported as `tl.*`).
+Owns: the OpDefs and public functions of `tl.math` (re-exported as `tl.*`),
+with TensorFlow's op type names, dtypes and gradients.
 Invariants: kernels produce exactly the dtype the inference rule says
 (numpy would widen integer sums to int64; kernels pass dtype=);
-binary ops take same-dtype inputs, converted by `convert_same_dtype`;
+multi-input ops take same-dtype inputs, converted by `convert_same_dtype`;
+which dtypes an op accepts is said once, in `_ALLOWED`, and checked both by
+the public function (TypeError, as TensorFlow) and by inference (graphs);
 gradient rules ignore broadcasting (the autodiff driver sums it away).
 """
+import operator as _operator
+
 from .. import dtypes as _dt
-from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, same_dtype, spec
+from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
+from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, normalize_axis, same_dtype, spec
+from ..tensor import Tensor, TensorShape, is_tensor
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod", "pow",
+    "negative", "abs", "sign", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "reciprocal",
+    "sin", "cos", "tanh", "sigmoid", "maximum", "minimum", "squared_difference", "add_n",
+    "matmul", "einsum",
+    "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_all",
+    "reduce_any", "reduce_logsumexp", "argmax", "argmin", "cumsum",
+    "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "is_nan", "is_finite", "is_inf",
+    "where", "cast", "clip_by_value", "round", "floor", "ceil",
+]
+
+# ------------------------------------------------------------------ dtype rules
+
+
+def _accepts(what):
+    def mark(predicate):
+        predicate.what = what
+        return predicate
+    return mark
+
+
+@_accepts("a numeric dtype (float or integer)")
+def _numeric(d):
+    return (d.is_floating or d.is_integer or d.is_complex)
+
+
+@_accepts("a floating dtype (float16, float32, float64)")
+def _floating(d):
+    return d.is_floating or d.is_complex
+
+
+@_accepts("bool")
+def _boolean(d):
+    return d.is_bool
+
+
+@_accepts("any dtype but resource")
+def _any(d):
+    return d is not _dt.resource
+
+
+_ALLOWED = {}  # op type -> dtype predicate, shared by inference and the public functions
+
+
+def _dtype_problem(name, d):
+    allowed = _ALLOWED.get(name)
+    if allowed is None or allowed(d):
+        return None
+    return f"{name} does not support dtype {d.name}; expected {allowed.what}"
+
+
+def _require(name, *dtypes):
+    """For inference rules: TypeError if op `name` does not take these dtypes."""
+    for d in dtypes:
+        problem = _dtype_problem(name, d)
+        if problem:
+            raise TypeError(problem)
+
+
+def _type_error(op_name, message):
+    """A TypeError worded as `op_error` words OpErrors: op, message, the user's line."""
+    location = user_location()
+    return TypeError(f"{op_name}: {message}" + (f" (at {location})" if location else ""))
+
+
+def _check_dtypes(op_name, tensors):
+    """For public functions: TypeError naming the op and the user's line, as TensorFlow."""
+    for t in tensors:
+        problem = _dtype_problem(op_name, t.dtype)
+        if problem:
+            raise _type_error(op_name, problem)
+
+
+def _array():
+    from . import array  # noqa: PLC0415 -- array.py sits beside this module and may import it
+    return array
+
 
 # ------------------------------------------------------------------ helpers
 
 
 def _binary_infer(name, out_dtype=None, allowed=None):
+    if allowed is not None:
+        _ALLOWED[name] = allowed
+
     def infer(a, b):
         d = same_dtype(name, a, b)
-        if allowed is not None and not allowed(d):
-            raise TypeError(f"{name} does not support dtype {d.name}")
+        _require(name, d)
         return spec(broadcast_shapes(a.shape, b.shape), out_dtype or d)
     return infer
 
 
 def _unary_infer(name, allowed=None, out_dtype=None):
+    if allowed is not None:
+        _ALLOWED[name] = allowed
+
     def infer(x):
-        if allowed is not None and not allowed(x.dtype):
-            raise TypeError(f"{name} does not support dtype {x.dtype.name}")
+        _require(name, x.dtype)
         return spec(x.shape, out_dtype or x.dtype)
     return infer
 
 
-def _numeric(d):
-    return not d.is_bool and d is not _dt.resource
-
-
-def _floating(d):
-    return d.is_floating or d.is_complex
-
-
 def binary(name, a, b, op_name):
+    """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`."""
     a, b = convert_same_dtype(op_name, (a, b))
+    _check_dtypes(op_name, (a, b))
     return apply(op_name, a, b)
+
+
+def unary(op_name, x):
+    """Converts `x`, checks its dtype, applies `op_name`."""
+    x = convert_to_tensor(x)
+    _check_dtypes(op_name, (x,))
+    return apply(op_name, x)
+
+
+def _elementwise(name, kernel, allowed, grad=None, out_dtype=None, differentiable=True):
+    """Registers a one-input elementwise op."""
+    defop(name, infer=_unary_infer(name, allowed, out_dtype), grad=grad, elementwise=True,
+          differentiable=differentiable)(kernel)
+
+
+def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiable=True):
+    """Registers a two-input elementwise op (numpy broadcasting)."""
+    defop(name, infer=_binary_infer(name, out_dtype, allowed), grad=grad, elementwise=True,
+          differentiable=differentiable)(kernel)
 
 
 # ------------------------------------------------------------------ arithmetic
@@ -91,10 +194,610 @@ def multiply(x, y, name=None):
     return binary("multiply", x, y, "Mul")
 
 
+def _int_divisor_check(xp, y):
+    if y.dtype.kind in "iu" and bool((y == 0).any()):
+        raise InvalidArgumentError("Integer division by zero")
+
+
+_elementwise2("RealDiv", lambda xp, a, b: xp.true_divide(a, b), _floating,
+              grad=lambda op, dy: (dy / op.inputs[1],
+                                   dy * (-op.inputs[0] / op.inputs[1] / op.inputs[1])))
+
+
+def _floordiv_kernel(xp, a, b):
+    _int_divisor_check(xp, b)
+    return xp.floor_divide(a, b)
+
+
+def _floormod_kernel(xp, a, b):
+    _int_divisor_check(xp, b)
+    return xp.remainder(a, b)
+
+
+# TensorFlow's FloorDiv has no gradient (piecewise constant); FloorMod's is (dy, -dy * floor(x/y)).
+_elementwise2("FloorDiv", _floordiv_kernel, _numeric, differentiable=False)
+_elementwise2("FloorMod", _floormod_kernel, _numeric,
+              grad=lambda op, dy: (dy, -dy * floordiv(op.inputs[0], op.inputs[1])))
+
+
+def _pow_grad(op, dy):
+    x, y = op.inputs
+    z = op.outputs[0]
+    # where x <= 0, log(x) is not real: TensorFlow gives y a zero gradient there
+    positive = greater(x, 0)
+    log_x = where(positive, log(where(positive, x, 1)), 0)
+    return dy * y * pow(x, y - 1), dy * z * log_x
+
+
+def _pow_kernel(xp, a, b):
+    return xp.power(a, b)
+
+
+_elementwise2("Pow", _pow_kernel, _numeric, grad=_pow_grad)
+
+
+def _selector_grad(selector):
+    # TensorFlow's _MaximumMinimumGrad: x gets the gradient where selector(x, y), ties included
+    def grad(op, dy):
+        mask = selector(op.inputs[0], op.inputs[1])
+        return where(mask, dy, 0), where(mask, 0, dy)
+    return grad
+
+
+_elementwise2("Maximum", lambda xp, a, b: xp.maximum(a, b), _numeric,
+              grad=_selector_grad(lambda x, y: greater_equal(x, y)))
+_elementwise2("Minimum", lambda xp, a, b: xp.minimum(a, b), _numeric,
+              grad=_selector_grad(lambda x, y: less_equal(x, y)))
+
+
+def _squared_difference_grad(op, dy):
+    gx = dy * (2 * (op.inputs[0] - op.inputs[1]))
+    return gx, -gx
+
+
+_elementwise2("SquaredDifference", lambda xp, a, b: xp.square(xp.subtract(a, b)), _numeric,
+              grad=_squared_difference_grad)
+
+# int8/int16/uint8 divide in float32, wider integers in float64, as TensorFlow's truediv
+_TRUEDIV_DTYPE = {_dt.int8: _dt.float32, _dt.int16: _dt.float32, _dt.uint8: _dt.float32,
+                  _dt.int32: _dt.float64, _dt.int64: _dt.float64}
+
+
+def truediv(x, y, name=None):
+    """Elementwise x / y; integers are first cast to float, as TensorFlow does.
+
+    Args:
+        x, y: tensors or Python values of one dtype.
+
+    Returns:
+        A tensor of the broadcast shape: floats keep their dtype, int8/int16/uint8
+        give float32, int32/int64 give float64.
+
+    Raises:
+        InvalidArgumentError: if the dtypes differ or the shapes do not broadcast.
+        TypeError: for bool inputs.
+
+    Example:
+        >>> tl.truediv(tl.constant([1, 2]), 2).dtype
+        tl.float64
+    """
+    x, y = convert_same_dtype("RealDiv", (x, y))
+    target = _TRUEDIV_DTYPE.get(x.dtype)
+    if target is not None:
+        x, y = cast(x, target), cast(y, target)
+    _check_dtypes("RealDiv", (x, y))
+    return apply("RealDiv", x, y)
+
+
+def divide(x, y, name=None):
+    """Elementwise x / y (the same as `truediv`)."""
+    return truediv(x, y)
+
+
+def floordiv(x, y, name=None):
+    """Elementwise floor(x / y), rounding toward -inf as Python's `//`.
+
+    Example:
+        >>> tl.floordiv(tl.constant([-7, 7]), 2).numpy()
+        array([-4,  3], dtype=int32)
+
+    Raises:
+        InvalidArgumentError: on mixed dtypes, unbroadcastable shapes, or integer division by zero.
+    """
+    return binary("floordiv", x, y, "FloorDiv")
+
+
+def floormod(x, y, name=None):
+    """Elementwise remainder of floor division; the result has the sign of y, as Python's `%`.
+
+    Example:
+        >>> tl.floormod(tl.constant([-7, 7]), 3).numpy()
+        array([2, 1], dtype=int32)
+
+    Raises:
+        InvalidArgumentError: on mixed dtypes, unbroadcastable shapes, or integer division by zero.
+    """
+    return binary("floormod", x, y, "FloorMod")
+
+
+mod = floormod
+
+
+def pow(x, y, name=None):  # noqa: A001 -- TensorFlow's name
+    """Elementwise x ** y (integers with integers; a negative integer power raises).
+
+    Example:
+        >>> tl.pow(tl.constant([2, 3]), 2).numpy()
+        array([4, 9], dtype=int32)
+    """
+    return binary("pow", x, y, "Pow")
+
+
+def maximum(x, y, name=None):
+    """Elementwise max(x, y) with broadcasting; at ties the gradient goes to x.
+
+    Example:
+        >>> tl.maximum(0., tl.constant([-1.0, 2.0])).numpy()
+        array([0., 2.], dtype=float32)
+    """
+    return binary("maximum", x, y, "Maximum")
+
+
+def minimum(x, y, name=None):
+    """Elementwise min(x, y) with broadcasting; at ties the gradient goes to x."""
+    return binary("minimum", x, y, "Minimum")
+
+
+def squared_difference(x, y, name=None):
+    """Elementwise (x - y) ** 2 with broadcasting."""
+    return binary("squared_difference", x, y, "SquaredDifference")
+
+
+def _add_n_infer(*xs):
+    d = same_dtype("AddN", *xs)
+    _require("AddN", d)
+    shape = xs[0].shape
+    for x in xs[1:]:
+        if not shape.is_compatible_with(x.shape):
+            raise ValueError(f"AddN needs inputs of one shape, got {xs[0].shape} and {x.shape}")
+        shape = shape.merge_with(x.shape)
+    return spec(shape, d)
+
+
+_ALLOWED["AddN"] = _numeric
+
+
+@defop("AddN", infer=_add_n_infer, elementwise=True, grad=lambda op, dy: (dy,) * len(op.inputs))
+def _add_n(xp, *arrays):
+    if len(arrays) == 1:
+        return arrays[0]
+    if any(a.shape != arrays[0].shape for a in arrays):
+        raise ValueError("AddN needs inputs of one shape")
+    out = xp.add(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        xp.add(out, a, out=out)
+    return out
+
+
+def add_n(inputs, name=None):
+    """Sums a list of tensors of one shape and dtype elementwise.
+
+    Args:
+        inputs: a non-empty list of tensors (no broadcasting).
+
+    Raises:
+        ValueError: if `inputs` is empty.
+        InvalidArgumentError: if dtypes or shapes differ.
+
+    Example:
+        >>> tl.add_n([tl.ones([2]), tl.ones([2])]).numpy()
+        array([2., 2.], dtype=float32)
+    """
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("add_n needs a non-empty list of tensors")
+    tensors = convert_same_dtype("AddN", list(inputs))
+    _check_dtypes("AddN", tensors)
+    return apply("AddN", *tensors)
+
+
+# ------------------------------------------------------------------ unary
+
+def _stable_sigmoid(xp, x):
+    # exp of -|x| never overflows; each branch is exact where it is used
+    e = xp.exp(-xp.abs(x))
+    one = xp.ones((), dtype=x.dtype)
+    return xp.where(x >= 0, one / (one + e), e / (one + e)).astype(x.dtype, copy=False)
+
+
+def _round_kernel(xp, x):
+    return xp.round(x) if x.dtype.kind == "f" else x  # numpy rounds half to even, as TensorFlow
+
+
+_elementwise("Abs", lambda xp, x: xp.abs(x), _numeric,
+             grad=lambda op, dy: (dy * sign(op.inputs[0]),))
+_elementwise("Sign", lambda xp, x: xp.sign(x), _numeric,
+             grad=lambda op, dy: (_array().zeros_like(op.inputs[0]),))
+_elementwise("Square", lambda xp, x: xp.square(x), _numeric,
+             grad=lambda op, dy: (dy * (2 * op.inputs[0]),))
+_elementwise("Exp", lambda xp, x: xp.exp(x), _floating,
+             grad=lambda op, dy: (dy * op.outputs[0],))
+_elementwise("Log", lambda xp, x: xp.log(x), _floating,
+             grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),))
+_elementwise("Log1p", lambda xp, x: xp.log1p(x), _floating,
+             grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),))
+_elementwise("Sqrt", lambda xp, x: xp.sqrt(x), _floating,
+             grad=lambda op, dy: (dy * 0.5 / op.outputs[0],))
+_elementwise("Rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)), _floating,
+             grad=lambda op, dy: (dy * (-0.5 * op.outputs[0] * op.outputs[0] * op.outputs[0]),))
+_elementwise("Reciprocal", lambda xp, x: xp.reciprocal(x), _floating,
+             grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],))
+_elementwise("Sin", lambda xp, x: xp.sin(x), _floating,
+             grad=lambda op, dy: (dy * cos(op.inputs[0]),))
+_elementwise("Cos", lambda xp, x: xp.cos(x), _floating,
+             grad=lambda op, dy: (-dy * sin(op.inputs[0]),))
+_elementwise("Tanh", lambda xp, x: xp.tanh(x), _floating,
+             grad=lambda op, dy: (dy * (1 - op.outputs[0] * op.outputs[0]),))
+_elementwise("Sigmoid", _stable_sigmoid, _floating,
+             grad=lambda op, dy: (dy * op.outputs[0] * (1 - op.outputs[0]),))
+# TensorFlow registers no gradient (None) for Round, Floor and Ceil
+_elementwise("Round", _round_kernel, _numeric, differentiable=False)
+_elementwise("Floor", lambda xp, x: xp.floor(x), _floating, differentiable=False)
+_elementwise("Ceil", lambda xp, x: xp.ceil(x), _floating, differentiable=False)
+_elementwise("IsNan", lambda xp, x: xp.isnan(x), _floating, out_dtype=_dt.bool, differentiable=False)
+_elementwise("IsFinite", lambda xp, x: xp.isfinite(x), _floating, out_dtype=_dt.bool,
+             differentiable=False)
+_elementwise("IsInf", lambda xp, x: xp.isinf(x), _floating, out_dtype=_dt.bool, differentiable=False)
+
+
+def negative(x, name=None):
+    """Elementwise -x.
+
+    Example:
+        >>> tl.negative(tl.constant([1, -2])).numpy()
+        array([-1,  2], dtype=int32)
+    """
+    return unary("Neg", x)
+
+
+@defop("Neg", infer=_unary_infer("Neg", allowed=_numeric), elementwise=True,
+       grad=lambda op, dy: (negative(dy),))
+def _neg(xp, x):
+    return xp.negative(x)
+
+
+def abs(x, name=None):  # noqa: A001 -- TensorFlow's name
+    """Elementwise |x|; the gradient at 0 is 0 (sign(x)), as TensorFlow.
+
+    Example:
+        >>> tl.abs(tl.constant([-1.5, 2.0])).numpy()
+        array([1.5, 2. ], dtype=float32)
+    """
+    return unary("Abs", x)
+
+
+def sign(x, name=None):
+    """Elementwise -1, 0 or 1 by the sign of x (its gradient is zero)."""
+    return unary("Sign", x)
+
+
+def square(x, name=None):
+    """Elementwise x * x."""
+    return unary("Square", x)
+
+
+def exp(x, name=None):
+    """Elementwise e ** x (floating dtypes only; TypeError for integers).
+
+    Example:
+        >>> tl.exp(tl.constant(0.0)).numpy()
+        1.0
+    """
+    return unary("Exp", x)
+
+
+def log(x, name=None):
+    """Elementwise natural logarithm (floating dtypes only)."""
+    return unary("Log", x)
+
+
+def log1p(x, name=None):
+    """Elementwise log(1 + x), accurate for small x (floating dtypes only)."""
+    return unary("Log1p", x)
+
+
+def sqrt(x, name=None):
+    """Elementwise square root (floating dtypes only; TypeError for integers).
+
+    Example:
+        >>> tl.sqrt(tl.constant([4.0, 9.0])).numpy()
+        array([2., 3.], dtype=float32)
+    """
+    return unary("Sqrt", x)
+
+
+def rsqrt(x, name=None):
+    """Elementwise 1 / sqrt(x) (floating dtypes only)."""
+    return unary("Rsqrt", x)
+
+
+def reciprocal(x, name=None):
+    """Elementwise 1 / x (floating dtypes only)."""
+    return unary("Reciprocal", x)
+
+
+def sin(x, name=None):
+    """Elementwise sine (floating dtypes only)."""
+    return unary("Sin", x)
+
+
+def cos(x, name=None):
+    """Elementwise cosine (floating dtypes only)."""
+    return unary("Cos", x)
+
+
+def tanh(x, name=None):
+    """Elementwise hyperbolic tangent (floating dtypes only)."""
+    return unary("Tanh", x)
+
+
+def sigmoid(x, name=None):
+    """Elementwise 1 / (1 + exp(-x)), computed without overflow (floating dtypes only).
+
+    Example:
+        >>> tl.sigmoid(tl.constant(0.0)).numpy()
+        0.5
+    """
+    return unary("Sigmoid", x)
+
+
+def round(x, name=None):  # noqa: A001 -- TensorFlow's name
+    """Elementwise rounding to the nearest integer, halves to even (banker's rounding).
+
+    Example:
+        >>> tl.round(tl.constant([0.5, 1.5, 2.5])).numpy()
+        array([0., 2., 2.], dtype=float32)
+    """
+    return unary("Round", x)
+
+
+def floor(x, name=None):
+    """Elementwise largest integer not greater than x (floating dtypes only)."""
+    return unary("Floor", x)
+
+
+def ceil(x, name=None):
+    """Elementwise smallest integer not less than x (floating dtypes only)."""
+    return unary("Ceil", x)
+
+
+def is_nan(x, name=None):
+    """Elementwise x is NaN, as a bool tensor (floating dtypes only)."""
+    return unary("IsNan", x)
+
+
+def is_finite(x, name=None):
+    """Elementwise x is neither infinite nor NaN, as a bool tensor (floating dtypes only)."""
+    return unary("IsFinite", x)
+
+
+def is_inf(x, name=None):
+    """Elementwise x is +inf or -inf, as a bool tensor (floating dtypes only)."""
+    return unary("IsInf", x)
+
+
+# ------------------------------------------------------------------ comparisons and logic
+
+for _name, _fn, _allowed in (("Equal", "equal", _any), ("NotEqual", "not_equal", _any),
+                             ("Greater", "greater", _numeric),
+                             ("GreaterEqual", "greater_equal", _numeric),
+                             ("Less", "less", _numeric), ("LessEqual", "less_equal", _numeric)):
+    _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
+                  out_dtype=_dt.bool, differentiable=False)
+del _name, _fn, _allowed
+_elementwise2("LogicalAnd", lambda xp, a, b: xp.logical_and(a, b), _boolean, differentiable=False)
+_elementwise2("LogicalOr", lambda xp, a, b: xp.logical_or(a, b), _boolean, differentiable=False)
+_elementwise("LogicalNot", lambda xp, x: xp.logical_not(x), _boolean, differentiable=False)
+
+
+def equal(x, y, name=None):
+    """Elementwise x == y as a bool tensor, with broadcasting.
+
+    Raises:
+        InvalidArgumentError: if the dtypes differ or the shapes do not broadcast.
+
+    Example:
+        >>> tl.equal(tl.constant([1, 2]), 2).numpy()
+        array([False,  True])
+    """
+    return binary("equal", x, y, "Equal")
+
+
+def not_equal(x, y, name=None):
+    """Elementwise x != y as a bool tensor (see `equal`)."""
+    return binary("not_equal", x, y, "NotEqual")
+
+
+def greater(x, y, name=None):
+    """Elementwise x > y as a bool tensor (see `equal`)."""
+    return binary("greater", x, y, "Greater")
+
+
+def greater_equal(x, y, name=None):
+    """Elementwise x >= y as a bool tensor (see `equal`)."""
+    return binary("greater_equal", x, y, "GreaterEqual")
+
+
+def less(x, y, name=None):
+    """Elementwise x < y as a bool tensor (see `equal`)."""
+    return binary("less", x, y, "Less")
+
+
+def less_equal(x, y, name=None):
+    """Elementwise x <= y as a bool tensor (see `equal`)."""
+    return binary("less_equal", x, y, "LessEqual")
+
+
+def logical_and(x, y, name=None):
+    """Elementwise x AND y of bool tensors (TypeError for other dtypes; `&` uses it).
+
+    Example:
+        >>> tl.logical_and(tl.constant([True, True]), [True, False]).numpy()
+        array([ True, False])
+    """
+    return binary("logical_and", x, y, "LogicalAnd")
+
+
+def logical_or(x, y, name=None):
+    """Elementwise x OR y of bool tensors (TypeError for other dtypes; `|` uses it)."""
+    return binary("logical_or", x, y, "LogicalOr")
+
+
+def logical_not(x, name=None):
+    """Elementwise NOT x of a bool tensor (TypeError for other dtypes; `~` uses it)."""
+    return unary("LogicalNot", x)
+
+
+def logical_xor(x, y, name=None):
+    """Elementwise x XOR y of bool tensors, as TensorFlow: (x OR y) AND NOT (x AND y)."""
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+
+
+# ------------------------------------------------------------------ select, cast, clip
+
+def _select_infer(c, x, y):
+    if not c.dtype.is_bool:
+        raise TypeError(f"SelectV2 needs a bool condition, got {c.dtype.name}")
+    d = same_dtype("SelectV2", x, y)
+    return spec(broadcast_shapes(c.shape, x.shape, y.shape), d)
+
+
+@defop("SelectV2", infer=_select_infer, elementwise=True,
+       grad=lambda op, dy: (None, where(op.inputs[0], dy, 0), where(op.inputs[0], 0, dy)))
+def _select(xp, c, x, y):
+    return xp.where(c, x, y)
+
+
+def _where_infer(c):
+    _require("Where", c.dtype)
+    return spec([None, c.shape.rank], _dt.int64)
+
+
+_ALLOWED["Where"] = _any
+
+
+@defop("Where", infer=_where_infer, differentiable=False)
+def _where_indices(xp, c):
+    return xp.argwhere(c).astype(xp.int64)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elementwise `x if condition else y` with broadcasting; or, with only a
+    condition, the int64 coordinates [num_true, rank] of its true elements.
+
+    Args:
+        condition: a bool tensor (with one argument, non-zero counts as true).
+        x, y: tensors or Python values of one dtype, or both None.
+
+    Raises:
+        ValueError: if only one of x and y is given.
+        InvalidArgumentError: if x and y differ in dtype or the shapes do not broadcast.
+
+    Example:
+        >>> tl.where(tl.constant([True, False]), 1.0, 0.0).numpy()
+        array([1., 0.], dtype=float32)
+        >>> tl.where(tl.constant([False, True])).numpy()
+        array([[1]])
+    """
+    if (x is None) != (y is None):
+        raise ValueError("where needs both x and y, or neither")
+    if x is None:
+        return apply("Where", convert_to_tensor(condition))
+    c = convert_to_tensor(condition)
+    if not c.dtype.is_bool:
+        raise _type_error("SelectV2", f"the condition must be bool, got {c.dtype.name}")
+    x, y = convert_same_dtype("SelectV2", (x, y))
+    return apply("SelectV2", c, x, y)
+
+
+def _cast_infer(x, DstT):  # noqa: N803 -- TensorFlow's attr name
+    if x.dtype is _dt.resource or DstT is _dt.resource:
+        raise TypeError("Cast cannot convert resource handles")
+    return spec(x.shape, DstT)
+
+
+def _cast_grad(op, dy):
+    src = op.inputs[0].dtype
+    if _floating(src) and _floating(op.attrs["DstT"]):
+        return (cast(dy, src),)
+    return (None,)
+
+
+@defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True)
+def _cast(xp, x, DstT):  # noqa: N803
+    return x.astype(DstT.np)  # C casts: floats truncate toward zero, as TensorFlow
+
+
+def cast(x, dtype, name=None):
+    """`x` converted to `dtype` (floats to integers truncate toward zero; non-zero is True).
+
+    Returns `x` itself when it already has `dtype`. Gradients flow between
+    floating dtypes only.
+
+    Example:
+        >>> tl.cast(tl.constant([-1.7, 1.7]), tl.int32).numpy()
+        array([-1,  1], dtype=int32)
+    """
+    dtype = _dt.as_dtype(dtype)
+    x = convert_to_tensor(x)
+    if x.dtype is dtype:
+        return x
+    return apply("Cast", x, DstT=dtype)
+
+
+def _clip_infer(t, lo, hi):
+    d = same_dtype("ClipByValue", t, lo, hi)
+    _require("ClipByValue", d)
+    shape = broadcast_shapes(t.shape, lo.shape, hi.shape)
+    if not shape.is_compatible_with(t.shape):
+        raise ValueError(f"clip values of shapes {lo.shape} and {hi.shape} would broadcast t of "
+                         f"shape {t.shape} to {shape}")
+    return spec(t.shape.merge_with(shape), d)
+
+
+def _clip_grad(op, dy):
+    t, lo, hi = op.inputs
+    below, above = less(t, lo), greater(t, hi)
+    return (where(logical_or(below, above), 0, dy), where(below, dy, 0), where(above, dy, 0))
+
+
+_ALLOWED["ClipByValue"] = _numeric
+
+
+@defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True)
+def _clip(xp, t, lo, hi):
+    return xp.maximum(xp.minimum(t, hi), lo)  # as TensorFlow: lo wins when lo > hi
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Elementwise max(min(t, clip_value_max), clip_value_min); the result has t's shape.
+
+    Raises:
+        InvalidArgumentError: if dtypes differ or the clip values would broadcast t.
+
+    Example:
+        >>> tl.clip_by_value(tl.constant([-2.0, 0.5, 3.0]), -1.0, 1.0).numpy()
+        array([-1. ,  0.5,  1. ], dtype=float32)
+    """
+    t, lo, hi = convert_same_dtype("ClipByValue", (t, clip_value_min, clip_value_max))
+    _check_dtypes("ClipByValue", (t,))
+    return apply("ClipByValue", t, lo, hi)
+
+
 # ------------------------------------------------------------------ matmul
 
 def _matmul_infer(a, b, transpose_a=False, transpose_b=False):
     d = same_dtype("MatMul", a, b)
+    _require("MatMul", d)
     if a.shape.rank is not None and a.shape.rank < 2 or b.shape.rank is not None and b.shape.rank < 2:
         raise ValueError(f"MatMul needs inputs of rank >= 2, got shapes {a.shape} and {b.shape}")
     if a.shape.rank is None or b.shape.rank is None:
@@ -108,7 +811,11 @@ def _matmul_infer(a, b, transpose_a=False, transpose_b=False):
     return spec(batch.concatenate([m, n]), d)
 
 
+_ALLOWED["MatMul"] = _numeric
+
+
 def _matmul_grad(op, dy):
+    # batch dims may broadcast: these are full-shaped, the driver sums them back
     a, b = op.inputs
     ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
     if not ta and not tb:
@@ -130,12 +837,13 @@ def _matmul(xp, a, b, transpose_a=False, transpose_b=False):
     return xp.matmul(a, b)
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):
     """Matrix product of the last two dims, batch dims broadcast.
 
     Args:
         a, b: tensors of rank >= 2 and one dtype.
         transpose_a, transpose_b: transpose the last two dims first.
+        adjoint_a, adjoint_b: the same, for real dtypes.
 
     Returns:
         A tensor of shape batch + [m, n].
@@ -148,20 +856,473 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
         TensorShape([2, 4])
     """
     a, b = convert_same_dtype("MatMul", (a, b))
+    _check_dtypes("MatMul", (a, b))
+    transpose_a, transpose_b = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
     if transpose_a or transpose_b:
-        return apply("MatMul", a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+        return apply("MatMul", a, b, transpose_a=transpose_a, transpose_b=transpose_b)
     return apply("MatMul", a, b)
 
 
-def negative(x, name=None):
-    """Elementwise -x."""
-    return apply("Neg", convert_to_tensor(x))
+# ------------------------------------------------------------------ einsum
+
+def _einsum_parse(equation):
+    """(input terms, output term) of an explicit equation; '...' is kept as is."""
+    lhs, out = equation.split("->")
+    return lhs.split(","), out
 
 
-@defop("Neg", infer=_unary_infer("Neg", allowed=_numeric), elementwise=True,
-       grad=lambda op, dy: (negative(dy),))
-def _neg(xp, x):
-    return xp.negative(x)
+def _einsum_labels(term):
+    return term.replace("...", "")
+
+
+def _einsum_explicit(equation, n_inputs):
+    """The equation without spaces and with '->output' (numpy's implicit rule if missing)."""
+    equation = equation.replace(" ", "")
+    if "->" not in equation:
+        lhs = equation
+        labels = _einsum_labels(lhs.replace(",", ""))
+        once = sorted(c for c in set(labels) if labels.count(c) == 1)
+        equation = lhs + "->" + ("..." if "..." in lhs else "") + "".join(once)
+    terms, out = _einsum_parse(equation)
+    if len(terms) != n_inputs:
+        raise ValueError(f"einsum equation {equation!r} has {len(terms)} input terms but "
+                         f"{n_inputs} inputs were given")
+    for term in terms + [out]:
+        if not _einsum_labels(term).isalpha() and _einsum_labels(term):
+            raise ValueError(f"einsum equation {equation!r}: labels must be letters, got {term!r}")
+    return equation
+
+
+def _einsum_infer(*xs, equation):
+    d = same_dtype("Einsum", *xs)
+    _require("Einsum", d)
+    terms, out = _einsum_parse(equation)
+    if any(x.shape.rank is None for x in xs):
+        return spec(None, d)
+    dims, ellipses = {}, []
+    for i, (term, x) in enumerate(zip(terms, xs)):
+        labels, shape = _einsum_labels(term), list(x.shape)
+        n_ellipsis = len(shape) - len(labels)
+        if n_ellipsis < 0 or (n_ellipsis and "..." not in term):
+            raise ValueError(f"einsum term {term!r} has {len(labels)} labels but input {i} has "
+                             f"shape {x.shape}")
+        if "..." in term:
+            at = term.index("...")
+            ellipses.append(shape[at:at + n_ellipsis])
+            shape = shape[:at] + shape[at + n_ellipsis:]
+        for label, dim in zip(labels, shape):
+            known = dims.get(label)
+            if dim is not None and known is not None and dim != known:
+                raise ValueError(f"einsum label {label!r} has size {known} in one input and {dim} "
+                                 f"in input {i} (shape {x.shape}) of {equation!r}")
+            if known is None:
+                dims[label] = dim
+    ellipsis = list(broadcast_shapes(*ellipses)) if ellipses else []
+    shape = []
+    for part in out.split("..."):
+        shape += [dims.get(c) for c in part] + ellipsis
+    shape = shape[:len(shape) - len(ellipsis)]
+    for c in _einsum_labels(out):
+        if c not in dims:
+            raise ValueError(f"einsum output label {c!r} appears in no input of {equation!r}")
+    return spec(shape, d)
+
+
+def _einsum_grad(op, dy):
+    terms, out = _einsum_parse(op.attrs["equation"])
+    grads = []
+    for i, (term, x) in enumerate(zip(terms, op.inputs)):
+        others = terms[:i] + terms[i + 1:]
+        seen = set(_einsum_labels(out + "".join(others)))
+        labels = _einsum_labels(term)
+        if len(set(labels)) != len(labels):
+            raise UnimplementedError(f"no Einsum gradient for the repeated labels of {term!r}",
+                                     op="Einsum")
+        if "..." in term and "..." not in out + "".join(others):
+            raise UnimplementedError(f"no Einsum gradient when {term!r} sums its '...' dims away",
+                                     op="Einsum")
+        kept = term.replace("...", ".")
+        kept = "".join(c for c in kept if c == "." or c in seen).replace(".", "...")
+        g = einsum(f"{out},{','.join(others)}->{kept}" if others else f"{out}->{kept}",
+                   dy, *op.inputs[:i], *op.inputs[i + 1:])
+        if kept != term:  # labels summed inside this input alone: put them back as size-1 dims
+            rank = x.shape.rank
+            if rank is None:
+                raise UnimplementedError("no Einsum gradient for an input of unknown rank",
+                                         op="Einsum")
+            n_ellipsis = rank - len(labels)
+            position = 0
+            for token in (term.replace("...", ".")):
+                if token == ".":
+                    position += n_ellipsis
+                    continue
+                if token not in seen:
+                    g = _array().expand_dims(g, position)
+                position += 1
+            g = broadcast_to_shape_of(g, x)
+        grads.append(g)
+    return tuple(grads)
+
+
+_ALLOWED["Einsum"] = _numeric
+
+
+@defop("Einsum", infer=_einsum_infer, grad=_einsum_grad)
+def _einsum(xp, *arrays, equation):
+    return xp.einsum(equation, *arrays).astype(arrays[0].dtype, copy=False)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Tensor contraction in Einstein notation, e.g. 'ij,jk->ik' (numpy's rules, '...' allowed).
+
+    Args:
+        equation: input terms separated by commas, then optionally '->' and the output term.
+        *inputs: tensors of one dtype, one per term.
+
+    Raises:
+        InvalidArgumentError: if sizes of one label disagree or terms and ranks do not match.
+
+    Example:
+        >>> tl.einsum("ij,jk->ik", tl.ones([2, 3]), tl.ones([3, 4])).shape
+        TensorShape([2, 4])
+    """
+    try:
+        equation = _einsum_explicit(equation, len(inputs))
+    except ValueError as e:
+        raise op_error(InvalidArgumentError, "Einsum", str(e)) from None
+    tensors = convert_same_dtype("Einsum", list(inputs))
+    _check_dtypes("Einsum", tensors)
+    return apply("Einsum", *tensors, equation=equation)
+
+
+# ------------------------------------------------------------------ reductions
+
+def _normalize_axes(axis, rank):
+    """Sorted non-negative reduction axes (all for None); ValueError if out of range or repeated."""
+    if axis is None:
+        return tuple(range(rank))
+    out = []
+    for a in axis:
+        if rank == 0:  # normalize_axis lets 0 through for scalars; reductions do not
+            raise ValueError(f"axis {a} is out of range for a tensor of rank 0 (a scalar has no axes)")
+        a = normalize_axis(a, rank)
+        if a in out:
+            raise ValueError(f"axis {a} is repeated in axis={list(axis)}")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def _static_axis(axis):
+    """`axis` as None or a tuple of Python ints (eager tensors allowed)."""
+    if axis is None:
+        return None
+    if isinstance(axis, Tensor):
+        axis = axis.numpy().tolist()
+    elif is_tensor(axis):
+        raise TypeError("axis must be known while tracing: pass Python ints, not a graph tensor")
+    try:
+        if isinstance(axis, (list, tuple)):
+            return tuple(_operator.index(a) for a in axis)
+        return (_operator.index(axis),)
+    except TypeError:
+        raise TypeError(f"axis must be an int or a list of ints, got {axis!r}") from None
+
+
+def _reduce_infer(name, allowed, out_dtype=None):
+    _ALLOWED[name] = allowed
+
+    def infer(x, axis=None, keepdims=False):
+        _require(name, x.dtype)
+        d = out_dtype or x.dtype
+        if x.shape.rank is None:
+            return spec(None, d)
+        axes = _normalize_axes(axis, x.shape.rank)
+        if keepdims:
+            return spec([1 if i in axes else n for i, n in enumerate(x.shape)], d)
+        return spec([n for i, n in enumerate(x.shape) if i not in axes], d)
+    return infer
+
+
+def _kept(op, g):
+    """`g`, shaped like the reduction's output, with the reduced dims back as size 1."""
+    x, axis = op.inputs[0], op.attrs.get("axis")
+    if op.attrs.get("keepdims") or axis is None and x.shape.rank is None:
+        return g  # a full reduction's scalar broadcasts as it is
+    if x.shape.rank is None:
+        if any(a < 0 for a in axis):
+            raise UnimplementedError("no gradient for a reduction over negative axes of a tensor "
+                                     "of unknown rank", op=op.opdef.name)
+        axes = sorted(axis)
+    else:
+        axes = _normalize_axes(axis, x.shape.rank)
+        kept = [1 if i in axes else n for i, n in enumerate(x.shape)]
+        if kept.count(None) <= 1:
+            return _array().reshape(g, [-1 if n is None else n for n in kept])
+    for a in axes:
+        g = _array().expand_dims(g, a)
+    return g
+
+
+def _broadcast_back(g, x):
+    if x.shape.is_fully_defined():
+        return _array().broadcast_to(g, x.shape.as_list())
+    return broadcast_to_shape_of(g, x)
+
+
+def _sum_grad(op, dy):
+    return (_broadcast_back(_kept(op, dy), op.inputs[0]),)
+
+
+def _mean_grad(op, dy):
+    x, y = op.inputs[0], op.outputs[0]
+    n_in, n_out = x.shape.num_elements(), y.shape.num_elements()
+    if n_in is not None and n_out is not None:
+        count = n_in // n_out if n_out else 1
+        return (_broadcast_back(_kept(op, dy) / float(count or 1), x),)
+    count = reduce_sum(_array().ones_like(x), op.attrs.get("axis"), keepdims=True)
+    return (_kept(op, dy) / count,)
+
+
+def _extremum_grad(op, dy):
+    # TensorFlow's _MinOrMaxGrad: ties share the gradient equally
+    x = op.inputs[0]
+    selected = cast(equal(_kept(op, op.outputs[0]), x), dy.dtype)
+    count = reduce_sum(selected, op.attrs.get("axis"), keepdims=True)
+    return (selected / count * _kept(op, dy),)
+
+
+def _prod_grad(op, dy):
+    # product of the other elements of each group, exact with zeros in the group:
+    # no zero -> prod / x; one zero -> the product of the rest at the zero, 0 elsewhere
+    x, axis = op.inputs[0], op.attrs.get("axis")
+    is_zero = equal(x, 0)
+    zeros = reduce_sum(cast(is_zero, x.dtype), axis, keepdims=True)
+    safe = where(is_zero, 1, x)
+    rest = reduce_prod(safe, axis, keepdims=True)
+    local = where(equal(zeros, 0), rest / safe, where(logical_and(is_zero, equal(zeros, 1)), rest, 0))
+    return (local * _kept(op, dy),)
+
+
+def _full(xp, shape, value, dtype):
+    return xp.full(shape, value, dtype=dtype)
+
+
+def _reduced_shape(x, axis, keepdims):
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in axis]
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+    return tuple(n for i, n in enumerate(x.shape) if i not in axes)
+
+
+def _sum_kernel(xp, x, axis=None, keepdims=False):
+    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def _mean_kernel(xp, x, axis=None, keepdims=False):
+    shape = _reduced_shape(x, axis, keepdims)
+    count = _prod_of(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
+    if x.dtype.kind in "iu":
+        if count == 0:
+            raise ValueError("the mean of an empty integer tensor is undefined")
+        total = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+        # integer mean truncates toward zero (C division), as TensorFlow
+        q = xp.floor_divide(xp.abs(total), count).astype(x.dtype)
+        return xp.where(total < 0, -q, q).astype(x.dtype, copy=False)
+    if x.size == 0:
+        return _full(xp, shape, float("nan"), x.dtype)
+    return xp.mean(x, axis=axis, keepdims=keepdims).astype(x.dtype, copy=False)
+
+
+def _prod_of(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _extremum_kernel(fn):
+    def kernel(xp, x, axis=None, keepdims=False):
+        if x.size == 0:  # TensorFlow gives the reduction's identity where numpy raises
+            if x.dtype.kind == "f":
+                value = float("-inf") if fn == "max" else float("inf")
+            else:
+                value = xp.iinfo(x.dtype).min if fn == "max" else xp.iinfo(x.dtype).max
+            return _full(xp, _reduced_shape(x, axis, keepdims), value, x.dtype)
+        return getattr(xp, fn)(x, axis=axis, keepdims=keepdims)
+    return kernel
+
+
+defop("Sum", infer=_reduce_infer("Sum", _numeric), grad=_sum_grad)(_sum_kernel)
+defop("Mean", infer=_reduce_infer("Mean", _numeric), grad=_mean_grad)(_mean_kernel)
+defop("Max", infer=_reduce_infer("Max", _numeric), grad=_extremum_grad)(_extremum_kernel("max"))
+defop("Min", infer=_reduce_infer("Min", _numeric), grad=_extremum_grad)(_extremum_kernel("min"))
+defop("Prod", infer=_reduce_infer("Prod", _numeric), grad=_prod_grad)(
+    lambda xp, x, axis=None, keepdims=False: xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+defop("All", infer=_reduce_infer("All", _boolean), differentiable=False)(
+    lambda xp, x, axis=None, keepdims=False: xp.all(x, axis=axis, keepdims=keepdims))
+defop("Any", infer=_reduce_infer("Any", _boolean), differentiable=False)(
+    lambda xp, x, axis=None, keepdims=False: xp.any(x, axis=axis, keepdims=keepdims))
+
+
+def _reduce(op_name, input_tensor, axis, keepdims):
+    x = convert_to_tensor(input_tensor)
+    _check_dtypes(op_name, (x,))
+    return apply(op_name, x, axis=_static_axis(axis), keepdims=bool(keepdims))
+
+
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """Sum over `axis` (all axes if None), in the input's dtype.
+
+    Args:
+        input_tensor: a numeric tensor.
+        axis: None, an int or a list of ints (negative counts from the end).
+        keepdims: keep reduced axes as size 1.
+
+    Raises:
+        InvalidArgumentError: if an axis is out of range or repeated.
+        TypeError: for bool inputs.
+
+    Example:
+        >>> tl.reduce_sum(tl.constant([[1, 2], [3, 4]]), axis=0).numpy()
+        array([4, 6], dtype=int32)
+    """
+    return _reduce("Sum", input_tensor, axis, keepdims)
+
+
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """Mean over `axis` (see `reduce_sum`); integer means truncate toward zero, as TensorFlow.
+
+    Example:
+        >>> tl.reduce_mean(tl.constant([1, 2])).numpy()
+        1
+    """
+    return _reduce("Mean", input_tensor, axis, keepdims)
+
+
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """Maximum over `axis` (see `reduce_sum`); -inf (or the lowest integer) over nothing."""
+    return _reduce("Max", input_tensor, axis, keepdims)
+
+
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """Minimum over `axis` (see `reduce_sum`); +inf (or the highest integer) over nothing."""
+    return _reduce("Min", input_tensor, axis, keepdims)
+
+
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Product over `axis` (see `reduce_sum`)."""
+    return _reduce("Prod", input_tensor, axis, keepdims)
+
+
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical AND over `axis` of a bool tensor (TypeError for other dtypes)."""
+    return _reduce("All", input_tensor, axis, keepdims)
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical OR over `axis` of a bool tensor (TypeError for other dtypes)."""
+    return _reduce("Any", input_tensor, axis, keepdims)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) over `axis`, computed without overflow, as TensorFlow.
+
+    Example:
+        >>> float(tl.reduce_logsumexp(tl.constant([1000.0, 1000.0])))
+        1000.6931...
+    """
+    x = convert_to_tensor(input_tensor)
+    axis = _static_axis(axis)
+    raw_max = reduce_max(x, axis, keepdims=True)
+    # shifting by the max is exact math, so it carries no gradient (TensorFlow's stop_gradient)
+    shift = _array().stop_gradient(where(is_finite(raw_max), raw_max, 0))
+    result = log(reduce_sum(exp(x - shift), axis, keepdims=keepdims))
+    # summing the kept size-1 dims away is the reshape to the result's shape
+    return result + (shift if keepdims else reduce_sum(shift, axis))
+
+
+def _arg_infer(name):
+    _ALLOWED[name] = _numeric
+
+    def infer(x, axis=0, output_type=_dt.int64):
+        _require(name, x.dtype)
+        if output_type not in (_dt.int32, _dt.int64):
+            raise TypeError(f"{name} output_type must be int32 or int64, got {output_type!r}")
+        if x.shape.rank is None:
+            return spec(None, output_type)
+        (axis,) = _normalize_axes((axis,), x.shape.rank)
+        return spec([n for i, n in enumerate(x.shape) if i != axis], output_type)
+    return infer
+
+
+defop("ArgMax", infer=_arg_infer("ArgMax"), differentiable=False)(
+    lambda xp, x, axis=0, output_type=_dt.int64: xp.argmax(x, axis=axis).astype(output_type.np))
+defop("ArgMin", infer=_arg_infer("ArgMin"), differentiable=False)(
+    lambda xp, x, axis=0, output_type=_dt.int64: xp.argmin(x, axis=axis).astype(output_type.np))
+
+
+def _arg(op_name, input, axis, output_type):  # noqa: A002
+    x = convert_to_tensor(input)
+    _check_dtypes(op_name, (x,))
+    axis = 0 if axis is None else _operator.index(axis)
+    return apply(op_name, x, axis=axis, output_type=_dt.as_dtype(output_type))
+
+
+def argmax(input, axis=None, output_type=_dt.int64, name=None):  # noqa: A002
+    """Index of the largest value along `axis` (0 if None); the first one on ties.
+
+    Example:
+        >>> tl.argmax(tl.constant([[1, 5], [7, 2]]), axis=1).numpy()
+        array([1, 0])
+    """
+    return _arg("ArgMax", input, axis, output_type)
+
+
+def argmin(input, axis=None, output_type=_dt.int64, name=None):  # noqa: A002
+    """Index of the smallest value along `axis` (0 if None); the first one on ties."""
+    return _arg("ArgMin", input, axis, output_type)
+
+
+def _cumsum_infer(x, axis=0, exclusive=False, reverse=False):
+    _require("Cumsum", x.dtype)
+    if x.shape.rank is not None:
+        _normalize_axes((axis,), x.shape.rank)
+    return spec(x.shape, x.dtype)
+
+
+_ALLOWED["Cumsum"] = _numeric
+
+
+@defop("Cumsum", infer=_cumsum_infer,
+       grad=lambda op, dy: (cumsum(dy, op.attrs["axis"], op.attrs["exclusive"],
+                                   not op.attrs["reverse"]),))
+def _cumsum(xp, x, axis=0, exclusive=False, reverse=False):
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive and x.shape[axis]:
+        out = xp.roll(out, 1, axis)
+        first = [slice(None)] * x.ndim
+        first[axis] = 0
+        out[tuple(first)] = 0
+    return xp.flip(out, axis) if reverse else out
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along `axis`.
+
+    Args:
+        exclusive: element i sums the elements before it, not including it.
+        reverse: sum from the end.
+
+    Example:
+        >>> tl.cumsum(tl.constant([1, 2, 3]), exclusive=True).numpy()
+        array([0, 1, 3], dtype=int32)
+    """
+    x = convert_to_tensor(x)
+    _check_dtypes("Cumsum", (x,))
+    return apply("Cumsum", x, axis=_operator.index(axis), exclusive=bool(exclusive),
+                 reverse=bool(reverse))
 
 
 # ------------------------------------------------------------------ broadcasting undone
