@@ -10,7 +10,7 @@ from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
-from .graph.autodiff import GradientTape  # noqa: F401
+from .graph.autodiff import GradientTape, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import math, nn, random  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403

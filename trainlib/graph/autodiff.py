@@ -125,6 +125,15 @@ class GradientTape:
 
     def _record(self, op):
         tracked = self._tracked
+        if op.opdef.name == "CustomGradient":
+            for h in op.inputs:
+                if h.dtype is _dt.resource:
+                    var = variable_of_handle(h)
+                    if var is not None and (id(var) in self._watched_vars or
+                                            self._watch_accessed and var.trainable):
+                        self._watched_vars[id(var)] = var
+                        self._reads[id(h)] = var
+                        tracked[id(h)] = h
         if op.opdef.name == "ReadVariableOp":
             var = variable_of_handle(op.inputs[0])
             if var is None:
@@ -297,3 +306,78 @@ def _unbroadcast(g, x):
             g = _math.reduce_sum(g, axis=list(axes))
         return _array.reshape(g, list(xs)) if tuple(g.shape) != tuple(xs) else g
     return apply("SumToShapeOf", g, x)
+
+
+class _CustomGradientOp:
+    """What tapes record for a `tl.custom_gradient` call: inputs -> outputs with the user's rule."""
+
+    __slots__ = ("opdef", "inputs", "outputs", "attrs")
+
+    def __init__(self, inputs, outputs, grad_fn, variables):
+        from .op import OpDef  # noqa: PLC0415
+
+        def rule(op, *dys):
+            dys = dys[0] if len(dys) == 1 else list(dys)
+            if variables:
+                result = grad_fn(dys, variables=list(variables))
+                input_grads, var_grads = result
+                input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+                return tuple(input_grads) + tuple(var_grads)
+            result = grad_fn(dys)
+            return tuple(result) if isinstance(result, (list, tuple)) else (result,)
+
+        self.opdef = OpDef("CustomGradient", None, None, grad=rule)
+        self.inputs = list(inputs) + [v.handle if state.graph is None else _handle_in_graph(v)
+                                      for v in variables]
+        self.outputs = outputs
+        self.attrs = {}
+
+
+def _handle_in_graph(variable):
+    return state.graph.capture_variable(variable)
+
+
+def custom_gradient(f=None):
+    """Decorates `f(*x)` returning `(y, grad_fn)` so that tapes use `grad_fn(dy)` as its gradient.
+
+    `grad_fn(dy)` returns one gradient per input; if `f` reads trainable
+    Variables, `grad_fn(dy, variables=None)` must return
+    `(input_grads, variable_grads)`, as TensorFlow's.
+
+    Example:
+        >>> @tl.custom_gradient
+        ... def clip_grad(x):
+        ...     def grad(dy):
+        ...         return tl.clip_by_value(dy, -1.0, 1.0)
+        ...     return tl.identity(x), grad
+    """
+    if f is None:
+        return custom_gradient
+
+    def wrapped(*args, **kwargs):
+        from .op import convert_to_tensor  # noqa: PLC0415
+        inputs = [convert_to_tensor(a) if not is_tensor(a) and not isinstance(a, _variable_class())
+                  else a for a in args]
+        watcher = GradientTape(watch_accessed_variables=True)
+        tapes, state.tapes = state.tapes, [watcher]  # the inside of f is not recorded by outer tapes
+        try:
+            outputs, grad_fn = f(*inputs, **kwargs)
+        finally:
+            state.tapes = tapes
+        variables = [v for v in watcher.watched_variables() if v.trainable]
+        if variables:
+            import inspect  # noqa: PLC0415
+            params = inspect.signature(grad_fn).parameters
+            if "variables" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                raise TypeError(f"{getattr(f, '__name__', 'f')} reads the trainable Variables "
+                                f"{[v.name for v in variables]}, so its grad_fn must accept a "
+                                "`variables` keyword argument and return (input_grads, variable_grads).")
+        leaves = [apply("Identity", o) for o in flatten(outputs)]
+        if state.tapes:
+            record = _CustomGradientOp([x for x in inputs if is_tensor(x)], tuple(leaves), grad_fn, variables)
+            for tape in state.tapes:
+                tape._record(record)
+        return pack_as(outputs, leaves)
+
+    import functools  # noqa: PLC0415
+    return functools.wraps(f)(wrapped)

@@ -13,7 +13,7 @@ variables then the captured values, and `cond`/`body` take the same list.
 from .. import dtypes as _dt
 from ..autodiff import flatten, pack_as
 from ..context import graph_scope, state
-from ..op import apply, convert_to_tensor, defop, spec
+from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
 
 __all__ = ["cond", "while_loop"]
@@ -270,3 +270,136 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
         i += 1
     packed = pack_as(structure, values)
     return packed[0] if single else (tuple(packed) if isinstance(structure, tuple) else packed)
+
+
+# ------------------------------------------------------------------ gradients
+# If and While are differentiated by re-running their branch/body graphs under
+# a tape inside new If/While ops: the gradient graph never needs the forward
+# op's intermediates, so it works for any nesting and for second order.
+# While's gradient first re-runs the loop saving each iteration's variables
+# (the forward loop saves what the backward loop needs), then walks them back.
+
+_SIDE_EFFECTS = ("PrintV2", "Assert")
+
+
+def replay(graph, inputs):
+    """Re-applies `graph`'s operations to `inputs` in the current context; returns its outputs.
+
+    Writes to Variables are not repeated (their result is the value written).
+    """
+    env = {id(p): t for p, t in zip(graph.inputs, inputs)}
+    for op in graph.operations:
+        if op.type == "Placeholder":
+            continue
+        if op.type in _SIDE_EFFECTS:
+            continue
+        args = [env[id(t)] for t in op.inputs]
+        if op.type.startswith("Assign"):
+            outs = (args[1] if op.type == "AssignVariableOp" else
+                    apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"], shape=op.attrs["shape"]),)
+        else:
+            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
+            out = apply(op.type, *args, **attrs)
+            outs = out if isinstance(out, tuple) else (out,)
+        for t, new in zip(op.outputs, outs):
+            env[id(t)] = new
+    return [env[id(t)] for t in graph.outputs]
+
+
+def _float(t):
+    return t.dtype.is_floating or t.dtype.is_complex
+
+
+def _branch_gradient(graph, inputs, dys):
+    """d(graph outputs . dys) / d(float inputs), by replaying `graph` under a tape."""
+    from ..autodiff import GradientTape  # noqa: PLC0415 -- the tape sits above the op layer
+    inner = [apply("Identity", x) if x.dtype is not _dt.resource else x for x in inputs]
+    with GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch([x for x in inner if _float(x)])
+        outs = replay(graph, inner)
+    pairs = [(o, d) for o, d in zip(outs, dys) if _float(o)]
+    sources = [x for x in inner if _float(x)]
+    return tape.gradient([o for o, _ in pairs], sources, output_gradients=[d for _, d in pairs],
+                         unconnected_gradients="zero")
+
+
+def _if_grad(op, *dys):
+    pred, *ins = op.inputs
+    then_graph, else_graph = op.attrs["then_branch"], op.attrs["else_branch"]
+    grads = cond(pred, lambda: _branch_gradient(then_graph, ins, dys),
+                 lambda: _branch_gradient(else_graph, ins, dys))
+    grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
+    it = iter(grads)
+    return (None,) + tuple(next(it) if _float(x) else None for x in ins)
+
+
+def _while_grad(op, *dys):
+    from . import array as _array, math as _math  # noqa: PLC0415 -- sibling op modules
+    n_vars = len(op.outputs)
+    init, captured = list(op.inputs[:n_vars]), list(op.inputs[n_vars:])
+    cond_graph, body_graph = op.attrs["cond"], op.attrs["body"]
+    limit = op.attrs.get("maximum_iterations")
+    floats = [i for i, t in enumerate(init) if _float(t)]
+
+    # 1. re-run the loop, stacking every iteration's loop variables (float ones feed gradients,
+    #    all of them feed the body replay)
+    histories = [_array.zeros(TensorShape([0]).concatenate(t.shape).as_list(), dtype=t.dtype)
+                 if t.shape.is_fully_defined() else _array.expand_dims(t, 0)[:0] for t in init]
+
+    def fwd_cond(i, *state):
+        vars_ = list(state[:n_vars])
+        c = replay(cond_graph, vars_ + captured)[0]
+        if limit is not None:
+            c = _math.logical_and(c, _math.less(i, limit))
+        return c
+
+    def fwd_body(i, *state):
+        vars_, hist = list(state[:n_vars]), list(state[n_vars:])
+        hist = [_array.concat([h, _array.expand_dims(v, 0)], 0) for h, v in zip(hist, vars_)]
+        new = replay(body_graph, vars_ + captured)
+        return (i + 1, *new, *hist)
+
+    shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in body_graph.inputs[:n_vars]] + \
+        [TensorShape([None]).concatenate(t.shape) for t in body_graph.inputs[:n_vars]]
+    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *histories),
+                        shape_invariants=shape_inv)
+    count, hist = result[0], list(result[1 + n_vars:])
+
+    # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
+    d_vars = [dys[i] if _float(init[i]) else None for i in range(n_vars)]
+    cap_float = [c for c in captured if _float(c)]
+    d_caps = [_array.zeros_like(c) for c in cap_float]
+    carried = [d_vars[i] for i in floats]
+
+    def bwd_cond(j, *acc):
+        return _math.greater_equal(j, 0)
+
+    def bwd_body(j, *acc):
+        dv, dc = list(acc[:len(floats)]), list(acc[len(floats):])
+        vars_j = [_array.gather(h, j) for h in hist]
+        inner = [apply("Identity", v) for v in vars_j]
+        caps = [apply("Identity", c) if c.dtype is not _dt.resource else c for c in captured]
+        from ..autodiff import GradientTape  # noqa: PLC0415
+        with GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch([inner[i] for i in floats] + [c for c in caps if _float(c)])
+            new = replay(body_graph, inner + caps)
+        outs = [new[i] for i in floats]
+        g = tape.gradient(outs, [inner[i] for i in floats] + [c for c in caps if _float(c)],
+                          output_gradients=dv, unconnected_gradients="zero")
+        return (j - 1, *g[:len(floats)], *[a + b for a, b in zip(dc, g[len(floats):])])
+
+    back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps))
+    d_init = list(back[1:1 + len(floats)])
+    d_cap = list(back[1 + len(floats):])
+    grads = [None] * len(op.inputs)
+    for k, i in enumerate(floats):
+        grads[i] = d_init[k]
+    it = iter(d_cap)
+    for k, c in enumerate(captured):
+        if _float(c):
+            grads[n_vars + k] = next(it)
+    return tuple(grads)
+
+
+set_gradient("If", _if_grad)
+set_gradient("While", _while_grad)
