@@ -1,4 +1,996 @@
 """Neural-network ops (`tl.nn`): activations, cross-entropies, conv2d, pooling, dropout.
 
-Owns: the OpDefs and public functions of `tl.nn`. Images are NHWC.
+Owns: the OpDefs and public functions of `tl.nn`. Images are NHWC, filters
+HWIO. Invariants: softmax, log_softmax and the cross-entropies subtract the
+row maximum before exponentiating, so large logits never overflow; conv and
+pooling share one geometry rule (`_geometry`, TensorFlow's SAME/VALID
+arithmetic) and one window builder (`_windows`), so forward and backward
+kernels agree on every padding; gradient ops of conv and pooling are linear in
+their gradient input and have gradients themselves, so second order works.
 """
+import math as _pymath
+
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError
+from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, \
+    normalize_axis, same_dtype, spec
+from . import array as _array
+from . import math as _math
+from . import random as _random
+
+__all__ = [
+    "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "erf",
+    "softmax", "log_softmax", "sigmoid", "tanh",
+    "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+    "sparse_softmax_cross_entropy_with_logits",
+    "conv2d", "max_pool2d", "avg_pool2d", "dropout", "bias_add", "l2_normalize", "moments",
+]
+
+
+# ------------------------------------------------------------------ helpers
+
+def _float_infer(name):
+    def infer(x, **attrs):
+        if not x.dtype.is_floating:
+            raise TypeError(f"{name} needs a floating-point tensor, got {x.dtype.name}")
+        return spec(x.shape, x.dtype)
+    return infer
+
+
+def _real_infer(name):
+    def infer(x, **attrs):
+        if x.dtype.is_bool or x.dtype.is_complex or x.dtype is _dt.resource:
+            raise TypeError(f"{name} needs a real-valued tensor, got {x.dtype.name}")
+        return spec(x.shape, x.dtype)
+    return infer
+
+
+def _float_tensor(x):
+    """A tensor of `x`, Python numbers becoming float32 (activations are float functions)."""
+    return convert_to_tensor(x, dtype_hint=_dt.float32)
+
+
+def _grad_infer(name):
+    """Inference of the `*Grad` ops: (gradient, saved forward value) -> gradient's spec."""
+    def infer(dy, saved, **attrs):
+        same_dtype(name, dy, saved)
+        return spec(broadcast_shapes(dy.shape, saved.shape), dy.dtype)
+    return infer
+
+
+# ------------------------------------------------------------------ activations
+# Each activation with a non-smooth point gets a `*Grad` op that masks the
+# incoming gradient in one pass; those ops are linear in the gradient, so their
+# own gradient is the same op applied to the new incoming gradient.
+
+def _masked_grad(grad_op):
+    return lambda op, g: (apply(grad_op, g, op.inputs[1], **op.attrs), None)
+
+
+@defop("Relu", infer=_real_infer("Relu"), elementwise=True,
+       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),))
+def _relu(xp, x):
+    return xp.maximum(x, x.dtype.type(0))
+
+
+@defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"))
+def _relu_grad(xp, dy, y):
+    return xp.where(y > 0, dy, dy.dtype.type(0))
+
+
+@defop("Relu6", infer=_real_infer("Relu6"), elementwise=True,
+       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),))
+def _relu6(xp, x):
+    return xp.clip(x, x.dtype.type(0), x.dtype.type(6))
+
+
+@defop("Relu6Grad", infer=_grad_infer("Relu6Grad"), elementwise=True,
+       grad=_masked_grad("Relu6Grad"))
+def _relu6_grad(xp, dy, x):
+    return xp.where((x > 0) & (x < 6), dy, dy.dtype.type(0))
+
+
+@defop("LeakyRelu", infer=_float_infer("LeakyRelu"), elementwise=True,
+       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),))
+def _leaky_relu(xp, x, alpha):
+    return xp.where(x > 0, x, x * x.dtype.type(alpha))
+
+
+@defop("LeakyReluGrad", infer=_grad_infer("LeakyReluGrad"), elementwise=True,
+       grad=_masked_grad("LeakyReluGrad"))
+def _leaky_relu_grad(xp, dy, x, alpha):
+    return xp.where(x > 0, dy, dy * dy.dtype.type(alpha))
+
+
+def _elu_grad_grad(op, g):
+    dy, y = op.inputs
+    return (apply("EluGrad", g, y), _math.where(_math.less(y, 0.0), g * dy, _array.zeros_like(g)))
+
+
+@defop("Elu", infer=_float_infer("Elu"), elementwise=True,
+       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),))
+def _elu(xp, x):
+    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, x.dtype.type(0))))
+
+
+@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad)
+def _elu_grad(xp, dy, y):
+    return xp.where(y > 0, dy, dy * (y + y.dtype.type(1)))
+
+
+@defop("Softplus", infer=_float_infer("Softplus"), elementwise=True,
+       grad=lambda op, dy: (dy * _math.sigmoid(op.inputs[0]),))
+def _softplus(xp, x):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
+    return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def relu(features, name=None):
+    """Rectified linear unit: max(features, 0).
+
+    Args:
+        features: a floating-point tensor.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Example:
+        >>> tl.nn.relu([-1.0, 2.0])
+        <tl.Tensor: shape=(2,), dtype=float32, numpy=array([0., 2.], dtype=float32)>
+    """
+    return apply("Relu", _float_tensor(features))
+
+
+def relu6(features, name=None):
+    """min(max(features, 0), 6).
+
+    Example:
+        >>> tl.nn.relu6([-1.0, 8.0]).numpy()
+        array([0., 6.], dtype=float32)
+    """
+    return apply("Relu6", _float_tensor(features))
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """features where positive, alpha * features elsewhere.
+
+    Example:
+        >>> tl.nn.leaky_relu([-1.0, 2.0]).numpy()
+        array([-0.2,  2. ], dtype=float32)
+    """
+    return apply("LeakyRelu", _float_tensor(features), alpha=float(alpha))
+
+
+def elu(features, name=None):
+    """Exponential linear unit: features where positive, exp(features) - 1 elsewhere.
+
+    Example:
+        >>> tl.nn.elu([0.0, 1.0]).numpy()
+        array([0., 1.], dtype=float32)
+    """
+    return apply("Elu", _float_tensor(features))
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(features, name=None):
+    """Scaled exponential linear unit: scale * (x if x > 0 else alpha * (exp(x) - 1)).
+
+    Example:
+        >>> float(tl.nn.selu(1.0))
+        1.0507010221481323
+    """
+    e = elu(features)
+    return _math.where(_math.greater(e, 0.0), e * _SELU_SCALE, e * (_SELU_SCALE * _SELU_ALPHA))
+
+
+def softplus(features, name=None):
+    """log(exp(features) + 1), computed without overflow.
+
+    Example:
+        >>> round(float(tl.nn.softplus(0.0)), 4)
+        0.6931
+    """
+    return apply("Softplus", _float_tensor(features))
+
+
+def silu(features, beta=1.0, name=None):
+    """Sigmoid linear unit (swish): features * sigmoid(beta * features).
+
+    Example:
+        >>> float(tl.nn.silu(0.0))
+        0.0
+    """
+    features = _float_tensor(features)
+    return features * _math.sigmoid(features * beta if beta != 1.0 else features)
+
+
+swish = silu
+
+
+# W. J. Cody-style rational approximations as in Cephes `ndtr.c` (erf for
+# |x| <= 1, erfc = exp(-x^2) P(x)/Q(x) beyond): relative error ~1e-16 in float64.
+_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
+          7.00332514112805075473E3, 5.55923013010394962768E4)
+_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
+          2.26290000613890934246E4, 4.92673942608635921086E4)
+_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
+           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
+_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
+           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
+           1.65666309194161350182E3, 5.57535340817727675546E2)
+_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
+           6.16021097993053585195E0, 7.40974269950448939160E0, 2.97886665372100240670E0)
+_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
+           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
+_TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
+
+
+def _poly(x, coefficients):
+    y = x * 0 + coefficients[0]
+    for c in coefficients[1:]:
+        y = y * x + c
+    return y
+
+
+@defop("Erf", infer=_float_infer("Erf"), elementwise=True,
+       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * _math.exp(-_math.square(op.inputs[0]))),))
+def _erf(xp, x):
+    a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
+    z = xp.minimum(a, x.dtype.type(1))
+    z = z * z
+    small = x * _poly(z, _ERF_T) / _poly(z, _ERF_U)
+    tail = xp.exp(-a * a) * xp.where(a < 8, _poly(a, _ERFC_P) / _poly(a, _ERFC_Q),
+                                     _poly(a, _ERFC_R) / _poly(a, _ERFC_S))
+    return xp.where(a <= 1, small, xp.sign(x) * (1 - tail)).astype(x.dtype, copy=False)
+
+
+def erf(x, name=None):
+    """The Gauss error function, elementwise (float64 accurate to ~1e-16).
+
+    Example:
+        >>> round(float(tl.nn.erf(1.0)), 6)
+        0.842701
+    """
+    return apply("Erf", _float_tensor(x))
+
+
+def gelu(features, approximate=False, name=None):
+    """Gaussian error linear unit: x * P(X <= x) for X ~ N(0, 1).
+
+    Args:
+        features: a floating-point tensor.
+        approximate: use the tanh approximation instead of the exact erf form.
+
+    Example:
+        >>> round(float(tl.nn.gelu(1.0)), 4)
+        0.8413
+    """
+    x = _float_tensor(features)
+    if approximate:
+        inner = (x + 0.044715 * x * x * x) * _pymath.sqrt(2.0 / _pymath.pi)
+        return 0.5 * x * (1.0 + _math.tanh(inner))
+    return 0.5 * x * (1.0 + erf(x * (1.0 / _pymath.sqrt(2.0))))
+
+
+def sigmoid(x, name=None):
+    """1 / (1 + exp(-x)), elementwise (the same op as `tl.math.sigmoid`)."""
+    return _math.sigmoid(x)
+
+
+def tanh(x, name=None):
+    """Hyperbolic tangent, elementwise (the same op as `tl.math.tanh`)."""
+    return _math.tanh(x)
+
+
+# ------------------------------------------------------------------ softmax
+
+def _softmax_infer(name):
+    def infer(logits, axis=-1):
+        if not logits.dtype.is_floating:
+            raise TypeError(f"{name} needs floating-point logits, got {logits.dtype.name}")
+        if logits.shape.rank == 0:
+            raise ValueError(f"{name} needs logits of rank >= 1, got a scalar")
+        normalize_axis(axis, logits.shape.rank)
+        return spec(logits.shape, logits.dtype)
+    return infer
+
+
+def _softmax_backprop(dy, y, axis):
+    """The gradient through y = softmax(logits, axis), given dy."""
+    return (dy - _math.reduce_sum(dy * y, axis=axis, keepdims=True)) * y
+
+
+def _softmax_grad(op, dy):
+    return (_softmax_backprop(dy, op.outputs[0], op.attrs["axis"]),)
+
+
+def _log_softmax_grad(op, dy):
+    y, axis = op.outputs[0], op.attrs["axis"]
+    return (dy - _math.reduce_sum(dy, axis=axis, keepdims=True) * _math.exp(y),)
+
+
+def _shifted(xp, x, axis):
+    return x - xp.max(x, axis=axis, keepdims=True)
+
+
+@defop("Softmax", infer=_softmax_infer("Softmax"), grad=_softmax_grad)
+def _softmax(xp, logits, axis=-1):
+    e = xp.exp(_shifted(xp, logits, axis))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+@defop("LogSoftmax", infer=_softmax_infer("LogSoftmax"), grad=_log_softmax_grad)
+def _log_softmax(xp, logits, axis=-1):
+    s = _shifted(xp, logits, axis)
+    return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+
+
+def softmax(logits, axis=None, name=None):
+    """exp(logits) / sum(exp(logits), axis), computed without overflow.
+
+    Args:
+        logits: a floating-point tensor of rank >= 1.
+        axis: the class axis (default -1).
+
+    Returns:
+        A tensor like `logits` whose slices along `axis` sum to 1.
+
+    Example:
+        >>> tl.nn.softmax([0.0, 0.0]).numpy()
+        array([0.5, 0.5], dtype=float32)
+    """
+    return apply("Softmax", _float_tensor(logits), axis=-1 if axis is None else int(axis))
+
+
+def log_softmax(logits, axis=None, name=None):
+    """logits - log(sum(exp(logits), axis)), computed without overflow.
+
+    Example:
+        >>> tl.nn.log_softmax([0.0, 0.0]).numpy()
+        array([-0.6931472, -0.6931472], dtype=float32)
+    """
+    return apply("LogSoftmax", _float_tensor(logits),
+                 axis=-1 if axis is None else int(axis))
+
+
+# ------------------------------------------------------------------ cross-entropies
+
+def _sigmoid_ce_infer(labels, logits):
+    d = same_dtype("SigmoidCrossEntropyWithLogits", labels, logits)
+    if not d.is_floating:
+        raise TypeError(f"SigmoidCrossEntropyWithLogits needs floating-point tensors, got {d.name}")
+    if not labels.shape.is_compatible_with(logits.shape):
+        raise ValueError(f"logits and labels must have the same shape, got logits {logits.shape} "
+                         f"and labels {labels.shape}")
+    return spec(logits.shape.merge_with(labels.shape), d)
+
+
+def _sigmoid_ce_grad(op, dy):
+    labels, logits = op.inputs
+    return (dy * -logits, dy * (_math.sigmoid(logits) - labels))
+
+
+@defop("SigmoidCrossEntropyWithLogits", infer=_sigmoid_ce_infer, grad=_sigmoid_ce_grad,
+       elementwise=True)
+def _sigmoid_ce(xp, labels, logits):
+    zero = logits.dtype.type(0)
+    return xp.maximum(logits, zero) - logits * labels + xp.log1p(xp.exp(-xp.abs(logits)))
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Elementwise binary cross-entropy of sigmoid(logits) against `labels`, without overflow.
+
+    Computes max(x, 0) - x * z + log(1 + exp(-|x|)) for x = logits, z = labels.
+
+    Args:
+        labels: a float tensor of the shape of `logits`, values in [0, 1].
+        logits: a float tensor.
+
+    Returns:
+        The per-element losses, shaped like `logits`.
+
+    Raises:
+        ValueError: if the shapes differ.
+
+    Example:
+        >>> float(tl.nn.sigmoid_cross_entropy_with_logits(1.0, 0.0))
+        0.6931471824645996
+    """
+    labels, logits = convert_same_dtype("SigmoidCrossEntropyWithLogits", (labels, logits))
+    return apply("SigmoidCrossEntropyWithLogits", labels, logits)
+
+
+def _softmax_ce_infer(labels, logits, axis=-1):
+    d = same_dtype("SoftmaxCrossEntropyWithLogits", labels, logits)
+    if not d.is_floating:
+        raise TypeError(f"SoftmaxCrossEntropyWithLogits needs floating-point tensors, got {d.name}")
+    try:
+        shape = broadcast_shapes(labels.shape, logits.shape)
+    except ValueError:
+        raise ValueError(f"logits and labels must be broadcastable, got logits {logits.shape} "
+                         f"and labels {labels.shape}") from None
+    if shape.rank is None:
+        return spec(None, d)
+    if shape.rank == 0:
+        raise ValueError("SoftmaxCrossEntropyWithLogits needs logits of rank >= 1, got a scalar")
+    dims = list(shape)
+    del dims[normalize_axis(axis, shape.rank)]
+    return spec(dims, d)
+
+
+def _softmax_ce_grad(op, dy):
+    labels, logits = op.inputs
+    axis = op.attrs["axis"]
+    dy = _array.expand_dims(dy, axis)
+    return (dy * -log_softmax(logits, axis), dy * (softmax(logits, axis) - labels))
+
+
+@defop("SoftmaxCrossEntropyWithLogits", infer=_softmax_ce_infer, grad=_softmax_ce_grad)
+def _softmax_ce(xp, labels, logits, axis=-1):
+    log_p = _log_softmax(xp, logits, axis)
+    return -xp.sum(labels * log_p, axis=axis)
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """Cross-entropy between `labels` (a distribution per row) and softmax(logits).
+
+    Args:
+        labels: float tensor broadcastable to `logits`; each slice along `axis` a distribution.
+        logits: unscaled log-probabilities.
+        axis: the class axis.
+
+    Returns:
+        The losses, shaped like `logits` without `axis`.
+
+    Example:
+        >>> float(tl.nn.softmax_cross_entropy_with_logits([0.0, 1.0], [0.0, 0.0]))
+        0.6931471824645996
+    """
+    labels, logits = convert_same_dtype("SoftmaxCrossEntropyWithLogits", (labels, logits))
+    return apply("SoftmaxCrossEntropyWithLogits", labels, logits, axis=int(axis))
+
+
+def _sparse_ce_infer(labels, logits):
+    if not labels.dtype.is_integer:
+        raise TypeError(f"labels must be int32 or int64 class indices, got {labels.dtype.name}")
+    if not logits.dtype.is_floating:
+        raise TypeError(f"logits must be floating-point, got {logits.dtype.name}")
+    if logits.shape.rank == 0:
+        raise ValueError("logits must have rank >= 1 (the last axis holds the classes), got a scalar")
+    if logits.shape.rank is not None and not labels.shape.is_compatible_with(logits.shape[:-1]):
+        raise ValueError(f"labels must have the shape of logits without its last dim: logits "
+                         f"{logits.shape} needs labels {logits.shape[:-1]}, got {labels.shape}")
+    return spec(logits.shape[:-1] if logits.shape.rank is not None else labels.shape, logits.dtype)
+
+
+def _check_labels(xp, labels, num_classes):
+    bad = (labels < 0) | (labels >= num_classes)
+    if bool(xp.any(bad)):
+        value = int(labels[bad].ravel()[0])
+        raise InvalidArgumentError(f"Received a label value of {value} which is outside the valid "
+                                   f"range of [0, {num_classes}).")
+
+
+def _sparse_softmax_minus_onehot(xp, labels, logits):
+    p = _softmax(xp, logits, -1)
+    onehot = labels[..., None] == xp.arange(logits.shape[-1], dtype=labels.dtype)
+    return p - onehot.astype(p.dtype)
+
+
+@defop("SparseSoftmaxCrossEntropyWithLogits", infer=_sparse_ce_infer,
+       grad=lambda op, dy: (None, _array.expand_dims(dy, -1) *
+                            apply("SparseSoftmaxCrossEntropyWithLogitsGrad", *op.inputs)))
+def _sparse_ce(xp, labels, logits):
+    _check_labels(xp, labels, logits.shape[-1])
+    log_p = _log_softmax(xp, logits, -1)
+    return -xp.take_along_axis(log_p, labels[..., None].astype(xp.intp), axis=-1)[..., 0]
+
+
+@defop("SparseSoftmaxCrossEntropyWithLogitsGrad",
+       infer=lambda labels, logits: spec(logits.shape, logits.dtype),
+       grad=lambda op, g: (None, _softmax_backprop(g, softmax(op.inputs[1]), -1)))
+def _sparse_ce_grad(xp, labels, logits):
+    """softmax(logits) - one_hot(labels): the loss's gradient per unit incoming gradient."""
+    return _sparse_softmax_minus_onehot(xp, labels, logits)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Cross-entropy between integer class `labels` and softmax(logits).
+
+    Args:
+        labels: int32/int64 tensor of shape logits.shape[:-1], values in [0, num_classes).
+        logits: float tensor [..., num_classes].
+
+    Returns:
+        The losses, shaped like `labels`.
+
+    Raises:
+        InvalidArgumentError: for a label outside [0, num_classes) (when the op runs).
+
+    Example:
+        >>> float(tl.nn.sparse_softmax_cross_entropy_with_logits(1, [0.0, 0.0]))
+        0.6931471824645996
+    """
+    labels = convert_to_tensor(labels, dtype_hint=_dt.int32)
+    logits = convert_to_tensor(logits, dtype_hint=_dt.float32)
+    return apply("SparseSoftmaxCrossEntropyWithLogits", labels, logits)
+
+
+# ------------------------------------------------------------------ conv and pooling geometry
+
+def _spatial(value, name, default=None):
+    """(h, w) from an int, or a list of 1, 2 or 4 ints (4: NHWC with 1 at N and C), as TF."""
+    if value is None:
+        value = default
+    if isinstance(value, int):
+        return (value, value)
+    values = [int(v) for v in value]
+    if len(values) == 1:
+        return (values[0], values[0])
+    if len(values) == 2:
+        return tuple(values)
+    if len(values) == 4:
+        if values[0] != 1 or values[3] != 1:
+            raise ValueError(f"{name} of length 4 must be 1 in the batch and channel dims (NHWC), "
+                             f"got {values}")
+        return (values[1], values[2])
+    raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+
+
+def _padding_attrs(padding):
+    """(padding string, explicit pads (top, bottom, left, right) or None)."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode not in ("SAME", "VALID"):
+            raise ValueError(f"padding must be 'SAME', 'VALID' or a list of [before, after] pairs, "
+                             f"got {padding!r}")
+        return mode, None
+    pairs = [tuple(int(v) for v in p) for p in padding]
+    if len(pairs) == 4:
+        if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+            raise ValueError(f"explicit padding must be 0 in the batch and channel dims, got {padding}")
+        pairs = pairs[1:3]
+    if len(pairs) != 2 or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(f"explicit padding must be [[top, bottom], [left, right]] of non-negative "
+                         f"ints (or 4 pairs, NHWC), got {padding!r}")
+    return "EXPLICIT", pairs[0] + pairs[1]
+
+
+def _geometry(size, k, stride, dilation, padding, explicit=None):
+    """(output size, pad before, pad after) of one spatial dim, TensorFlow's arithmetic."""
+    effective = (k - 1) * dilation + 1
+    if padding == "SAME":
+        if size is None:
+            return None, None, None
+        out = -(-size // stride)
+        total = max((out - 1) * stride + effective - size, 0)
+        return out, total // 2, total - total // 2
+    before, after = explicit if padding == "EXPLICIT" else (0, 0)
+    if size is None:
+        return None, before, after
+    padded = size + before + after
+    if padded < effective:
+        raise ValueError(f"Computed output size would be negative: input size {size}"
+                         f"{f' (padded {padded})' if padding == 'EXPLICIT' else ''} is smaller "
+                         f"than the effective window size {effective} with {padding} padding")
+    return (padded - effective) // stride + 1, before, after
+
+
+def _plan(shape, window, strides, dilations, padding, explicit):
+    """Both spatial dims' geometry: ((oh, pt, pb), (ow, pl, pr))."""
+    ex = explicit or (0, 0, 0, 0)
+    return (_geometry(shape[1], window[0], strides[0], dilations[0], padding, ex[0:2]),
+            _geometry(shape[2], window[1], strides[1], dilations[1], padding, ex[2:4]))
+
+
+def _pad(xp, x, rows, cols, value=0):
+    (_, pt, pb), (_, pl, pr) = rows, cols
+    if pt or pb or pl or pr:
+        return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=value)
+    return x
+
+
+def _window_slices(window, strides, dilations, oh, ow):
+    """For each window position (i, j) in row-major order, the (rows, cols) slices of the padded
+    input that it sees at every output position."""
+    (kh, kw), (sh, sw), (dh, dw) = window, strides, dilations
+    return [(slice(i * dh, i * dh + (oh - 1) * sh + 1, sh), slice(j * dw, j * dw + (ow - 1) * sw + 1, sw))
+            for i in range(kh) for j in range(kw)]
+
+
+def _windows(xp, xpad, window, strides, dilations, oh, ow):
+    """(N, OH, OW, KH*KW, C): every window of the padded input (im2col, one copy)."""
+    return xp.stack([xpad[:, r, c, :] for r, c in _window_slices(window, strides, dilations, oh, ow)],
+                    axis=3)
+
+
+def _scatter_windows(xp, windows, x_shape, window, strides, dilations, rows, cols):
+    """The adjoint of `_windows`: adds every window back into a zero input of `x_shape`."""
+    (oh, pt, pb), (ow, pl, pr) = rows, cols
+    out = xp.zeros((x_shape[0], x_shape[1] + pt + pb, x_shape[2] + pl + pr, x_shape[3]),
+                   dtype=windows.dtype)
+    for k, (r, c) in enumerate(_window_slices(window, strides, dilations, oh, ow)):
+        out[:, r, c, :] += windows[:, :, :, k, :]
+    return out[:, pt:pt + x_shape[1], pl:pl + x_shape[2], :]
+
+
+# ------------------------------------------------------------------ conv2d
+
+def _conv_attrs(op):
+    return {k: op.attrs[k] for k in ("strides", "padding", "explicit_paddings", "dilations")}
+
+
+def _check_image(name, x, what="input"):
+    if x.shape.rank is not None and x.shape.rank != 4:
+        raise ValueError(f"{name} needs a 4-D NHWC {what}, got shape {x.shape}")
+
+
+def _conv_out_spec(x, f, strides, padding, explicit_paddings, dilations):
+    d = same_dtype("Conv2D", x, f)
+    if not d.is_floating:
+        raise TypeError(f"Conv2D needs floating-point tensors, got {d.name}")
+    _check_image("Conv2D", x)
+    if f.shape.rank is not None and f.shape.rank != 4:
+        raise ValueError(f"Conv2D needs 4-D filters [height, width, in_channels, out_channels], got "
+                         f"shape {f.shape}")
+    xs = list(x.shape) if x.shape.rank is not None else [None] * 4
+    fs = list(f.shape) if f.shape.rank is not None else [None] * 4
+    if xs[3] is not None and fs[2] is not None and xs[3] != fs[2]:
+        raise ValueError(f"input has {xs[3]} channels but the filters expect {fs[2]} input channels "
+                         f"(input shape {x.shape}, filter shape {f.shape})")
+    if None in fs[:2]:
+        return spec([xs[0], None, None, fs[3]], d)
+    (oh, _, _), (ow, _, _) = _plan(xs, fs[:2], strides, dilations, padding, explicit_paddings)
+    return spec([xs[0], oh, ow, fs[3]], d)
+
+
+def _conv_grad(op, dy):
+    x, f = op.inputs
+    attrs = _conv_attrs(op)
+    return (apply("Conv2DBackpropInput", x, f, dy, **attrs),
+            apply("Conv2DBackpropFilter", x, f, dy, **attrs))
+
+
+@defop("Conv2D", infer=_conv_out_spec, grad=_conv_grad)
+def _conv2d(xp, x, f, strides, padding, explicit_paddings, dilations):
+    kh, kw, c, co = f.shape
+    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
+    n, oh, ow = x.shape[0], rows[0], cols[0]
+    if n * oh * ow == 0:
+        return xp.zeros((n, oh, ow, co), dtype=x.dtype)
+    patches = _windows(xp, _pad(xp, x, rows, cols), (kh, kw), strides, dilations, oh, ow)
+    return xp.matmul(patches.reshape(n * oh * ow, kh * kw * c), f.reshape(kh * kw * c, co)) \
+        .reshape(n, oh, ow, co)
+
+
+def _backprop_input_grad(op, g):
+    x, f, dy = op.inputs
+    attrs = _conv_attrs(op)
+    # linear in (f, dy): dx = B(f, dy); d/dy is conv2d(g, f), d/df the filter gradient of g
+    return (None, apply("Conv2DBackpropFilter", g, f, dy, **attrs), apply("Conv2D", g, f, **attrs))
+
+
+@defop("Conv2DBackpropInput", infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
+       grad=_backprop_input_grad)
+def _conv2d_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
+    """Gradient of Conv2D with respect to its input; `x` is read only for its shape."""
+    kh, kw, c, co = f.shape
+    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
+    n, oh, ow = x.shape[0], rows[0], cols[0]
+    if n * oh * ow == 0:
+        return xp.zeros(x.shape, dtype=dy.dtype)
+    patches = xp.matmul(dy.reshape(n * oh * ow, co), f.reshape(kh * kw * c, co).T)
+    return _scatter_windows(xp, patches.reshape(n, oh, ow, kh * kw, c), x.shape, (kh, kw), strides,
+                            dilations, rows, cols)
+
+
+def _backprop_filter_grad(op, g):
+    x, f, dy = op.inputs
+    attrs = _conv_attrs(op)
+    return (apply("Conv2DBackpropInput", x, g, dy, **attrs), None, apply("Conv2D", x, g, **attrs))
+
+
+@defop("Conv2DBackpropFilter", infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
+       grad=_backprop_filter_grad)
+def _conv2d_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
+    """Gradient of Conv2D with respect to its filters; `f` is read only for its shape."""
+    kh, kw, c, co = f.shape
+    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
+    n, oh, ow = x.shape[0], rows[0], cols[0]
+    if n * oh * ow == 0:
+        return xp.zeros(f.shape, dtype=dy.dtype)
+    patches = _windows(xp, _pad(xp, x, rows, cols), (kh, kw), strides, dilations, oh, ow)
+    return xp.matmul(patches.reshape(n * oh * ow, kh * kw * c).T, dy.reshape(n * oh * ow, co)) \
+        .reshape(f.shape)
+
+
+def _check_data_format(data_format):
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"data_format must be 'NHWC' (channels last), got {data_format!r}; "
+                         "transpose NCHW images with tl.transpose(x, [0, 2, 3, 1])")
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    """2-D convolution (cross-correlation, as TensorFlow) of NHWC images with HWIO filters.
+
+    Args:
+        input: float tensor [batch, height, width, in_channels].
+        filters: tensor [filter_height, filter_width, in_channels, out_channels].
+        strides: int or list of 1, 2 or 4 ints.
+        padding: "SAME", "VALID", or explicit [[top, bottom], [left, right]] (or 4 NHWC pairs).
+        data_format: "NHWC" only.
+        dilations: int or list of 1, 2 or 4 ints (default 1).
+
+    Returns:
+        A tensor [batch, out_height, out_width, out_channels].
+
+    Raises:
+        InvalidArgumentError: on mismatched channels, ranks or dtypes.
+        ValueError: on a bad padding, strides or data_format.
+
+    Example:
+        >>> tl.nn.conv2d(tl.ones([1, 5, 5, 3]), tl.ones([3, 3, 3, 8]), 1, "SAME").shape
+        TensorShape([1, 5, 5, 8])
+    """
+    _check_data_format(data_format)
+    x, f = convert_same_dtype("Conv2D", (input, filters))
+    mode, explicit = _padding_attrs(padding)
+    strides, dilations = _spatial(strides, "strides"), _spatial(dilations, "dilations", 1)
+    if min(strides) < 1 or min(dilations) < 1:
+        raise ValueError(f"strides and dilations must be >= 1, got {strides} and {dilations}")
+    if max(strides) > 1 and max(dilations) > 1:
+        raise ValueError("strides > 1 together with dilations > 1 are not supported (as TensorFlow)")
+    return apply("Conv2D", x, f, strides=strides, padding=mode, explicit_paddings=explicit,
+                 dilations=dilations)
+
+
+# ------------------------------------------------------------------ pooling
+
+def _pool_infer(name):
+    def infer(x, ksize, strides, padding):
+        _check_image(name, x)
+        if not x.dtype.is_floating:
+            raise TypeError(f"{name} needs a floating-point input, got {x.dtype.name}")
+        xs = list(x.shape) if x.shape.rank is not None else [None] * 4
+        (oh, _, _), (ow, _, _) = _plan(xs, ksize, strides, (1, 1), padding, None)
+        return spec([xs[0], oh, ow, xs[3]], x.dtype)
+    return infer
+
+
+def _pool_plan(x_shape, ksize, strides, padding):
+    rows, cols = _plan(x_shape, ksize, strides, (1, 1), padding, None)
+    return rows, cols, rows[0], cols[0]
+
+
+def _max_windows(xp, x, ksize, strides, padding):
+    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    xpad = _pad(xp, x, rows, cols, value=-xp.inf)
+    return _windows(xp, xpad, ksize, strides, (1, 1), oh, ow), rows, cols, oh, ow
+
+
+def _pool_attrs(op):
+    return {k: op.attrs[k] for k in ("ksize", "strides", "padding")}
+
+
+@defop("MaxPool", infer=_pool_infer("MaxPool"),
+       grad=lambda op, dy: (apply("MaxPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
+def _max_pool(xp, x, ksize, strides, padding):
+    if 0 in x.shape:
+        _, _, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=x.dtype)
+    return _max_windows(xp, x, ksize, strides, padding)[0].max(axis=3)
+
+
+@defop("MaxPoolGrad", infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+       grad=lambda op, g: (None, apply("MaxPoolGradGrad", op.inputs[0], g, **_pool_attrs(op))))
+def _max_pool_grad(xp, x, dy, ksize, strides, padding):
+    """Routes each output gradient to the first maximum of its window (as TensorFlow)."""
+    if 0 in x.shape or 0 in dy.shape:
+        return xp.zeros(x.shape, dtype=dy.dtype)
+    windows, rows, cols, oh, ow = _max_windows(xp, x, ksize, strides, padding)
+    argmax = windows.argmax(axis=3)
+    k = xp.arange(ksize[0] * ksize[1]).reshape(1, 1, 1, -1, 1)
+    routed = xp.where(argmax[:, :, :, None, :] == k, dy[:, :, :, None, :], dy.dtype.type(0))
+    return _scatter_windows(xp, routed, x.shape, ksize, strides, (1, 1), rows, cols)
+
+
+@defop("MaxPoolGradGrad", infer=lambda x, g, **attrs: spec(
+           _pool_infer("MaxPoolGradGrad")(x, **attrs).shape, g.dtype),
+       grad=lambda op, gg: (None, apply("MaxPoolGrad", op.inputs[0], gg, **_pool_attrs(op))))
+def _max_pool_grad_grad(xp, x, g, ksize, strides, padding):
+    """Picks, for each window, `g` at the position of the window's first maximum."""
+    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    if 0 in x.shape:
+        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=g.dtype)
+    argmax = _max_windows(xp, x, ksize, strides, padding)[0].argmax(axis=3)
+    g_windows = _windows(xp, _pad(xp, g, rows, cols), ksize, strides, (1, 1), oh, ow)
+    return xp.take_along_axis(g_windows, argmax[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+
+
+def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
+    """How many real (unpadded) input positions each output window covers: [1, OH, OW, 1]."""
+    rows, cols, oh, ow = _pool_plan(x_shape, ksize, strides, padding)
+    ones = _pad(xp, xp.ones((1, x_shape[1], x_shape[2], 1), dtype=dtype), rows, cols)
+    return _windows(xp, ones, ksize, strides, (1, 1), oh, ow).sum(axis=3)
+
+
+@defop("AvgPool", infer=_pool_infer("AvgPool"),
+       grad=lambda op, dy: (apply("AvgPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
+def _avg_pool(xp, x, ksize, strides, padding):
+    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    if 0 in x.shape:
+        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=x.dtype)
+    total = _windows(xp, _pad(xp, x, rows, cols), ksize, strides, (1, 1), oh, ow).sum(axis=3)
+    return total / _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
+
+
+@defop("AvgPoolGrad", infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+       grad=lambda op, g: (None, apply("AvgPool", g, **_pool_attrs(op))))
+def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
+    """Spreads each output gradient evenly over its window's real positions; `x` gives the shape."""
+    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    if 0 in x.shape or 0 in dy.shape:
+        return xp.zeros(x.shape, dtype=dy.dtype)
+    share = dy / _avg_counts(xp, x.shape, dy.dtype, ksize, strides, padding)
+    windows = xp.broadcast_to(share[:, :, :, None, :],
+                              share.shape[:3] + (ksize[0] * ksize[1],) + share.shape[3:])
+    return _scatter_windows(xp, windows, x.shape, ksize, strides, (1, 1), rows, cols)
+
+
+def _pool(op_name, input, ksize, strides, padding, data_format):  # noqa: A002
+    _check_data_format(data_format)
+    x = _float_tensor(input)
+    mode, explicit = _padding_attrs(padding)
+    if explicit is not None:
+        raise ValueError(f"{op_name} padding must be 'SAME' or 'VALID', got {padding!r}")
+    ksize, strides = _spatial(ksize, "ksize"), _spatial(strides, "strides")
+    if min(ksize) < 1 or min(strides) < 1:
+        raise ValueError(f"ksize and strides must be >= 1, got {ksize} and {strides}")
+    return apply(op_name, x, ksize=ksize, strides=strides, padding=mode)
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """Max over each ksize window of NHWC images.
+
+    Args:
+        input: float tensor [batch, height, width, channels].
+        ksize: window size: int or list of 1, 2 or 4 ints.
+        strides: int or list of 1, 2 or 4 ints.
+        padding: "SAME" or "VALID" (SAME pads with -inf, so padding never wins).
+
+    Returns:
+        A tensor [batch, out_height, out_width, channels].
+
+    Example:
+        >>> tl.nn.max_pool2d(tl.ones([1, 4, 4, 1]), 2, 2, "VALID").shape
+        TensorShape([1, 2, 2, 1])
+    """
+    return _pool("MaxPool", input, ksize, strides, padding, data_format)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """Mean over each ksize window of NHWC images (SAME: over the window's real positions only).
+
+    Args: as `max_pool2d`.
+
+    Example:
+        >>> tl.nn.avg_pool2d(tl.ones([1, 3, 3, 1]), 2, 2, "SAME").numpy().ravel()
+        array([1., 1., 1., 1.], dtype=float32)
+    """
+    return _pool("AvgPool", input, ksize, strides, padding, data_format)
+
+
+# ------------------------------------------------------------------ bias, dropout, normalization
+
+def _bias_add_infer(value, bias):
+    d = same_dtype("BiasAdd", value, bias)
+    if bias.shape.rank is not None and bias.shape.rank != 1:
+        raise ValueError(f"bias must be 1-D, got shape {bias.shape}")
+    if value.shape.rank is not None:
+        if value.shape.rank < 2:
+            raise ValueError(f"value must have rank >= 2, got shape {value.shape}")
+        c, b = value.shape[-1], bias.shape[0] if bias.shape.rank else None
+        if c is not None and b is not None and c != b:
+            raise ValueError(f"bias has {b} elements but value has {c} channels in its last dim "
+                             f"(value shape {value.shape})")
+    return spec(value.shape, d)
+
+
+# the driver sums dy down to the bias's shape
+@defop("BiasAdd", infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
+def _bias_add(xp, value, bias):
+    return value + bias
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """Adds a 1-D `bias` along the last (channel) dim of `value`.
+
+    Args:
+        value: tensor of rank >= 2, channels last.
+        bias: 1-D tensor with one value per channel.
+
+    Example:
+        >>> tl.nn.bias_add(tl.zeros([2, 3]), [1.0, 2.0, 3.0]).numpy()[0]
+        array([1., 2., 3.], dtype=float32)
+    """
+    if data_format not in (None, "NHWC", "N...C"):
+        raise ValueError(f"bias_add supports channels-last data only, got data_format={data_format!r}")
+    value, bias = convert_same_dtype("BiasAdd", (value, bias))
+    return apply("BiasAdd", value, bias)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeros each element with probability `rate` and scales the rest by 1 / (1 - rate).
+
+    Inside a tl.function a fresh mask is drawn on every call.
+
+    Args:
+        x: a floating-point tensor.
+        rate: the drop probability, a float in [0, 1).
+        noise_shape: shape of the mask, broadcastable to x (e.g. [batch, 1, 1, channels]).
+        seed: an op seed (combined with `tl.random.set_seed`).
+
+    Raises:
+        ValueError: for a rate outside [0, 1) or a non-float x.
+
+    Example:
+        >>> tl.random.set_seed(0); y = tl.nn.dropout(tl.ones([4]), 0.5)
+        >>> sorted(set(y.numpy().tolist())) <= [0.0, 2.0]
+        True
+    """
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    if not x.dtype.is_floating:
+        raise ValueError(f"dropout needs a floating-point tensor, got {x.dtype.name}")
+    if isinstance(rate, (int, float)):
+        if not 0 <= rate < 1:
+            raise ValueError(f"rate must be a scalar in [0, 1), got {rate}")
+        if rate == 0:
+            return x
+    if noise_shape is None:
+        noise_shape = x.shape.as_list() if x.shape.is_fully_defined() else _array.shape(x)
+    elif isinstance(noise_shape, (list, tuple)) and None in noise_shape:
+        noise_shape = [x.shape[i] if d is None else d for i, d in enumerate(noise_shape)]
+    keep = _math.greater_equal(_random.uniform(noise_shape, dtype=x.dtype, seed=seed), rate)
+    return x * (_math.cast(keep, x.dtype) * (1.0 / (1.0 - rate)))
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
+    """x / sqrt(max(sum(x**2, axis), epsilon)).
+
+    Example:
+        >>> tl.nn.l2_normalize([3.0, 4.0]).numpy()
+        array([0.6, 0.8], dtype=float32)
+    """
+    x = _float_tensor(x)
+    square_sum = _math.reduce_sum(_math.square(x), axis=axis, keepdims=True)
+    return x * _math.rsqrt(_math.maximum(square_sum, epsilon))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """Mean and variance of `x` over `axes` (the variance's gradient ignores the mean's, as TF).
+
+    Args:
+        x: a floating-point tensor.
+        axes: the axes to reduce (a list of ints).
+        keepdims: keep reduced axes with length 1.
+
+    Returns:
+        (mean, variance).
+
+    Example:
+        >>> m, v = tl.nn.moments(tl.constant([1.0, 3.0]), axes=[0])
+        >>> float(m), float(v)
+        (2.0, 1.0)
+    """
+    x = _float_tensor(x)
+    axes = [int(a) for a in axes] if isinstance(axes, (list, tuple)) else axes
+    mean = _math.reduce_mean(x, axis=axes, keepdims=True)
+    variance = _math.reduce_mean(_math.square(x - _array.stop_gradient(mean)), axis=axes,
+                                 keepdims=True)
+    if not keepdims:
+        mean, variance = _array.squeeze(mean, axes), _array.squeeze(variance, axes)
+    return mean, variance
