@@ -77,3 +77,26 @@ def to_numpy(array):
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         return array.get()
     return numpy.asarray(array)
+
+
+class device:  # noqa: N801 -- TensorFlow's name for the context manager
+    """Runs the ops in its block on `name` ('cpu' or 'gpu'); tensors created there live there.
+
+    Example:
+        >>> with tl.device("cpu"):
+        ...     x = tl.ones([2])
+    """
+
+    def __init__(self, name):
+        self.name = canonical_device(name)
+
+    def __enter__(self):
+        from .context import state  # noqa: PLC0415 -- context is below backend in spirit only
+        self._saved = (state.device, state.xp)
+        state.xp = array_module(self.name)
+        state.device = self.name
+        return self
+
+    def __exit__(self, *exc):
+        from .context import state  # noqa: PLC0415
+        state.device, state.xp = self._saved

@@ -262,6 +262,10 @@ def convert_same_dtype(op_name, values, dtype=None):
     scalars and lists take that dtype; if no value is a tensor, the first
     converts by its own kind and the rest follow it.
     """
+    if dtype is None and len(values) == 2:  # the common case, kept cheap for eager dispatch
+        a, b = values
+        if isinstance(a, _TensorBase) and isinstance(b, _TensorBase) and a.dtype is b.dtype:
+            return values
     target = None if dtype is None else _dt.as_dtype(dtype)
     first_index = None
     for i, v in enumerate(values):

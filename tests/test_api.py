@@ -1,0 +1,81 @@
+"""Walks the public API table of DESIGN.md and finds every listed name on `tl`."""
+import os
+import re
+
+import pytest
+
+import trainlib as tl
+
+DESIGN = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "DESIGN.md")
+
+# area -> namespace the bare names of that row live in
+_NAMESPACES = {"creation": "", "math (also `tl.math.*`)": "", "arrays": "", "nn (`tl.nn.*`)": "nn",
+               "random (`tl.random.*`)": "random"}
+_ROWS_DONE = ("values", "dtypes", "creation", "math (also `tl.math.*`)", "arrays", "nn (`tl.nn.*`)",
+              "random (`tl.random.*`)", "graphs", "control flow", "AutoGraph", "autodiff", "config",
+              "errors")
+
+
+def _table():
+    if not os.path.exists(DESIGN):
+        pytest.skip("../shared/DESIGN.md is not beside the checkout")
+    rows = {}
+    for line in open(DESIGN, encoding="utf-8"):
+        m = re.match(r"^\| (.+?) \| (.+) \|$", line.strip())
+        if m and m.group(1) not in ("area", "---"):
+            rows[m.group(1)] = m.group(2)
+    return rows
+
+
+def _resolve(path):
+    obj = tl
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _names(area, text):
+    ns = _NAMESPACES.get(area)
+    if ns is not None and area in _NAMESPACES:
+        names = re.findall(r"`([^`]+)`", text)
+        words = []
+        for chunk in names:
+            words += chunk.split() if " " in chunk and "(" not in chunk else [chunk]
+        prefix = ns + "." if ns else ""
+        return [prefix + w.split("(")[0] for w in words if re.fullmatch(r"[a-z_0-9]+(\(.*\))?", w)]
+    # other rows: every `tl.x.y` mentioned
+    return sorted({m.rstrip(".") for m in re.findall(r"tl\.([A-Za-z_][\w.]*)", text)
+                   if not m.endswith("*")})
+
+
+@pytest.mark.parametrize("area", _ROWS_DONE)
+def test_every_listed_name_exists(area):
+    rows = _table()
+    assert area in rows, f"DESIGN.md has no row {area!r}"
+    names = _names(area, rows[area])
+    assert names, area
+    missing = []
+    for name in names:
+        name = name.replace("float16/32/64", "float16").replace("int8/16/32/64", "int8")
+        name = re.sub(r"/.*", "", name)
+        try:
+            _resolve(name)
+        except AttributeError:
+            missing.append(name)
+    assert not missing, f"{area}: missing {missing}"
+
+
+def test_math_names_also_under_tl_math():
+    rows = _table()
+    for name in _names("math (also `tl.math.*`)", rows["math (also `tl.math.*`)"]):
+        assert hasattr(tl.math, name), name
+
+
+def test_dtype_variants_and_debugging():
+    for d in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"):
+        assert getattr(tl, d) is getattr(tl.dtypes, d)
+    for name in ("assert_equal", "assert_less", "assert_greater", "check_numerics"):
+        assert callable(getattr(tl.debugging, name))
+    for name in ("OpError", "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError",
+                 "UnimplementedError"):
+        assert issubclass(getattr(tl.errors, name), Exception)
