@@ -1,3 +1,5 @@
-"""`tl.debugging`: runtime assertions and numeric checks (graph ops, run on every call)."""
+"""`tl.debugging`: runtime assertions and numeric checks (graph ops, run on every call).
+
+Re-exports only; the ops live in `graph/ops/io.py`.
+"""
 from .graph.ops.io import *  # noqa: F401,F403
-from .graph.ops.io import Assert  # noqa: F401

@@ -1,7 +1,11 @@
 """Ops with outside effects: `tl.print` and the assertions of `tl.debugging`.
 
-Owns: the `PrintV2` and `Assert` ops. Both are stateful: they run on every
-graph call, in program order, and are never pruned.
+Owns: the `PrintV2`, `Assert` and `CheckNumerics` ops and the `assert_*`
+functions built on `Assert`. All are stateful: they run on every graph call,
+in program order, and are never pruned. Eagerly an assertion raises at once
+(its `Assert` runs now); in a graph, every call that breaks it raises.
+Invariant: a failed assertion raises InvalidArgumentError naming the
+assertion, the condition, the user's message and a summary of the values.
 """
 import sys
 
@@ -9,8 +13,12 @@ import numpy as np  # formatting host copies for printing only, never kernel mat
 
 from ..backend import to_numpy
 from ..errors import InvalidArgumentError
-from ..op import apply, convert_to_tensor, defop
+from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
+
+__all__ = ["print", "Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_greater",
+           "assert_less_equal", "assert_greater_equal", "assert_near", "assert_rank", "assert_shapes",
+           "check_numerics"]
 
 
 def _format(value):
@@ -65,22 +73,237 @@ def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=None, name=N
           output_stream=output_stream)
 
 
-def _assert_infer(condition, *data, message):
+def _assert_infer(condition, *data, message, template=None, summarize=None):
     if condition.shape.rank not in (0, None):
         raise ValueError(f"Assert needs a scalar condition, got shape {condition.shape}")
     return None
 
 
+def _summary(value, summarize):
+    """The first `summarize` values of an array (all when negative), as TF's Assert shows them."""
+    array = to_numpy(value)
+    n = 3 if summarize is None else summarize
+    if array.ndim == 0 or n < 0 or array.size <= n:
+        return _format(array)
+    return _format(array.ravel()[:n])[:-1] + " ...]"
+
+
 @defop("Assert", infer=_assert_infer, stateful=True, differentiable=False, num_outputs=0)
-def _assert(xp, condition, *data, message):
+def _assert(xp, condition, *data, message, template=None, summarize=None):
     if not bool(condition):
-        shown = ", ".join(str(to_numpy(d)) for d in data)
-        raise InvalidArgumentError(f"assertion failed: {message}" + (f" [{shown}]" if shown else ""),
-                                   op="Assert")
+        if template is None:
+            template = (None,) * len(data)
+        values = iter(data)
+        shown = "".join(_summary(next(values), summarize) if piece is None else piece
+                        for piece in template)
+        if template and all(piece is None for piece in template):
+            shown = " [" + ", ".join(_summary(d, summarize) for d in data) + "]"
+        head = f"assertion failed: {message}" if message else "assertion failed:"
+        raise InvalidArgumentError(head + shown, op="Assert")
     return None
 
 
 def Assert(condition, data=(), summarize=None, name=None, message=""):  # noqa: N802 -- tf.debugging.Assert
-    """Raises InvalidArgumentError when `condition` is False (checked every time it runs)."""
+    """Raises InvalidArgumentError when `condition` is False (checked every time it runs).
+
+    Args:
+        condition: a scalar bool tensor.
+        data: tensors (their first `summarize` values are shown) and strings, shown in order.
+        summarize: how many values of each tensor to show (default 3, negative for all).
+        message: text that starts the error message.
+
+    Raises:
+        InvalidArgumentError: when the condition is False as the op runs.
+
+    Example:
+        >>> tl.debugging.Assert(tl.constant(True), ["never shown"])
+    """
     condition = convert_to_tensor(condition)
-    apply("Assert", condition, *[convert_to_tensor(d) for d in data], message=str(message))
+    template, tensors = [], []
+    for d in data:
+        if isinstance(d, str):
+            template.append(d)
+        else:
+            template.append(None)
+            tensors.append(convert_to_tensor(d))
+    attrs = {"message": str(message)}
+    if any(piece is not None for piece in template):
+        attrs["template"] = tuple(template)
+    if summarize is not None:
+        attrs["summarize"] = int(summarize)
+    apply("Assert", condition, *tensors, **attrs)
+
+
+# ------------------------------------------------------------------ assertions
+
+def _comparison(fn_name, symbol, compare, x, y, message, summarize):
+    """Asserts compare(x, y) for every element (after broadcasting)."""
+    from . import math as _math  # noqa: PLC0415 -- math sits beside io; imported on use
+    x, y = convert_same_dtype(fn_name, (x, y))
+    held = _math.reduce_all(getattr(_math, compare)(x, y))
+    prefix = f"{message}\n" if message else ""
+    data = ["x (shape=" + str(x.shape) + ") = ", x, "\ny (shape=" + str(y.shape) + ") = ", y]
+    Assert(held, data, summarize=10 if summarize is None else summarize,
+           message=f"{fn_name}: {prefix}Condition x {symbol} y did not hold element-wise:\n")
+
+
+def assert_equal(x, y, message=None, summarize=None, name=None):
+    """Asserts x == y element-wise (with broadcasting), every time it runs.
+
+    Args:
+        x, y: tensors (or Python values) of one dtype.
+        message: text to start the error message with.
+        summarize: how many values of each tensor the message shows (default 10).
+
+    Raises:
+        InvalidArgumentError: if some element differs (eagerly: at once).
+
+    Example:
+        >>> tl.debugging.assert_equal(tl.constant([1, 2]), [1, 2])
+    """
+    _comparison("assert_equal", "==", "equal", x, y, message, summarize)
+
+
+def assert_none_equal(x, y, message=None, summarize=None, name=None):
+    """Asserts x != y for every element (see `assert_equal`)."""
+    _comparison("assert_none_equal", "!=", "not_equal", x, y, message, summarize)
+
+
+def assert_less(x, y, message=None, summarize=None, name=None):
+    """Asserts x < y element-wise (see `assert_equal`).
+
+    Example:
+        >>> tl.debugging.assert_less(tl.constant([1, 2]), 3)
+    """
+    _comparison("assert_less", "<", "less", x, y, message, summarize)
+
+
+def assert_less_equal(x, y, message=None, summarize=None, name=None):
+    """Asserts x <= y element-wise (see `assert_equal`)."""
+    _comparison("assert_less_equal", "<=", "less_equal", x, y, message, summarize)
+
+
+def assert_greater(x, y, message=None, summarize=None, name=None):
+    """Asserts x > y element-wise (see `assert_equal`)."""
+    _comparison("assert_greater", ">", "greater", x, y, message, summarize)
+
+
+def assert_greater_equal(x, y, message=None, summarize=None, name=None):
+    """Asserts x >= y element-wise (see `assert_equal`)."""
+    _comparison("assert_greater_equal", ">=", "greater_equal", x, y, message, summarize)
+
+
+def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=None):
+    """Asserts |x - y| <= atol + rtol * |y| element-wise (floats; default tolerances 10 * eps).
+
+    Example:
+        >>> tl.debugging.assert_near(tl.constant(1.0), 1.0 + 1e-7)
+    """
+    from . import math as _math  # noqa: PLC0415
+    x, y = convert_same_dtype("assert_near", (x, y))
+    eps = float(np.finfo(x.dtype.np).eps) if x.dtype.is_floating else 0.0
+    rtol = 10 * eps if rtol is None else rtol
+    atol = 10 * eps if atol is None else atol
+    tolerance = _math.add(_math.multiply(_math.abs(y), rtol), atol)
+    held = _math.reduce_all(_math.less_equal(_math.abs(_math.subtract(x, y)), tolerance))
+    prefix = f"{message}\n" if message else ""
+    Assert(held, ["x (shape=" + str(x.shape) + ") = ", x, "\ny (shape=" + str(y.shape) + ") = ", y],
+           summarize=10 if summarize is None else summarize,
+           message=f"assert_near: {prefix}x and y not equal to tolerance rtol = {rtol}, "
+                   f"atol = {atol}:\n")
+
+
+def assert_rank(x, rank, message=None, name=None):
+    """Asserts that `x` has rank `rank` (checked while tracing when the rank is static).
+
+    Raises:
+        ValueError: when the static rank differs.
+        InvalidArgumentError: when an unknown rank turns out different as the graph runs.
+
+    Example:
+        >>> tl.debugging.assert_rank(tl.zeros([2, 3]), 2)
+    """
+    x = convert_to_tensor(x)
+    rank = int(rank)
+    prefix = f"{message}. " if message else ""
+    if x.shape.rank is not None:
+        if x.shape.rank != rank:
+            raise ValueError(f"assert_rank: {prefix}Tensor must have rank {rank}. Received rank "
+                             f"{x.shape.rank}, shape {x.shape}")
+        return
+    from . import array as _array, math as _math  # noqa: PLC0415
+    Assert(_math.equal(_array.rank(x), rank), ["rank = ", _array.rank(x)],
+           message=f"assert_rank: {prefix}Tensor must have rank {rank}. ")
+
+
+def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
+    """Asserts static shapes and dim relations, e.g. [(x, ("N", 3)), (y, ("N",))].
+
+    Each entry pairs a tensor with a shape whose dims are ints (must match),
+    strings (symbols: every occurrence must have one size) or None/"." (any).
+    Checked while tracing from static shapes; unknown dims are not checked.
+
+    Raises:
+        ValueError: naming the tensor, the expected and the actual shape.
+
+    Example:
+        >>> tl.debugging.assert_shapes([(tl.zeros([2, 3]), ("N", 3)), (tl.zeros([2]), ("N",))])
+    """
+    prefix = f"{message}. " if message else ""
+    entries = shapes.items() if isinstance(shapes, dict) else shapes
+    sizes = {}
+    for index, (tensor, expected) in enumerate(entries):
+        tensor = convert_to_tensor(tensor)
+        expected = list(expected)
+        actual = tensor.shape
+        if actual.rank is None:
+            continue
+        if actual.rank != len(expected):
+            raise ValueError(f"assert_shapes: {prefix}tensor {index} has shape {actual}, expected "
+                             f"rank {len(expected)} ({tuple(expected)})")
+        for dim, want in zip(actual, expected):
+            if dim is None or want is None or want == ".":
+                continue
+            if isinstance(want, str):
+                want = sizes.setdefault(want, dim)
+            if dim != want:
+                raise ValueError(f"assert_shapes: {prefix}tensor {index} has shape {actual}, which "
+                                 f"does not match {tuple(expected)} (sizes so far: {sizes})")
+
+
+def _check_numerics_infer(tensor, message):
+    if not tensor.dtype.is_floating:
+        raise TypeError(f"check_numerics needs a floating-point tensor, got {tensor.dtype.name}")
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _check_numerics_grad(op, dy):
+    return (check_numerics(dy, "Not a number (NaN) or infinity (Inf) values detected in gradient. "
+                           + op.attrs["message"]),)
+
+
+@defop("CheckNumerics", infer=_check_numerics_infer, grad=_check_numerics_grad, stateful=True)
+def _check_numerics(xp, tensor, message):
+    if not bool(xp.isfinite(tensor).all()):
+        kinds = [k for k, bad in (("NaN", xp.isnan(tensor).any()), ("Inf", xp.isinf(tensor).any()))
+                 if bool(bad)]
+        raise InvalidArgumentError(f"{message} : Tensor had {' and '.join(kinds)} values",
+                                   op="CheckNumerics")
+    return tensor
+
+
+def check_numerics(tensor, message, name=None):
+    """Passes `tensor` through, raising InvalidArgumentError if it holds NaN or Inf.
+
+    Args:
+        tensor: a floating-point tensor.
+        message: the start of the error message.
+
+    Returns:
+        `tensor` (its gradient passes through, checked in turn).
+
+    Example:
+        >>> tl.debugging.check_numerics(tl.constant([1.0]), "weights").numpy()
+        array([1.], dtype=float32)
+    """
+    return apply("CheckNumerics", convert_to_tensor(tensor), message=str(message))

@@ -17,6 +17,7 @@ from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor,
 from . import array as _array
 from . import math as _math
 from . import random as _random
+from .math import sigmoid, tanh  # noqa: F401 -- tl.nn re-exports them, as TensorFlow
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "erf",
@@ -274,16 +275,6 @@ def gelu(features, approximate=False, name=None):
         inner = (x + 0.044715 * x * x * x) * _pymath.sqrt(2.0 / _pymath.pi)
         return 0.5 * x * (1.0 + _math.tanh(inner))
     return 0.5 * x * (1.0 + erf(x * (1.0 / _pymath.sqrt(2.0))))
-
-
-def sigmoid(x, name=None):
-    """1 / (1 + exp(-x)), elementwise (the same op as `tl.math.sigmoid`)."""
-    return _math.sigmoid(x)
-
-
-def tanh(x, name=None):
-    """Hyperbolic tangent, elementwise (the same op as `tl.math.tanh`)."""
-    return _math.tanh(x)
 
 
 # ------------------------------------------------------------------ softmax
