@@ -65,7 +65,7 @@ def _dtype_problem(name, d):
     allowed = _ALLOWED.get(name)
     if allowed is None or allowed(d):
         return None
-    return f"{name} does not support dtype {d.name}; expected {allowed.what}"
+    return f"dtype {d.name} is not supported; expected {allowed.what}"
 
 
 def _require(name, *dtypes):
@@ -775,7 +775,10 @@ _ALLOWED["ClipByValue"] = _numeric
 
 @defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True)
 def _clip(xp, t, lo, hi):
-    return xp.maximum(xp.minimum(t, hi), lo)  # as TensorFlow: lo wins when lo > hi
+    out = xp.maximum(xp.minimum(t, hi), lo)  # as TensorFlow: lo wins when lo > hi
+    if out.shape != t.shape:
+        raise ValueError("the clip values would broadcast t")
+    return out
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
@@ -830,6 +833,8 @@ def _matmul_grad(op, dy):
 
 @defop("MatMul", infer=_matmul_infer, grad=_matmul_grad)
 def _matmul(xp, a, b, transpose_a=False, transpose_b=False):
+    if a.ndim < 2 or b.ndim < 2:  # numpy would take vectors; TensorFlow does not
+        raise ValueError("MatMul needs inputs of rank >= 2")
     if transpose_a:
         a = xp.swapaxes(a, -1, -2)
     if transpose_b:
@@ -1265,7 +1270,10 @@ def _arg(op_name, input, axis, output_type):  # noqa: A002
     x = convert_to_tensor(input)
     _check_dtypes(op_name, (x,))
     axis = 0 if axis is None else _operator.index(axis)
-    return apply(op_name, x, axis=axis, output_type=_dt.as_dtype(output_type))
+    output_type = _dt.as_dtype(output_type)
+    if output_type not in (_dt.int32, _dt.int64):
+        raise _type_error(op_name, f"output_type must be int32 or int64, got {output_type!r}")
+    return apply(op_name, x, axis=axis, output_type=output_type)
 
 
 def argmax(input, axis=None, output_type=_dt.int64, name=None):  # noqa: A002
