@@ -125,7 +125,7 @@ class GradientTape:
 
     def _record(self, op):
         tracked = self._tracked
-        if op.opdef.name == "CustomGradient":
+        if op.opdef.name in ("CustomGradient", "If", "While"):  # Variables read inside them
             for h in op.inputs:
                 if h.dtype is _dt.resource:
                     var = variable_of_handle(h)
@@ -232,13 +232,12 @@ class GradientTape:
         n = target.shape.num_elements()
         if n is None:
             raise ValueError("jacobian needs a target of static shape")
-        flat = _array.reshape(target, [-1])
         persistent, self._persistent = self._persistent, True
         rows = []
         try:
             for i in range(n):
-                seed = _array.one_hot(i, n, dtype=target.dtype)
-                rows.append(self.gradient(flat, sources, output_gradients=seed,
+                seed = _array.reshape(_array.one_hot(i, n, dtype=target.dtype), list(target.shape))
+                rows.append(self.gradient(target, sources, output_gradients=seed,
                                           unconnected_gradients=unconnected_gradients))
         finally:
             self._persistent = persistent

@@ -310,17 +310,38 @@ def _float(t):
     return t.dtype.is_floating or t.dtype.is_complex
 
 
-def _branch_gradient(graph, inputs, dys):
-    """d(graph outputs . dys) / d(float inputs), by replaying `graph` under a tape."""
-    from ..autodiff import GradientTape  # noqa: PLC0415 -- the tape sits above the op layer
-    inner = [apply("Identity", x) if x.dtype is not _dt.resource else x for x in inputs]
+def _differentiable(t):
+    """Float tensors, and resource handles (their Variables get gradients)."""
+    return _float(t) or t.dtype is _dt.resource
+
+
+def _sources(inner):
+    """What an inner tape differentiates: float inputs, and the Variables behind handles."""
+    from ..autodiff import variable_of_handle  # noqa: PLC0415 -- the tape sits above the op layer
+    return [x if _float(x) else variable_of_handle(x) for x in inner if _differentiable(x)]
+
+
+def _zeros_for(x):
+    from ..autodiff import variable_of_handle  # noqa: PLC0415
+    from .array import zeros_like  # noqa: PLC0415
+    return zeros_like(variable_of_handle(x).read_value() if x.dtype is _dt.resource else x)
+
+
+def _tape_gradient(graph, inner, dys, picked):
+    """Replays `graph` on `inner` under a tape; d(outputs[picked] . dys) / d(_sources(inner))."""
+    from ..autodiff import GradientTape  # noqa: PLC0415
+    sources = _sources(inner)
     with GradientTape(watch_accessed_variables=False) as tape:
-        tape.watch([x for x in inner if _float(x)])
+        tape.watch(sources)
         outs = replay(graph, inner)
-    pairs = [(o, d) for o, d in zip(outs, dys) if _float(o)]
-    sources = [x for x in inner if _float(x)]
-    return tape.gradient([o for o, _ in pairs], sources, output_gradients=[d for _, d in pairs],
-                         unconnected_gradients="zero")
+    outs = [outs[i] for i in picked]
+    return tape.gradient(outs, sources, output_gradients=list(dys), unconnected_gradients="zero")
+
+
+def _branch_gradient(graph, inputs, dys):
+    inner = [apply("Identity", x) if x.dtype is not _dt.resource else x for x in inputs]
+    picked = [i for i, o in enumerate(graph.outputs) if _float(o)]
+    return _tape_gradient(graph, inner, [dys[i] for i in picked], picked)
 
 
 def _if_grad(op, *dys):
@@ -330,7 +351,7 @@ def _if_grad(op, *dys):
                  lambda: _branch_gradient(else_graph, ins, dys))
     grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
     it = iter(grads)
-    return (None,) + tuple(next(it) if _float(x) else None for x in ins)
+    return (None,) + tuple(next(it) if _differentiable(x) else None for x in ins)
 
 
 def _while_grad(op, *dys):
@@ -366,26 +387,19 @@ def _while_grad(op, *dys):
     count, hist = result[0], list(result[1 + n_vars:])
 
     # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
-    d_vars = [dys[i] if _float(init[i]) else None for i in range(n_vars)]
-    cap_float = [c for c in captured if _float(c)]
-    d_caps = [_array.zeros_like(c) for c in cap_float]
-    carried = [d_vars[i] for i in floats]
+    caps_diff = [c for c in captured if _differentiable(c)]
+    carried = [dys[i] for i in floats]
+    d_caps = [_zeros_for(c) for c in caps_diff]
 
     def bwd_cond(j, *acc):
         return _math.greater_equal(j, 0)
 
     def bwd_body(j, *acc):
         dv, dc = list(acc[:len(floats)]), list(acc[len(floats):])
-        vars_j = [_array.gather(h, j) for h in hist]
-        inner = [apply("Identity", v) for v in vars_j]
+        inner = [apply("Identity", _array.gather(h, j)) for h in hist]
         caps = [apply("Identity", c) if c.dtype is not _dt.resource else c for c in captured]
-        from ..autodiff import GradientTape  # noqa: PLC0415
-        with GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch([inner[i] for i in floats] + [c for c in caps if _float(c)])
-            new = replay(body_graph, inner + caps)
-        outs = [new[i] for i in floats]
-        g = tape.gradient(outs, [inner[i] for i in floats] + [c for c in caps if _float(c)],
-                          output_gradients=dv, unconnected_gradients="zero")
+        # sources: the float loop variables, then the differentiable captures
+        g = _tape_gradient(body_graph, inner + caps, dv, floats)
         return (j - 1, *g[:len(floats)], *[a + b for a, b in zip(dc, g[len(floats):])])
 
     back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps))
@@ -396,7 +410,7 @@ def _while_grad(op, *dys):
         grads[i] = d_init[k]
     it = iter(d_cap)
     for k, c in enumerate(captured):
-        if _float(c):
+        if _differentiable(c):
             grads[n_vars + k] = next(it)
     return tuple(grads)
 
