@@ -574,3 +574,37 @@ def test_inference_accepts_unknown_dims_and_rank():
     assert reg["Cumsum"].infer(_spec(None), axis=0, exclusive=False, reverse=False).shape.rank is None
     with pytest.raises(ValueError, match="out of range"):
         reg["Sum"].infer(_spec([None, 3]), axis=(2,), keepdims=False)
+
+
+# ------------------------------------------------------------------ eager == traced
+
+def _tape_grads(case, xs):
+    with tl.GradientTape() as tape:
+        for x in xs:
+            tape.watch(x)
+        out = case.fn(*xs)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        total = tl.add_n([tl.reduce_sum(o * o) for o in outs])
+    return tape.gradient(total, xs)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_traced_equals_eager(case):
+    arrays = make_inputs(case, case.dtypes[0], np.random.default_rng(3))
+    xs = [tl.constant(a) for a in arrays]
+    want = case.fn(*xs)
+    got = tl.function(case.fn)(*xs)
+    assert got.dtype is want.dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", _GRAD_CASES, ids=str)
+def test_traced_gradient_with_unknown_dims_equals_eager(case):
+    arrays = make_inputs(case, "float64", np.random.default_rng(4))
+    xs = [tl.constant(a) for a in arrays]
+    signature = [tl.TensorSpec([None] * a.ndim, tl.float64) for a in arrays]
+    traced = tl.function(lambda *ts: _tape_grads(case, list(ts)), input_signature=signature)
+    for g_eager, g_traced in zip(_tape_grads(case, xs), traced(*xs)):
+        assert (g_eager is None) == (g_traced is None)
+        if g_eager is not None:
+            np.testing.assert_allclose(g_traced.numpy(), g_eager.numpy(), rtol=1e-10)

@@ -1085,7 +1085,7 @@ def _mean_grad(op, dy):
         count = n_in // n_out if n_out else 1
         return (_broadcast_back(_kept(op, dy) / float(count or 1), x),)
     count = reduce_sum(_array().ones_like(x), op.attrs.get("axis"), keepdims=True)
-    return (_kept(op, dy) / count,)
+    return (broadcast_to_shape_of(_kept(op, dy) / count, x),)
 
 
 def _extremum_grad(op, dy):
