@@ -430,7 +430,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     """Cross-entropy between `labels` (a distribution per row) and softmax(logits).
 
     Args:
-        labels: float tensor broadcastable to `logits`; each slice along `axis` a distribution.
+        labels: float tensor broadcastable to `logits`; each slice along `axis` a distribution
+            (the logits gradient, softmax - labels as TensorFlow's, assumes it sums to 1).
         logits: unscaled log-probabilities.
         axis: the class axis.
 

@@ -1,0 +1,369 @@
+"""tl.nn ops: numpy references (direct loops for conv/pooling), float64 finite-difference
+gradients (also of the gradient ops themselves), stability on large logits, and errors."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import trainlib as tl
+from tests.graph.ops.harness import OpCase, check_against_numpy, check_gradient, make_inputs
+
+# ------------------------------------------------------------------ numpy references
+
+
+def np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_log_softmax(x, axis=-1):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+def np_erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
+def _geometry(size, k, stride, dilation, padding):
+    eff = (k - 1) * dilation + 1
+    if padding == "SAME":
+        out = math.ceil(size / stride)
+        total = max((out - 1) * stride + eff - size, 0)
+        return out, total // 2
+    return (size - eff) // stride + 1, 0
+
+
+def np_conv2d(x, f, stride, padding, dilation=1):
+    n, h, w, c = x.shape
+    kh, kw, _, co = f.shape
+    oh, pt = _geometry(h, kh, stride, dilation, padding)
+    ow, pl = _geometry(w, kw, stride, dilation, padding)
+    out = np.zeros((n, oh, ow, co), dtype=np.float64)
+    for b in range(n):
+        for r in range(oh):
+            for s in range(ow):
+                for i in range(kh):
+                    for j in range(kw):
+                        y, z = r * stride + i * dilation - pt, s * stride + j * dilation - pl
+                        if 0 <= y < h and 0 <= z < w:
+                            out[b, r, s] += x[b, y, z].astype(np.float64) @ f[i, j].astype(np.float64)
+    return out.astype(x.dtype)
+
+
+def np_pool(x, k, stride, padding, kind):
+    n, h, w, c = x.shape
+    oh, pt = _geometry(h, k, stride, 1, padding)
+    ow, pl = _geometry(w, k, stride, 1, padding)
+    out = np.zeros((n, oh, ow, c), dtype=x.dtype)
+    for r in range(oh):
+        for s in range(ow):
+            rows = [y for y in range(r * stride - pt, r * stride - pt + k) if 0 <= y < h]
+            cols = [z for z in range(s * stride - pl, s * stride - pl + k) if 0 <= z < w]
+            window = x[:, rows][:, :, cols]
+            out[:, r, s] = window.max(axis=(1, 2)) if kind == "max" else window.mean(axis=(1, 2))
+    return out
+
+
+def np_sigmoid_ce(z, x):
+    return np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+
+
+def np_sparse_ce(labels, logits):
+    return -np.take_along_axis(np_log_softmax(logits), labels[..., None].astype(np.intp), -1)[..., 0]
+
+
+def grad_of(fn, wrt):
+    """A function of (*inputs, dy) returning d<fn(*inputs) . dy>/d inputs[wrt]: checking its
+    gradient checks the gradient ops' own gradients (second order)."""
+    def g(*args):
+        *xs, dy = args
+        with tl.GradientTape() as tape:
+            tape.watch(xs[wrt])
+            y = fn(*xs)
+        return tape.gradient(y, xs[wrt], output_gradients=dy)
+    return g
+
+
+conv_same = lambda x, f: tl.nn.conv2d(x, f, 2, "SAME")  # noqa: E731
+max_same = lambda x: tl.nn.max_pool2d(x, 2, 2, "SAME")  # noqa: E731
+avg_same = lambda x: tl.nn.avg_pool2d(x, 3, 2, "SAME")  # noqa: E731
+
+CASES = [
+    OpCase("relu", ["Relu", "ReluGrad"], tl.nn.relu, lambda x: np.maximum(x, 0), [(3, 4)]),
+    OpCase("relu_grad_grad", ["ReluGrad"], grad_of(tl.nn.relu, 0), None, [(3, 4), (3, 4)]),
+    OpCase("relu6", ["Relu6", "Relu6Grad"], tl.nn.relu6, lambda x: np.clip(x, 0, 6), [(5,)],
+           low=-3, high=9),
+    OpCase("relu6_grad_grad", ["Relu6Grad"], grad_of(tl.nn.relu6, 0), None, [(6,), (6,)],
+           low=-3, high=9),
+    OpCase("leaky_relu", ["LeakyRelu", "LeakyReluGrad"], lambda x: tl.nn.leaky_relu(x, 0.1),
+           lambda x: np.where(x > 0, x, x * x.dtype.type(0.1)), [(7,)]),
+    OpCase("leaky_relu_grad_grad", ["LeakyReluGrad"], grad_of(tl.nn.leaky_relu, 0), None,
+           [(6,), (6,)]),
+    OpCase("elu", ["Elu", "EluGrad"], tl.nn.elu, lambda x: np.where(x > 0, x, np.expm1(x)), [(2, 5)]),
+    OpCase("elu_grad_grad", ["EluGrad"], grad_of(tl.nn.elu, 0), None, [(6,), (6,)]),
+    OpCase("selu", ["Elu"], tl.nn.selu,
+           lambda x: (1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)))
+           .astype(x.dtype), [(6,)]),
+    OpCase("softplus", ["Softplus"], tl.nn.softplus, lambda x: np.logaddexp(x, 0), [(4, 3)],
+           low=-30, high=30),
+    OpCase("silu", ["Sigmoid"], tl.nn.silu, lambda x: x / (1 + np.exp(-x)), [(5,)]),
+    OpCase("erf", ["Erf"], tl.nn.erf, np_erf, [(50,)], low=-6, high=6, rtol=1e-6, atol=1e-7),
+    OpCase("gelu", ["Erf"], tl.nn.gelu, lambda x: (0.5 * x * (1 + np_erf(x / np.sqrt(2)))).astype(x.dtype),
+           [(9,)], low=-4, high=4),
+    OpCase("gelu_tanh", ["Tanh"], lambda x: tl.nn.gelu(x, approximate=True),
+           lambda x: (0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))
+           .astype(x.dtype), [(9,)], low=-4, high=4),
+    OpCase("softmax", ["Softmax"], tl.nn.softmax, np_softmax, [(3, 5)]),
+    OpCase("softmax_axis0", ["Softmax"], lambda x: tl.nn.softmax(x, axis=0),
+           lambda x: np_softmax(x, 0), [(3, 5)]),
+    OpCase("log_softmax", ["LogSoftmax"], tl.nn.log_softmax, np_log_softmax, [(2, 6)]),
+    OpCase("sigmoid_ce", ["SigmoidCrossEntropyWithLogits"],
+           lambda z, x: tl.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x), np_sigmoid_ce,
+           [(3, 4), (3, 4)]),
+    # labels are normalized first: the logits gradient assumes distributions, as TensorFlow's
+    OpCase("softmax_ce", ["SoftmaxCrossEntropyWithLogits", "Softmax", "LogSoftmax"],
+           lambda z, x: tl.nn.softmax_cross_entropy_with_logits(z / tl.reduce_sum(z, -1, True), x),
+           lambda z, x: -(z / z.sum(-1, keepdims=True) * np_log_softmax(x)).sum(-1),
+           [(3, 4), (3, 4)], low=0.1, high=3),
+    OpCase("softmax_ce_axis0", ["SoftmaxCrossEntropyWithLogits"],
+           lambda z, x: tl.nn.softmax_cross_entropy_with_logits(z / tl.reduce_sum(z, 0, True), x,
+                                                                axis=0),
+           lambda z, x: -(z / z.sum(0, keepdims=True) * np_log_softmax(x, 0)).sum(0),
+           [(4, 2), (4, 2)], low=0.1, high=3),
+    OpCase("sparse_ce", ["SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogitsGrad"],
+           lambda labels, x: tl.nn.sparse_softmax_cross_entropy_with_logits(labels, x), np_sparse_ce,
+           [(2, 3), (2, 3, 4)], low=0, high=4, ints=[0]),
+    OpCase("sparse_ce_grad_grad", ["SparseSoftmaxCrossEntropyWithLogitsGrad", "Softmax"],
+           lambda labels, x, dy: grad_of(lambda lg: tl.nn.sparse_softmax_cross_entropy_with_logits(
+               labels, lg), 0)(x, dy), None, [(3,), (3, 4), (3,)], low=0, high=4, ints=[0]),
+    OpCase("conv2d_same", ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"], conv_same,
+           lambda x, f: np_conv2d(x, f, 2, "SAME"), [(2, 5, 4, 2), (3, 2, 2, 3)], rtol=1e-4),
+    OpCase("conv2d_valid_dilated", ["Conv2D"], lambda x, f: tl.nn.conv2d(x, f, 1, "VALID", dilations=2),
+           lambda x, f: np_conv2d(x, f, 1, "VALID", 2), [(1, 5, 6, 2), (2, 2, 2, 2)], rtol=1e-4),
+    OpCase("conv2d_backprop_input_grad", ["Conv2DBackpropInput", "Conv2DBackpropFilter", "Conv2D"],
+           grad_of(conv_same, 0), None, [(1, 4, 3, 2), (3, 2, 2, 2), (1, 2, 2, 2)]),
+    OpCase("conv2d_backprop_filter_grad", ["Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv2D"],
+           grad_of(conv_same, 1), None, [(1, 4, 3, 2), (3, 2, 2, 2), (1, 2, 2, 2)]),
+    OpCase("max_pool_same", ["MaxPool", "MaxPoolGrad"], max_same,
+           lambda x: np_pool(x, 2, 2, "SAME", "max"), [(2, 5, 3, 2)]),
+    OpCase("max_pool_grad_grad", ["MaxPoolGrad", "MaxPoolGradGrad"], grad_of(max_same, 0), None,
+           [(1, 5, 3, 2), (1, 3, 2, 2)]),
+    OpCase("max_pool_grad_grad_grad", ["MaxPoolGradGrad", "MaxPoolGrad"],
+           lambda x, g, gg: grad_of(lambda d: grad_of(max_same, 0)(x, d), 0)(g, gg), None,
+           [(1, 4, 4, 1), (1, 2, 2, 1), (1, 4, 4, 1)]),
+    OpCase("avg_pool_same", ["AvgPool", "AvgPoolGrad"], avg_same,
+           lambda x: np_pool(x, 3, 2, "SAME", "avg"), [(2, 5, 4, 2)]),
+    OpCase("avg_pool_grad_grad", ["AvgPoolGrad", "AvgPool"], grad_of(avg_same, 0), None,
+           [(1, 5, 4, 2), (1, 3, 2, 2)]),
+    OpCase("bias_add", ["BiasAdd"], tl.nn.bias_add, lambda v, b: v + b, [(2, 3, 4), (4,)]),
+    OpCase("l2_normalize", ["Rsqrt"], lambda x: tl.nn.l2_normalize(x, axis=1),
+           lambda x: x / np.sqrt((x * x).sum(1, keepdims=True)), [(3, 4)]),
+    OpCase("moments", ["Mean"], lambda x: tl.nn.moments(x, axes=[0, 2]),
+           lambda x: (x.mean((0, 2)), x.var((0, 2))), [(3, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_case(case):
+    rng = np.random.default_rng(1)
+    for dtype in case.dtypes:
+        arrays = make_inputs(case, dtype, rng)
+        if case.ref is not None:
+            check_against_numpy(case, arrays)
+        if case.grad and dtype == "float64":
+            check_gradient(case, arrays)
+
+
+# ------------------------------------------------------------------ conv and pooling, any geometry
+
+geometry = st.fixed_dictionaries({
+    "n": st.integers(1, 2), "h": st.integers(1, 6), "w": st.integers(1, 6), "c": st.integers(1, 3),
+    "k": st.integers(1, 3), "stride": st.integers(1, 3), "padding": st.sampled_from(["SAME", "VALID"]),
+})
+
+
+@given(geometry, st.integers(1, 2), st.integers(1, 3))
+def test_conv2d_matches_loops(g, dilation, out_channels):
+    dilation = dilation if g["stride"] == 1 else 1
+    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
+    f = rng.normal(size=(g["k"], g["k"], g["c"], out_channels))
+    got = tl.nn.conv2d(x, f, g["stride"], g["padding"], dilations=dilation).numpy()
+    np.testing.assert_allclose(got, np_conv2d(x, f, g["stride"], g["padding"], dilation), atol=1e-12)
+
+
+@given(geometry, st.sampled_from(["max", "avg"]))
+def test_pool_matches_loops(g, kind):
+    if g["padding"] == "VALID" and g["k"] > min(g["h"], g["w"]):
+        return
+    x = np.random.default_rng(0).normal(size=(g["n"], g["h"], g["w"], g["c"]))
+    pool = tl.nn.max_pool2d if kind == "max" else tl.nn.avg_pool2d
+    got = pool(x, g["k"], g["stride"], g["padding"]).numpy()
+    np.testing.assert_allclose(got, np_pool(x, g["k"], g["stride"], g["padding"], kind), atol=1e-12)
+
+
+def test_conv_gradients_any_geometry():
+    rng = np.random.default_rng(3)
+    for stride, padding, k in [(1, "VALID", 2), (3, "SAME", 3), (2, "VALID", 1)]:
+        case = OpCase(f"conv_{stride}_{padding}_{k}", ["Conv2D"],
+                      lambda x, f: tl.nn.conv2d(x, f, stride, padding), None,
+                      [(1, 5, 4, 2), (k, k, 2, 2)])
+        check_gradient(case, make_inputs(case, "float64", rng))
+
+
+def test_explicit_padding_and_strides_forms():
+    x = np.random.default_rng(0).normal(size=(1, 4, 4, 1))
+    f = np.ones((3, 3, 1, 1))
+    explicit = tl.nn.conv2d(x, f, [1, 1, 1, 1], [[0, 0], [1, 1], [1, 1], [0, 0]]).numpy()
+    np.testing.assert_allclose(explicit, tl.nn.conv2d(x, f, [1], "SAME").numpy())
+
+
+def test_max_pool_routes_gradient_to_first_maximum():
+    x = tl.constant(np.array([1.0, 3.0, 3.0, 0.0]).reshape(1, 2, 2, 1))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.nn.max_pool2d(x, 2, 2, "VALID")
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy().ravel(), [0, 1, 0, 0])
+
+
+def test_avg_pool_same_divides_by_real_positions():
+    y = tl.nn.avg_pool2d(tl.ones([1, 3, 3, 1]), 2, 2, "SAME")
+    np.testing.assert_array_equal(y.numpy().ravel(), [1, 1, 1, 1])
+
+
+def test_conv2d_in_a_function_matches_eager():
+    x = np.random.default_rng(0).normal(size=(2, 5, 5, 3)).astype(np.float32)
+    f = np.random.default_rng(1).normal(size=(3, 3, 3, 4)).astype(np.float32)
+
+    @tl.function
+    def step(x, f):
+        with tl.GradientTape() as tape:
+            tape.watch(f)
+            y = tl.nn.relu(tl.nn.conv2d(x, f, 2, "SAME"))
+            loss = tl.reduce_sum(tl.nn.max_pool2d(y, 2, 1, "SAME"))
+        return loss, tape.gradient(loss, f)
+
+    got = step(tl.constant(x), tl.constant(f))
+    fc = tl.constant(f)
+    with tl.GradientTape() as tape:
+        tape.watch(fc)
+        loss = tl.reduce_sum(tl.nn.max_pool2d(tl.nn.relu(tl.nn.conv2d(x, fc, 2, "SAME")), 2, 1, "SAME"))
+    np.testing.assert_allclose(got[0].numpy(), loss.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(got[1].numpy(), tape.gradient(loss, fc).numpy(), rtol=1e-5)
+
+
+def test_conv2d_static_shapes_while_tracing():
+    @tl.function(input_signature=[tl.TensorSpec([None, 7, 6, 3], tl.float32)])
+    def f(x):
+        y = tl.nn.conv2d(x, tl.ones([3, 3, 3, 5]), 2, "SAME")
+        assert y.shape.as_list() == [None, 4, 3, 5]
+        z = tl.nn.max_pool2d(y, 2, 2, "VALID")
+        assert z.shape.as_list() == [None, 2, 1, 5]
+        return z
+
+    assert f(tl.ones([2, 7, 6, 3])).shape == (2, 2, 1, 5)
+
+
+# ------------------------------------------------------------------ stability
+
+
+def test_cross_entropies_are_stable_on_large_logits():
+    logits = np.array([[1000.0, 0.0, -1000.0], [-5000.0, 5000.0, 0.0]])
+    labels = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    dense = tl.nn.softmax_cross_entropy_with_logits(labels, logits).numpy()
+    np.testing.assert_allclose(dense, [0.0, 5000.0])
+    sparse = tl.nn.sparse_softmax_cross_entropy_with_logits(np.array([0, 2]), logits).numpy()
+    np.testing.assert_allclose(sparse, [0.0, 5000.0])
+    sig = tl.nn.sigmoid_cross_entropy_with_logits(np.array([1.0, 0.0]), np.array([-800.0, 800.0]))
+    np.testing.assert_allclose(sig.numpy(), [800.0, 800.0])
+    assert np.all(np.isfinite(tl.nn.softmax(logits.astype(np.float32)).numpy()))
+    np.testing.assert_allclose(tl.nn.log_softmax(logits).numpy()[0], [0.0, -1000.0, -2000.0])
+    assert tl.nn.softplus(tl.constant(1000.0)).numpy() == 1000.0
+
+
+def test_cross_entropy_gradients_on_large_logits_are_finite():
+    logits = tl.constant([[1000.0, 0.0, -1000.0]])
+    with tl.GradientTape() as tape:
+        tape.watch(logits)
+        loss = tl.nn.sparse_softmax_cross_entropy_with_logits([1], logits)
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), [[1.0, -1.0, 0.0]])
+
+
+# ------------------------------------------------------------------ dropout
+
+
+def test_dropout_scales_kept_values_and_drops_about_rate():
+    tl.random.set_seed(5)
+    y = tl.nn.dropout(tl.ones([10000]), rate=0.3).numpy()
+    assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.7)}
+    assert abs((y == 0).mean() - 0.3) < 0.03
+    assert tl.nn.dropout(tl.ones([3]), 0.0).numpy().tolist() == [1, 1, 1]
+
+
+def test_dropout_noise_shape_and_gradient():
+    tl.random.set_seed(1)
+    x = tl.ones([4, 50])
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.nn.dropout(x, 0.5, noise_shape=[4, 1])
+    rows = y.numpy()
+    assert all(len(set(r)) == 1 for r in rows)  # one mask value per row
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), rows)
+
+
+def test_dropout_draws_a_fresh_mask_on_every_graph_call():
+    f = tl.function(lambda x: tl.nn.dropout(x, 0.5))
+    x = tl.ones([64])
+    assert not np.array_equal(f(x).numpy(), f(x).numpy())
+
+
+@pytest.mark.parametrize("rate", [1.0, -0.1, 1.5])
+def test_dropout_rejects_bad_rates(rate):
+    with pytest.raises(ValueError, match="rate"):
+        tl.nn.dropout(tl.ones([2]), rate)
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_bad_padding_string():
+    with pytest.raises(ValueError, match="SAME"):
+        tl.nn.conv2d(tl.ones([1, 3, 3, 1]), tl.ones([1, 1, 1, 1]), 1, "FULL")
+    with pytest.raises(ValueError, match="VALID"):
+        tl.nn.max_pool2d(tl.ones([1, 3, 3, 1]), 2, 1, "same_ish")
+
+
+def test_conv2d_channel_mismatch_names_both_counts():
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"3 channels.*4 input channels"):
+        tl.nn.conv2d(tl.ones([1, 5, 5, 3]), tl.ones([3, 3, 4, 2]), 1, "SAME")
+
+
+def test_conv2d_rank_dtype_and_window_errors():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="4-D"):
+        tl.nn.conv2d(tl.ones([5, 5, 3]), tl.ones([3, 3, 3, 2]), 1, "SAME")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="float64"):
+        tl.nn.conv2d(tl.ones([1, 5, 5, 3]), tl.ones([3, 3, 3, 2], dtype=tl.float64), 1, "SAME")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="negative"):
+        tl.nn.conv2d(tl.ones([1, 2, 2, 1]), tl.ones([3, 3, 1, 1]), 1, "VALID")
+    with pytest.raises(ValueError, match="NHWC"):
+        tl.nn.conv2d(tl.ones([1, 2, 2, 1]), tl.ones([1, 1, 1, 1]), 1, "SAME", data_format="NCHW")
+
+
+def test_sparse_labels_out_of_range():
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"label value of 3 .*\[0, 3\)"):
+        tl.nn.sparse_softmax_cross_entropy_with_logits([0, 3], tl.zeros([2, 3]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="label value of -1"):
+        tl.nn.sparse_softmax_cross_entropy_with_logits([-1], tl.zeros([1, 3]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="labels must have the shape"):
+        tl.nn.sparse_softmax_cross_entropy_with_logits([0, 1, 2], tl.zeros([2, 3]))
+
+
+def test_bias_add_and_cross_entropy_shape_errors():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="bias has 3 elements"):
+        tl.nn.bias_add(tl.zeros([2, 4]), tl.zeros([3]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="same shape"):
+        tl.nn.sigmoid_cross_entropy_with_logits(tl.zeros([2]), tl.zeros([3]))
