@@ -14,7 +14,7 @@ import operator as _operator
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, normalize_axis, same_dtype, spec
-from ..tensor import Tensor, TensorShape, is_tensor
+from ..tensor import Tensor, is_tensor
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod", "pow",
