@@ -73,6 +73,8 @@ def _static_or_tensor(value, name, op_name):
     array = np.asarray(value)
     if array.size and array.dtype.kind not in "iu":
         raise TypeError(f"{op_name}: {name} must hold integers, got {value!r}")
+    if array.ndim == 0:  # tl.zeros(3) means shape [3], as TensorFlow
+        array = array.reshape(1)
     return _ints(array.astype(np.int64)), None
 
 
@@ -682,7 +684,6 @@ def transpose(a, perm=None, conjugate=False, name=None):
         perm, dynamic = _static_or_tensor(perm, "perm", "Transpose")
         if dynamic is not None:
             raise TypeError("Transpose: perm must be known while tracing (a list of ints)")
-        _check_perm(perm, x.shape.rank)
     return apply("Transpose", x, perm=perm)
 
 
@@ -839,8 +840,8 @@ def _tile_grad(op, dy):
 def _tile(xp, x, multiples_tensor=None, multiples=None):
     multiples = _ints(multiples_tensor) if multiples_tensor is not None else multiples
     if len(multiples) != x.ndim or any(m < 0 for m in multiples):
-        raise InvalidArgumentError(f"multiples must be {x.ndim} non-negative ints, one per dim of "
-                                   f"the input, got {list(multiples)}")
+        raise InvalidArgumentError(f"multiples must have one entry per dim of the input, each "
+                                   f"non-negative: got {list(multiples)} for shape {list(x.shape)}")
     return xp.tile(x, multiples)
 
 
@@ -1399,12 +1400,17 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                [0., 0., 1.]], dtype=float32)
     """
     i = convert_to_tensor(indices)
-    if dtype is None:
-        given = [v for v in (on_value, off_value) if v is not None and hasattr(v, "dtype")]
-        dtype = given[0].dtype if given else _dt.float32
-    dtype = _dt.as_dtype(dtype)
-    on = convert_to_tensor(1 if on_value is None else on_value, dtype)
-    off = convert_to_tensor(0 if off_value is None else off_value, dtype)
+    given = [v for v in (on_value, off_value) if v is not None]
+    if given:
+        # the values given decide the dtype (as TensorFlow), so they convert first
+        on, off = convert_same_dtype("OneHot", given + [1 if on_value is None else 0][:2 - len(given)])
+        on, off = (on, off) if on_value is not None else (off, on)
+        if dtype is not None and on.dtype is not _dt.as_dtype(dtype):
+            raise TypeError(f"OneHot: dtype {_dt.as_dtype(dtype).name} differs from the dtype of "
+                            f"on_value/off_value ({on.dtype.name})")
+    else:
+        dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+        on, off = convert_to_tensor(1, dtype), convert_to_tensor(0, dtype)
     axis = -1 if axis is None else int(axis)
     return apply("OneHot", i, on, off, depth=_static_int(depth, "depth", "OneHot"), axis=axis)
 
