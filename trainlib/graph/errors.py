@@ -64,4 +64,6 @@ def op_error(cls, op_name, message, location=None):
     """Builds `cls` with a message that names the op and the user's line."""
     location = location or user_location()
     where = f" (at {location})" if location else ""
+    if not issubclass(cls, OpError):  # TypeError/ValueError for misuse of the Python API
+        return cls(f"{op_name}: {message}{where}")
     return cls(f"{op_name}: {message}{where}", op=op_name, location=location)

@@ -60,8 +60,8 @@ class _Weak:
 
 def _key(value):
     """The part of the cache key for one argument (hashable, comparable)."""
-    if isinstance(value, Tensor):
-        return ("T", value.dtype, tuple(value._value.shape))
+    if type(value) is Tensor:  # the hot case first
+        return ("T", value.dtype, value._value.shape)
     if isinstance(value, (bool, int, float, str, type(None))):
         return (type(value), value)
     if isinstance(value, (list, tuple)):
@@ -485,7 +485,7 @@ class ConcreteFunction:
     def _call_structured(self, args):
         feeds = []
         for a in args:
-            if isinstance(a, Tensor):
+            if type(a) is Tensor:
                 feeds.append(a._value)
             elif isinstance(a, (bool, int, float, str, type(None))):
                 continue
