@@ -362,8 +362,21 @@ def test_sparse_labels_out_of_range():
         tl.nn.sparse_softmax_cross_entropy_with_logits([0, 1, 2], tl.zeros([2, 3]))
 
 
+def test_float_only_ops_reject_integers_eagerly():
+    for fn in (tl.nn.softmax, tl.nn.elu, tl.nn.erf, tl.nn.gelu, lambda x: tl.nn.dropout(x, 0.5),
+               lambda x: tl.nn.avg_pool2d(tl.reshape(x, [1, 2, 1, 1]), 1, 1, "SAME")):
+        with pytest.raises(tl.errors.InvalidArgumentError, match="floating-point"):
+            fn(tl.constant([1, 2]))
+
+
 def test_bias_add_and_cross_entropy_shape_errors():
     with pytest.raises(tl.errors.InvalidArgumentError, match="bias has 3 elements"):
         tl.nn.bias_add(tl.zeros([2, 4]), tl.zeros([3]))
     with pytest.raises(tl.errors.InvalidArgumentError, match="same shape"):
         tl.nn.sigmoid_cross_entropy_with_logits(tl.zeros([2]), tl.zeros([3]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="same shape"):
+        tl.nn.sigmoid_cross_entropy_with_logits(tl.zeros([3, 1]), tl.zeros([3, 4]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="bias has 1 elements"):
+        tl.nn.bias_add(tl.zeros([2, 4]), tl.zeros([1]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="labels must have the shape"):
+        tl.nn.sparse_softmax_cross_entropy_with_logits([0], tl.zeros([2, 3]))

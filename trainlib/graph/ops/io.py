@@ -12,7 +12,7 @@ import sys
 import numpy as np  # formatting host copies for printing only, never kernel math
 
 from ..backend import to_numpy
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
 
@@ -306,4 +306,8 @@ def check_numerics(tensor, message, name=None):
         >>> tl.debugging.check_numerics(tl.constant([1.0]), "weights").numpy()
         array([1.], dtype=float32)
     """
-    return apply("CheckNumerics", convert_to_tensor(tensor), message=str(message))
+    tensor = convert_to_tensor(tensor)
+    if not tensor.dtype.is_floating:  # checked here too: eager calls skip inference
+        raise op_error(InvalidArgumentError, "CheckNumerics",
+                       f"check_numerics needs a floating-point tensor, got {tensor.dtype.name}")
+    return apply("CheckNumerics", tensor, message=str(message))

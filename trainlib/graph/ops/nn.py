@@ -11,7 +11,7 @@ their gradient input and have gradients themselves, so second order works.
 import math as _pymath
 
 from .. import dtypes as _dt
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, op_error
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, \
     normalize_axis, same_dtype, spec
 from . import array as _array
@@ -46,9 +46,14 @@ def _real_infer(name):
     return infer
 
 
-def _float_tensor(x):
-    """A tensor of `x`, Python numbers becoming float32 (activations are float functions)."""
-    return convert_to_tensor(x, dtype_hint=_dt.float32)
+def _float_tensor(x, op_name=None):
+    """A tensor of `x`, Python numbers becoming float32. With `op_name`, a non-float tensor is an
+    InvalidArgumentError now: eager calls skip inference, and numpy would silently widen ints."""
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    if op_name is not None and not x.dtype.is_floating:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"needs a floating-point tensor, got {x.dtype.name}; cast it with tl.cast")
+    return x
 
 
 def _grad_infer(name):
@@ -159,7 +164,7 @@ def leaky_relu(features, alpha=0.2, name=None):
         >>> tl.nn.leaky_relu([-1.0, 2.0]).numpy()
         array([-0.2,  2. ], dtype=float32)
     """
-    return apply("LeakyRelu", _float_tensor(features), alpha=float(alpha))
+    return apply("LeakyRelu", _float_tensor(features, "LeakyRelu"), alpha=float(alpha))
 
 
 def elu(features, name=None):
@@ -169,7 +174,7 @@ def elu(features, name=None):
         >>> tl.nn.elu([0.0, 1.0]).numpy()
         array([0., 1.], dtype=float32)
     """
-    return apply("Elu", _float_tensor(features))
+    return apply("Elu", _float_tensor(features, "Elu"))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -194,7 +199,7 @@ def softplus(features, name=None):
         >>> round(float(tl.nn.softplus(0.0)), 4)
         0.6931
     """
-    return apply("Softplus", _float_tensor(features))
+    return apply("Softplus", _float_tensor(features, "Softplus"))
 
 
 def silu(features, beta=1.0, name=None):
@@ -256,7 +261,7 @@ def erf(x, name=None):
         >>> round(float(tl.nn.erf(1.0)), 6)
         0.842701
     """
-    return apply("Erf", _float_tensor(x))
+    return apply("Erf", _float_tensor(x, "Erf"))
 
 
 def gelu(features, approximate=False, name=None):
@@ -270,7 +275,7 @@ def gelu(features, approximate=False, name=None):
         >>> round(float(tl.nn.gelu(1.0)), 4)
         0.8413
     """
-    x = _float_tensor(features)
+    x = _float_tensor(features, "gelu")
     if approximate:
         inner = (x + 0.044715 * x * x * x) * _pymath.sqrt(2.0 / _pymath.pi)
         return 0.5 * x * (1.0 + _math.tanh(inner))
@@ -334,7 +339,7 @@ def softmax(logits, axis=None, name=None):
         >>> tl.nn.softmax([0.0, 0.0]).numpy()
         array([0.5, 0.5], dtype=float32)
     """
-    return apply("Softmax", _float_tensor(logits), axis=-1 if axis is None else int(axis))
+    return apply("Softmax", _float_tensor(logits, "Softmax"), axis=-1 if axis is None else int(axis))
 
 
 def log_softmax(logits, axis=None, name=None):
@@ -344,7 +349,7 @@ def log_softmax(logits, axis=None, name=None):
         >>> tl.nn.log_softmax([0.0, 0.0]).numpy()
         array([-0.6931472, -0.6931472], dtype=float32)
     """
-    return apply("LogSoftmax", _float_tensor(logits),
+    return apply("LogSoftmax", _float_tensor(logits, "LogSoftmax"),
                  axis=-1 if axis is None else int(axis))
 
 
@@ -368,6 +373,8 @@ def _sigmoid_ce_grad(op, dy):
 @defop("SigmoidCrossEntropyWithLogits", infer=_sigmoid_ce_infer, grad=_sigmoid_ce_grad,
        elementwise=True)
 def _sigmoid_ce(xp, labels, logits):
+    if labels.shape != logits.shape:
+        raise ValueError("shapes differ")  # explained by the inference rule
     zero = logits.dtype.type(0)
     return xp.maximum(logits, zero) - logits * labels + xp.log1p(xp.exp(-xp.abs(logits)))
 
@@ -477,6 +484,8 @@ def _sparse_softmax_minus_onehot(xp, labels, logits):
        grad=lambda op, dy: (None, _array.expand_dims(dy, -1) *
                             apply("SparseSoftmaxCrossEntropyWithLogitsGrad", *op.inputs)))
 def _sparse_ce(xp, labels, logits):
+    if labels.shape != logits.shape[:-1]:
+        raise ValueError("shapes differ")  # explained by the inference rule
     _check_labels(xp, labels, logits.shape[-1])
     log_p = _log_softmax(xp, logits, -1)
     return -xp.take_along_axis(log_p, labels[..., None].astype(xp.intp), axis=-1)[..., 0]
@@ -730,6 +739,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     """
     _check_data_format(data_format)
     x, f = convert_same_dtype("Conv2D", (input, filters))
+    _float_tensor(x, "Conv2D")
     mode, explicit = _padding_attrs(padding)
     strides, dilations = _spatial(strides, "strides"), _spatial(dilations, "dilations", 1)
     if min(strides) < 1 or min(dilations) < 1:
@@ -835,7 +845,7 @@ def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
 
 def _pool(op_name, input, ksize, strides, padding, data_format):  # noqa: A002
     _check_data_format(data_format)
-    x = _float_tensor(input)
+    x = _float_tensor(input, op_name)
     mode, explicit = _padding_attrs(padding)
     if explicit is not None:
         raise ValueError(f"{op_name} padding must be 'SAME' or 'VALID', got {padding!r}")
@@ -895,6 +905,8 @@ def _bias_add_infer(value, bias):
 # the driver sums dy down to the bias's shape
 @defop("BiasAdd", infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
 def _bias_add(xp, value, bias):
+    if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
+        raise ValueError("shapes differ")  # explained by the inference rule
     return value + bias
 
 
@@ -927,16 +939,15 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         seed: an op seed (combined with `tl.random.set_seed`).
 
     Raises:
-        ValueError: for a rate outside [0, 1) or a non-float x.
+        ValueError: for a rate outside [0, 1).
+        InvalidArgumentError: for a non-float x.
 
     Example:
         >>> tl.random.set_seed(0); y = tl.nn.dropout(tl.ones([4]), 0.5)
         >>> sorted(set(y.numpy().tolist())) <= [0.0, 2.0]
         True
     """
-    x = convert_to_tensor(x, dtype_hint=_dt.float32)
-    if not x.dtype.is_floating:
-        raise ValueError(f"dropout needs a floating-point tensor, got {x.dtype.name}")
+    x = _float_tensor(x, "dropout")
     if isinstance(rate, (int, float)):
         if not 0 <= rate < 1:
             raise ValueError(f"rate must be a scalar in [0, 1), got {rate}")
