@@ -1,0 +1,9 @@
+"""`tl.layers`: Keras 3's layers over trainlib ops (see base.py for the Layer contract)."""
+from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register, serialize  # noqa: F401
+from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
+from .conv import AveragePooling2D, Conv2D, MaxPooling2D  # noqa: F401
+from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation", "Flatten",
+           "Dropout", "Embedding", "Conv2D", "MaxPooling2D", "AveragePooling2D",
+           "BatchNormalization", "LayerNormalization", "register", "serialize", "deserialize"]

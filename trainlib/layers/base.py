@@ -1,0 +1,461 @@
+"""`Layer` (the unit of state and computation), `KerasTensor` and `Input` for the functional API.
+
+Owns: weight creation (`add_weight`, always eager: the initializer runs inside
+the callable handed to `tl.Variable`, so a first call inside a tl.function
+trace still creates concrete Variables), lazy `build` on first `__call__`,
+the `training` flag passed down to nested layers, weight order (a layer's own
+weights in creation order, then its sublayers' in attribute-assignment
+order: Keras 3's order), and symbolic calls on KerasTensors, whose output
+specs come from tracing `call` into a scratch graph that is then dropped.
+Invariants: a Layer's Variables exist before any graph uses them on a later
+trace; a KerasTensor never reaches an op (layers intercept it).
+"""
+import contextlib
+import inspect
+import itertools
+import collections
+
+import trainlib as tl
+from trainlib import activations, initializers
+from trainlib.graph.autodiff import flatten, pack_as
+from trainlib.graph.context import graph_scope, state
+from trainlib.graph.tensor import TensorShape, TensorSpec, is_tensor
+from trainlib.graph.tracing import FuncGraph
+from trainlib.graph.variables import Module, Variable
+
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "register", "serialize", "deserialize"]
+
+_name_counters = collections.defaultdict(itertools.count)
+_training_stack = []          # the training flag of the enclosing layer calls
+_REGISTRY = {}                # class name -> class, for from_config / deserialize
+
+
+def register(cls):
+    """Class decorator: makes `cls` known to `deserialize` (and model loading) by name."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def unique_name(base):
+    n = next(_name_counters[base])
+    return base if n == 0 else f"{base}_{n}"
+
+
+def _snake(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or
+                                   (i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+# ------------------------------------------------------------------ symbolic values
+
+class KerasTensor:
+    """A symbolic value of the functional API: a shape (batch dim None), a dtype and its history.
+
+    Produced by `tl.layers.Input` and by calling layers on KerasTensors; it
+    never holds data. `Model(inputs, outputs)` reads the recorded layer graph.
+    """
+
+    def __init__(self, shape, dtype=tl.float32, layer=None, node_inputs=None, node_kwargs=None,
+                 index=0, name=None):
+        self.shape = TensorShape(shape)
+        self.dtype = tl.as_dtype(dtype)
+        self.layer = layer                # the layer whose call produced it
+        self.node_inputs = node_inputs    # the (args) structure it was called on
+        self.node_kwargs = node_kwargs or {}
+        self.index = index                # which output of that call
+        self.name = name
+
+    @property
+    def ndim(self):
+        return self.shape.rank
+
+    def __repr__(self):
+        return f"<KerasTensor shape={self.shape} dtype={self.dtype.name} " \
+               f"(created by layer '{self.layer.name if self.layer else None}')>"
+
+    def __hash__(self):
+        return id(self)
+
+
+def _is_keras_tensor(x):
+    return isinstance(x, KerasTensor)
+
+
+@contextlib.contextmanager
+def scratch_graph(name="symbolic"):
+    """A graph to trace into only for shapes: active tapes are hidden, nothing runs."""
+    tapes = state.tapes
+    state.tapes = []
+    try:
+        with graph_scope(FuncGraph(name)) as graph:
+            yield graph
+    finally:
+        state.tapes = tapes
+
+
+def placeholder_like(graph, value, name="x"):
+    """A placeholder with the spec of a KerasTensor / tensor / TensorSpec / array."""
+    shape = TensorShape(value.shape)
+    dtype = value.dtype if isinstance(value.dtype, tl.DType) else tl.as_dtype(value.dtype)
+    return graph.add_argument(shape, dtype, name)
+
+
+# ------------------------------------------------------------------ Layer
+
+class Layer(Module):
+    """Base class of layers: state (weights, created in `build`) plus computation (`call`).
+
+    Subclasses implement `build(input_shape)` (create weights with
+    `add_weight`) and `call(inputs, training=None)`; `__call__` builds on the
+    first call, casts floating inputs to the layer's dtype, and passes the
+    `training` flag down to nested layers.
+
+    Args:
+        trainable: whether the layer's weights are trained.
+        name: the layer's name (default: snake-cased class name, numbered).
+        dtype: the dtype of the weights and computation (default float32).
+
+    Example:
+        >>> class Scale(tl.layers.Layer):
+        ...     def build(self, input_shape):
+        ...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+        ...     def call(self, x):
+        ...         return x * self.w
+        >>> Scale()(tl.ones((2, 3))).shape
+        TensorShape([2, 3])
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, input_dim=None,
+                 **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
+        super().__init__(name or unique_name(_snake(type(self).__name__)))
+        self._trainable = bool(trainable)
+        self.dtype = tl.as_dtype(dtype or "float32")
+        self.built = False
+        self._trainable_variables = []
+        self._non_trainable_variables = []
+        self._build_input_shape = None
+        self._output_shape = None
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        self._input_shape_arg = tuple(input_shape) if input_shape is not None else None
+        try:
+            self._call_takes_training = "training" in inspect.signature(self.call).parameters
+        except (TypeError, ValueError):
+            self._call_takes_training = False
+
+    # -- weights
+    def add_weight(self, name=None, shape=(), initializer=None, trainable=True, dtype=None,
+                   regularizer=None, constraint=None):
+        """Creates a Variable owned by this layer (eagerly, even during a trace).
+
+        Args:
+            name: the weight's name ("kernel", "bias", ...).
+            shape: its shape.
+            initializer: an initializer, its Keras name, or None (glorot_uniform for
+                floating weights, zeros otherwise).
+            trainable: whether optimizers train it.
+            dtype: its dtype (default: the layer's).
+
+        Returns:
+            The `tl.Variable`.
+        """
+        dtype = tl.as_dtype(dtype or self.dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        init = initializers.get(initializer)
+        shape = tuple(int(d) for d in shape)
+        variable = Variable(lambda: init(shape, dtype=dtype), trainable=trainable,
+                            name=name or "variable", dtype=dtype)
+        (self._trainable_variables if trainable else self._non_trainable_variables).append(variable)
+        return variable
+
+    def _sublayers(self):
+        """Directly owned layers, in attribute-assignment order."""
+        out, seen = [], set()
+
+        def visit(value):
+            if isinstance(value, Layer):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    out.append(value)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    visit(v)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    visit(v)
+
+        for key, value in vars(self).items():
+            if key not in ("_inbound_layers",):
+                visit(value)
+        return out
+
+    @property
+    def layers(self):
+        return self._sublayers()
+
+    @property
+    def weights(self):
+        """All weights: own (creation order), then each sublayer's, each once."""
+        out, seen = [], set()
+        for v in self._trainable_variables + self._non_trainable_variables:
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        for layer in self._sublayers():
+            for v in layer.weights:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+        return out
+
+    @property
+    def trainable_weights(self):
+        return [v for v in self.weights if v.trainable] if self._trainable else []
+
+    @property
+    def non_trainable_weights(self):
+        if not self._trainable:
+            return self.weights
+        return [v for v in self.weights if not v.trainable]
+
+    @property
+    def variables(self):
+        return tuple(self.weights)
+
+    @property
+    def trainable_variables(self):
+        return tuple(self.trainable_weights)
+
+    @property
+    def non_trainable_variables(self):
+        return tuple(self.non_trainable_weights)
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        self._trainable = value
+        for v in self._trainable_variables:
+            v.trainable = value
+        for layer in self._sublayers():
+            layer.trainable = value
+
+    def get_weights(self):
+        """The weights' values as numpy arrays, in `weights` order."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Assigns numpy arrays to the weights, in `weights` order.
+
+        Raises:
+            ValueError: on a count or shape mismatch.
+        """
+        import numpy as np  # noqa: PLC0415 -- host data, not kernel math
+        own = self.weights
+        weights = list(weights)
+        if len(weights) != len(own):
+            raise ValueError(f"Layer '{self.name}' expects {len(own)} weights, got {len(weights)}")
+        for v, w in zip(own, weights):
+            w = np.asarray(w)
+            if tuple(w.shape) != tuple(v.shape):
+                raise ValueError(f"weight '{v.name}' of layer '{self.name}' has shape "
+                                 f"{tuple(v.shape)}, got an array of shape {w.shape}")
+            v.assign(w.astype(v.dtype.np))
+
+    def count_params(self):
+        """Number of scalars in all weights."""
+        if not self.built:
+            raise ValueError(f"Layer '{self.name}' is not built yet: call it or build() it first "
+                             "to count its parameters.")
+        return int(sum(v.shape.num_elements() for v in self.weights))
+
+    # -- building and calling
+    def build(self, input_shape):
+        """Creates the weights for inputs of `input_shape` (a tuple, batch dim None)."""
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        """The computation; the default returns the inputs."""
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        """The output shape for `input_shape`, found by tracing `call` symbolically."""
+        with scratch_graph() as graph:
+            x = graph.add_argument(TensorShape(input_shape), self.dtype, "x")
+            out = self.call(x, **({"training": False} if self._call_takes_training else {}))
+        return tuple(out.shape)
+
+    def _maybe_build(self, args):
+        if self.built:
+            return
+        shapes = pack_as(args[0], [tuple(x.shape) if hasattr(x, "shape") else None
+                                   for x in flatten(args[0])])
+        self._build_input_shape = shapes
+        # building creates Variables eagerly even while a tl.function traces
+        self.build(shapes)
+        self.built = True
+
+    def _convert_inputs(self, value):
+        import numpy as np  # noqa: PLC0415 -- inspecting host data
+        leaves = flatten(value)
+        out = []
+        for x in leaves:
+            if isinstance(x, (np.ndarray, np.generic, list, float, int)) and not isinstance(x, bool):
+                arr = np.asarray(x)
+                if arr.dtype.kind == "f" and arr.dtype != self.dtype.np and self.dtype.is_floating:
+                    arr = arr.astype(self.dtype.np)
+                x = tl.convert_to_tensor(arr)
+            elif isinstance(x, Variable):
+                x = x.read_value()
+            if is_tensor(x) and x.dtype.is_floating and self.dtype.is_floating and \
+                    x.dtype is not self.dtype and self._autocast:
+                x = tl.cast(x, self.dtype)
+            out.append(x)
+        return pack_as(value, out)
+
+    _autocast = True
+
+    def __call__(self, *args, **kwargs):
+        if not args and "inputs" in kwargs:
+            args = (kwargs.pop("inputs"),)
+        if not args:
+            raise TypeError(f"{self.name}: __call__ needs the inputs as first argument")
+        if any(_is_keras_tensor(x) for x in flatten(args[0])):
+            return self._symbolic_call(args, kwargs)
+        args = (self._convert_inputs(args[0]),) + tuple(args[1:])
+        training = kwargs.get("training")
+        if training is None and _training_stack:
+            training = _training_stack[-1]
+        if self._call_takes_training:
+            kwargs["training"] = bool(training) if training is not None else False
+        else:
+            kwargs.pop("training", None)
+        self._maybe_build(args)
+        _training_stack.append(bool(training) if training is not None else False)
+        try:
+            return self.call(*args, **kwargs)
+        finally:
+            _training_stack.pop()
+
+    def _symbolic_call(self, args, kwargs):
+        """Calls the layer on KerasTensors: builds it, infers output specs, records the node."""
+        kwargs = {k: v for k, v in kwargs.items() if k != "training"}
+        self._maybe_build(args)
+        with scratch_graph() as graph:
+            leaves = flatten(args[0])
+            feeds = [placeholder_like(graph, x, f"x{i}") if _is_keras_tensor(x) else x
+                     for i, x in enumerate(leaves)]
+            if self._call_takes_training:
+                kwargs_call = dict(kwargs, training=False)
+            else:
+                kwargs_call = kwargs
+            _training_stack.append(False)
+            try:
+                out = self.call(pack_as(args[0], feeds), *args[1:], **kwargs_call)
+            finally:
+                _training_stack.pop()
+        out_leaves = flatten(out)
+        kts = [KerasTensor(t.shape, t.dtype, layer=self, node_inputs=args, node_kwargs=kwargs,
+                           index=i) for i, t in enumerate(out_leaves)]
+        self._output_shape = tuple(kts[0].shape) if len(kts) == 1 else [tuple(k.shape) for k in kts]
+        self._inbound_layers = getattr(self, "_inbound_layers", [])
+        return pack_as(out, kts)
+
+    # -- config
+    def get_config(self):
+        """The constructor arguments, as a JSON-serializable dict."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self._input_shape_arg is not None:
+            config["input_shape"] = list(self._input_shape_arg)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer from `get_config`'s dict."""
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# ------------------------------------------------------------------ Input
+
+@register
+class InputLayer(Layer):
+    """The layer behind `tl.layers.Input`: holds the input spec of a functional model."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None, batch_shape=None,
+                 **kwargs):
+        if "input_shape" in kwargs and shape is None:
+            shape = kwargs.pop("input_shape")
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("Input needs a shape (without the batch dim), e.g. shape=(784,)")
+            batch_shape = (batch_size,) + tuple(shape)
+        self.batch_shape = tuple(batch_shape)
+        self.built = True
+        self.output = KerasTensor(self.batch_shape, self.dtype, layer=self, name=self.name)
+        self._output_shape = self.batch_shape
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype.name, "name": self.name}
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):  # noqa: N802
+    """A symbolic input (`KerasTensor`) for the functional API.
+
+    Args:
+        shape: the shape of one sample (no batch dim), e.g. `(784,)`.
+        batch_size: a fixed batch size (default None: any).
+        dtype: the input dtype (default float32).
+        name: the input's name.
+
+    Example:
+        >>> x = tl.layers.Input(shape=(4,))
+        >>> y = tl.layers.Dense(2)(x)
+        >>> model = tl.Model(x, y)
+    """
+    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                      batch_shape=batch_shape).output
+
+
+# ------------------------------------------------------------------ serialization
+
+def serialize(layer):
+    """{"class_name", "config"} of a layer."""
+    return {"class_name": type(layer).__name__, "config": layer.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """The layer a `serialize` dict describes (registered classes and `custom_objects` only).
+
+    Raises:
+        ValueError: for an unknown class name.
+    """
+    name = config["class_name"]
+    cls = (custom_objects or {}).get(name) or _REGISTRY.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown layer class {name!r}: pass it in custom_objects or decorate it "
+                         "with tl.layers.register")
+    if hasattr(cls, "_from_config_custom"):
+        return cls._from_config_custom(config["config"], custom_objects)
+    return cls.from_config(config["config"])
+
+
+def get_activation_config(activation):
+    return activations.serialize(activation)

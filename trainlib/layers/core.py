@@ -1,0 +1,152 @@
+"""Core layers: Dense, Activation, Flatten, Dropout, Embedding.
+
+Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
+`call` is plain public ops, so it runs eagerly and traces alike.
+"""
+import trainlib as tl
+from trainlib import activations, initializers
+
+from .base import Layer, register
+
+__all__ = ["Dense", "Activation", "Flatten", "Dropout", "Embedding"]
+
+
+@register
+class Dense(Layer):
+    """`activation(inputs @ kernel + bias)` on the last axis.
+
+    Args:
+        units: output size.
+        activation: a function or Keras name ("relu", "softmax", ...); None is linear.
+        use_bias: add a bias.
+        kernel_initializer: default "glorot_uniform".
+        bias_initializer: default "zeros".
+
+    Example:
+        >>> tl.layers.Dense(3, activation="relu")(tl.ones((2, 4))).shape
+        TensorShape([2, 3])
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if int(units) <= 0:
+            raise ValueError(f"Dense needs a positive number of units, got {units}")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+
+    def build(self, input_shape):
+        last = input_shape[-1]
+        if last is None:
+            raise ValueError(f"Dense layer '{self.name}' needs a known last input dim, got "
+                             f"input shape {input_shape}")
+        self.kernel = self.add_weight("kernel", (last, self.units), self.kernel_initializer)
+        self.bias = self.add_weight("bias", (self.units,), self.bias_initializer) \
+            if self.use_bias else None
+
+    def call(self, inputs):
+        x = tl.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
+        if self.bias is not None:
+            x = tl.nn.bias_add(x, self.bias)
+        return self.activation(x)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer)}
+
+
+@register
+class Activation(Layer):
+    """Applies an activation function (a function or a Keras name)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": activations.serialize(self.activation)}
+
+
+@register
+class Flatten(Layer):
+    """Flattens all dims but the batch dim: (batch, ...) -> (batch, prod(...))."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format
+
+    def call(self, inputs):
+        rest = inputs.shape[1:]
+        if rest.is_fully_defined():
+            n = rest.num_elements()
+            return tl.reshape(inputs, [-1, n])
+        return tl.reshape(inputs, tl.stack([tl.shape(inputs)[0], -1]))
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
+
+
+@register
+class Dropout(Layer):
+    """Zeroes a `rate` fraction of inputs while training, scaling the rest by 1/(1-rate).
+
+    Args:
+        rate: the fraction dropped, in [0, 1).
+        noise_shape: shape of the keep mask (broadcast over the input).
+        seed: a seed for the draws.
+    """
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate <= 1:
+            raise ValueError(f"Dropout rate must be in [0, 1], got {rate}")
+        self.rate = float(rate)
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if training and self.rate > 0:
+            return tl.nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
+        return inputs
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape,
+                "seed": self.seed}
+
+
+@register
+class Embedding(Layer):
+    """Looks up rows of an (input_dim, output_dim) table for integer indices.
+
+    Args:
+        input_dim: vocabulary size.
+        output_dim: embedding size.
+        embeddings_initializer: default "uniform" (Keras's RandomUniform(-0.05, 0.05)).
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", **kwargs):
+        super().__init__(**kwargs)
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self._autocast = False
+
+    def build(self, input_shape=None):
+        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
+                                          self.embeddings_initializer)
+
+    def call(self, inputs):
+        if not inputs.dtype.is_integer:
+            inputs = tl.cast(inputs, tl.int32)
+        return tl.gather(self.embeddings, inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
+                "embeddings_initializer": initializers.serialize(self.embeddings_initializer)}

@@ -1,0 +1,309 @@
+"""`tl.losses`: Keras 3's losses as classes (with reduction) and as per-sample functions.
+
+Owns: the per-sample formulas (`mean_squared_error`, ... : one value per
+sample, averaged over the last axis as Keras does), `Loss.__call__`
+(sample weighting and the reduction: "sum_over_batch_size" (default, the mean
+of the weighted per-sample values), "sum", "mean" (divided by the sum of the
+weights) or "none"), and name resolution for `Model.compile`.
+Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
+epsilon 1e-7 before the log, so no loss is ever infinite.
+"""
+import trainlib as tl
+
+__all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "LossFunctionWrapper", "mean_squared_error", "mean_absolute_error",
+           "mean_absolute_percentage_error", "huber", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy", "mse", "mae", "mape",
+           "get", "serialize", "deserialize"]
+
+EPSILON = 1e-7
+_REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "none", None)
+
+
+def _pair(y_true, y_pred):
+    y_pred = tl.convert_to_tensor(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = tl.cast(y_pred, tl.float32)
+    y_true = tl.convert_to_tensor(y_true)
+    if y_true.dtype is not y_pred.dtype:
+        y_true = tl.cast(y_true, y_pred.dtype)
+    # Keras squeezes or expands a trailing 1 so that (n,) labels fit (n, 1) predictions
+    rt, rp = y_true.shape.rank, y_pred.shape.rank
+    if rt is not None and rp is not None:
+        if rt == rp + 1 and y_true.shape[-1] == 1:
+            y_true = tl.squeeze(y_true, axis=-1)
+        elif rp == rt + 1 and y_pred.shape[-1] == 1:
+            y_true = tl.expand_dims(y_true, -1)
+    return y_true, y_pred
+
+
+def _check_shapes(name, y_true, y_pred):
+    t, p = y_true.shape, y_pred.shape
+    if t.rank is not None and p.rank is not None and t.rank == p.rank and \
+            not t.is_compatible_with(p):
+        raise ValueError(f"{name}: y_true has shape {t} and y_pred has shape {p}; they must match "
+                         "(labels of one value per output unit)")
+
+
+# ------------------------------------------------------------------ per-sample functions
+
+def mean_squared_error(y_true, y_pred):
+    """mean((y_true - y_pred)^2, axis=-1).
+
+    Example:
+        >>> float(tl.losses.mean_squared_error([[0., 1.]], [[1., 1.]])[0])
+        0.5
+    """
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_shapes("mean_squared_error", y_true, y_pred)
+    return tl.reduce_mean(tl.square(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_error(y_true, y_pred):
+    """mean(|y_true - y_pred|, axis=-1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_shapes("mean_absolute_error", y_true, y_pred)
+    return tl.reduce_mean(tl.abs(y_pred - y_true), axis=-1)
+
+
+def mean_absolute_percentage_error(y_true, y_pred):
+    """100 * mean(|(y_true - y_pred) / max(|y_true|, epsilon)|, axis=-1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    diff = tl.abs((y_true - y_pred) / tl.maximum(tl.abs(y_true), EPSILON))
+    return 100.0 * tl.reduce_mean(diff, axis=-1)
+
+
+def huber(y_true, y_pred, delta=1.0):
+    """mean over the last axis of 0.5 e^2 where |e| <= delta, else delta (|e| - 0.5 delta)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    error = y_pred - y_true
+    abs_error = tl.abs(error)
+    return tl.reduce_mean(tl.where(abs_error <= delta, 0.5 * tl.square(error),
+                                   delta * abs_error - 0.5 * delta * delta), axis=-1)
+
+
+def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """mean over `axis` of -(y log p + (1 - y) log(1 - p)); p = sigmoid(y_pred) with from_logits."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_shapes("binary_crossentropy", y_true, y_pred)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    if from_logits:
+        per = tl.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = tl.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+        per = -(y_true * tl.math.log(p) + (1.0 - y_true) * tl.math.log(1.0 - p))
+    return tl.reduce_mean(per, axis=axis)
+
+
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    """-sum(y_true * log(p), axis); p = y_pred normalized to sum 1, or softmax with from_logits."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    _check_shapes("categorical_crossentropy", y_true, y_pred)
+    if label_smoothing:
+        n = tl.cast(tl.shape(y_true)[-1], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
+    if from_logits:
+        log_p = tl.nn.log_softmax(y_pred, axis=axis)
+    else:
+        p = y_pred / tl.reduce_sum(y_pred, axis=axis, keepdims=True)
+        log_p = tl.math.log(tl.clip_by_value(p, EPSILON, 1.0 - EPSILON))
+    return -tl.reduce_sum(y_true * log_p, axis=axis)
+
+
+def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
+    """-log p[label] with integer labels (shape of y_pred without the class axis, or with a 1 there)."""
+    y_pred = tl.convert_to_tensor(y_pred)
+    y_true = tl.convert_to_tensor(y_true)
+    if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
+            y_true.shape.rank == y_pred.shape.rank and y_true.shape[-1] == 1:
+        y_true = tl.squeeze(y_true, axis=-1)
+    if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
+            y_true.shape.rank != y_pred.shape.rank - 1:
+        raise ValueError(f"sparse_categorical_crossentropy: integer labels of shape {y_true.shape} "
+                         f"do not fit predictions of shape {y_pred.shape}; labels need the "
+                         "predictions' shape without the class axis")
+    if not y_true.dtype.is_integer:
+        y_true = tl.cast(y_true, tl.int32)
+    if ignore_class is not None:
+        valid = tl.not_equal(y_true, ignore_class)
+        y_true = tl.where(valid, y_true, tl.zeros_like(y_true))
+    if from_logits:
+        loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    else:
+        p = y_pred / tl.reduce_sum(y_pred, axis=axis, keepdims=True)
+        log_p = tl.math.log(tl.clip_by_value(p, EPSILON, 1.0 - EPSILON))
+        depth = y_pred.shape[-1]
+        loss = -tl.reduce_sum(tl.one_hot(y_true, depth, dtype=y_pred.dtype) * log_p, axis=-1)
+    if ignore_class is not None:
+        loss = loss * tl.cast(valid, loss.dtype)
+    return loss
+
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error
+mape = MAPE = mean_absolute_percentage_error
+
+
+# ------------------------------------------------------------------ classes
+
+def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
+    """Applies `sample_weight` (broadcast) to per-sample `values` and reduces them."""
+    if sample_weight is not None:
+        sample_weight = tl.cast(tl.convert_to_tensor(sample_weight), values.dtype)
+        if sample_weight.shape.rank is not None and values.shape.rank is not None and \
+                sample_weight.shape.rank > values.shape.rank:
+            sample_weight = tl.reshape(sample_weight, tl.shape(values))
+        values = values * sample_weight
+    if reduction in ("none", None):
+        return values
+    total = tl.reduce_sum(values)
+    if reduction == "sum":
+        return total
+    if reduction == "mean" and sample_weight is not None:
+        return total / tl.reduce_sum(sample_weight * tl.ones_like(values))
+    return total / tl.cast(tl.size(values), values.dtype)
+
+
+class Loss:
+    """Base class: `loss(y_true, y_pred, sample_weight=None)` = reduce(weighted `call` values).
+
+    Args:
+        reduction: "sum_over_batch_size" (default), "sum", "mean" or "none".
+        name: the loss's name.
+    """
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"Invalid reduction {reduction!r}; expected one of "
+                             "'sum_over_batch_size', 'sum', 'mean', 'none'")
+        self.name = name or _snake(type(self).__name__)
+        self.reduction = reduction
+        self.dtype = dtype
+
+    def call(self, y_true, y_pred):
+        raise NotImplementedError
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        return reduce_weighted_values(self.call(y_true, y_pred), sample_weight, self.reduction)
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+
+class LossFunctionWrapper(Loss):
+    """A Loss around a per-sample function `fn(y_true, y_pred, **kwargs)`."""
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, **kwargs):
+        super().__init__(name=name or fn.__name__, reduction=reduction)
+        self.fn, self._fn_kwargs = fn, kwargs
+
+    def call(self, y_true, y_pred):
+        return self.fn(y_true, y_pred, **self._fn_kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), **self._fn_kwargs}
+
+
+def _wrapper(cls_name, fn, default_name, doc, **defaults):
+    def __init__(self, reduction="sum_over_batch_size", name=default_name, **kwargs):
+        options = {**defaults, **kwargs}
+        unknown = set(options) - set(defaults)
+        if unknown:
+            raise TypeError(f"{cls_name} got unexpected keyword arguments {sorted(unknown)}")
+        LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, **options)
+
+    def from_config(cls, config):
+        return cls(**config)
+
+    return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc,
+                                                  "from_config": classmethod(from_config)})
+
+
+MeanSquaredError = _wrapper("MeanSquaredError", mean_squared_error, "mean_squared_error",
+                            "Mean of squared errors (per sample over the last axis), reduced.")
+MeanAbsoluteError = _wrapper("MeanAbsoluteError", mean_absolute_error, "mean_absolute_error",
+                             "Mean of absolute errors (per sample over the last axis), reduced.")
+MeanAbsolutePercentageError = _wrapper(
+    "MeanAbsolutePercentageError", mean_absolute_percentage_error,
+    "mean_absolute_percentage_error", "100 * mean |error / y_true|, reduced.")
+Huber = _wrapper("Huber", huber, "huber_loss",
+                 "Quadratic for |error| <= delta (default 1.0), linear beyond.", delta=1.0)
+BinaryCrossentropy = _wrapper(
+    "BinaryCrossentropy", binary_crossentropy, "binary_crossentropy",
+    "Binary cross-entropy of probabilities (or logits with from_logits=True).",
+    from_logits=False, label_smoothing=0.0, axis=-1)
+CategoricalCrossentropy = _wrapper(
+    "CategoricalCrossentropy", categorical_crossentropy, "categorical_crossentropy",
+    "Cross-entropy of one-hot labels and probabilities (or logits with from_logits=True).",
+    from_logits=False, label_smoothing=0.0, axis=-1)
+SparseCategoricalCrossentropy = _wrapper(
+    "SparseCategoricalCrossentropy", sparse_categorical_crossentropy,
+    "sparse_categorical_crossentropy",
+    "Cross-entropy of integer labels and probabilities (or logits with from_logits=True).",
+    from_logits=False, ignore_class=None)
+
+
+def _snake(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                     Huber, BinaryCrossentropy, CategoricalCrossentropy,
+                                     SparseCategoricalCrossentropy)}
+_FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error,
+              "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
+              "mean_absolute_percentage_error": mean_absolute_percentage_error,
+              "mape": mean_absolute_percentage_error, "huber": huber, "huber_loss": huber,
+              "binary_crossentropy": binary_crossentropy,
+              "categorical_crossentropy": categorical_crossentropy,
+              "sparse_categorical_crossentropy": sparse_categorical_crossentropy}
+
+
+def get(identifier):
+    """A loss callable from a name ("mse", "sparse_categorical_crossentropy", ...), class, or callable.
+
+    Raises:
+        ValueError: for an unknown name.
+    """
+    if identifier is None or isinstance(identifier, Loss):
+        return identifier
+    if isinstance(identifier, type) and issubclass(identifier, Loss):
+        return identifier()
+    if isinstance(identifier, str):
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        fn = _FUNCTIONS.get(identifier)
+        if fn is None:
+            raise ValueError(f"Unknown loss {identifier!r}; expected one of {sorted(_FUNCTIONS)}")
+        return fn
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"Could not interpret loss {identifier!r}")
+
+
+def serialize(loss):
+    if isinstance(loss, Loss):
+        return {"class_name": type(loss).__name__, "config": loss.get_config()}
+    return getattr(loss, "__name__", None)
+
+
+def deserialize(config):
+    if isinstance(config, str):
+        return get(config)
+    cls = _CLASSES.get(config["class_name"])
+    if cls is None:
+        raise ValueError(f"Unknown loss class {config['class_name']!r}")
+    return cls.from_config(config["config"])

@@ -1,0 +1,226 @@
+"""`Optimizer`: the base class every optimizer builds on (Keras 3's design).
+
+Owns: the learning rate (a float32 Variable, or a schedule evaluated at
+`iterations`, so changing it never retraces a step), the `iterations`
+counter, slot creation in `build(var_list)`, gradient clipping (`clipnorm`,
+`global_clipnorm`, `clipvalue`), decoupled weight decay, and the order of one
+`apply_gradients`: clip, decay weights, `update_step` per variable, count.
+Invariants: subclasses implement only `build` and `update_step`; all
+Variables (slots, counters) exist after `build`, which runs eagerly before
+(or, at the latest, on the first trace of) a train step.
+"""
+import trainlib as tl
+from trainlib.graph.context import eager_scope
+from trainlib.graph.variables import Variable
+
+from .schedules import LearningRateSchedule
+
+__all__ = ["Optimizer"]
+
+
+class Optimizer:
+    """Base class: applies gradients to Variables.
+
+    Args:
+        learning_rate: a float or a `tl.optim.schedules.LearningRateSchedule`.
+        weight_decay: decoupled weight decay: before each update,
+            `var -= var * weight_decay * learning_rate`.
+        clipnorm: clip each gradient to this L2 norm.
+        clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
+        global_clipnorm: clip all gradients together to this global L2 norm.
+        name: the optimizer's name.
+
+    Example:
+        >>> opt = tl.optim.SGD(learning_rate=0.1)
+        >>> v = tl.Variable(1.0)
+        >>> opt.apply_gradients([(tl.constant(2.0), v)])
+        >>> float(v)
+        0.8
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, name=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError("Only one of clipnorm, clipvalue and global_clipnorm can be set.")
+        self.name = name or type(self).__name__.lower()
+        self.weight_decay = weight_decay
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        with eager_scope():
+            self.iterations = Variable(tl.constant(0, dtype=tl.int64), trainable=False,
+                                       name="iteration")
+            if isinstance(learning_rate, LearningRateSchedule):
+                self._schedule = learning_rate
+                self._learning_rate = None
+            elif callable(learning_rate):
+                raise TypeError("learning_rate must be a number or a LearningRateSchedule")
+            else:
+                self._schedule = None
+                self._learning_rate = Variable(tl.constant(float(learning_rate)), trainable=False,
+                                               name="learning_rate")
+        self.built = False
+        self._variables = []
+        self._index = {}
+
+    # -- learning rate
+    @property
+    def learning_rate(self):
+        """The current learning rate (a scalar tensor)."""
+        if self._schedule is not None:
+            return self._schedule(self.iterations)
+        return self._learning_rate.read_value()
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if isinstance(value, LearningRateSchedule):
+            self._schedule = value
+            return
+        if self._schedule is not None:
+            raise TypeError("This optimizer was created with a learning-rate schedule; its "
+                            "learning rate cannot be set to a number.")
+        self._learning_rate.assign(float(value))
+
+    lr = learning_rate
+
+    # -- variables
+    def build(self, var_list):
+        """Creates the slots for `var_list` (subclasses call super().build first)."""
+        self._trainable_variables = list(var_list)
+        self._index = {id(v): i for i, v in enumerate(self._trainable_variables)}
+        self.built = True
+
+    def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
+        """A slot Variable shaped and typed like `reference_variable`."""
+        from trainlib import initializers  # noqa: PLC0415 -- initializers import trainlib
+        init = initializers.get(initializer)
+        shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
+        base = reference_variable.name.split(":")[0]
+        v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
+                     dtype=dtype)
+        self._variables.append(v)
+        return v
+
+    @property
+    def variables(self):
+        """iterations, the learning-rate Variable, then the slots."""
+        head = [self.iterations] + ([self._learning_rate] if self._learning_rate is not None else [])
+        return head + list(self._variables)
+
+    def _var_index(self, variable):
+        i = self._index.get(id(variable))
+        if i is None:
+            raise KeyError(f"Variable {variable.name} was not part of the var_list this optimizer "
+                           "was built with. Build a new optimizer for a different set of variables.")
+        return i
+
+    # -- applying
+    def apply_gradients(self, grads_and_vars):
+        """Applies (gradient, variable) pairs: clip, weight decay, update, `iterations += 1`.
+
+        Pairs whose gradient is None are skipped.
+
+        Raises:
+            ValueError: if every gradient is None.
+        """
+        pairs = list(grads_and_vars)
+        pairs_kept = [(g, v) for g, v in pairs if g is not None]
+        if not pairs_kept:
+            names = [v.name for _, v in pairs]
+            raise ValueError(f"No gradients provided for any variable: {names}. Check that the loss "
+                             "depends on them and is computed inside the GradientTape.")
+        if not self.built:
+            self.build([v for _, v in pairs])
+        grads = [g for g, _ in pairs_kept]
+        variables = [v for _, v in pairs_kept]
+        for v in variables:
+            self._var_index(v)
+        grads = self._clip_gradients(grads)
+        lr = self.learning_rate
+        self._apply_weight_decay(variables, lr)
+        for g, v in zip(grads, variables):
+            if g.dtype is not v.dtype:
+                g = tl.cast(g, v.dtype)
+            self.update_step(g, v, lr if lr.dtype is v.dtype else tl.cast(lr, v.dtype))
+        self.iterations.assign_add(tl.constant(1, dtype=tl.int64))
+
+    def minimize(self, loss, var_list, tape=None):
+        """Computes the gradients of `loss` with `tape` and applies them.
+
+        Args:
+            loss: a tensor (with `tape`) or a zero-argument callable returning the loss.
+            var_list: the Variables to update.
+            tape: the GradientTape that recorded `loss`.
+        """
+        var_list = list(var_list)
+        if tape is None:
+            if not callable(loss):
+                raise ValueError("minimize needs a tape when loss is a tensor")
+            with tl.GradientTape() as tape:
+                loss = loss()
+        grads = tape.gradient(loss, var_list)
+        self.apply_gradients(zip(grads, var_list))
+
+    def update_step(self, gradient, variable, learning_rate):
+        """Updates one variable from its gradient (each optimizer implements this)."""
+        raise NotImplementedError
+
+    # -- clipping and weight decay
+    def _clip_gradients(self, grads):
+        if self.clipnorm is not None and self.clipnorm > 0:
+            return [_clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm is not None and self.global_clipnorm > 0:
+            return _clip_by_global_norm(grads, self.global_clipnorm)
+        if self.clipvalue is not None and self.clipvalue > 0:
+            return [tl.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
+        return grads
+
+    def _apply_weight_decay(self, variables, lr):
+        if not self.weight_decay:
+            return
+        for v in variables:
+            if getattr(v, "_exclude_from_weight_decay", False):
+                continue
+            rate = lr if lr.dtype is v.dtype else tl.cast(lr, v.dtype)
+            v.assign(v - v * self.weight_decay * rate)
+
+    def exclude_from_weight_decay(self, var_list=None):
+        """Marks Variables (e.g. biases) that weight decay must not touch."""
+        for v in var_list or ():
+            v._exclude_from_weight_decay = True
+
+    # -- config
+    def get_config(self):
+        lr = self._schedule if self._schedule is not None else float(self._learning_rate.numpy())
+        if self._schedule is not None:
+            from .schedules import serialize  # noqa: PLC0415
+            lr = serialize(lr)
+        return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
+                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
+                "global_clipnorm": self.global_clipnorm}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            from .schedules import deserialize  # noqa: PLC0415
+            config["learning_rate"] = deserialize(config["learning_rate"])
+        return cls(**config)
+
+
+def _clip_by_norm(g, clip_norm):
+    # Keras's safe form: no NaN gradient at zero, unchanged below the norm
+    l2sum = tl.reduce_sum(tl.square(g))
+    positive = l2sum > 0
+    norm = tl.where(positive, tl.sqrt(tl.where(positive, l2sum, tl.ones_like(l2sum))), l2sum)
+    return g * clip_norm / tl.maximum(norm, tl.cast(clip_norm, g.dtype))
+
+
+def _clip_by_global_norm(grads, clip_norm):
+    total = None
+    for g in grads:
+        s = tl.reduce_sum(tl.square(tl.cast(g, tl.float32) if g.dtype is not tl.float32 else g))
+        total = s if total is None else total + s
+    norm = tl.sqrt(total)
+    scale = clip_norm * tl.minimum(1.0 / norm, 1.0 / clip_norm)
+    return [g * (scale if g.dtype is tl.float32 else tl.cast(scale, g.dtype)) for g in grads]
