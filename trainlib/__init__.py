@@ -15,7 +15,7 @@ from .graph.function import Function, function  # noqa: F401
 from .graph.ops import math, nn, random  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
-from .graph.ops.io import print  # noqa: F401,A004
+from .graph.ops.io import Assert, print  # noqa: F401,A004
 from .graph.ops.control_flow import *  # noqa: F401,F403
 from . import config, debugging  # noqa: F401
 from .graph.backend import device  # noqa: F401

@@ -42,6 +42,93 @@ class Program:
         return self.line_ops.get(lineno)
 
 
+def _direct_ufunc(op):
+    """The xp function an op lowers to directly (no kernel wrapper; accepts out=), or None."""
+    name = op.opdef.ufunc
+    if name is not None:
+        return name
+    if op.type == "MatMul" and not op.attrs and all(
+            t.shape.rank is not None and t.shape.rank >= 2 for t in op.inputs):
+        return "matmul"  # exactly the kernel when nothing is transposed and ranks are checked
+    return None
+
+
+class MemoryPlan:
+    """Which intermediates die where, and which dead buffers later ops reuse with out=.
+
+    A value's buffer may be reused only if it was freshly made by a direct
+    (ufunc-like) call and every consumer is such a call too, so no view,
+    Variable or graph output can alias it. Elementwise ops may write into an
+    input that dies at that op; matmul never overlaps its inputs.
+    """
+
+    def __init__(self, graph):
+        ops = [op for op in graph.operations if op.type not in ("Placeholder", "Const")]
+        self.last_use = {}
+        for i, op in enumerate(ops):
+            for t in op.inputs:
+                self.last_use[id(t)] = i
+        for t in graph.outputs:
+            self.last_use[id(t)] = len(ops)
+        direct = {id(op): _direct_ufunc(op) for op in ops}
+        consumers_direct = {}
+        for op in ops:
+            for t in op.inputs:
+                ok = direct[id(op)] is not None
+                consumers_direct[id(t)] = consumers_direct.get(id(t), True) and ok
+        outputs = {id(t) for t in graph.outputs}
+        self.reusable = set()
+        for op in ops:
+            if direct[id(op)] is None:
+                continue
+            t = op.outputs[0]
+            if id(t) in outputs or not t.shape.is_fully_defined() or t.shape.rank == 0:
+                continue
+            if consumers_direct.get(id(t), False):
+                self.reusable.add(id(t))
+        self.ops = ops
+        self.out_buffer = {}     # id(op) -> id(tensor) whose buffer it writes into
+        self.frees = {}          # id(op) -> tensors that die after it (not reused)
+        free = {}                # (shape, dtype) -> [tensor ids]
+        live, peak, peak_unplanned, reused = 0, 0, 0, 0
+        sizes = {}
+        for i, op in enumerate(ops):
+            t = op.outputs[0] if op.outputs else None
+            key = (t.shape.as_tuple(), t.dtype) if t is not None and t.shape.is_fully_defined() else None
+            size = _nbytes(t)
+            if direct[id(op)] is not None and key in free and free[key] and t is not None \
+                    and t.shape.rank:
+                self.out_buffer[id(op)] = free[key].pop()
+                reused += size
+            else:
+                live += size
+            for out in op.outputs:
+                sizes[id(out)] = _nbytes(out)
+            peak = max(peak, live)
+            peak_unplanned += size
+            dying = [x for x in op.inputs if self.last_use.get(id(x)) == i and id(x) in sizes]
+            seen = set()
+            for x in dying:
+                if id(x) in seen:
+                    continue
+                seen.add(id(x))
+                if id(x) in self.reusable:
+                    k = (x.shape.as_tuple(), x.dtype)
+                    free.setdefault(k, []).append(id(x))
+                else:
+                    live -= sizes[id(x)]
+                    self.frees.setdefault(id(op), []).append(x)
+        self.peak_bytes = peak
+        self.reused_bytes = reused
+        self.total_intermediate_bytes = peak_unplanned
+
+
+def _nbytes(t):
+    if t is None or not t.shape.is_fully_defined() or t.dtype.np is None:
+        return 0
+    return t.shape.num_elements() * t.dtype.np.itemsize
+
+
 class _Emitter:
     def __init__(self, xp):
         self.xp = xp
@@ -78,9 +165,19 @@ class _Emitter:
         if op is not None:
             self.line_ops[len(self.lines) + 1] = op  # +1: the def line comes first
 
+    def direct(self, name):
+        key = "xp_" + name
+        if key not in self.consts:
+            self.consts[key] = getattr(self.xp, name)
+            self.used.add(key)
+        return key
+
     # -- graphs
-    def graph_body(self, graph, env, indent):
-        """Emits the ops of `graph`; `env` maps id(tensor) -> variable name (inputs pre-bound)."""
+    def graph_body(self, graph, env, indent, plan=None):
+        """Emits the ops of `graph`; `env` maps id(tensor) -> variable name (inputs pre-bound).
+
+        With a MemoryPlan (top level only), dead buffers are reused through out= and other
+        intermediates are deleted after their last use."""
         for op in graph.operations:
             if op.type == "Placeholder":
                 continue
@@ -92,6 +189,17 @@ class _Emitter:
                 lower(self, op, env, indent)
                 continue
             args = [env[id(t)] for t in op.inputs]
+            ufunc = _direct_ufunc(op)
+            if ufunc is not None:
+                if plan is not None and id(op) in plan.out_buffer:
+                    args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
+                name = self.fresh(op.name)
+                env[id(op.outputs[0])] = name
+                self.emit(indent, f"{name} = {self.direct(ufunc)}({', '.join(args)})", op)
+                if plan is not None:
+                    plan.names[id(op.outputs[0])] = name
+                    self._free(plan, op, indent)
+                continue
             for key, value in op.attrs.items():
                 if key.startswith("_"):
                     continue
@@ -108,6 +216,17 @@ class _Emitter:
                 self.emit(indent, f"{outs[0]} = {call}", op)
             else:
                 self.emit(indent, f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}", op)
+            if plan is not None:
+                for t, name in zip(op.outputs, outs):
+                    plan.names[id(t)] = name
+                self._free(plan, op, indent)
+
+    def _free(self, plan, op, indent):
+        """`del` intermediates that die at `op` (large or unknown size) so memory returns early."""
+        names = [plan.names[id(t)] for t in plan.frees.get(id(op), ())
+                 if id(t) in plan.names and (_nbytes(t) >= 4096 or not t.shape.is_fully_defined())]
+        if names:
+            self.emit(indent, f"del {', '.join(dict.fromkeys(names))}")
 
     def inline(self, graph, input_names, indent):
         """Emits a branch/body graph with its inputs bound to `input_names`; returns output names."""
@@ -164,12 +283,18 @@ def _lower_while(em, op, env, indent):
 _SPECIAL = {"If": _lower_if, "While": _lower_while}
 
 
-def compile_graph(graph, xp, name="graph_fn"):
-    """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays."""
+def compile_graph(graph, xp, name="graph_fn", plan_memory=True):
+    """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays.
+
+    `plan_memory` frees intermediates after their last use and reuses dead
+    buffers through out= (the Program's `memory` reports the figures)."""
     em = _Emitter(xp)
     params = [em.fresh(t.op.name) for t in graph.inputs]
     env = {id(t): p for t, p in zip(graph.inputs, params)}
-    em.graph_body(graph, env, 1)
+    plan = MemoryPlan(graph) if plan_memory else None
+    if plan is not None:
+        plan.names = {}
+    em.graph_body(graph, env, 1, plan)
     outs = [env[id(t)] for t in graph.outputs]
     em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     fname = re.sub(r"\W", "_", name) or "graph_fn"
@@ -187,7 +312,11 @@ def compile_graph(graph, xp, name="graph_fn"):
     fn = namespace["make"](xp, *[em.consts[c] for c in closure])
     # line numbers: `make` adds one line before the function's def line
     line_ops = {line + 1: op for line, op in em.line_ops.items()}
-    return Program(fn, body, filename, line_ops)
+    program = Program(fn, body, filename, line_ops)
+    program.memory = None if plan is None else {
+        "peak_bytes": plan.peak_bytes, "reused_bytes": plan.reused_bytes,
+        "unplanned_peak_bytes": plan.total_intermediate_bytes}
+    return program
 
 
 def translate_error(program, error):

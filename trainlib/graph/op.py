@@ -50,8 +50,23 @@ class OpDef:
         self.elementwise = elementwise
         self.num_outputs = num_outputs
 
+    @property
+    def ufunc(self):
+        """The name of the xp ufunc this op's kernel is exactly (codegen calls it directly, with
+        out= buffers), or None."""
+        return getattr(self.kernel, "ufunc", None)
+
     def __repr__(self):
         return f"OpDef({self.name})"
+
+
+def ufunc_kernel(name):
+    """A kernel that is exactly the array module's ufunc `name` (`xp.add`, `xp.exp`...)."""
+    def kernel(xp, *arrays, out=None):
+        return getattr(xp, name)(*arrays, out=out)
+    kernel.ufunc = name
+    kernel.__name__ = f"{name}_kernel"
+    return kernel
 
 
 def defop(name, *, infer, grad=None, stateful=False, differentiable=True, elementwise=False,

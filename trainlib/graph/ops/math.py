@@ -13,7 +13,7 @@ import operator as _operator
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
-from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, normalize_axis, same_dtype, spec
+from ..op import apply, ufunc_kernel, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, normalize_axis, same_dtype, spec
 from ..tensor import Tensor, is_tensor
 
 __all__ = [
@@ -147,22 +147,16 @@ def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiab
 
 # ------------------------------------------------------------------ arithmetic
 
-@defop("AddV2", infer=_binary_infer("AddV2", allowed=_numeric), elementwise=True,
-       grad=lambda op, dy: (dy, dy))
-def _add(xp, a, b):
-    return xp.add(a, b)
+defop("AddV2", infer=_binary_infer("AddV2", allowed=_numeric), elementwise=True,
+      grad=lambda op, dy: (dy, dy))(ufunc_kernel("add"))
 
 
-@defop("Sub", infer=_binary_infer("Sub", allowed=_numeric), elementwise=True,
-       grad=lambda op, dy: (dy, -dy))
-def _sub(xp, a, b):
-    return xp.subtract(a, b)
+defop("Sub", infer=_binary_infer("Sub", allowed=_numeric), elementwise=True,
+      grad=lambda op, dy: (dy, -dy))(ufunc_kernel("subtract"))
 
 
-@defop("Mul", infer=_binary_infer("Mul", allowed=_numeric), elementwise=True,
-       grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]))
-def _mul(xp, a, b):
-    return xp.multiply(a, b)
+defop("Mul", infer=_binary_infer("Mul", allowed=_numeric), elementwise=True,
+      grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]))(ufunc_kernel("multiply"))
 
 
 def add(x, y, name=None):
@@ -199,7 +193,7 @@ def _int_divisor_check(xp, y):
         raise InvalidArgumentError("Integer division by zero")
 
 
-_elementwise2("RealDiv", lambda xp, a, b: xp.true_divide(a, b), _floating,
+_elementwise2("RealDiv", ufunc_kernel("true_divide"), _floating,
               grad=lambda op, dy: (dy / op.inputs[1],
                                    dy * (-op.inputs[0] / op.inputs[1] / op.inputs[1])))
 
@@ -244,9 +238,9 @@ def _selector_grad(selector):
     return grad
 
 
-_elementwise2("Maximum", lambda xp, a, b: xp.maximum(a, b), _numeric,
+_elementwise2("Maximum", ufunc_kernel("maximum"), _numeric,
               grad=_selector_grad(lambda x, y: greater_equal(x, y)))
-_elementwise2("Minimum", lambda xp, a, b: xp.minimum(a, b), _numeric,
+_elementwise2("Minimum", ufunc_kernel("minimum"), _numeric,
               grad=_selector_grad(lambda x, y: less_equal(x, y)))
 
 
@@ -413,40 +407,40 @@ def _round_kernel(xp, x):
     return xp.round(x) if x.dtype.kind == "f" else x  # numpy rounds half to even, as TensorFlow
 
 
-_elementwise("Abs", lambda xp, x: xp.abs(x), _numeric,
+_elementwise("Abs", ufunc_kernel("abs"), _numeric,
              grad=lambda op, dy: (dy * sign(op.inputs[0]),))
-_elementwise("Sign", lambda xp, x: xp.sign(x), _numeric,
+_elementwise("Sign", ufunc_kernel("sign"), _numeric,
              grad=lambda op, dy: (_array().zeros_like(op.inputs[0]),))
-_elementwise("Square", lambda xp, x: xp.square(x), _numeric,
+_elementwise("Square", ufunc_kernel("square"), _numeric,
              grad=lambda op, dy: (dy * (2 * op.inputs[0]),))
-_elementwise("Exp", lambda xp, x: xp.exp(x), _floating,
+_elementwise("Exp", ufunc_kernel("exp"), _floating,
              grad=lambda op, dy: (dy * op.outputs[0],))
-_elementwise("Log", lambda xp, x: xp.log(x), _floating,
+_elementwise("Log", ufunc_kernel("log"), _floating,
              grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),))
-_elementwise("Log1p", lambda xp, x: xp.log1p(x), _floating,
+_elementwise("Log1p", ufunc_kernel("log1p"), _floating,
              grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),))
-_elementwise("Sqrt", lambda xp, x: xp.sqrt(x), _floating,
+_elementwise("Sqrt", ufunc_kernel("sqrt"), _floating,
              grad=lambda op, dy: (dy * 0.5 / op.outputs[0],))
 _elementwise("Rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)), _floating,
              grad=lambda op, dy: (dy * (-0.5 * op.outputs[0] * op.outputs[0] * op.outputs[0]),))
-_elementwise("Reciprocal", lambda xp, x: xp.reciprocal(x), _floating,
+_elementwise("Reciprocal", ufunc_kernel("reciprocal"), _floating,
              grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],))
-_elementwise("Sin", lambda xp, x: xp.sin(x), _floating,
+_elementwise("Sin", ufunc_kernel("sin"), _floating,
              grad=lambda op, dy: (dy * cos(op.inputs[0]),))
-_elementwise("Cos", lambda xp, x: xp.cos(x), _floating,
+_elementwise("Cos", ufunc_kernel("cos"), _floating,
              grad=lambda op, dy: (-dy * sin(op.inputs[0]),))
-_elementwise("Tanh", lambda xp, x: xp.tanh(x), _floating,
+_elementwise("Tanh", ufunc_kernel("tanh"), _floating,
              grad=lambda op, dy: (dy * (1 - op.outputs[0] * op.outputs[0]),))
 _elementwise("Sigmoid", _stable_sigmoid, _floating,
              grad=lambda op, dy: (dy * op.outputs[0] * (1 - op.outputs[0]),))
 # TensorFlow registers no gradient (None) for Round, Floor and Ceil
 _elementwise("Round", _round_kernel, _numeric, differentiable=False)
-_elementwise("Floor", lambda xp, x: xp.floor(x), _floating, differentiable=False)
-_elementwise("Ceil", lambda xp, x: xp.ceil(x), _floating, differentiable=False)
-_elementwise("IsNan", lambda xp, x: xp.isnan(x), _floating, out_dtype=_dt.bool, differentiable=False)
-_elementwise("IsFinite", lambda xp, x: xp.isfinite(x), _floating, out_dtype=_dt.bool,
+_elementwise("Floor", ufunc_kernel("floor"), _floating, differentiable=False)
+_elementwise("Ceil", ufunc_kernel("ceil"), _floating, differentiable=False)
+_elementwise("IsNan", ufunc_kernel("isnan"), _floating, out_dtype=_dt.bool, differentiable=False)
+_elementwise("IsFinite", ufunc_kernel("isfinite"), _floating, out_dtype=_dt.bool,
              differentiable=False)
-_elementwise("IsInf", lambda xp, x: xp.isinf(x), _floating, out_dtype=_dt.bool, differentiable=False)
+_elementwise("IsInf", ufunc_kernel("isinf"), _floating, out_dtype=_dt.bool, differentiable=False)
 
 
 def negative(x, name=None):
@@ -459,10 +453,8 @@ def negative(x, name=None):
     return unary("Neg", x)
 
 
-@defop("Neg", infer=_unary_infer("Neg", allowed=_numeric), elementwise=True,
-       grad=lambda op, dy: (negative(dy),))
-def _neg(xp, x):
-    return xp.negative(x)
+defop("Neg", infer=_unary_infer("Neg", allowed=_numeric), elementwise=True,
+      grad=lambda op, dy: (negative(dy),))(ufunc_kernel("negative"))
 
 
 def abs(x, name=None):  # noqa: A001 -- TensorFlow's name
@@ -594,9 +586,9 @@ for _name, _fn, _allowed in (("Equal", "equal", _any), ("NotEqual", "not_equal",
     _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
                   out_dtype=_dt.bool, differentiable=False)
 del _name, _fn, _allowed
-_elementwise2("LogicalAnd", lambda xp, a, b: xp.logical_and(a, b), _boolean, differentiable=False)
-_elementwise2("LogicalOr", lambda xp, a, b: xp.logical_or(a, b), _boolean, differentiable=False)
-_elementwise("LogicalNot", lambda xp, x: xp.logical_not(x), _boolean, differentiable=False)
+_elementwise2("LogicalAnd", ufunc_kernel("logical_and"), _boolean, differentiable=False)
+_elementwise2("LogicalOr", ufunc_kernel("logical_or"), _boolean, differentiable=False)
+_elementwise("LogicalNot", ufunc_kernel("logical_not"), _boolean, differentiable=False)
 
 
 def equal(x, y, name=None):
@@ -1367,3 +1359,9 @@ def _sum_to_shape_of(xp, g, x):
        grad=lambda op, dy: (sum_to_shape_of(dy, op.inputs[0]), None))
 def _broadcast_to_shape_of(xp, x, like):
     return xp.broadcast_to(x, like.shape)
+
+
+def erf(x, name=None):
+    """The error function, elementwise (`tl.math.erf`; the Erf op is defined with the nn ops)."""
+    from .nn import erf as _erf  # noqa: PLC0415 -- nn builds on math
+    return _erf(x)
