@@ -302,6 +302,48 @@ def test_traced_matches_eager(case, unknown_dims):
         assert o.shape.is_compatible_with(e.shape)
 
 
+def _weighted_gradients(case, tensors, weights):
+    with tl.GradientTape() as tape:
+        for t in tensors:
+            if t.dtype.is_floating:
+                tape.watch(t)
+        out = case.fn(*tensors)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        total = tl.reduce_sum(outs[0] * tl.constant(weights[0]))
+        for o, w in zip(outs[1:], weights[1:]):
+            total = total + tl.reduce_sum(o * tl.constant(w))
+    return tape.gradient(total, [t for t in tensors if t.dtype.is_floating])
+
+
+@pytest.mark.parametrize("unknown_dims", [False, True], ids=["static", "none_dims"])
+@pytest.mark.parametrize("case", GRAD_CASES, ids=str)
+def test_traced_gradient_matches_eager(case, unknown_dims):
+    """Gradient rules build the same values inside graphs, also where dims are unknown (their
+    shape-dependent parts then go through run-time Shape ops)."""
+    arrays = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in _arrays(case, "float64")]
+    eager_out = case.fn(*[tl.constant(a) for a in arrays])
+    eager_outs = eager_out if isinstance(eager_out, (list, tuple)) else [eager_out]
+    rng = np.random.default_rng(3)
+    weights = [rng.uniform(0.5, 1.5, size=tuple(o.shape)) for o in eager_outs]
+    eager = _weighted_gradients(case, [tl.constant(a) for a in arrays], weights)
+    graph = Graph("grad")
+    with graph_scope(graph):
+        feeds, placeholders = {}, []
+        for a in arrays:
+            shape = [None] * a.ndim if unknown_dims else list(a.shape)
+            p = apply("Placeholder", shape=tl.TensorShape(shape), dtype=tl.as_dtype(a.dtype))
+            feeds[id(p)] = a
+            placeholders.append(p)
+        traced = _weighted_gradients(case, placeholders, weights)
+    graph.verify()
+    values = _run_graph(graph, feeds)
+    for e, t in zip(eager, traced):
+        if e is None:
+            assert t is None
+            continue
+        np.testing.assert_allclose(values[id(t)], e.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_cases_cover_every_array_op():
     import trainlib.graph.ops.array as array_module
     mine = {name for name, opdef in REGISTRY.items()
@@ -522,19 +564,21 @@ def test_concat_and_stack_random_counts(count, base, data):
 
 @st.composite
 def keys(draw, shape):
-    entries = []
-    for d in shape[:draw(st.integers(0, len(shape)))]:
+    """A key indexing a prefix of the dims, or a prefix, `...` and a suffix; plus new axes."""
+    def entry(d):
         if d and draw(st.booleans()):
-            entries.append(draw(st.integers(-d, d - 1)))
-        else:
-            bound = st.none() | st.integers(-d - 2, d + 2)
-            step = st.none() | st.integers(-3, 3).filter(bool)
-            entries.append(slice(draw(bound), draw(bound), draw(step)))
+            return draw(st.integers(-d, d - 1))
+        bound = st.none() | st.integers(-d - 2, d + 2)
+        step = st.none() | st.integers(-3, 3).filter(bool)
+        return slice(draw(bound), draw(bound), draw(step))
+
+    front = draw(st.integers(0, len(shape)))
+    entries = [entry(d) for d in shape[:front]]
+    if draw(st.booleans()):
+        back = draw(st.integers(front, len(shape)))
+        entries += [Ellipsis] + [entry(d) for d in shape[back:]]
     for _ in range(draw(st.integers(0, 2))):
         entries.insert(draw(st.integers(0, len(entries))), None)
-    if entries and draw(st.booleans()):
-        entries.insert(draw(st.integers(0, len(entries))), Ellipsis)
-        entries = entries[:-1] if entries[-1] is not Ellipsis else entries
     return tuple(entries)
 
 

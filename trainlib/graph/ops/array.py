@@ -451,7 +451,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
 
 
 def _linspace_infer(start, stop, num, axis=0):
-    d = same_dtype_floating("LinSpace", start, stop)
+    d = _same_floating_dtype("LinSpace", start, stop)
     base = broadcast_shapes(start.shape, stop.shape)
     if num < 0:
         raise ValueError(f"num must be non-negative, got {num}")
@@ -463,7 +463,7 @@ def _linspace_infer(start, stop, num, axis=0):
     return spec(dims, d)
 
 
-def same_dtype_floating(op_name, a, b):
+def _same_floating_dtype(op_name, a, b):
     if a.dtype is not b.dtype:
         raise TypeError(f"{op_name} needs equal dtypes, got {a.dtype.name} and {b.dtype.name}")
     if not a.dtype.is_floating:
