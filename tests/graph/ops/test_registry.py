@@ -1,0 +1,50 @@
+"""The op registry is complete: every differentiable op has a gradient rule and a gradient check.
+
+Unions the `CASES` tables of the op test modules (and the tests that check the
+gradients of ops only reachable through other machinery: control flow,
+custom_gradient and the driver's own broadcasting ops).
+"""
+import importlib
+
+from trainlib.graph.op import REGISTRY
+
+_TABLE_MODULES = ("test_math", "test_array", "test_nn", "test_debugging")
+
+# op -> the test that checks its gradient outside the CASES tables
+_CHECKED_ELSEWHERE = {
+    "If": "tests/graph/test_autodiff.py::test_gradient_through_if_against_finite_differences",
+    "While": "tests/graph/test_autodiff.py::test_gradient_through_while_with_input_dependent_trip_count",
+    "ReadVariableOp": "tests/graph/test_autodiff.py::test_variables_are_watched_automatically",
+    "Identity": "tests/graph/test_autodiff.py::test_custom_gradient",
+    "Cast": "tests/graph/ops/test_math.py::test_cast_gradient_between_floats",
+    "SumToShapeOf": "tests/graph/ops/test_math.py (gradients with None-dim input signatures)",
+    "BroadcastToShapeOf": "tests/graph/ops/test_math.py (second order with None dims)",
+}
+
+
+def _checked_ops():
+    ops = set()
+    for name in _TABLE_MODULES:
+        module = importlib.import_module(f"tests.graph.ops.{name}")
+        for case in getattr(module, "CASES", ()):
+            if getattr(case, "grad", False):
+                ops.update(case.ops)
+    return ops
+
+
+def test_every_differentiable_op_has_a_gradient_rule():
+    missing = sorted(name for name, d in REGISTRY.items() if d.differentiable and d.grad is None)
+    assert not missing, f"differentiable ops without a gradient rule: {missing}"
+
+
+def test_every_differentiable_op_has_a_gradient_check():
+    checked = _checked_ops() | set(_CHECKED_ELSEWHERE)
+    unchecked = sorted(name for name, d in REGISTRY.items()
+                       if d.differentiable and name not in checked)
+    assert not unchecked, f"differentiable ops with no finite-difference check: {unchecked}"
+
+
+def test_every_op_has_kernel_and_inference():
+    for name, d in REGISTRY.items():
+        assert callable(d.kernel) and callable(d.infer), name
+        assert d.name == name
