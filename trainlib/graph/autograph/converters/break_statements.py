@@ -1,0 +1,67 @@
+"""`break` becomes a `break_` flag: the loop stops when it is set, the rest of the body is guarded.
+
+    while test:                 break_ = False
+        a                       while not break_ and test:
+        if c:           ->          a
+            break                   if c:
+        b                               break_ = True
+    else:                           if not break_:
+        d                               b
+                                if not break_:
+                                    d
+
+A `for` gets the flag as its `extra_test` (checked before each iteration).
+A loop `else` runs only when the loop did not break, as in Python.
+Inner loops are rewritten first, so a loop only sees its own breaks.
+"""
+import gast
+
+from ..pyct import Converter, and_not, contains, lower_jumps, set_location, template
+
+_LOOPS_AND_SCOPES = (gast.While, gast.For, gast.FunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def _has_break(stmts):
+    return contains(stmts, gast.Break, stop=_LOOPS_AND_SCOPES)
+
+
+class BreakConverter(Converter):
+    def _loop(self, node):
+        node = self.generic_visit(node)
+        orelse, node.orelse = node.orelse, []
+        if not _has_break(node.body):
+            return [node] + orelse  # no break: the else clause always runs after the loop
+        flag = self.ctx.namer.new("break_")
+        node.body = self._lower(node.body, flag) or [gast.Pass()]
+        if isinstance(node, gast.While):
+            node.test = and_not(flag, node.test)
+        else:
+            node.extra_test = and_not(flag, getattr(node, "extra_test", None))
+        out = set_location(template(f"{flag} = False"), node) + [node]
+        if orelse:
+            out += set_location(template(f"if not {flag}:\n    body_", body_=orelse), node)
+        return out
+
+    visit_While = visit_For = _loop
+
+    def _lower(self, stmts, flag):
+        def convert(s):
+            if isinstance(s, gast.If):
+                s.body = self._lower(s.body, flag) or [gast.Pass()]
+                s.orelse = self._lower(s.orelse, flag)
+            else:  # With
+                s.body = self._lower(s.body, flag) or [gast.Pass()]
+            return [s]
+
+        return lower_jumps(
+            stmts,
+            is_jump=lambda s: isinstance(s, gast.Break),
+            on_jump=lambda s: template(f"{flag} = True"),
+            may_jump=lambda s: isinstance(s, (gast.If, gast.With)) and _has_break([s]),
+            convert_compound=convert,
+            guard=lambda rest: template(f"if not {flag}:\n    body_", body_=rest))
+
+
+def transform(node, ctx):
+    return BreakConverter(ctx).visit(node)
+

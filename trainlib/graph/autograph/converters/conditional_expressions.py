@@ -1,0 +1,22 @@
+"""`a if c else b` becomes `ag__.if_exp(c, lambda: a, lambda: b, 'c')`.
+
+The lambdas keep Python's laziness (only the chosen side runs eagerly);
+for a symbolic `c` the runtime builds a graph `If` from both. The test's
+source text goes along for error messages.
+"""
+import gast
+
+from ..pyct import Converter, constant, source_of, template
+
+
+class ConditionalExpressionConverter(Converter):
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        text = constant(source_of(node.test))
+        new = template("ag__.if_exp(test_, lambda: body_, lambda: orelse_, text_)",
+                       test_=node.test, body_=node.body, orelse_=node.orelse, text_=text)[0].value
+        return gast.copy_location(new, node)
+
+
+def transform(node, ctx):
+    return ConditionalExpressionConverter(ctx).visit(node)
