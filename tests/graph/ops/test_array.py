@@ -625,3 +625,13 @@ def test_empty_and_scalar_shapes_round_trip(shape, extra):
         (x.size * extra,)
     padded = tl.pad(x, [[extra, 0]] * len(shape))
     np.testing.assert_array_equal(padded.numpy(), np.pad(x, [[extra, 0]] * len(shape)) if shape else x)
+
+
+def test_docstring_examples():
+    import doctest
+
+    import trainlib.graph.ops.array as array_module
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for test in doctest.DocTestFinder().find(array_module, globs={"tl": tl}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -195,6 +195,9 @@ def constant(value, dtype=None, shape=None, name=None):
 def identity(input, name=None):  # noqa: A002 -- TensorFlow's argument name
     """Returns a tensor with the same value (a new graph node while tracing).
 
+    Args:
+        input: a tensor or Python value.
+
     Example:
         >>> tl.identity([1, 2])
         <tl.Tensor: shape=(2,), dtype=int32, numpy=array([1, 2], dtype=int32)>
@@ -204,6 +207,9 @@ def identity(input, name=None):  # noqa: A002 -- TensorFlow's argument name
 
 def stop_gradient(input, name=None):  # noqa: A002
     """The same value, but gradients do not flow back through it.
+
+    Args:
+        input: a tensor or Python value.
 
     Example:
         >>> x = tl.constant(2.0)
@@ -236,6 +242,10 @@ def _cast_to(x, dtype):
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """A tensor of zeros with the shape (and by default the dtype) of `input`.
 
+    Args:
+        input: a tensor or Python value.
+        dtype: the result dtype (default: that of `input`).
+
     Example:
         >>> tl.zeros_like([[1, 2]])
         <tl.Tensor: shape=(1, 2), dtype=int32, numpy=array([[0, 0]], dtype=int32)>
@@ -246,6 +256,10 @@ def zeros_like(input, dtype=None, name=None):  # noqa: A002
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """A tensor of ones with the shape (and by default the dtype) of `input`.
+
+    Args:
+        input: a tensor or Python value.
+        dtype: the result dtype (default: that of `input`).
 
     Example:
         >>> tl.ones_like(tl.zeros([2])).numpy()
@@ -321,6 +335,10 @@ def zeros(shape, dtype=_dt.float32, name=None):
 
 def ones(shape, dtype=_dt.float32, name=None):
     """A tensor of ones (True for bool); arguments as `zeros`.
+
+    Args:
+        shape: a list, tuple, TensorShape or 1-D int tensor.
+        dtype: the element type (float32 by default).
 
     Example:
         >>> tl.ones([3]).numpy()
@@ -561,6 +579,10 @@ def shape(input, out_type=_dt.int32, name=None):  # noqa: A002
 def size(input, out_type=_dt.int32, name=None):  # noqa: A002
     """The number of elements of `input` as a scalar integer tensor.
 
+    Args:
+        input: a tensor.
+        out_type: tl.int32 (default) or tl.int64.
+
     Example:
         >>> int(tl.size(tl.zeros([2, 3])))
         6
@@ -570,6 +592,9 @@ def size(input, out_type=_dt.int32, name=None):  # noqa: A002
 
 def rank(input, name=None):  # noqa: A002
     """The number of dims of `input` as a scalar int32 tensor.
+
+    Args:
+        input: a tensor.
 
     Example:
         >>> int(tl.rank(tl.zeros([2, 3])))
@@ -704,6 +729,10 @@ def _expand_dims(xp, x, axis):
 def expand_dims(input, axis, name=None):  # noqa: A002
     """Inserts a dim of size 1 at `axis` (in `[-rank-1, rank]`).
 
+    Args:
+        input: a tensor.
+        axis: a Python int.
+
     Example:
         >>> tl.expand_dims(tl.zeros([2, 3]), -1).shape
         TensorShape([2, 3, 1])
@@ -741,6 +770,10 @@ def _squeeze(xp, x, axis=()):
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
     """Removes dims of size 1: those in `axis`, or all of them.
+
+    Args:
+        input: a tensor.
+        axis: an int or list of ints, or None for every dim of size 1.
 
     Raises:
         InvalidArgumentError: if a dim named in `axis` is not 1.
@@ -791,6 +824,10 @@ def _broadcast_to(xp, x, shape_tensor=None, shape=None):
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
     """Broadcasts `input` to `shape` (numpy rules: dims of 1 stretch, leading dims are added).
+
+    Args:
+        input: a tensor.
+        shape: a list/tuple/TensorShape or 1-D int tensor.
 
     Raises:
         InvalidArgumentError: if `input` does not broadcast to `shape`.
@@ -848,6 +885,10 @@ def _tile(xp, x, multiples_tensor=None, multiples=None):
 def tile(input, multiples, name=None):  # noqa: A002
     """Repeats `input` `multiples[i]` times along dim i.
 
+    Args:
+        input: a tensor.
+        multiples: one non-negative int per dim (a list or 1-D int tensor).
+
     Example:
         >>> tl.tile([[1, 2]], [2, 1]).numpy()
         array([[1, 2],
@@ -874,6 +915,10 @@ def _reverse(xp, x, axis):
 
 def reverse(tensor, axis, name=None):
     """Reverses the order of elements along the dims in `axis`.
+
+    Args:
+        tensor: a tensor.
+        axis: an int or list of ints (distinct dims).
 
     Example:
         >>> tl.reverse([[1, 2, 3]], axis=[1]).numpy()
@@ -987,6 +1032,13 @@ def _pack(xp, *values, axis=0):
 
 def stack(values, axis=0, name="stack"):
     """Stacks tensors of one shape and dtype along a new dim `axis`.
+
+    Args:
+        values: a non-empty list of tensors of one shape and dtype.
+        axis: where the new dim goes, in `[-rank-1, rank]`.
+
+    Raises:
+        InvalidArgumentError: on mixed dtypes or shapes.
 
     Example:
         >>> tl.stack([[1, 2], [3, 4]], axis=1).numpy()
@@ -1618,6 +1670,14 @@ def _slice_grad(op, dy):
 
 def slice(input_, begin, size, name=None):  # noqa: A001 -- TensorFlow's name
     """The block of `input_` starting at `begin` with extent `size` (-1: to the end).
+
+    Args:
+        input_: a tensor.
+        begin: the start index per dim (a list or 1-D int tensor).
+        size: the extent per dim; -1 means to the end.
+
+    Raises:
+        InvalidArgumentError: if the block does not fit inside `input_`.
 
     Example:
         >>> tl.slice([[1, 2, 3], [4, 5, 6]], [1, 0], [1, 2]).numpy()
