@@ -374,6 +374,12 @@ def test_static_shapes_in_graph_with_unknown_batch():
         assert tl.squeeze(x).shape.rank is None
         assert tl.expand_dims(x, 1).shape.as_list() == [None, 1, 3]
         assert tl.reshape(x, tl.shape(x)).shape.as_list() == [None, None]
+        n = tl.shape(x)[0]
+        assert tl.reshape(x, [n, 3, 1]).shape.as_list() == [None, 3, 1]
+        assert tl.reshape(x, [n, -1]).shape.as_list() == [None, None]
+        assert tl.zeros([n, 3]).shape.as_list() == [None, 3]
+        assert tl.broadcast_to(x, [2, n, 3]).shape.as_list() == [2, None, 3]
+        assert tl.pad(x, [[n, 0], [0, 1]]).shape.as_list() == [None, None]
         assert [t.shape.as_list() for t in tl.split(x, 3, axis=1)] == [[None, 1]] * 3
         assert tl.one_hot(tl.zeros_like(x, tl.int32), 4).shape.as_list() == [None, 3, 4]
         assert tl.broadcast_to(x, [2, 5, 3]).shape.as_list() == [2, 5, 3]

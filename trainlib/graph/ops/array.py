@@ -60,10 +60,8 @@ def _static_or_tensor(value, name, op_name):
     when it is only known at run time (a symbolic tensor, or a list holding one)."""
     if isinstance(value, SymbolicTensor):
         return None, _index_tensor(value, name, op_name)
-    if isinstance(value, (list, tuple)) and any(isinstance(v, SymbolicTensor) for v in value):
-        parts = [_scalar_index(v, name, op_name) if isinstance(v, SymbolicTensor) else v
-                 for v in value]
-        return None, stack(convert_same_dtype(op_name, parts))
+    if isinstance(value, (list, tuple)) and _holds_symbolic(value):
+        return None, _pack_index(value, name, op_name)
     if isinstance(value, TensorShape):
         if not value.is_fully_defined():
             raise ValueError(f"{op_name}: {name} must be fully defined, got {value}")
@@ -76,6 +74,28 @@ def _static_or_tensor(value, name, op_name):
     if array.ndim == 0:  # tl.zeros(3) means shape [3], as TensorFlow
         array = array.reshape(1)
     return _ints(array.astype(np.int64)), None
+
+
+def _shape_hint(value):
+    """For a flat list mixing ints and symbolic scalars: the ints, None where symbolic
+    (lets inference keep the dims known while tracing); else None."""
+    if not isinstance(value, (list, tuple)) or any(isinstance(v, (list, tuple)) for v in value):
+        return None
+    return tuple(None if isinstance(v, SymbolicTensor) else int(v) for v in value)
+
+
+def _holds_symbolic(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_symbolic(v) for v in value)
+    return isinstance(value, SymbolicTensor)
+
+
+def _pack_index(value, name, op_name):
+    """A (nested) list mixing ints and symbolic scalars, stacked into one int tensor."""
+    if isinstance(value, (list, tuple)):
+        parts = [_pack_index(v, name, op_name) if _holds_symbolic(v) else v for v in value]
+        return stack(convert_same_dtype(op_name, parts))
+    return _scalar_index(value, name, op_name)
 
 
 def _scalar_index(value, name, op_name):
@@ -273,7 +293,7 @@ def _fill_infer(value, dims=None, shape=None):
     if value.shape.rank is not None and value.shape.rank != 0:
         raise ValueError(f"value must be a scalar, got shape {value.shape}")
     if dims is not None:
-        return spec(_shape_from_spec(dims, "dims"), value.dtype)
+        return spec(_shape_from_spec(dims, "dims") if shape is None else shape, value.dtype)
     if any(d < 0 for d in shape):
         raise ValueError(f"dims must be non-negative, got {list(shape)}")
     return spec(shape, value.dtype)
@@ -312,7 +332,9 @@ def fill(dims, value, name=None):
     """
     static, dynamic = _static_or_tensor(dims, "dims", "Fill")
     value = convert_to_tensor(value)
-    return apply("Fill", value, shape=static) if dynamic is None else apply("Fill", value, dynamic)
+    if dynamic is None:
+        return apply("Fill", value, shape=static)
+    return apply("Fill", value, dynamic, shape=_shape_hint(dims))
 
 
 def zeros(shape, dtype=_dt.float32, name=None):
@@ -633,6 +655,8 @@ def _reshape_dims(in_shape, target):
 
 def _reshape_infer(x, shape_tensor=None, shape=None):
     if shape_tensor is not None:
+        if shape is not None:  # a hint: the dims known while tracing, None elsewhere
+            return spec([None if d == -1 else d for d in shape], x.dtype)
         return spec(_shape_from_spec(shape_tensor), x.dtype)
     return spec(_reshape_dims(x.shape, shape), x.dtype)
 
@@ -664,7 +688,9 @@ def reshape(tensor, shape, name=None):
     """
     x = convert_to_tensor(tensor)
     static, dynamic = _static_or_tensor(shape, "shape", "Reshape")
-    return apply("Reshape", x, shape=static) if dynamic is None else apply("Reshape", x, dynamic)
+    if dynamic is None:
+        return apply("Reshape", x, shape=static)
+    return apply("Reshape", x, dynamic, shape=_shape_hint(shape))
 
 
 def _check_perm(perm, rank):
@@ -794,7 +820,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 # ------------------------------------------------------------------ broadcast_to, tile, reverse
 
 def _broadcast_to_infer(x, shape_tensor=None, shape=None):
-    target = _shape_from_spec(shape_tensor) if shape_tensor is not None else TensorShape(shape)
+    target = _shape_from_spec(shape_tensor) if shape_tensor is not None and shape is None else \
+        TensorShape(shape)  # with a tensor, `shape` is a hint: None where only known at run time
     if x.shape.rank is not None and target.rank is not None:
         if x.shape.rank > target.rank:
             raise ValueError(f"Unable to broadcast tensor of shape {x.shape} to tensor of shape "
@@ -839,7 +866,9 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     """
     x = convert_to_tensor(input)
     static, dynamic = _static_or_tensor(shape, "shape", "BroadcastTo")
-    return apply("BroadcastTo", x, shape=static) if dynamic is None else apply("BroadcastTo", x, dynamic)
+    if dynamic is None:
+        return apply("BroadcastTo", x, shape=static)
+    return apply("BroadcastTo", x, dynamic, shape=_shape_hint(shape))
 
 
 def _tile_infer(x, multiples_tensor=None, multiples=None):
