@@ -1643,8 +1643,6 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     static, dynamic = _static_or_tensor(paddings, "paddings", "Pad")
     if static is not None:
         static = tuple(tuple(p) if isinstance(p, tuple) else (p,) for p in static)
-        if static == ((),):  # np.asarray([]) of a scalar input
-            static = ()
     tail = (dynamic,) if dynamic is not None else ()
     attrs = {} if dynamic is not None else {"paddings": static}
     if mode == "CONSTANT":
