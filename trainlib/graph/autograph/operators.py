@@ -161,6 +161,14 @@ def _describe(v):
     return f"{k} ({v!r})" if k.startswith("Python") and isinstance(v, _SCALARS) else k
 
 
+def _structure(v):
+    if isinstance(v, dict):
+        return {k: _structure(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_structure(x) for x in v])
+    return "leaf"
+
+
 def _snapshot(v):
     if isinstance(v, list):
         return list(v)
@@ -245,7 +253,9 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, one_sided, where)
                 out = tuple(get_state())
                 _check_not_mutated(names, init, snaps, out, "tensor-dependent `if`", where)
                 results[key] = out
-                return tuple(_branch_output(i, v, excluded, hints) for i, v in enumerate(out))
+                given = tuple(_branch_output(i, v, excluded, hints) for i, v in enumerate(out))
+                results[key + " outputs"] = given
+                return given
             return run
 
         try:
@@ -255,7 +265,7 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, one_sided, where)
             raise
         except (ValueError, TypeError) as e:
             set_state(init)
-            if len(results) < 2 or not _learn_if(results, names, excluded, hints, where):
+            if len(results) < 4 or not _learn_if(results, names, excluded, hints, where):
                 raise
             continue
         set_state(_merge_if(results, outs, names, excluded, where))
@@ -263,12 +273,15 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, one_sided, where)
     raise AutoGraphValueError(f"cannot build the tensor-dependent `if` at {where}")  # pragma: no cover
 
 
+_NOT_CARRIED = ()  # what a branch gives cond for a variable the If op does not carry
+
+
 def _branch_output(i, v, excluded, hints):
     if i in excluded:
-        return ()
+        return _NOT_CARRIED
     if isinstance(v, UndefinedReturnValue):
-        return _zeros(*hints[i]) if i in hints else ()
-    return v if _carriable(v) else ()
+        return _zeros(*hints[i]) if i in hints else _NOT_CARRIED
+    return v if _carriable(v) else _NOT_CARRIED
 
 
 def _learn_if(results, names, excluded, hints, where):
@@ -289,7 +302,7 @@ def _learn_if(results, names, excluded, hints, where):
                 learned = True
         elif _carriable(a) and _carriable(b):
             la, lb = flatten(a), flatten(b)
-            if len(la) != len(lb) or ka != kb:
+            if _structure(a) != _structure(b):
                 raise AutoGraphValueError(
                     f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
                     f"branch of the tensor-dependent `if` at {where}; both branches must give it the "
@@ -314,7 +327,7 @@ def _merge_if(results, outs, names, excluded, where):
     for i, name in enumerate(names):
         a, b = results["true"][i], results["false"][i]
         out = outs[i]
-        if i in excluded or not (_carriable(a) and _carriable(b)):
+        if results["true outputs"][i] is _NOT_CARRIED or results["false outputs"][i] is _NOT_CARRIED:
             merged.append(_merge_static(a, b, name, where))
         elif isinstance(a, _SCALARS) and type(a) is type(b) and a == b:
             merged.append(a)  # the same Python value on both sides stays a Python value

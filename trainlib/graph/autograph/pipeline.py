@@ -58,7 +58,11 @@ def _entity_module(node, freevars):
         body = [gast.Assign(targets=[pyct.name("lambda_", store=True)], value=node, type_comment=None)]
         result = "lambda_"
     else:
-        body, result = [node], node.name
+        # compiled under a private name: the user's own name inside the factory would shadow
+        # the global it refers to (recursion); the code object gets the user's name back
+        node = pyct.deepcopy(node)
+        node.name = result = "ag__entity"
+        body = [node]
     params = ", ".join(("ag__",) + tuple(freevars))
     stmts = pyct.template(f"def ag__factory({params}):\n    body_\n    return {result}", body_=body)
     pyct.set_location(stmts, node)
@@ -99,8 +103,10 @@ def _compile(fn, node, ctx):
     ast.increment_lineno(module, ctx.line_offset)
     code = compile(module, ctx.filename, "exec")
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == "ag__factory")
-    name = "<lambda>" if isinstance(node, gast.Lambda) else node.name
+    name = "<lambda>" if isinstance(node, gast.Lambda) else "ag__entity"
     entity = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+    if name == "ag__entity":
+        entity = entity.replace(co_name=fn.__name__, co_qualname=fn.__qualname__)
     _register(entity)
     return entity
 

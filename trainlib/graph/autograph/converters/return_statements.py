@@ -42,6 +42,7 @@ class ReturnConverter(Converter):
         return node
 
     def _lower(self, stmts, flag, value):
+        stmts = _else_after_return(stmts)
         def on_return(s):
             return template(f"{flag} = True\n{value} = value_",
                             value_=s.value if s.value is not None else constant(None))
@@ -65,6 +66,31 @@ class ReturnConverter(Converter):
             convert_compound=convert,
             guard=lambda rest: template(f"if not {flag}:\n    body_\nelse:\n    {flag} = True",
                                         body_=rest))
+
+
+def always_returns(stmts):
+    """True if every path through `stmts` ends in a return."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
+def _else_after_return(stmts):
+    """`if c: ...return` followed by more code: the code moves into the `else`.
+
+    Same meaning; but then both branches return, so the return flag stays a
+    Python constant and no second graph `If` is needed for the rest.
+    """
+    for i, s in enumerate(stmts):
+        if isinstance(s, gast.If) and stmts[i + 1:] and always_returns(s.body) and not s.orelse:
+            s.orelse = _else_after_return(stmts[i + 1:])
+            return stmts[:i + 1]
+    return stmts
 
 
 def transform(node, ctx):
