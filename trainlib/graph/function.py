@@ -184,11 +184,11 @@ class Function:
         if self._input_signature is not None:
             concrete = self._signature_concrete(args)
         else:
-            key = tuple(_key(a) for a in args)
+            key = tuple(map(_key, args))
             concrete = self._cache.get(key)
             if concrete is None:
                 concrete = self._lookup_relaxed(args) or self._trace(args, key)
-            else:
+            elif len(self._cache) > 1:
                 self._cache.move_to_end(key)
         return concrete._call_structured(args)
 

@@ -367,7 +367,7 @@ def _add_n(xp, *arrays):
         return arrays[0]
     if any(a.shape != arrays[0].shape for a in arrays):
         raise ValueError("AddN needs inputs of one shape")
-    out = xp.add(arrays[0], arrays[1])
+    out = xp.add(arrays[0], arrays[1], out=xp.empty_like(arrays[0]))  # an array even for 0-d
     for a in arrays[2:]:
         xp.add(out, a, out=out)
     return out
