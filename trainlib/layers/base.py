@@ -23,7 +23,8 @@ from trainlib.graph.tensor import TensorShape, TensorSpec, is_tensor
 from trainlib.graph.tracing import FuncGraph
 from trainlib.graph.variables import Module, Variable
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "register", "serialize", "deserialize"]
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
+           "deserialize"]
 
 _name_counters = collections.defaultdict(itertools.count)
 _training_stack = []          # the training flag of the enclosing layer calls
@@ -53,22 +54,29 @@ def _snake(name):
 
 # ------------------------------------------------------------------ symbolic values
 
+class Node:
+    """One call of a layer on KerasTensors: the layer, its arguments, and the KerasTensors made."""
+
+    __slots__ = ("layer", "args", "kwargs", "outputs")
+
+    def __init__(self, layer, args, kwargs, outputs=None):
+        self.layer, self.args, self.kwargs, self.outputs = layer, args, kwargs, outputs
+
+
 class KerasTensor:
     """A symbolic value of the functional API: a shape (batch dim None), a dtype and its history.
 
     Produced by `tl.layers.Input` and by calling layers on KerasTensors; it
-    never holds data. `Model(inputs, outputs)` reads the recorded layer graph.
+    never holds data. `Model(inputs, outputs)` reads the recorded `node`s.
     """
 
-    def __init__(self, shape, dtype=tl.float32, layer=None, node_inputs=None, node_kwargs=None,
-                 index=0, name=None):
+    def __init__(self, shape, dtype=tl.float32, node=None, index=0, name=None, layer=None):
         self.shape = TensorShape(shape)
         self.dtype = tl.as_dtype(dtype)
-        self.layer = layer                # the layer whose call produced it
-        self.node_inputs = node_inputs    # the (args) structure it was called on
-        self.node_kwargs = node_kwargs or {}
-        self.index = index                # which output of that call
+        self.node = node      # the Node whose call produced it (None for an Input)
+        self.index = index    # which output of that call
         self.name = name
+        self.layer = layer if layer is not None else (node.layer if node is not None else None)
 
     @property
     def ndim(self):
@@ -192,9 +200,8 @@ class Layer(Module):
                 for v in value.values():
                     visit(v)
 
-        for key, value in vars(self).items():
-            if key not in ("_inbound_layers",):
-                visit(value)
+        for value in vars(self).values():
+            visit(value)
         return out
 
     @property
@@ -365,12 +372,12 @@ class Layer(Module):
                 out = self.call(pack_as(args[0], feeds), *args[1:], **kwargs_call)
             finally:
                 _training_stack.pop()
-        out_leaves = flatten(out)
-        kts = [KerasTensor(t.shape, t.dtype, layer=self, node_inputs=args, node_kwargs=kwargs,
-                           index=i) for i, t in enumerate(out_leaves)]
+        node = Node(self, args, kwargs)
+        kts = [KerasTensor(t.shape, t.dtype, node=node, index=i)
+               for i, t in enumerate(flatten(out))]
+        node.outputs = pack_as(out, kts)
         self._output_shape = tuple(kts[0].shape) if len(kts) == 1 else [tuple(k.shape) for k in kts]
-        self._inbound_layers = getattr(self, "_inbound_layers", [])
-        return pack_as(out, kts)
+        return node.outputs
 
     # -- config
     def get_config(self):
@@ -406,7 +413,7 @@ class InputLayer(Layer):
             batch_shape = (batch_size,) + tuple(shape)
         self.batch_shape = tuple(batch_shape)
         self.built = True
-        self.output = KerasTensor(self.batch_shape, self.dtype, layer=self, name=self.name)
+        self.output = KerasTensor(self.batch_shape, self.dtype, name=self.name, layer=self)
         self._output_shape = self.batch_shape
 
     def call(self, inputs):

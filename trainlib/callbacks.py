@@ -1,0 +1,427 @@
+"""`tl.callbacks`: hooks into `fit`/`evaluate`/`predict` (Keras 3's Callback API).
+
+Owns: Callback, CallbackList (dispatch; fit adds History and, when verbose,
+ProgbarLogger), History, ProgbarLogger (tqdm bars; verbose=2 prints one line
+per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
+`model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
+TerminateOnNaN, LambdaCallback. Invariant: logs are dicts of Python floats.
+"""
+import csv
+import math
+import os
+import sys
+
+__all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
+           "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger",
+           "TerminateOnNaN", "LambdaCallback"]
+
+
+class Callback:
+    """Base class: override any of the `on_*` hooks; `self.model` and `self.params` are set by fit.
+
+    Example:
+        >>> class Print(tl.callbacks.Callback):
+        ...     def on_epoch_end(self, epoch, logs=None):
+        ...         print(epoch, logs["loss"])
+    """
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_train_batch_begin(self, batch, logs=None): pass
+    def on_train_batch_end(self, batch, logs=None): pass
+    def on_test_begin(self, logs=None): pass
+    def on_test_end(self, logs=None): pass
+    def on_test_batch_begin(self, batch, logs=None): pass
+    def on_test_batch_end(self, batch, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+    def on_predict_batch_begin(self, batch, logs=None): pass
+    def on_predict_batch_end(self, batch, logs=None): pass
+
+
+class CallbackList(Callback):
+    """Calls each hook on every callback in order."""
+
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
+        super().__init__()
+        self.callbacks = list(callbacks or [])
+        if add_history and not any(isinstance(c, History) for c in self.callbacks):
+            self.callbacks.append(History())
+        if add_progbar and not any(isinstance(c, ProgbarLogger) for c in self.callbacks):
+            self.callbacks.insert(0, ProgbarLogger())
+        if model is not None:
+            self.set_model(model)
+        self.set_params(params)
+
+    def set_model(self, model):
+        super().set_model(model)
+        for c in self.callbacks:
+            c.set_model(model)
+
+    def set_params(self, params):
+        super().set_params(params)
+        for c in self.callbacks:
+            c.set_params(params)
+
+    @property
+    def history(self):
+        return next((c for c in self.callbacks if isinstance(c, History)), None)
+
+
+def _dispatch(name):
+    def hook(self, *args, **kwargs):
+        for c in self.callbacks:
+            getattr(c, name)(*args, **kwargs)
+    hook.__name__ = name
+    return hook
+
+
+for _hook in [n for n in vars(Callback) if n.startswith("on_")]:
+    setattr(CallbackList, _hook, _dispatch(_hook))
+
+
+class History(Callback):
+    """Records each epoch's logs: `history.history["loss"]` is the list of epoch losses."""
+
+    def __init__(self):
+        super().__init__()
+        self.history = {}
+        self.epoch = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+        if self.model is not None:
+            self.model.history = self
+
+
+def _format_logs(logs):
+    return " - ".join(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}"
+                      for k, v in logs.items())
+
+
+class ProgbarLogger(Callback):
+    """Progress output: a tqdm bar per epoch with the running logs (verbose=1), or one
+    line per epoch (verbose=2). Writes to stdout."""
+
+    def __init__(self):
+        super().__init__()
+        self._bar = None
+        self._mode = None
+
+    def on_train_begin(self, logs=None):
+        self._mode = "train"
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+        verbose = self.params.get("verbose", 1)
+        if verbose == 1:
+            from tqdm.auto import tqdm  # noqa: PLC0415 -- optional until used
+            self._bar = tqdm(total=self.params.get("steps"), desc=f"Epoch {epoch + 1}/"
+                             f"{self.params.get('epochs', '?')}", unit="step", file=sys.stdout,
+                             leave=True, dynamic_ncols=True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._bar is not None:
+            self._bar.update(self.params.get("steps_per_execution", 1))
+            self._bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()}, refresh=False)
+
+    def on_epoch_end(self, epoch, logs=None):
+        verbose = self.params.get("verbose", 1)
+        if self._bar is not None:
+            self._bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()})
+            self._bar.close()
+            self._bar = None
+        elif verbose == 2:
+            print(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')} - " + _format_logs(logs or {}),
+                  file=sys.stdout, flush=True)
+
+    def on_test_begin(self, logs=None):
+        self._test_bar = None
+        if self._mode != "train" and self.params.get("verbose", 1) == 1:
+            from tqdm.auto import tqdm  # noqa: PLC0415
+            self._test_bar = tqdm(total=self.params.get("steps"), desc="Evaluate", unit="step",
+                                  file=sys.stdout)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if getattr(self, "_test_bar", None) is not None:
+            self._test_bar.update(1)
+            self._test_bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()},
+                                       refresh=False)
+
+    def on_test_end(self, logs=None):
+        if getattr(self, "_test_bar", None) is not None:
+            self._test_bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()})
+            self._test_bar.close()
+            self._test_bar = None
+        elif self._mode != "train" and self.params.get("verbose", 1) == 2:
+            print(_format_logs(logs or {}), file=sys.stdout, flush=True)
+
+    def on_train_end(self, logs=None):
+        self._mode = None
+
+
+def _monitor_op(mode, monitor):
+    if mode not in ("auto", "min", "max"):
+        raise ValueError(f"mode must be 'auto', 'min' or 'max', got {mode!r}")
+    if mode == "auto":
+        mode = "max" if any(s in monitor for s in ("acc", "auc", "precision", "recall")) else "min"
+    return mode
+
+
+class EarlyStopping(Callback):
+    """Stops training when `monitor` has stopped improving for `patience` epochs.
+
+    Args:
+        monitor: the log key watched (default "val_loss").
+        min_delta: the smallest change that counts as an improvement.
+        patience: epochs without improvement before stopping.
+        mode: "min", "max" or "auto" (max for accuracy-like keys).
+        baseline: stop unless the monitored value beats this.
+        restore_best_weights: set the model back to the best epoch's weights when stopping
+            (and at the end of training).
+        start_from_epoch: epochs to wait before watching.
+    """
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
+                 baseline=None, restore_best_weights=False, start_from_epoch=0):
+        super().__init__()
+        self.monitor, self.patience, self.verbose = monitor, patience, verbose
+        self.min_delta = abs(min_delta)
+        self.mode = _monitor_op(mode, monitor)
+        self.baseline, self.restore_best_weights = baseline, restore_best_weights
+        self.start_from_epoch = start_from_epoch
+        self.stopped_epoch = 0
+
+    def _improved(self, value, reference):
+        if reference is None:
+            return True
+        if self.mode == "min":
+            return value < reference - self.min_delta
+        return value > reference + self.min_delta
+
+    def on_train_begin(self, logs=None):
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = None
+        self.best_weights = None
+        self.best_epoch = 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get(self.monitor)
+        if value is None:
+            import warnings  # noqa: PLC0415
+            warnings.warn(f"EarlyStopping is watching {self.monitor!r}, which is not in the logs "
+                          f"(available: {sorted(logs or {})})", stacklevel=2)
+            return
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._improved(value, self.best):
+            self.best, self.best_epoch = value, epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._improved(value, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch > 0 and self.verbose:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping", file=sys.stdout)
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose:
+                print(f"Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.", file=sys.stdout)
+            self.model.set_weights(self.best_weights)
+
+
+class ModelCheckpoint(Callback):
+    """Saves the model (or its weights) after each epoch, atomically.
+
+    Args:
+        filepath: may hold `{epoch}` and log keys, e.g. "ckpt-{epoch:02d}-{val_loss:.2f}.weights.npz".
+        monitor, mode, save_best_only: with save_best_only, save only when `monitor` improves.
+        save_weights_only: save weights (`model.save_weights`) rather than the whole model.
+        save_freq: "epoch" (only epoch-end saving is supported).
+    """
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
+                 save_weights_only=False, mode="auto", save_freq="epoch", initial_value_threshold=None):
+        super().__init__()
+        if save_freq != "epoch":
+            raise ValueError("ModelCheckpoint supports save_freq='epoch' only")
+        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.mode = _monitor_op(mode, monitor)
+        self.best = initial_value_threshold
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        path = self.filepath.format(epoch=epoch + 1, **logs)
+        if self.save_best_only:
+            value = logs.get(self.monitor)
+            if value is None:
+                import warnings  # noqa: PLC0415
+                warnings.warn(f"ModelCheckpoint: {self.monitor!r} is not in the logs; skipping",
+                              stacklevel=2)
+                return
+            better = self.best is None or (value < self.best if self.mode == "min"
+                                           else value > self.best)
+            if not better:
+                return
+            self.best = value
+        if self.save_weights_only or not hasattr(self.model, "save"):
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: saved to {path}", file=sys.stdout)
+
+
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at each epoch start to `schedule(epoch, current_lr)`."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        lr = float(self.model.optimizer.learning_rate)
+        try:
+            new = self.schedule(epoch, lr)
+        except TypeError:  # a one-argument schedule
+            new = self.schedule(epoch)
+        new = float(new)
+        if not math.isfinite(new):
+            raise ValueError(f"LearningRateScheduler: schedule returned {new} at epoch {epoch}")
+        self.model.optimizer.learning_rate = new
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by `factor` when `monitor` has not improved for `patience` epochs.
+
+    Args:
+        monitor: default "val_loss"; factor: default 0.1; patience: default 10;
+        min_delta: default 1e-4; cooldown: epochs to wait after a reduction; min_lr: the floor.
+    """
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
+                 min_delta=1e-4, cooldown=0, min_lr=0.0):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau needs factor < 1, got {factor}")
+        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, verbose
+        self.mode = _monitor_op(mode, monitor)
+        self.min_delta, self.cooldown, self.min_lr = min_delta, cooldown, min_lr
+        self.best, self.wait, self.cooldown_counter = None, 0, 0
+
+    def on_train_begin(self, logs=None):
+        self.best, self.wait, self.cooldown_counter = None, 0, 0
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+        value = logs.get(self.monitor)
+        if value is None:
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        improved = self.best is None or (value < self.best - self.min_delta if self.mode == "min"
+                                         else value > self.best + self.min_delta)
+        if improved:
+            self.best, self.wait = value, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(self.model.optimizer.learning_rate)
+                if old > self.min_lr:
+                    new = max(old * self.factor, self.min_lr)
+                    self.model.optimizer.learning_rate = new
+                    if self.verbose:
+                        print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                    self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+class CSVLogger(Callback):
+    """Writes each epoch's logs as a CSV row (header: epoch, then the log keys)."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.separator, self.append = os.fspath(filename), separator, append
+        self._file = None
+        self._writer = None
+
+    def on_train_begin(self, logs=None):
+        exists = self.append and os.path.exists(self.filename) and os.path.getsize(self.filename)
+        self._file = open(self.filename, "a" if self.append else "w", newline="")  # noqa: SIM115
+        self._writer = None
+        self._has_header = bool(exists)
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+        if self._writer is None:
+            self._keys = sorted(logs)
+            self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self._keys,
+                                          delimiter=self.separator)
+            if not self._has_header:
+                self._writer.writeheader()
+        self._writer.writerow({"epoch": epoch, **{k: logs.get(k, "NA") for k in self._keys}})
+        self._file.flush()
+
+    def on_train_end(self, logs=None):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class TerminateOnNaN(Callback):
+    """Stops training as soon as a batch loss is NaN or infinite."""
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(loss):
+            print(f"Batch {batch}: Invalid loss, terminating training", file=sys.stdout)
+            self.model.stop_training = True
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: on_epoch_begin(epoch, logs), on_epoch_end, on_batch_begin(batch,
+    logs), on_batch_end, on_train_begin(logs), on_train_end."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None,
+                 on_batch_end=None, on_train_begin=None, on_train_end=None, **kwargs):
+        super().__init__()
+        hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
+                 "on_train_batch_begin": on_batch_begin, "on_train_batch_end": on_batch_end,
+                 "on_train_begin": on_train_begin, "on_train_end": on_train_end, **kwargs}
+        for name, fn in hooks.items():
+            if fn is not None:
+                setattr(self, name, fn)

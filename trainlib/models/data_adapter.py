@@ -1,0 +1,198 @@
+"""Turning what `fit`/`evaluate`/`predict` receive into batches of numpy arrays.
+
+Owns: arrays and tensors (checked for equal lengths, sliced in order or in a
+fresh permutation per epoch, floating data cast to float32 as Keras does),
+`tl.data.Dataset`s and Python generators (iterated as given), class weights,
+and `validation_split` (the last fraction, before any shuffling).
+Invariant: every batch is a tuple (x, y, sample_weight) whose unused slots are
+None, with the same structure every step, so a traced step is reused.
+"""
+import numpy as np
+
+from trainlib.graph.autodiff import flatten, pack_as
+
+
+def _to_numpy(value):
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {k: _to_numpy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and value and all(hasattr(v, "shape") and
+                                                          getattr(v, "ndim", 0) for v in value):
+        return type(value)(_to_numpy(v) for v in value)  # several inputs
+    array = np.asarray(value)
+    if array.dtype.kind == "f" and array.dtype != np.float32:
+        array = array.astype(np.float32)
+    if array.dtype == object:
+        raise TypeError(f"Cannot use data of type {type(value).__name__} (an object array); pass "
+                        "numpy arrays, tensors, a tl.data.Dataset or a generator")
+    return array
+
+
+def _lengths(structure):
+    return [len(a) for a in flatten(structure) if a is not None]
+
+
+def unpack_x_y_sample_weight(data):
+    """(x, y, sample_weight) from a batch given as x, (x,), (x, y) or (x, y, w)."""
+    if isinstance(data, tuple):
+        if len(data) == 1:
+            return data[0], None, None
+        if len(data) == 2:
+            return data[0], data[1], None
+        if len(data) == 3:
+            return data
+        raise ValueError(f"Data must be x, (x,), (x, y) or (x, y, sample_weight); got a tuple of "
+                         f"{len(data)}")
+    return data, None, None
+
+
+def _class_weights(y, class_weight):
+    y = np.asarray(y)
+    labels = y.argmax(axis=-1) if y.ndim > 1 and y.shape[-1] > 1 else y.reshape(len(y), -1)[:, 0]
+    table = np.array([class_weight.get(int(c), 1.0) for c in range(int(labels.max()) + 1)],
+                     dtype=np.float32)
+    return table[labels.astype(np.int64)]
+
+
+def _slice(structure, index):
+    return pack_as(structure, [None if a is None else a[index] for a in flatten(structure)])
+
+
+class ArrayBatches:
+    """Batches of in-memory arrays."""
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False,
+                 class_weight=None, steps=None):
+        self.x, self.y = _to_numpy(x), _to_numpy(y)
+        sw = _to_numpy(sample_weight)
+        if class_weight is not None:
+            if y is None:
+                raise ValueError("class_weight needs targets y")
+            cw = _class_weights(self.y, class_weight)
+            sw = cw if sw is None else sw * cw
+        self.sample_weight = sw
+        sizes = {"x": _lengths(self.x), "y": _lengths(self.y), "sample_weight": _lengths(sw)}
+        all_sizes = {n for s in sizes.values() for n in s}
+        if len(all_sizes) > 1:
+            detail = ", ".join(f"{k} sizes: {v}" for k, v in sizes.items() if v)
+            raise ValueError(f"Data cardinality is ambiguous: {detail}. Make sure all arrays "
+                             "contain the same number of samples.")
+        if not all_sizes:
+            raise ValueError("fit/evaluate/predict got no data (x is None)")
+        self.n = all_sizes.pop()
+        self.batch_size = int(batch_size or 32)
+        if self.batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.shuffle = shuffle
+        self.steps = steps if steps is not None else -(-self.n // self.batch_size)
+
+    def first_batch(self):
+        return self._batch(np.arange(min(self.batch_size, self.n)))
+
+    def _batch(self, index):
+        x = _slice(self.x, index)
+        if self.y is None and self.sample_weight is None:
+            return (x,)
+        return (x, _slice(self.y, index), None if self.sample_weight is None
+                else self.sample_weight[index])[:3 if self.sample_weight is not None else 2]
+
+    def __iter__(self):
+        order = np.random.permutation(self.n) if self.shuffle else None
+        for step in range(self.steps):
+            start = (step * self.batch_size) % self.n
+            stop = min(start + self.batch_size, self.n)
+            index = order[start:stop] if order is not None else slice(start, stop)
+            yield self._batch(index)
+
+
+class IterableBatches:
+    """Batches from a `tl.data.Dataset` or a Python generator/iterable, as given."""
+
+    def __init__(self, data, steps=None):
+        self.data = data
+        self.steps = steps
+        self._iterator = None
+        self._peeked = None
+        self._reiterable = hasattr(data, "__iter__") and not hasattr(data, "__next__")
+
+    def _next_iterator(self):
+        if self._reiterable:
+            return iter(self.data)
+        if self._iterator is None:
+            self._iterator = iter(self.data)
+        return self._iterator
+
+    def first_batch(self):
+        if self._peeked is None:
+            it = self._next_iterator()
+            try:
+                self._peeked = _normalize(next(it))
+            except StopIteration:
+                raise ValueError("The dataset or generator yielded no data") from None
+            if not self._reiterable:
+                self._iterator = _chain([self._peeked], it)
+        return self._peeked
+
+    def __iter__(self):
+        it = self._next_iterator()
+        count = 0
+        for item in it:
+            yield _normalize(item)
+            count += 1
+            if self.steps is not None and count >= self.steps:
+                return
+
+    @property
+    def length(self):
+        if self.steps is not None:
+            return self.steps
+        try:
+            return len(self.data)
+        except TypeError:
+            return None
+
+
+def _chain(first, rest):
+    yield from first
+    yield from rest
+
+
+def _normalize(item):
+    if isinstance(item, dict):
+        return (_to_numpy(item),)
+    if isinstance(item, tuple):
+        return tuple(_to_numpy(v) for v in item)
+    return (_to_numpy(item),)
+
+
+def is_iterable_data(x):
+    """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
+    from trainlib.data import Dataset  # noqa: PLC0415
+    return isinstance(x, Dataset) or hasattr(x, "__next__")
+
+
+def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, class_weight=None,
+                 steps=None):
+    """The batch source for `x` (arrays/tensors, a Dataset, or a generator)."""
+    if is_iterable_data(x):
+        if y is not None:
+            raise ValueError("When x is a dataset or generator, y must be None: the dataset "
+                             "yields (x, y) pairs")
+        return IterableBatches(x, steps)
+    return ArrayBatches(x, y, sample_weight, batch_size, shuffle, class_weight, steps)
+
+
+def train_validation_split(arrays, validation_split):
+    """Splits each array (nested structures allowed) into its first and last fraction."""
+    if not 0 < validation_split < 1:
+        raise ValueError(f"validation_split must be in (0, 1), got {validation_split}")
+    flat = [a for a in flatten(arrays) if a is not None]
+    n = len(flat[0])
+    split_at = int(np.floor(n * (1.0 - validation_split)))
+    if split_at in (0, n):
+        raise ValueError(f"validation_split={validation_split} leaves no data on one side of "
+                         f"{n} samples")
+    train = pack_as(arrays, [None if a is None else a[:split_at] for a in flatten(arrays)])
+    val = pack_as(arrays, [None if a is None else a[split_at:] for a in flatten(arrays)])
+    return train, val

@@ -1,0 +1,173 @@
+"""Functional models: `tl.Model(inputs, outputs)` over the layer graph KerasTensors recorded.
+
+Owns: collecting the nodes (layer calls) between the inputs and the outputs
+in topological order, replaying them on real tensors in `call`, and the
+config (layers plus which outputs feed which calls) for rebuilding.
+Invariant: every layer is built when the model is made; `layers` lists the
+input layers first, then each layer once in call order.
+"""
+from trainlib.graph.autodiff import flatten, pack_as
+from trainlib.layers.base import InputLayer, KerasTensor, deserialize, register, serialize
+
+from .model import Model
+
+__all__ = ["Functional"]
+
+
+def _topological_nodes(inputs, outputs):
+    input_ids = {id(t) for t in inputs}
+    order, seen, visiting = [], set(), set()
+
+    def visit(kt):
+        if id(kt) in input_ids:
+            return
+        node = kt.node
+        if node is None:
+            raise ValueError(f"Output {kt} is not connected to the model's inputs: it comes from "
+                             f"Input '{kt.name}' which is not in `inputs`")
+        if id(node) in seen:
+            return
+        if id(node) in visiting:
+            raise ValueError("The layer graph has a cycle")
+        visiting.add(id(node))
+        for x in flatten(node.args):
+            if isinstance(x, KerasTensor):
+                visit(x)
+        visiting.discard(id(node))
+        seen.add(id(node))
+        order.append(node)
+
+    for kt in outputs:
+        visit(kt)
+    return order
+
+
+@register
+class Functional(Model):
+    """A model defined by calling layers on `tl.layers.Input`s (made by `tl.Model(inputs, outputs)`)."""
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        flat_inputs, flat_outputs = flatten(inputs), flatten(outputs)
+        for t in flat_inputs + flat_outputs:
+            if not isinstance(t, KerasTensor):
+                raise TypeError(f"Model(inputs, outputs) needs KerasTensors (from tl.layers.Input "
+                                f"and layer calls), got {type(t).__name__}")
+        nodes = _topological_nodes(flat_inputs, flat_outputs)
+        layers, seen = [], set()
+        for layer in [t.layer for t in flat_inputs] + [n.layer for n in nodes]:
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                layers.append(layer)
+        self._layers = layers                 # first attribute holding layers: weight order
+        self._nodes = nodes
+        self._inputs_struct, self._outputs_struct = inputs, outputs
+        self._flat_inputs, self._flat_outputs = flat_inputs, flat_outputs
+        self._build_input_shape = [tuple(t.shape) for t in flat_inputs]
+        self.built = True
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    @property
+    def inputs(self):
+        return list(self._flat_inputs)
+
+    @property
+    def outputs(self):
+        return list(self._flat_outputs)
+
+    def get_layer(self, name=None, index=None):
+        """The layer with this name (or at this index)."""
+        if index is not None:
+            return self._layers[index]
+        for layer in self._layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: "
+                         f"{[l.name for l in self._layers]}")
+
+    def call(self, inputs, training=False):
+        leaves = flatten(inputs)
+        if len(leaves) != len(self._flat_inputs):
+            raise ValueError(f"Model '{self.name}' expects {len(self._flat_inputs)} input(s), got "
+                             f"{len(leaves)}")
+        values = {id(kt): x for kt, x in zip(self._flat_inputs, leaves)}
+        for node in self._nodes:
+            args = pack_as(node.args, [values[id(a)] if isinstance(a, KerasTensor) else a
+                                       for a in flatten(node.args)])
+            out = node.layer(*args, **node.kwargs)
+            for kt, value in zip(flatten(node.outputs), flatten(out)):
+                values[id(kt)] = value
+        return pack_as(self._outputs_struct, [values[id(kt)] for kt in self._flat_outputs])
+
+    def _maybe_build(self, args):
+        pass
+
+    # -- config: layers, and for each call which (layer, call, output) tensors feed it
+    def get_config(self):
+        node_index = {id(n): (n.layer.name, i) for i, n in
+                      enumerate(n for n in self._nodes)}
+        calls_of = {}
+        for n in self._nodes:
+            calls_of.setdefault(n.layer.name, []).append(n)
+
+        def ref(kt):
+            if isinstance(kt.layer, InputLayer) and kt.node is None:
+                return [kt.layer.name, 0, 0]
+            return [kt.node.layer.name, calls_of[kt.node.layer.name].index(kt.node), kt.index]
+
+        layer_configs = []
+        for layer in self._layers:
+            inbound = [{"args": [ref(a) if isinstance(a, KerasTensor) else None
+                                 for a in flatten(n.args[0])],
+                        "nested": isinstance(n.args[0], (list, tuple)),
+                        "kwargs": n.kwargs} for n in calls_of.get(layer.name, [])]
+            layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
+        del node_index
+        return {"name": self.name, "trainable": self.trainable, "layers": layer_configs,
+                "input_layers": [ref(t) for t in self._flat_inputs],
+                "output_layers": [ref(t) for t in self._flat_outputs],
+                "single_input": not isinstance(self._inputs_struct, (list, tuple)),
+                "single_output": not isinstance(self._outputs_struct, (list, tuple))}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        made = {}       # layer name -> layer
+        produced = {}   # (layer name, call index) -> outputs structure
+        for c in config["layers"]:
+            made[c["name"]] = deserialize({"class_name": c["class_name"], "config": c["config"]},
+                                          custom_objects)
+
+        def tensor(ref):
+            name, call, index = ref
+            layer = made[name]
+            if isinstance(layer, InputLayer):
+                return layer.output
+            return flatten(produced[(name, call)])[index]
+
+        pending = [(c["name"], i, n) for c in config["layers"] for i, n in
+                   enumerate(c["inbound_nodes"])]
+        while pending:
+            progress = False
+            for item in list(pending):
+                name, i, n = item
+                try:
+                    args = [tensor(r) if r is not None else None for r in n["args"]]
+                except KeyError:
+                    continue
+                produced[(name, i)] = made[name](args if n["nested"] else args[0], **n["kwargs"])
+                pending.remove(item)
+                progress = True
+            if not progress:
+                raise ValueError("Functional config has calls whose inputs are never produced")
+        inputs = [tensor(r) for r in config["input_layers"]]
+        outputs = [tensor(r) for r in config["output_layers"]]
+        return cls(inputs[0] if config.get("single_input") else inputs,
+                   outputs[0] if config.get("single_output") else outputs,
+                   name=config.get("name"), trainable=config.get("trainable", True))
+
+    @classmethod
+    def _from_config_custom(cls, config, custom_objects):
+        return cls.from_config(config, custom_objects)

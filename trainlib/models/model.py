@@ -1,0 +1,536 @@
+"""`tl.Model`: a Layer with a training loop (compile, fit, evaluate, predict) and weight files.
+
+Owns: compile (string resolution of optimizer, loss, metrics), the train /
+test / predict steps and their compilation into ONE `tl.function` each
+(forward, loss, gradients, optimizer update and metric updates together;
+`steps_per_execution=N` unrolls N steps per call; `reduce_retracing` so a
+final partial batch adds one trace, not one per epoch), the epoch loop with
+callbacks, and `.npz` weight files (written to a temporary file then renamed;
+read with `allow_pickle=False`).
+Invariants: every Variable the step touches (layer weights, optimizer slots,
+metric state) exists before the step's first trace: `_build_for_batch`
+builds layers from a scratch trace of the model, then the optimizer;
+`Model(inputs, outputs)` returns a functional model.
+"""
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+import trainlib as tl
+from trainlib import callbacks as callbacks_module, losses as losses_module, \
+    metrics as metrics_module, optim
+from trainlib.graph.autodiff import flatten, pack_as
+from trainlib.graph.tensor import TensorShape, TensorSpec
+from trainlib.layers.base import Layer, scratch_graph
+
+from . import data_adapter
+
+__all__ = ["Model"]
+
+
+class Model(Layer):
+    """A Layer that trains: `compile`, then `fit`, `evaluate`, `predict`.
+
+    Build one by subclassing (layers in `__init__`, computation in `call`), with
+    the functional API (`tl.Model(inputs, outputs)`), or with `tl.Sequential`.
+
+    Example:
+        >>> inputs = tl.layers.Input(shape=(4,))
+        >>> outputs = tl.layers.Dense(3, activation="softmax")(inputs)
+        >>> model = tl.Model(inputs, outputs)
+        >>> model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
+        ...               metrics=["accuracy"])
+        >>> history = model.fit(x, y, epochs=3, batch_size=32)
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or "outputs" in kwargs):
+            from .functional import Functional  # noqa: PLC0415 -- functional subclasses Model
+            return Functional.__new__(Functional)
+        return super().__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(**kwargs)
+        self.compiled = False
+        self.optimizer = None
+        self.stop_training = False
+        self.history = None
+        self._reset_compiled_functions()
+
+    def _reset_compiled_functions(self):
+        self.train_function = self.test_function = self.predict_function = None
+
+    # -- compile
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+                jit_compile=False, auto_scale_loss=True):
+        """Configures training.
+
+        Args:
+            optimizer: an Optimizer or its name ("adam", "sgd", "rmsprop", "adamw", "adagrad").
+            loss: a Loss, a loss function, or its name ("mse", "sparse_categorical_crossentropy",
+                ...); a list for several outputs.
+            metrics: a list of Metrics, functions or names ("accuracy", "mae", ...).
+            loss_weights: weights of the losses of several outputs.
+            run_eagerly: run the steps as plain Python (no tl.function), for debugging.
+            steps_per_execution: train steps run per graph call.
+            jit_compile: passed to tl.function.
+
+        Raises:
+            ValueError: for unknown names or steps_per_execution < 1.
+        """
+        self.optimizer = optim.get(optimizer)
+        self.loss = loss
+        if isinstance(loss, (list, tuple)):
+            self._loss_fns = [_as_loss(l) for l in loss]
+        elif isinstance(loss, dict):
+            raise ValueError("dict losses are not supported; pass a list in output order")
+        else:
+            self._loss_fns = _as_loss(loss)
+        self._loss_weights = loss_weights
+        self._metric_ids = list(metrics or [])
+        self._weighted_metric_ids = list(weighted_metrics or [])
+        self._compiled_metrics = None
+        self._loss_tracker = metrics_module.Mean(name="loss")
+        if int(steps_per_execution) < 1:
+            raise ValueError(f"steps_per_execution must be >= 1, got {steps_per_execution}")
+        self.run_eagerly = bool(run_eagerly)
+        self.steps_per_execution = int(steps_per_execution)
+        self.jit_compile = bool(jit_compile)
+        self.compiled = True
+        self._reset_compiled_functions()
+
+    def _assert_compiled(self):
+        if not self.compiled:
+            raise RuntimeError("You must call compile() before using the model for training.")
+
+    @property
+    def metrics(self):
+        """The loss tracker, then the compiled metrics (once resolved)."""
+        if not self.compiled:
+            return []
+        return [self._loss_tracker] + list(self._compiled_metrics or [])
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        """Resets the state of every metric."""
+        for m in self.metrics:
+            m.reset_state()
+
+    # -- building before the first step
+    def _build_for_batch(self, batch):
+        """Builds layers, compiled metrics and optimizer slots from one batch, eagerly."""
+        x, y, _ = data_adapter.unpack_x_y_sample_weight(batch)
+        needs_metrics = self.compiled and self._compiled_metrics is None
+        y_pred_spec = None
+        if not self.built or needs_metrics:
+            with scratch_graph() as graph:
+                leaves = flatten(x)
+                placeholders = [graph.add_argument(TensorShape((None,) + tuple(a.shape[1:])),
+                                                   tl.as_dtype(a.dtype), f"x{i}")
+                                for i, a in enumerate(leaves)]
+                y_pred = self(pack_as(x, placeholders), training=False)
+                y_pred_spec = pack_as(y_pred, [TensorSpec(t.shape, t.dtype)
+                                               for t in flatten(y_pred)])
+        if needs_metrics:
+            self._resolve_metrics(y, y_pred_spec)
+        if self.compiled and not self.optimizer.built and self.trainable_variables:
+            self.optimizer.build(self.trainable_variables)
+
+    def _resolve_metrics(self, y, y_pred_spec):
+        y_spec = None if y is None else TensorSpec((None,) + tuple(flatten(y)[0].shape[1:]),
+                                                   tl.as_dtype(flatten(y)[0].dtype))
+        pred = flatten(y_pred_spec)[0] if y_pred_spec is not None else None
+        loss = self._loss_fns[0] if isinstance(self._loss_fns, list) else self._loss_fns
+        resolved = [metrics_module.get(m, y_spec, pred, loss) for m in self._metric_ids]
+        resolved += [metrics_module.get(m, y_spec, pred, loss) for m in self._weighted_metric_ids]
+        self._n_unweighted = len(self._metric_ids)
+        self._compiled_metrics = resolved
+
+    # -- steps (override train_step / test_step / predict_step to customize)
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of a batch (summed over outputs, weighted by loss_weights)."""
+        fns = self._loss_fns
+        if fns is None:
+            raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
+                             "override compute_loss / train_step")
+        if isinstance(fns, list):
+            outs, ys = flatten(y_pred), flatten(y)
+            if len(fns) != len(outs) or len(ys) != len(outs):
+                raise ValueError(f"{len(fns)} losses for {len(outs)} outputs and {len(ys)} targets")
+            weights = self._loss_weights or [1.0] * len(fns)
+            total = None
+            for fn, yt, yp, w in zip(fns, ys, outs, weights):
+                term = fn(yt, yp, sample_weight) * w
+                total = term if total is None else total + term
+            return total
+        return fns(y, y_pred, sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Updates the compiled metrics; returns {name: result} including the loss."""
+        for i, m in enumerate(self._compiled_metrics or []):
+            m.update_state(y, y_pred, sample_weight if i >= self._n_unweighted else None)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        return {m.name: m.result() for m in self.metrics}
+
+    def _track_loss(self, loss, x):
+        first = flatten(x)[0]
+        n = first.shape[0]
+        n = float(n) if n is not None else tl.cast(tl.shape(first)[0], tl.float32)
+        self._loss_tracker.update_state(loss, sample_weight=n)
+
+    def train_step(self, data):
+        """One training step on a batch: forward, loss, gradients, update, metrics.
+
+        Returns:
+            {metric name: value} after the update.
+        """
+        x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
+        with tl.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._track_loss(loss, x)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        """One evaluation step: forward (inference mode), loss, metrics."""
+        x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight)
+        self._track_loss(loss, x)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data):
+        """One prediction step: the model's outputs in inference mode."""
+        x, _, _ = data_adapter.unpack_x_y_sample_weight(data)
+        return self(x, training=False)
+
+    def _compile_step(self, step, base_step):
+        def one(data):
+            return step(data)
+
+        def several(batches):
+            logs = None
+            for data in batches:
+                logs = step(data)
+            return logs
+
+        fn = several if base_step == "train_step" and self.steps_per_execution > 1 else one
+        if self.run_eagerly:
+            return fn
+        # AutoGraph only for user steps: the library's own steps have no tensor control flow
+        overridden = getattr(type(self), base_step) is not getattr(Model, base_step)
+        return tl.function(fn, reduce_retracing=True, jit_compile=self.jit_compile,
+                           autograph=overridden)
+
+    def make_train_function(self, force=False):
+        """The compiled train step (one tl.function around train_step)."""
+        if self.train_function is None or force:
+            self.train_function = self._compile_step(self.train_step, "train_step")
+        return self.train_function
+
+    def make_test_function(self, force=False):
+        if self.test_function is None or force:
+            self.test_function = self._compile_step(self.test_step, "test_step")
+        return self.test_function
+
+    def make_predict_function(self, force=False):
+        if self.predict_function is None or force:
+            self.predict_function = self._compile_step(self.predict_step, "predict_step")
+        return self.predict_function
+
+    # -- loops
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1):
+        """Trains for `epochs` epochs; returns the `History` callback (`history.history`).
+
+        Args:
+            x, y: arrays / tensors (several inputs as a list or dict), or x a
+                `tl.data.Dataset` / generator yielding (x, y) or (x, y, sample_weight).
+            batch_size: default 32 (arrays only).
+            epochs: the last epoch index + 1.
+            verbose: "auto" (= 1: tqdm bars), 0 (silent), 2 (one line per epoch).
+            callbacks: a list of `tl.callbacks.Callback`.
+            validation_split: fraction of the arrays (taken from the end) kept for validation.
+            validation_data: (x_val, y_val) or a Dataset, evaluated after each epoch.
+            shuffle: reshuffle arrays each epoch.
+            class_weight: {class index: weight}, turned into sample weights.
+            sample_weight: per-sample weights.
+            initial_epoch: the epoch to start from (for resuming).
+            steps_per_epoch: batches per epoch (default: one pass over the data).
+
+        Returns:
+            A `tl.callbacks.History`.
+
+        Raises:
+            RuntimeError: if the model is not compiled.
+            ValueError: on mismatched x/y lengths or bad arguments.
+        """
+        self._assert_compiled()
+        if validation_split and validation_data is None:
+            if data_adapter.is_iterable_data(x):
+                raise ValueError("validation_split works with arrays only; pass validation_data")
+            (x, y, sample_weight), validation_data = data_adapter.train_validation_split(
+                (data_adapter._to_numpy(x), data_adapter._to_numpy(y),
+                 data_adapter._to_numpy(sample_weight)), validation_split)
+        batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, class_weight,
+                                            steps_per_epoch)
+        self._build_for_batch(batches.first_batch())
+        val_batches = None
+        if validation_data is not None:
+            val_batches = self._validation_batches(validation_data,
+                                                   validation_batch_size or batch_size,
+                                                   validation_steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        steps = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
+        callbacks = callbacks_module.CallbackList(
+            callbacks, add_history=True, add_progbar=verbose != 0, model=self, verbose=verbose,
+            epochs=epochs, steps=steps, steps_per_execution=self.steps_per_execution)
+        train_function = self.make_train_function()
+        self.stop_training = False
+        callbacks.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            callbacks.on_epoch_begin(epoch)
+            step = 0
+            for group in _groups(iter(batches), self.steps_per_execution):
+                callbacks.on_train_batch_begin(step)
+                out = train_function(group[0] if self.steps_per_execution == 1 else group)
+                logs = _to_floats(out)
+                step += len(group)
+                callbacks.on_train_batch_end(step - 1, logs)
+                if self.stop_training:
+                    break
+            if step == 0:
+                import warnings  # noqa: PLC0415
+                warnings.warn("Your input ran out of data; interrupting training. Make sure the "
+                              "dataset or generator can yield steps_per_epoch * epochs batches "
+                              "(use .repeat()).", stacklevel=2)
+                break
+            epoch_logs = dict(logs)
+            if val_batches is not None and (epoch + 1) % validation_freq == 0:
+                val_logs = self._evaluate_batches(val_batches, callbacks=None)
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            callbacks.on_epoch_end(epoch, epoch_logs)
+            logs = epoch_logs
+            if self.stop_training:
+                break
+        callbacks.on_train_end(logs)
+        return callbacks.history
+
+    def _validation_batches(self, validation_data, batch_size, steps):
+        if data_adapter.is_iterable_data(validation_data):
+            return data_adapter.IterableBatches(validation_data, steps)
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            raise ValueError("validation_data must be (x_val, y_val), (x_val, y_val, "
+                             "sample_weight) or a tl.data.Dataset")
+        vx, vy = validation_data[0], validation_data[1]
+        vw = validation_data[2] if len(validation_data) == 3 else None
+        return data_adapter.ArrayBatches(vx, vy, vw, batch_size or 32, False, None, steps)
+
+    def _evaluate_batches(self, batches, callbacks):
+        self._build_for_batch(batches.first_batch())
+        test_function = self.make_test_function()
+        self.reset_metrics()
+        if callbacks is not None:
+            callbacks.on_test_begin()
+        logs = {}
+        for step, batch in enumerate(batches):
+            if callbacks is not None:
+                callbacks.on_test_batch_begin(step)
+            logs = _to_floats(test_function(batch))
+            if callbacks is not None:
+                callbacks.on_test_batch_end(step, logs)
+        if callbacks is not None:
+            callbacks.on_test_end(logs)
+        return logs
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False):
+        """The loss and metrics over the data, in inference mode.
+
+        Returns:
+            The loss alone (no metrics), a list [loss, metric...], or a dict with return_dict.
+        """
+        self._assert_compiled()
+        batches = data_adapter.make_batches(x, y, sample_weight, batch_size, False, None, steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        n = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
+        cbs = callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                            verbose=verbose, steps=n)
+        logs = self._evaluate_batches(batches, cbs)
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs for `x`, batch by batch, concatenated as numpy arrays."""
+        batches = data_adapter.make_batches(x, None, None, batch_size, False, None, steps)
+        first = batches.first_batch()
+        if not self.built:
+            self._build_for_batch(first)
+        predict_function = self.make_predict_function()
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = callbacks_module.CallbackList(callbacks, model=self, verbose=verbose)
+        cbs.on_predict_begin()
+        outputs = []
+        for step, batch in enumerate(batches):
+            cbs.on_predict_batch_begin(step)
+            out = predict_function(batch)
+            outputs.append([np.asarray(t) for t in flatten(out)])
+            structure = out
+            cbs.on_predict_batch_end(step, {"outputs": out})
+        cbs.on_predict_end()
+        if not outputs:
+            raise ValueError("predict got no data")
+        merged = [np.concatenate(parts) for parts in zip(*outputs)]
+        return pack_as(structure, merged) if not tl.is_tensor(structure) else merged[0]
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One train step on one batch; returns the metrics (after resetting them first)."""
+        self._assert_compiled()
+        batches = data_adapter.ArrayBatches(x, y, sample_weight, len(flatten(
+            data_adapter._to_numpy(x))[0]), False, class_weight)
+        batch = batches.first_batch()
+        self._build_for_batch(batch)
+        self.reset_metrics()
+        fn = self.make_train_function()
+        logs = _to_floats(fn([batch] if self.steps_per_execution > 1 else batch))
+        return logs if return_dict else _as_list(logs, self.metrics_names)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """One test step on one batch; returns the metrics of that batch."""
+        self._assert_compiled()
+        batches = data_adapter.ArrayBatches(x, y, sample_weight, len(flatten(
+            data_adapter._to_numpy(x))[0]), False)
+        batch = batches.first_batch()
+        self._build_for_batch(batch)
+        self.reset_metrics()
+        logs = _to_floats(self.make_test_function()(batch))
+        return logs if return_dict else _as_list(logs, self.metrics_names)
+
+    def predict_on_batch(self, x):
+        """The model's outputs for one batch, as numpy."""
+        batch = (data_adapter._to_numpy(x),)
+        if not self.built:
+            self._build_for_batch(batch)
+        out = self.make_predict_function()(batch)
+        return pack_as(out, [np.asarray(t) for t in flatten(out)])
+
+    # -- weights files
+    def save_weights(self, filepath, overwrite=True):
+        """Writes the weights, in `weights` order, to an `.npz` file (atomically: a temporary
+        file in the same folder, then a rename).
+
+        Raises:
+            ValueError: if the name does not end in ".npz".
+        """
+        filepath = os.fspath(filepath)
+        if not filepath.endswith(".npz"):
+            raise ValueError(f"save_weights writes .npz files (e.g. 'model.weights.npz'); got "
+                             f"{filepath!r}")
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(filepath)
+        weights = self.weights
+        arrays = {f"w{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
+        arrays["__names__"] = np.array([v.name for v in weights], dtype=np.str_)
+        arrays["__format__"] = np.array("trainlib.weights.v1")
+        folder = os.path.dirname(os.path.abspath(filepath))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, **arrays)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, filepath)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+
+    def load_weights(self, filepath):
+        """Reads weights written by `save_weights` (never unpickles anything).
+
+        Raises:
+            ValueError: for a truncated, foreign or mismatched file (naming it).
+        """
+        filepath = os.fspath(filepath)
+        try:
+            with np.load(filepath, allow_pickle=False) as data:
+                if "__format__" not in data.files or str(data["__format__"]) != "trainlib.weights.v1":
+                    raise ValueError("it is not a trainlib weights file")
+                keys = sorted(k for k in data.files if k.startswith("w"))
+                arrays = [data[k] for k in keys]
+        except FileNotFoundError:
+            raise
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
+        if not self.built:
+            raise ValueError(f"Cannot load weights from {filepath!r} into an unbuilt model: call it "
+                             "on data or build() it first")
+        try:
+            self.set_weights(arrays)
+        except ValueError as e:
+            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
+
+    # -- summary
+    def summary(self, line_length=None, print_fn=None):
+        """Prints a table of layers, output shapes and parameter counts, then the totals."""
+        from .summary import format_summary  # noqa: PLC0415
+        text = format_summary(self)
+        (print_fn or print)(text)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable}
+
+    def get_compile_config(self):
+        if not self.compiled:
+            return None
+        return {"optimizer": {"class_name": type(self.optimizer).__name__,
+                              "config": self.optimizer.get_config()},
+                "loss": losses_module.serialize(self._loss_fns) if not isinstance(self._loss_fns, list)
+                else [losses_module.serialize(l) for l in self._loss_fns],
+                "metrics": [m if isinstance(m, str) else getattr(m, "name", None)
+                            for m in self._metric_ids],
+                "steps_per_execution": self.steps_per_execution}
+
+
+def _as_loss(loss):
+    fn = losses_module.get(loss)
+    if fn is None or isinstance(fn, losses_module.Loss):
+        return fn
+    return losses_module.LossFunctionWrapper(fn)
+
+
+def _groups(iterator, size):
+    group = []
+    for item in iterator:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
+
+
+def _to_floats(logs):
+    return {k: float(v) for k, v in logs.items()}
+
+
+def _as_list(logs, names):
+    values = [logs[n] for n in names if n in logs]
+    return values[0] if len(values) == 1 else values

@@ -1,0 +1,124 @@
+"""`tl.Sequential`: a linear stack of layers.
+
+Owns: adding/popping layers, building the whole stack once the input shape is
+known (from a leading `Input`, an `input_shape=` on the first layer, or the
+first call), which records each layer's output shape for `summary`.
+Invariant: `layers` excludes the input layer; weights follow layer order.
+"""
+from trainlib.graph.tensor import TensorShape
+from trainlib.layers.base import InputLayer, KerasTensor, Layer, deserialize, register, \
+    scratch_graph, serialize
+
+from .model import Model
+
+__all__ = ["Sequential"]
+
+
+@register
+class Sequential(Model):
+    """A model that applies its layers one after another.
+
+    Args:
+        layers: a list of layers (may start with `tl.layers.Input(shape=...)`).
+        name: the model's name.
+
+    Example:
+        >>> model = tl.Sequential([tl.layers.Input(shape=(4,)),
+        ...                        tl.layers.Dense(8, activation="relu"),
+        ...                        tl.layers.Dense(1)])
+        >>> model.count_params()
+        49
+    """
+
+    def __init__(self, layers=None, trainable=True, name=None):
+        super().__init__(trainable=trainable, name=name)
+        self._layers = []
+        self._input_layer = None
+        for layer in layers or ():
+            self.add(layer, rebuild=False)
+        self._maybe_build_from_input()
+
+    def add(self, layer, rebuild=True):
+        """Appends a layer (or an `Input`, as the first element)."""
+        if isinstance(layer, KerasTensor) and isinstance(layer.layer, InputLayer):
+            layer = layer.layer
+        if isinstance(layer, InputLayer):
+            if self._layers or self._input_layer is not None:
+                raise ValueError("An Input can only be the first element of a Sequential model")
+            self._input_layer = layer
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add needs a Layer, got {type(layer).__name__}")
+        self._layers.append(layer)
+        self.built = False
+        self._reset_compiled_functions()
+        if rebuild:
+            self._maybe_build_from_input()
+
+    def pop(self):
+        """Removes and returns the last layer."""
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._layers.pop()
+        self.built = False
+        self._reset_compiled_functions()
+        self._maybe_build_from_input()
+        return layer
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    def _maybe_build_from_input(self):
+        shape = None
+        if self._input_layer is not None:
+            shape = self._input_layer.batch_shape
+        elif self._layers and self._layers[0]._input_shape_arg is not None:
+            shape = (None,) + self._layers[0]._input_shape_arg
+        if shape is not None and self._layers:
+            self.build(shape)
+
+    def build(self, input_shape=None):
+        """Builds every layer by tracing the stack on a symbolic input of `input_shape`."""
+        if input_shape is None:
+            raise ValueError("Sequential.build needs an input shape")
+        input_shape = tuple(input_shape)
+        dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
+        with scratch_graph() as graph:
+            x = graph.add_argument(TensorShape((None,) + input_shape[1:]), dtype, "x")
+            for layer in self._layers:
+                x = layer(x, training=False)
+                layer._output_shape = tuple(x.shape)
+        self._build_input_shape = input_shape
+        self.built = True
+
+    def call(self, inputs, training=False):
+        x = inputs
+        for layer in self._layers:
+            x = layer(x, training=training)
+        return x
+
+    def _maybe_build(self, args):
+        if not self.built:
+            self.build(tuple(args[0].shape))
+
+    def get_config(self):
+        config = {"name": self.name, "trainable": self.trainable,
+                  "layers": [serialize(layer) for layer in self._layers]}
+        shape = self._input_layer.batch_shape if self._input_layer is not None else \
+            self._build_input_shape
+        if shape is not None:
+            config["build_input_shape"] = [None if d is None else int(d) for d in shape]
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        layers = [deserialize(c, custom_objects) for c in config["layers"]]
+        shape = config.get("build_input_shape")
+        if shape is not None:
+            layers = [InputLayer(batch_shape=tuple(shape))] + layers
+        return cls(layers, trainable=config.get("trainable", True), name=config.get("name"))
+
+    @classmethod
+    def _from_config_custom(cls, config, custom_objects):
+        return cls.from_config(config, custom_objects)
