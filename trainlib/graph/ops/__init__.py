@@ -5,4 +5,5 @@ shapes, indexing), nn, random, state (Variable reads/writes), io (print,
 asserts), control_flow (If, While), operators (Tensor's Python operators).
 """
 from . import array, control_flow, io, math, nn, random, state  # noqa: F401 -- registration
+from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors

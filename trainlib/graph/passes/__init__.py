@@ -1,12 +1,35 @@
 """Graph optimization passes: each takes a graph and returns an equivalent graph.
 
-`optimize(graph)` runs the pipeline in a fixed order. Prune comes first:
-it implements non-strict execution (only what the outputs and side effects
-need runs), and every later pass then works on less.
+`optimize(graph)` runs the pipeline in a fixed order:
+  1. prune first: it implements non-strict execution (only what the outputs
+     and side effects need runs), and every later pass then works on less;
+  2. constant folding before CSE and simplification: folded subtrees become
+     Consts that CSE can merge and that make x*1 / x+0 patterns visible;
+  3. CSE before simplification: merged inputs make more patterns match
+     (e.g. the inner and outer ops of a transpose pair read one tensor);
+  4. arithmetic simplification, which leaves dead ops behind;
+  5. dead code elimination (prune again) removes them, before fusion so
+     that dead ops never join a fused cluster's use counts;
+  6. fusion last: it runs after autodiff and after every rewrite, on the
+     smallest graph, and only for `jit_compile=True` Functions.
+Options (see `trainlib/graph/optimizer_config.py`) switch each pass off.
 """
+from .. import optimizer_config
+from .constant_fold import constant_fold
+from .cse import cse
+from .fuse import fuse
 from .prune import prune
+from .simplify import simplify
 
-PIPELINE = (("prune", prune),)
+# (report name, option name, pass(graph, options) -> graph)
+PIPELINE = (
+    ("prune", "pruning", lambda g, o: prune(g)),
+    ("constant_folding", "constant_folding", lambda g, o: constant_fold(g)),
+    ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
+    ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
+    ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
+    ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True) if o.get("jit_compile") else g),
+)
 
 
 def optimize(graph, options=None, report=None):
@@ -14,14 +37,16 @@ def optimize(graph, options=None, report=None):
 
     Args:
         graph: the FuncGraph to optimize (rewritten in place).
-        options: {pass name: bool}; a pass set to False is skipped.
+        options: {option name: bool} overriding `tl.config.optimizer`'s options
+            for this call; `"jit_compile": True` enables fusion (off by default).
         report: if a list, (pass name, op count before, op count after) is appended per pass.
     """
-    for name, run in PIPELINE:
-        if options is not None and not options.get(name, True):
+    options = dict(options or {})
+    for name, option, run in PIPELINE:
+        if not optimizer_config.enabled(option, options):
             continue
         before = len(graph.operations)
-        graph = run(graph)
+        graph = run(graph, options)
         if report is not None:
             report.append((name, before, len(graph.operations)))
     return graph

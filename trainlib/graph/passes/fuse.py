@@ -1,0 +1,90 @@
+"""Elementwise fusion: maximal trees of elementwise ops become one `FusedElementwise` op.
+
+Owns: finding the clusters and building the fused op (its sub-program, see
+`graph/ops/fused.py`). A cluster grows from a root (walking the graph
+backwards) over producers that are elementwise, not stateful, single-output,
+of the root's static output shape (None dims must sit where the root's are),
+without control edges, and whose every use is inside the cluster (so no
+intermediate is needed outside and none is computed twice). Invariants: the
+fused op takes the root's place and output tensor, so topological order,
+consumers and graph outputs hold; members are removed; clusters of one op
+are left as they are; If/While graphs are fused on their own.
+"""
+from ..op import REGISTRY
+from .rewrite import each_subgraph, use_counts
+
+
+def _candidate(op):
+    return (op.opdef.elementwise and not op.opdef.stateful and len(op.outputs) == 1
+            and op.opdef.num_outputs == 1 and not op.control_inputs
+            and op.type != "FusedElementwise")
+
+
+def _same_shape(a, b):
+    return a.rank is not None and b.rank is not None and a.as_list() == b.as_list()
+
+
+def fuse(graph, jit_compile=True):
+    """Fuses elementwise clusters of `graph` (and of its If/While graphs) in place; returns it.
+
+    Args:
+        graph: the graph (after autodiff and the other passes).
+        jit_compile: run fused ops cache-blocked (numpy) or as one CuPy kernel;
+            False runs each step's kernel in turn (only dispatch is saved).
+    """
+    uses = use_counts(graph)
+    waited_on = {id(c) for op in graph.operations for c in op.control_inputs}
+    position = {id(op): i for i, op in enumerate(graph.operations)}
+    taken = set()
+    replaced = {}   # id(root) -> fused op
+    for root in reversed(graph.operations):
+        if id(root) in taken or not _candidate(root) or id(root) in waited_on:
+            continue
+        shape = root.outputs[0].shape
+        members = {id(root): root}
+        internal_uses = {}
+        stack = [root]
+        while stack:
+            op = stack.pop()
+            for t in op.inputs:
+                producer = t.op
+                internal_uses[id(t)] = internal_uses.get(id(t), 0) + 1
+                if id(producer) in members or id(producer) in taken or not _candidate(producer) \
+                        or id(producer) in waited_on or not _same_shape(t.shape, shape):
+                    continue
+                if internal_uses[id(t)] == uses.get(id(t), 0):
+                    members[id(producer)] = producer
+                    stack.append(producer)
+        if len(members) < 2:
+            continue
+        taken.update(members)
+        replaced[id(root)] = _fused_op(graph, sorted(members.values(), key=lambda o: position[id(o)]),
+                                       jit_compile)
+    if replaced:
+        graph.operations = [replaced.get(id(op), op) for op in graph.operations
+                            if id(op) not in taken or id(op) in replaced]
+    each_subgraph(graph, lambda sub: fuse(sub, jit_compile))
+    return graph
+
+
+def _fused_op(graph, members, jit_compile):
+    """Turns the root (last member) into the FusedElementwise op of the cluster."""
+    produced = {id(op.outputs[0]): i for i, op in enumerate(members)}
+    inputs, slot_of = [], {}
+    for op in members:
+        for t in op.inputs:
+            if id(t) not in produced and id(t) not in slot_of:
+                slot_of[id(t)] = len(inputs)
+                inputs.append(t)
+    n = len(inputs)
+    program = []
+    for op in members:
+        slots = tuple(n + produced[id(t)] if id(t) in produced else slot_of[id(t)] for t in op.inputs)
+        attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
+        program.append((op.type, slots, attrs))
+    root = members[-1]
+    root.opdef = REGISTRY["FusedElementwise"]
+    root.inputs = inputs
+    root.attrs = {"program": tuple(program), "jit_compile": bool(jit_compile)}
+    root.name = graph.unique_name("FusedElementwise")
+    return root
