@@ -642,8 +642,7 @@ def _plain_function(fn):
     else:
         return None
     if target.__code__ in _pipeline().GENERATED_CODES or getattr(target, "ag_do_not_convert", False) \
-            or getattr(target, "ag_source", None) is not None or _is_library(target) \
-            or inspect.isgeneratorfunction(target) or inspect.iscoroutinefunction(target):
+            or getattr(target, "ag_source", None) is not None or _is_library(target):
         return None
     return target
 
@@ -664,6 +663,8 @@ def convert(fn, fallback=False):
     target = _plain_function(fn)
     if target is None:
         return fn
+    if fallback and (inspect.isgeneratorfunction(target) or inspect.iscoroutinefunction(target)):
+        return fn  # called from converted code: a generator runs as Python (the caller iterates it)
     try:
         converted = _pipeline().convert_entity(target, sys.modules[__name__])
     except Exception as e:

@@ -64,8 +64,8 @@ def _entity_module(node, freevars):
         node.name = result = "ag__entity"
         body = [node]
     params = ", ".join(("ag__",) + tuple(freevars))
+    # the factory's own nodes get line 1 from _fix_locations; the entity keeps its lines
     stmts = pyct.template(f"def ag__factory({params}):\n    body_\n    return {result}", body_=body)
-    pyct.set_location(stmts, node)
     return gast.Module(body=stmts, type_ignores=[])
 
 

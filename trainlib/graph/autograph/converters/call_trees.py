@@ -10,7 +10,7 @@ depend on the calling frame, so they stay direct calls.
 """
 import gast
 
-from ..pyct import Converter, constant
+from ..pyct import Converter, constant, set_location
 
 _FRAME_DEPENDENT = {"super", "locals", "globals", "vars", "eval", "exec"}
 
@@ -36,7 +36,7 @@ class CallConverter(Converter):
                                                             type_comment=None),
                                             attr="converted_call", ctx=gast.Load()),
                         args=[func, args, kwargs], keywords=[])
-        return gast.copy_location(new, node)
+        return set_location(gast.copy_location(new, node), node)
 
 
 def transform(node, ctx):

@@ -6,7 +6,7 @@ source text goes along for error messages.
 """
 import gast
 
-from ..pyct import Converter, constant, source_of, template
+from ..pyct import Converter, constant, set_location, source_of, template
 
 
 class ConditionalExpressionConverter(Converter):
@@ -15,7 +15,7 @@ class ConditionalExpressionConverter(Converter):
         text = constant(source_of(node.test))
         new = template("ag__.if_exp(test_, lambda: body_, lambda: orelse_, text_)",
                        test_=node.test, body_=node.body, orelse_=node.orelse, text_=text)[0].value
-        return gast.copy_location(new, node)
+        return set_location(gast.copy_location(new, node), node)
 
 
 def transform(node, ctx):

@@ -7,7 +7,7 @@ return lowering produced (`not break_ and test`) are converted too.
 """
 import gast
 
-from ..pyct import Converter, template
+from ..pyct import Converter, set_location, template
 
 
 class LogicalExpressionConverter(Converter):
@@ -18,14 +18,14 @@ class LogicalExpressionConverter(Converter):
         result = values[-1]
         for left in reversed(values[:-1]):  # a and b and c -> and_(a, and_(b, c))
             result = template(f"ag__.{fn}(lambda: left_, lambda: right_)", left_=left, right_=result)[0].value
-        return gast.copy_location(result, node)
+        return set_location(gast.copy_location(result, node), node)
 
     def visit_UnaryOp(self, node):
         node = self.generic_visit(node)
         if not isinstance(node.op, gast.Not):
             return node
         new = template("ag__.not_(operand_)", operand_=node.operand)[0].value
-        return gast.copy_location(new, node)
+        return set_location(gast.copy_location(new, node), node)
 
 
 def transform(node, ctx):

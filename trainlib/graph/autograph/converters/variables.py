@@ -9,7 +9,7 @@ sees every read the other converters produced.
 """
 import gast
 
-from ..pyct import Converter, template
+from ..pyct import Converter, set_location, template
 
 
 class VariablesConverter(Converter):
@@ -32,7 +32,7 @@ class VariablesConverter(Converter):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and node.id in self.maybe_undefined:
             new = template("ag__.ld(name_)", name_=node)[0].value
-            return gast.copy_location(new, node)
+            return set_location(gast.copy_location(new, node), node)
         return node
 
 
