@@ -14,6 +14,8 @@ __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay",
 
 
 def _step(step):
+    if isinstance(step, tl.Variable):
+        step = step.read_value()
     return tl.cast(step, tl.float32) if tl.is_tensor(step) else tl.constant(float(step))
 
 
