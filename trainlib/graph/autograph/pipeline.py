@@ -72,7 +72,8 @@ def _entity_module(node, freevars):
 def source_text(node):
     """Readable source of a converted entity (what `to_code` returns)."""
     if isinstance(node, gast.Lambda):
-        node = gast.Assign(targets=[pyct.name("lambda_", store=True)], value=node, type_comment=None)
+        node = pyct.set_location(gast.Assign(targets=[pyct.name("lambda_", store=True)], value=node,
+                                             type_comment=None), node)
     return gast.unparse(node) + "\n"
 
 
