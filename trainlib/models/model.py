@@ -57,6 +57,7 @@ class Model(Layer):
         self.optimizer = None
         self.stop_training = False
         self.history = None
+        self.run_eagerly, self.jit_compile, self.steps_per_execution = False, False, 1
         self._reset_compiled_functions()
 
     def _reset_compiled_functions(self):
