@@ -81,9 +81,13 @@ class CallbackList(Callback):
 
 
 def _dispatch(name):
+    arity = 2 if ("epoch" in name or "batch" in name) else 1
+
     def hook(self, *args, **kwargs):
+        # always hand logs over positionally, as Keras does (LambdaCallback relies on it)
+        args = args + (kwargs.pop("logs", {}),) if len(args) < arity else args
         for c in self.callbacks:
-            getattr(c, name)(*args, **kwargs)
+            getattr(c, name)(*args)
     hook.__name__ = name
     return hook
 

@@ -1,0 +1,71 @@
+"""Callbacks in fit: hook order, checkpoints (atomic), schedulers, CSV logs, NaN termination."""
+import csv
+
+import numpy as np
+
+from trainlib import callbacks, layers, losses, models, optim
+
+CASES = []  # Keras-level module: no op types of its own
+
+
+def _model(lr=0.1):
+    m = models.Sequential([layers.Input(shape=(3,)), layers.Dense(2)])
+    m.compile(optim.SGD(lr), losses.SparseCategoricalCrossentropy(from_logits=True))
+    return m
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 3)).astype(np.float32)
+    return x, (x[:, 0] > 0).astype(np.int64)
+
+
+def test_hook_order_and_history():
+    calls = []
+    cb = callbacks.LambdaCallback(on_train_begin=lambda logs: calls.append("train_begin"),
+                                  on_epoch_begin=lambda e, logs: calls.append(f"epoch{e}"),
+                                  on_batch_end=lambda b, logs: calls.append(f"batch{b}"),
+                                  on_train_end=lambda logs: calls.append("train_end"))
+    x, y = _data()
+    h = _model().fit(x, y, epochs=2, batch_size=16, verbose=0, callbacks=[cb])
+    assert calls == ["train_begin", "epoch0", "batch0", "batch1", "epoch1", "batch0", "batch1",
+                     "train_end"]
+    assert h.epoch == [0, 1] and len(h.history["loss"]) == 2
+
+
+def test_model_checkpoint_best_only_and_csv(tmp_path):
+    x, y = _data()
+    model = _model()
+    ckpt = callbacks.ModelCheckpoint(str(tmp_path / "best.weights.npz"), monitor="loss",
+                                     save_best_only=True, save_weights_only=True)
+    log = tmp_path / "log.csv"
+    model.fit(x, y, epochs=3, verbose=0, callbacks=[ckpt, callbacks.CSVLogger(str(log))])
+    assert (tmp_path / "best.weights.npz").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+    other = _model()
+    other.load_weights(tmp_path / "best.weights.npz")
+    rows = list(csv.DictReader(open(log)))
+    assert [r["epoch"] for r in rows] == ["0", "1", "2"] and "loss" in rows[0]
+    for a, b in zip(model.get_weights(), other.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_learning_rate_schedulers_do_not_retrace():
+    x, y = _data()
+    model = _model(0.1)
+    sched = callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
+    h = model.fit(x, y, epochs=3, batch_size=32, verbose=0, callbacks=[sched])
+    assert h.history["learning_rate"] == [np.float32(0.1), np.float32(0.05), np.float32(0.1 / 3)]
+    assert model.train_function.experimental_get_tracing_count() == 1
+    model2 = _model(0.1)
+    plateau = callbacks.ReduceLROnPlateau(monitor="loss", mode="max", factor=0.5, patience=1)
+    model2.fit(x, y, epochs=3, verbose=0, callbacks=[plateau])
+    assert float(model2.optimizer.learning_rate) == np.float32(0.025)
+
+
+def test_terminate_on_nan():
+    x, y = _data()
+    x[0, 0] = np.nan
+    model = _model()
+    h = model.fit(x, y, epochs=5, batch_size=32, verbose=0, callbacks=[callbacks.TerminateOnNaN()])
+    assert len(h.history["loss"]) == 1 and np.isnan(h.history["loss"][0])
