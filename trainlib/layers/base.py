@@ -16,10 +16,10 @@ import itertools
 import collections
 
 import trainlib as tl
-from trainlib import activations, initializers
+from trainlib import initializers
 from trainlib.graph.autodiff import flatten, pack_as
 from trainlib.graph.context import graph_scope, state
-from trainlib.graph.tensor import TensorShape, TensorSpec, is_tensor
+from trainlib.graph.tensor import TensorShape, is_tensor
 from trainlib.graph.tracing import FuncGraph
 from trainlib.graph.variables import Module, Variable
 
@@ -463,6 +463,3 @@ def deserialize(config, custom_objects=None):
         return cls._from_config_custom(config["config"], custom_objects)
     return cls.from_config(config["config"])
 
-
-def get_activation_config(activation):
-    return activations.serialize(activation)

@@ -107,8 +107,6 @@ class Functional(Model):
 
     # -- config: layers, and for each call which (layer, call, output) tensors feed it
     def get_config(self):
-        node_index = {id(n): (n.layer.name, i) for i, n in
-                      enumerate(n for n in self._nodes)}
         calls_of = {}
         for n in self._nodes:
             calls_of.setdefault(n.layer.name, []).append(n)
@@ -125,7 +123,6 @@ class Functional(Model):
                         "nested": isinstance(n.args[0], (list, tuple)),
                         "kwargs": n.kwargs} for n in calls_of.get(layer.name, [])]
             layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
-        del node_index
         return {"name": self.name, "trainable": self.trainable, "layers": layer_configs,
                 "input_layers": [ref(t) for t in self._flat_inputs],
                 "output_layers": [ref(t) for t in self._flat_outputs],
