@@ -179,6 +179,22 @@ def test_append_statement_becomes_assignment():
     assert "xs = ag__.list_append(xs, y)" in out and "xs.obj.append(y)" in out
 
 
+_CALLS = []
+
+
+def test_append_to_global_or_closure_list_is_left_alone():
+    seen = []
+
+    def f(x):
+        _CALLS.append(x)
+        seen.append(x)
+        return x
+    out = run(f, lists)
+    assert "_CALLS.append(x)" in out and "seen.append(x)" in out
+    convert(f)(1)
+    assert seen == [1] and _CALLS[-1] == 1
+
+
 # ---------------------------------------------------------------- call trees
 def test_calls_become_converted_call_except_frame_dependent_ones():
     def f(x, *a, **k):
@@ -309,3 +325,9 @@ def test_methods_are_converted_and_bound():
 def test_generated_code_carries_the_users_file():
     code = convert(simple_relu).__code__
     assert code.co_filename == __file__ and code.co_firstlineno == simple_relu.__code__.co_firstlineno
+
+
+def test_lambdas_sharing_a_line_are_told_apart_by_their_code():
+    fs = [lambda a: a * 2 if a > 0 else a, lambda a: -a if a > 0 else a]  # noqa: E731
+    assert convert(fs[0])(3) == 6 and convert(fs[1])(3) == -3
+    assert "a * 2" in to_code(fs[0]) and "-a" in to_code(fs[1])

@@ -105,9 +105,21 @@ def _parse_lambda(fn, source, filename, offset):
     line = code.co_firstlineno - offset
     found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda) and n.lineno == line
              and [a.id for a in n.args.args + n.args.kwonlyargs] == argnames]
+    if len(found) > 1:  # several lambdas on one line: the one whose bytecode matches
+        found = [n for n in found if _same_code(n, code)]
     if len(found) != 1:
         raise ConversionError(f"cannot tell which lambda at {filename}:{code.co_firstlineno} to convert")
     return found[0], source, filename, offset
+
+
+def _same_code(node, code):
+    try:
+        compiled = compile("(" + gast.unparse(node) + ")", "<lambda>", "eval")
+    except SyntaxError:
+        return False
+    inner = next((c for c in compiled.co_consts if hasattr(c, "co_code")), None)
+    return inner is not None and inner.co_code == code.co_code and inner.co_names == code.co_names \
+        and inner.co_consts == code.co_consts
 
 
 # ----------------------------------------------------------------- templates
