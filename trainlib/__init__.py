@@ -21,3 +21,6 @@ from . import config, debugging  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
 __version__ = "0.1.0"
+from . import initializers, activations, layers, optim, losses, metrics, callbacks, data, models  # noqa: F401,E402
+from .models import Model, Sequential  # noqa: F401,E402
+from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported Keras code
