@@ -1,0 +1,925 @@
+"""`tl.saved_model.save` / `load`: traced graphs and their variables, runnable without the Python code.
+
+Owns: the saved-model directory (`saved_model.json`: format version, trainlib
+version, functions with their traced concrete functions, signatures, graphs;
+`variables.npz`: variable values and captured constants and Const arrays, no
+pickle), writing it atomically, and the loaded object (`.signatures`, the saved
+Functions as attributes, `.variables`). `export_model` builds Keras's
+`serve` endpoint and `serving_default` signature for `Model.export`.
+
+Invariants: a save either writes a complete directory or leaves what was
+there untouched (everything is encoded first, written to a temporary folder,
+then renamed into place). Loading never runs code from the files: op types come
+only from the registry, attrs only of the known kinds (see
+`graph/serialization.py`), arrays through `np.load(allow_pickle=False)`.
+A SHA-256 of the JSON payload and of the `.npz` file is checked first, so a
+corrupted file fails with `LoadError` instead of giving different numbers;
+every other defect raises `LoadError` too (naming the file and what is
+wrong). Loaded functions read their Variables at run time, so assigning a
+restored Variable changes every function that uses it.
+"""
+import hashlib
+import inspect
+import io
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+from .graph import dtypes as _dt
+from .graph.codegen import compile_graph, translate_error
+from .graph.context import eager_scope, state
+from .graph.function import ConcreteFunction, Function, _OutputSlot
+from .graph.op import apply, convert_to_tensor
+from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _short, decode_graph,
+                                  decode_shape, decode_spec, decode_dtype, encode_graph, encode_shape,
+                                  encode_spec)
+from .graph.tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
+from .graph.variables import Module, Variable
+
+__all__ = ["save", "load", "LoadError", "export_model"]
+
+FORMAT = "trainlib.saved_model"
+JSON_FILE = "saved_model.json"
+ARRAYS_FILE = "variables.npz"
+
+
+# ------------------------------------------------------------------ save
+
+def save(obj, export_dir, signatures=None, options=None):
+    """Saves `obj`'s traced functions and variables to the directory `export_dir`.
+
+    Args:
+        obj: a `tl.Module` (or Model): every attribute that is a `tl.function`
+            with a trace or an `input_signature` is saved under its name; or a
+            `tl.function` (saved as the loaded object's `__call__`).
+        export_dir: the directory to write (replaced atomically if it holds a
+            saved model; created if missing).
+        signatures: a ConcreteFunction or a dict of name -> ConcreteFunction.
+            Default: the Module's `__call__` if it has an input_signature (or
+            the Function's first trace), as `"serving_default"`.
+        options: accepted for TensorFlow compatibility; unused.
+
+    Raises:
+        ValueError: for something that cannot be saved (an op attr of an unknown
+            kind, a stream in tl.print, arguments that are not tensors or
+            Python literals), naming the function, op and attr.
+
+    Example:
+        >>> tl.saved_model.save(module, "/tmp/m")
+        >>> tl.saved_model.load("/tmp/m").signatures["serving_default"](x=...)
+    """
+    if isinstance(obj, Function):
+        functions = {"__call__": obj}
+        variables = []
+    elif isinstance(obj, Module):
+        functions = _module_functions(obj)
+        variables = list(obj.variables)
+    else:
+        raise TypeError(f"tl.saved_model.save needs a tl.Module, a Model or a tl.function, got "
+                        f"{type(obj).__name__}")
+    concretes = {name: _concrete_functions(fn) for name, fn in functions.items()}
+    if signatures is None:
+        signatures = {}
+        call = concretes.get("__call__")
+        if call:
+            signatures["serving_default"] = call[0]
+    elif isinstance(signatures, (ConcreteFunction, Function)):
+        signatures = {"serving_default": signatures}
+    if not isinstance(signatures, dict):
+        raise TypeError("signatures must be a ConcreteFunction or a dict of name -> ConcreteFunction")
+    signatures = {k: (v.get_concrete_function() if isinstance(v, Function) else v)
+                  for k, v in signatures.items()}
+    for key, value in signatures.items():
+        if not isinstance(key, str) or not isinstance(value, ConcreteFunction):
+            raise TypeError(f"signature {key!r} must map a name to a ConcreteFunction, got "
+                            f"{type(value).__name__}")
+    _write(export_dir, functions, concretes, signatures, variables)
+
+
+def export_model(model, filepath, input_signature=None):
+    """Saves `model` for serving, as Keras 3's `Model.export`: a `serve` endpoint and a
+    `serving_default` signature, both calling the model (with `training=False`) on its inputs.
+
+    Args:
+        model: a built Model/Layer (or any `tl.Module` that is callable).
+        filepath: the directory to write.
+        input_signature: TensorSpecs for the call's positional arguments; by
+            default taken from the model's `inputs` (functional models).
+
+    Raises:
+        ValueError: if no input signature is given and the model has no known inputs.
+    """
+    if input_signature is None:
+        inputs = getattr(model, "inputs", None)
+        if not inputs:
+            raise ValueError(f"Model.export needs the model's input specs: {type(model).__name__} has "
+                             "no `inputs` (build it first, or pass input_signature=[tl.TensorSpec(...)])")
+        specs = [TensorSpec(TensorShape(t.shape), t.dtype, getattr(t, "name", None)) for t in inputs]
+        input_signature = [specs[0]] if len(specs) == 1 else [specs]
+    takes_training = _accepts_training(model)
+
+    def serve(*args):
+        return model(*args, training=False) if takes_training else model(*args)
+
+    serve.__signature__ = inspect.Signature(
+        [inspect.Parameter(f"inputs" if i == 0 else f"inputs_{i}",
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD)
+         for i in range(len(input_signature))])
+    endpoint = Function(serve, input_signature=input_signature, name="serve")
+    concrete = endpoint.get_concrete_function()
+    variables = list(getattr(model, "variables", ()))
+    _write(filepath, {"serve": endpoint}, {"serve": [concrete]}, {"serving_default": concrete},
+           variables)
+
+
+def _accepts_training(model):
+    if hasattr(model, "_call_takes_training"):  # a Layer: its __call__ routes `training`
+        return True
+    try:
+        params = inspect.signature(model.__call__).parameters
+    except (TypeError, ValueError):
+        return False
+    return "training" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _module_functions(module):
+    """name -> (bound) Function for the module's tl.function attributes worth saving."""
+    names = []
+    for klass in reversed(type(module).__mro__):
+        for name, value in vars(klass).items():
+            if isinstance(value, Function) and name not in names:
+                names.append(name)
+    for name, value in vars(module).items():
+        if isinstance(value, Function) and name not in names:
+            names.append(name)
+    out = {}
+    for name in names:
+        if name.startswith("_") and name != "__call__":
+            continue
+        fn = getattr(module, name)
+        if isinstance(fn, Function) and (fn._concrete_functions() or fn.input_signature is not None):
+            out[name] = fn
+    return out
+
+
+def _concrete_functions(fn):
+    found = fn._concrete_functions()
+    if not found and fn.input_signature is not None:
+        found = [fn.get_concrete_function()]
+    return found
+
+
+def _write(export_dir, functions, concretes, signatures, variables):
+    """Encodes everything, then writes the directory atomically."""
+    arrays = {}
+    var_index = {}
+    var_list = []
+
+    def add_variable(v):
+        if id(v) not in var_index:
+            var_index[id(v)] = len(var_list)
+            var_list.append(v)
+        return var_index[id(v)]
+
+    for v in variables:
+        add_variable(v)
+    all_concretes = []
+    seen = {}
+    for fn_concretes in list(concretes.values()) + [[c] for c in signatures.values()]:
+        for c in fn_concretes:
+            if id(c) not in seen:
+                seen[id(c)] = len(all_concretes)
+                all_concretes.append(c)
+    for c in all_concretes:  # every Variable a graph reads is saved, even if no attribute holds it
+        for value, _ in c.graph.captures:
+            if value.dtype is _dt.resource:
+                add_variable(value._value)
+
+    constants, const_index = [], {}
+    saver = _Saver(arrays, lambda v: var_index.get(id(v)))
+    encoded = []
+    for c in all_concretes:
+        captures = []
+        for value, placeholder in c.graph.captures:
+            if value.dtype is _dt.resource:
+                captures.append({"variable": var_index[id(value._value)]})
+            else:
+                if id(value) not in const_index:
+                    const_index[id(value)] = len(constants)
+                    constants.append(value)
+                captures.append({"constant": const_index[id(value)]})
+        try:
+            graph = encode_graph(c.graph, saver)
+        except ValueError as e:
+            raise ValueError(f"cannot save function {c.name!r}: {e}") from None
+        encoded.append({
+            "name": c.name, "graph": graph, "num_args": len(c.graph.arg_placeholders),
+            "captures": captures,
+            "params": _encode_params(c._function, c.name),
+            "arg_structure": _encode_structure(list(c._arg_structure), c.name, "argument")["list"],
+            "output_structure": _encode_structure(c._output_structure, c.name, "output"),
+        })
+    from .graph.backend import to_numpy  # noqa: PLC0415
+    var_entries = []
+    for i, v in enumerate(var_list):
+        key = f"variable_{i}"
+        arrays[key] = np.asarray(to_numpy(v._array))
+        var_entries.append({"name": v._name, "key": key, "trainable": v.trainable,
+                            "shape": encode_shape(v._shape), "dtype": v.dtype.name})
+    const_entries = []
+    for i, t in enumerate(constants):
+        key = f"constant_{i}"
+        arrays[key] = np.asarray(to_numpy(t._value))
+        const_entries.append({"key": key, **encode_spec(TensorShape(arrays[key].shape), t.dtype)})
+    sig_entries = {name: _encode_signature(name, c, seen[id(c)]) for name, c in signatures.items()}
+    model = {
+        "trainlib_version": getattr(sys.modules.get("trainlib"), "__version__", "unknown"),
+        "variables": var_entries, "constants": const_entries,
+        "concrete_functions": encoded,
+        "functions": {name: [seen[id(c)] for c in cs] for name, cs in concretes.items()},
+        "signatures": sig_entries,
+    }
+    npz = io.BytesIO()
+    np.savez(npz, **arrays)
+    npz_bytes = npz.getvalue()
+    model["files"] = {ARRAYS_FILE: {"sha256": hashlib.sha256(npz_bytes).hexdigest()}}
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "checksum": _checksum(model),
+                "model": model}
+    text = json.dumps(document, allow_nan=False, separators=(",", ":"))
+    _write_atomically(os.fspath(export_dir), {ARRAYS_FILE: npz_bytes, JSON_FILE: text.encode("utf-8")})
+
+
+def _checksum(model):
+    canonical = json.dumps(model, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _write_atomically(export_dir, files):
+    target = os.path.abspath(export_dir)
+    if os.path.exists(target):
+        if not os.path.isdir(target):
+            raise FileExistsError(f"{export_dir!r} exists and is not a directory")
+        if os.listdir(target) and not os.path.exists(os.path.join(target, JSON_FILE)):
+            raise FileExistsError(f"{export_dir!r} is a non-empty directory that holds no saved "
+                                  "model; refusing to replace it. Choose an empty or new directory.")
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".tmp-saved_model-", dir=parent)
+    old = None
+    try:
+        for name, data in files.items():
+            with open(os.path.join(tmp, name), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        if os.path.exists(target):
+            old = tempfile.mkdtemp(prefix=".old-saved_model-", dir=parent)
+            os.rmdir(old)
+            os.rename(target, old)
+        os.rename(tmp, target)
+        tmp = None
+    except BaseException:
+        if old is not None and not os.path.exists(target):
+            os.rename(old, target)  # put the previous saved model back
+            old = None
+        raise
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _encode_params(function, name):
+    out = []
+    for p in function._signature.parameters.values():
+        entry = {"name": p.name, "kind": p.kind.name}
+        if p.default is not p.empty and _is_literal(p.default):
+            entry["default"] = _literal(p.default)
+        out.append(entry)
+    return out
+
+
+def _is_literal(value):
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _literal(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"float": repr(value)}
+    return value
+
+
+def _encode_structure(value, fn_name, what):
+    if isinstance(value, _OutputSlot):
+        return {"output": value.index}
+    if isinstance(value, TensorSpec):
+        return {"spec": encode_spec(value.shape, value.dtype) | {"name": value.name}}
+    if _is_literal(value):
+        return {"value": _literal(value)}
+    if isinstance(value, list):
+        return {"list": [_encode_structure(v, fn_name, what) for v in value]}
+    if isinstance(value, tuple):
+        return {"tuple": [_encode_structure(v, fn_name, what) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": [[k, _encode_structure(value[k], fn_name, what)] for k in value]}
+    raise ValueError(f"cannot save function {fn_name!r}: an {what} is a {type(value).__name__} "
+                     f"({_short(value)}); saved functions take and return only tensors, Python "
+                     "literals, and lists/tuples/dicts (with string keys) of them")
+
+
+def _encode_signature(name, concrete, index):
+    inputs = [{"name": p.op.name, **encode_spec(p.shape, p.dtype)}
+              for p in concrete.graph.arg_placeholders]
+    s = concrete._output_structure
+    if isinstance(s, dict) and all(isinstance(k, str) and isinstance(v, _OutputSlot) for k, v in s.items()):
+        outputs = [{"name": k, "index": v.index} for k, v in s.items()]
+    else:
+        slots = [x for x in _leaves(s) if isinstance(x, _OutputSlot)]
+        outputs = [{"name": f"output_{i}", "index": x.index} for i, x in enumerate(slots)]
+    return {"concrete_function": index, "inputs": inputs, "outputs": outputs}
+
+
+def _leaves(s):
+    if isinstance(s, dict):
+        return [x for k in s for x in _leaves(s[k])]
+    if isinstance(s, (list, tuple)):
+        return [x for v in s for x in _leaves(v)]
+    return [s]
+
+
+# ------------------------------------------------------------------ load
+
+def load(export_dir, tags=None, options=None):
+    """Loads a saved model written by `tl.saved_model.save` (or `Model.export`).
+
+    Args:
+        export_dir: the saved model's directory.
+        tags, options: accepted for TensorFlow compatibility; unused.
+
+    Returns:
+        An object with `.signatures` (name -> callable on tensors or arrays,
+        positional or by input name, returning a dict of outputs), each saved
+        Function as an attribute of the same name, and `.variables`.
+
+    Raises:
+        LoadError: (a ValueError) for a newer format, unknown op types, missing or
+            mismatched variables, truncated, corrupted or hand-edited files.
+        FileNotFoundError: if `export_dir` is not a directory.
+
+    Example:
+        >>> loaded = tl.saved_model.load("/tmp/m")
+        >>> loaded.signatures["serving_default"](x=np.ones((1, 4), np.float32))["output_0"]
+    """
+    export_dir = os.fspath(export_dir)
+    if not os.path.isdir(export_dir):
+        raise FileNotFoundError(f"No saved model directory at {export_dir!r}")
+    json_path = os.path.join(export_dir, JSON_FILE)
+    model = _read_json(json_path)
+    try:
+        with eager_scope():
+            return _build(export_dir, json_path, model)
+    except LoadError as e:
+        raise LoadError(f"{json_path}: {e}") from None
+    except Exception as e:  # noqa: BLE001 -- any other failure means the files are not a valid model
+        raise LoadError(f"{json_path}: the saved model is malformed ({type(e).__name__}: {e})") from e
+
+
+def _read_json(path):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise LoadError(f"{path}: missing; this directory holds no trainlib saved model") from None
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise LoadError(f"{path}: not valid JSON (truncated or corrupted?): {e}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise LoadError(f"{path}: not a trainlib saved model (no \"format\": \"{FORMAT}\" field)")
+    version = document.get("format_version")
+    if type(version) is not int or version < 1:
+        raise LoadError(f"{path}: bad format_version {_short(version)}")
+    if version > FORMAT_VERSION:
+        raise LoadError(f"{path}: format version {version} is newer than this trainlib supports "
+                        f"({FORMAT_VERSION}); upgrade trainlib to load it")
+    model = document.get("model")
+    if set(document) != {"format", "format_version", "checksum", "model"} or not isinstance(model, dict):
+        raise LoadError(f"{path}: expected the fields format, format_version, checksum and model")
+    try:
+        ok = document["checksum"] == _checksum(model)
+    except (TypeError, ValueError, RecursionError):
+        ok = False
+    if not ok:
+        raise LoadError(f"{path}: checksum mismatch: the file was changed after it was saved, or is "
+                        "corrupt")
+    return model
+
+
+def _expect(data, where, kind, keys=None):
+    if not isinstance(data, kind):
+        raise LoadError(f"{where}: expected {'an object' if kind is dict else 'a list'}, got "
+                        f"{_short(data)}")
+    if keys is not None and set(data) != set(keys):
+        raise LoadError(f"{where}: expected the fields {sorted(keys)}, got {sorted(data)}")
+    return data
+
+
+def _read_arrays(export_dir, model):
+    path = os.path.join(export_dir, ARRAYS_FILE)
+    files = _expect(model.get("files"), "files", dict, {ARRAYS_FILE})
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise LoadError(f"{path}: missing (the variables file of this saved model)") from None
+    if not isinstance(files[ARRAYS_FILE], dict) or \
+            files[ARRAYS_FILE].get("sha256") != hashlib.sha256(raw).hexdigest():
+        raise LoadError(f"{path}: checksum mismatch: the variables file was changed after saving, "
+                        "or is corrupt")
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            return {key: npz[key] for key in npz.files}
+    except Exception as e:  # noqa: BLE001 -- zip/npy errors of every kind mean a bad file
+        raise LoadError(f"{path}: cannot read the arrays: {type(e).__name__}: {e}") from None
+
+
+def _build(export_dir, json_path, model):
+    required = {"trainlib_version", "variables", "constants", "concrete_functions", "functions",
+                "signatures", "files"}
+    _expect(model, "model", dict, required)
+    arrays = _read_arrays(export_dir, model)
+    xp = state.xp
+    variables = []
+    for i, entry in enumerate(_expect(model["variables"], "variables", list)):
+        where = f"variables[{i}]"
+        _expect(entry, where, dict, {"name", "key", "trainable", "shape", "dtype"})
+        array = _saved_array(arrays, entry["key"], where)
+        dtype = decode_dtype(entry["dtype"], where + ".dtype", allow_resource=False)
+        shape = decode_shape(entry["shape"], where + ".shape")
+        if array.dtype != dtype.np or not shape.is_compatible_with(array.shape):
+            raise LoadError(f"{where}: Variable {entry['name']!r} is declared {dtype.name} {shape} but "
+                            f"{ARRAYS_FILE} holds {array.dtype} {array.shape}")
+        if not isinstance(entry["name"], str) or not isinstance(entry["trainable"], bool):
+            raise LoadError(f"{where}: name must be a string and trainable a bool")
+        variables.append(Variable(xp.asarray(array), trainable=entry["trainable"], name=entry["name"],
+                                  shape=shape))
+    constants = []
+    for i, entry in enumerate(_expect(model["constants"], "constants", list)):
+        where = f"constants[{i}]"
+        _expect(entry, where, dict, {"key", "shape", "dtype"})
+        array = _saved_array(arrays, entry["key"], where)
+        spec = decode_spec({"shape": entry["shape"], "dtype": entry["dtype"]}, where, False)
+        if array.dtype != spec.dtype.np or TensorShape(array.shape) != spec.shape:
+            raise LoadError(f"{where}: declared {spec.dtype.name} {spec.shape}, {ARRAYS_FILE} holds "
+                            f"{array.dtype} {array.shape}")
+        constants.append(Tensor(xp.asarray(array), spec.dtype))
+    loader = _Loader(arrays, variables, xp)
+    concretes = [_build_concrete(entry, loader, variables, constants, f"concrete_functions[{i}]")
+                 for i, entry in enumerate(_expect(model["concrete_functions"], "concrete_functions",
+                                                   list))]
+    functions = {}
+    for name, indices in _expect(model["functions"], "functions", dict).items():
+        if not name.isidentifier():
+            raise LoadError(f"functions: bad function name {_short(name)}")
+        picked = [_index(i, concretes, f"functions.{name}") for i in _expect(indices, name, list)]
+        if not picked:
+            raise LoadError(f"functions.{name}: no concrete functions")
+        functions[name] = LoadedFunction(name, picked)
+    signatures = {}
+    for name, entry in _expect(model["signatures"], "signatures", dict).items():
+        signatures[name] = _build_signature(name, entry, concretes)
+    return LoadedModel(functions, signatures, variables, model["trainlib_version"])
+
+
+def _saved_array(arrays, key, where):
+    value = arrays.get(key) if isinstance(key, str) else None
+    if value is None:
+        raise LoadError(f"{where}: array {_short(key)} is missing from {ARRAYS_FILE}")
+    return value
+
+
+def _index(i, items, where):
+    if type(i) is not int or not 0 <= i < len(items):
+        raise LoadError(f"{where}: index {_short(i)} is out of range")
+    return items[i]
+
+
+def _build_concrete(entry, loader, variables, constants, where):
+    _expect(entry, where, dict, {"name", "graph", "num_args", "captures", "params", "arg_structure",
+                                 "output_structure"})
+    name = entry["name"]
+    if not isinstance(name, str):
+        raise LoadError(f"{where}.name must be a string")
+    graph = decode_graph(entry["graph"], loader, f"{where}.graph")
+    n_args = entry["num_args"]
+    captures = _expect(entry["captures"], f"{where}.captures", list)
+    if type(n_args) is not int or n_args < 0 or n_args + len(captures) != len(graph.inputs):
+        raise LoadError(f"{where}: {len(graph.inputs)} graph inputs do not match num_args "
+                        f"{_short(n_args)} plus {len(captures)} captures")
+    graph.arg_placeholders = graph.inputs[:n_args]
+    feeds = []
+    for k, (cap, placeholder) in enumerate(zip(captures, graph.inputs[n_args:])):
+        cw = f"{where}.captures[{k}]"
+        _expect(cap, cw, dict)
+        if set(cap) == {"variable"}:
+            v = _index(cap["variable"], variables, cw)
+            if placeholder.dtype is not _dt.resource or placeholder.op.attrs.get("_variable") is not v:
+                raise LoadError(f"{cw}: placeholder {placeholder.name} is not the handle of variable "
+                                f"{v.name!r}")
+            graph.captures.append((v.handle, placeholder))
+            feeds.append(v)
+        elif set(cap) == {"constant"}:
+            c = _index(cap["constant"], constants, cw)
+            if placeholder.dtype is not c.dtype or not placeholder.shape.is_compatible_with(c.shape):
+                raise LoadError(f"{cw}: placeholder {placeholder.name} ({placeholder.dtype.name} "
+                                f"{placeholder.shape}) cannot take a {c.dtype.name} {c.shape} constant")
+            graph.captures.append((c, placeholder))
+            feeds.append(c._value)
+        else:
+            raise LoadError(f"{cw}: expected {{\"variable\": i}} or {{\"constant\": i}}")
+    for p in graph.arg_placeholders:
+        if p.dtype is _dt.resource:
+            raise LoadError(f"{where}: argument {p.name} is a resource placeholder")
+    params = _decode_params(entry["params"], f"{where}.params")
+    arg_structure = _decode_structure({"tuple": entry["arg_structure"]}, f"{where}.arg_structure", "arg")
+    specs = [s for s in _leaves(arg_structure) if isinstance(s, TensorSpec)]
+    if len(specs) != n_args or any(s.dtype is not p.dtype or not s.shape.is_compatible_with(p.shape)
+                                   for s, p in zip(specs, graph.arg_placeholders)):
+        raise LoadError(f"{where}: arg_structure does not match the graph's {n_args} arguments")
+    outputs = _decode_structure(entry["output_structure"], f"{where}.output_structure", "out")
+    for slot in _leaves(outputs):
+        if isinstance(slot, _OutputSlot) and not 0 <= slot.index < len(graph.outputs):
+            raise LoadError(f"{where}.output_structure: output {slot.index} out of range")
+    return LoadedConcreteFunction(name, graph, params, arg_structure, outputs, feeds)
+
+
+def _decode_params(data, where):
+    params = []
+    for i, p in enumerate(_expect(data, where, list)):
+        _expect(p, f"{where}[{i}]", dict)
+        if not {"name", "kind"} <= set(p) <= {"name", "kind", "default"}:
+            raise LoadError(f"{where}[{i}]: expected name, kind and an optional default")
+        kind = getattr(inspect.Parameter, p["kind"], None) if isinstance(p["kind"], str) else None
+        if not isinstance(kind, inspect._ParameterKind) or not isinstance(p["name"], str):
+            raise LoadError(f"{where}[{i}]: bad parameter {_short(p)}")
+        default = _decode_literal(p["default"], where) if "default" in p else inspect.Parameter.empty
+        try:
+            params.append(inspect.Parameter(p["name"], kind, default=default))
+        except ValueError as e:
+            raise LoadError(f"{where}[{i}]: {e}") from None
+    try:
+        return inspect.Signature(params)
+    except ValueError as e:
+        raise LoadError(f"{where}: {e}") from None
+
+
+def _decode_literal(value, where):
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"float"} and value["float"] in ("nan", "inf", "-inf"):
+        return float(value["float"])
+    raise LoadError(f"{where}: bad literal {_short(value)}")
+
+
+def _decode_structure(data, where, mode, depth=0):
+    if depth > 32 or not isinstance(data, dict) or len(data) != 1:
+        raise LoadError(f"{where}: bad structure entry {_short(data)}")
+    (kind, value), = data.items()
+    if kind == "spec" and mode == "arg":
+        return decode_spec(value, where, allow_resource=False)
+    if kind == "output" and mode == "out":
+        if type(value) is not int:
+            raise LoadError(f"{where}: bad output index {_short(value)}")
+        return _OutputSlot(value)
+    if kind == "value":
+        return _decode_literal(value, where)
+    if kind in ("list", "tuple") and isinstance(value, list):
+        items = [_decode_structure(v, f"{where}[{i}]", mode, depth + 1) for i, v in enumerate(value)]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict" and isinstance(value, list) and all(
+            isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) for x in value):
+        return {k: _decode_structure(v, f"{where}[{k!r}]", mode, depth + 1) for k, v in value}
+    raise LoadError(f"{where}: bad structure entry {_short(data)}")
+
+
+def _build_signature(name, entry, concretes):
+    where = f"signatures.{name}"
+    _expect(entry, where, dict, {"concrete_function", "inputs", "outputs"})
+    concrete = _index(entry["concrete_function"], concretes, where + ".concrete_function")
+    inputs = _expect(entry["inputs"], where + ".inputs", list)
+    if len(inputs) != len(concrete.graph.arg_placeholders):
+        raise LoadError(f"{where}: {len(inputs)} inputs for a function of "
+                        f"{len(concrete.graph.arg_placeholders)} tensor arguments")
+    specs = []
+    for i, (spec_data, p) in enumerate(zip(inputs, concrete.graph.arg_placeholders)):
+        _expect(spec_data, f"{where}.inputs[{i}]", dict, {"name", "shape", "dtype"})
+        s = decode_spec(spec_data, f"{where}.inputs[{i}]", allow_resource=False)
+        if s.dtype is not p.dtype or s.shape != p.shape or not (s.name or "").isidentifier():
+            raise LoadError(f"{where}.inputs[{i}]: {s} does not match the graph's argument {p.name}")
+        specs.append(s)
+    if len({s.name for s in specs}) != len(specs):
+        raise LoadError(f"{where}: input names repeat")
+    outputs = []
+    for i, out in enumerate(_expect(entry["outputs"], where + ".outputs", list)):
+        _expect(out, f"{where}.outputs[{i}]", dict, {"name", "index"})
+        if not isinstance(out["name"], str):
+            raise LoadError(f"{where}.outputs[{i}]: name must be a string")
+        _index(out["index"], concrete.graph.outputs, f"{where}.outputs[{i}]")
+        outputs.append((out["name"], out["index"]))
+    return Signature(name, concrete, specs, outputs)
+
+
+# ------------------------------------------------------------------ the loaded objects
+
+class LoadedConcreteFunction:
+    """One restored graph, compiled; callable like the ConcreteFunction it was saved from.
+
+    Attributes:
+        graph: the rebuilt FuncGraph (`inputs`, `outputs`, `captures`).
+        structured_input_signature: the arguments, tensors as TensorSpecs.
+    """
+
+    def __init__(self, name, graph, params, arg_structure, output_structure, capture_feeds):
+        self.name = name
+        self.graph = graph
+        self._params = params
+        self.structured_input_signature = arg_structure
+        self._output_structure = output_structure
+        self._capture_feeds = capture_feeds
+        self._program = compile_graph(graph, state.xp, name)
+        self._dtypes = [t.dtype for t in graph.outputs]
+
+    @property
+    def inputs(self):
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self):
+        return list(self.graph.outputs)
+
+    @property
+    def python_source(self):
+        return self._program.source
+
+    def __call__(self, *args, **kwargs):
+        feeds = self._match_call(args, kwargs, convert=True)
+        if feeds is None:
+            raise TypeError(f"{self.name}: the arguments do not match its input signature "
+                            f"{self.structured_input_signature}")
+        return self._call_feeds(feeds)
+
+    def _match_call(self, args, kwargs, convert):
+        canonical = _canonical_args(self._params, args, kwargs, self.name)
+        feeds = []
+        if not _match(self.structured_input_signature, canonical, feeds, convert):
+            return None
+        return feeds
+
+    def _call_feeds(self, feeds):
+        """Runs the graph on flat argument tensors/arrays; returns the structured outputs."""
+        results = self._call_flat(feeds)
+        return _fill(self._output_structure, results)
+
+    def _call_flat(self, feeds):
+        if state.graph is not None or any(isinstance(f, SymbolicTensor) for f in feeds):
+            return self._inline(feeds)
+        arrays = [f._value if isinstance(f, Tensor) else f for f in feeds]
+        try:
+            out = self._program.fn(*arrays, *self._capture_feeds)
+        except Exception as e:
+            translated = translate_error(self._program, e)
+            if translated is None:
+                raise
+            raise translated from e
+        return [Tensor(a, d) for a, d in zip(out, self._dtypes)]
+
+    def _inline(self, feeds):
+        """Called while a tl.function traces: the graph's ops are added to that trace."""
+        values = [f if is_tensor(f) else convert_to_tensor(f) for f in feeds]
+        values += [c for c, _ in self.graph.captures]
+        env = {id(p): v for p, v in zip(self.graph.inputs, values)}
+        for op in self.graph.operations:
+            if op.type == "Placeholder":
+                continue
+            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
+            out = apply(op.type, *[env[id(t)] for t in op.inputs], **attrs)
+            outs = () if out is None else (out if isinstance(out, tuple) else (out,))
+            for t, new in zip(op.outputs, outs):
+                env[id(t)] = new
+        return [env[id(t)] for t in self.graph.outputs]
+
+    def __repr__(self):
+        return f"<LoadedConcreteFunction {self.name}>"
+
+
+class LoadedFunction:
+    """A restored `tl.function`: its saved traces, called by matching the arguments to one."""
+
+    def __init__(self, name, concretes):
+        self.name = name
+        self._concretes = concretes
+
+    @property
+    def concrete_functions(self):
+        return list(self._concretes)
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The saved trace that these arguments (values or TensorSpecs) would call."""
+        for convert in (False, True):
+            for c in self._concretes:
+                try:
+                    if c._match_call(args, kwargs, convert) is not None:
+                        return c
+                except TypeError:
+                    continue
+        raise ValueError(self._no_match(args, kwargs))
+
+    def __call__(self, *args, **kwargs):
+        errors = []
+        for convert in (False, True):  # exact matches first, then with tensor conversion
+            for c in self._concretes:
+                try:
+                    feeds = c._match_call(args, kwargs, convert)
+                except TypeError as e:
+                    errors.append(str(e))
+                    continue
+                if feeds is not None:
+                    return c._call_feeds(feeds)
+        raise ValueError(self._no_match(args, kwargs) + (f" ({errors[0]})" if errors else ""))
+
+    def _no_match(self, args, kwargs):
+        got = ", ".join([_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()])
+        options = "\n".join(f"  Option {i + 1}: {c.structured_input_signature}"
+                            for i, c in enumerate(self._concretes))
+        return (f"Could not find a saved trace of {self.name!r} matching the arguments ({got}). "
+                f"The saved traces take:\n{options}")
+
+    def __repr__(self):
+        return f"<LoadedFunction {self.name}: {len(self._concretes)} trace(s)>"
+
+
+class Signature:
+    """A serving signature: flat tensor inputs by name (or position) -> dict of named outputs.
+
+    Attributes:
+        structured_input_signature: `((), {name: TensorSpec})`, as TensorFlow's.
+        structured_outputs: `{name: TensorSpec}`.
+    """
+
+    def __init__(self, name, concrete, specs, outputs):
+        self.name = name
+        self._concrete = concrete
+        self._specs = specs
+        self._outputs = outputs
+        self.structured_input_signature = ((), {s.name: s for s in specs})
+        graph_outputs = concrete.graph.outputs
+        self.structured_outputs = {n: TensorSpec(graph_outputs[i].shape, graph_outputs[i].dtype, n)
+                                   for n, i in outputs}
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self._specs):
+            raise TypeError(f"signature {self.name!r} takes {len(self._specs)} inputs "
+                            f"({', '.join(s.name for s in self._specs)}), got {len(args)} positional")
+        values = list(args)
+        for s in self._specs[len(args):]:
+            if s.name not in kwargs:
+                raise TypeError(f"signature {self.name!r} is missing input {s.name!r}; it takes "
+                                f"{', '.join(s.name for s in self._specs)}")
+            values.append(kwargs.pop(s.name))
+        if kwargs:
+            raise TypeError(f"signature {self.name!r} got unexpected inputs {sorted(kwargs)}; it "
+                            f"takes {', '.join(s.name for s in self._specs)}")
+        feeds = []
+        for s, v in zip(self._specs, values):
+            t = _as_tensor(v, s)
+            if t is None:
+                raise TypeError(f"signature {self.name!r}: input {s.name!r} must be a {s.dtype.name} "
+                                f"tensor of shape {s.shape}, got {_describe(v)}")
+            feeds.append(t)
+        results = self._concrete._call_flat(feeds)
+        return {n: results[i] for n, i in self._outputs}
+
+    def __repr__(self):
+        return f"<Signature {self.name}({', '.join(repr(s) for s in self._specs)})>"
+
+
+class LoadedModel(Module):
+    """What `tl.saved_model.load` returns: `.signatures`, `.variables`, the saved Functions."""
+
+    def __init__(self, functions, signatures, variables, trainlib_version):
+        super().__init__(name="loaded")
+        self._functions = functions
+        self.signatures = signatures
+        self._variable_list = tuple(variables)
+        self.trainlib_version = trainlib_version
+        for name, fn in functions.items():
+            if name != "__call__":
+                setattr(self, name, fn)
+
+    @property
+    def variables(self):
+        return self._variable_list
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self._variable_list if v.trainable)
+
+    @property
+    def non_trainable_variables(self):
+        return tuple(v for v in self._variable_list if not v.trainable)
+
+    def __call__(self, *args, **kwargs):
+        fn = self._functions.get("__call__")
+        if fn is None:
+            raise TypeError("this saved model has no __call__ function; use its signatures "
+                            f"{sorted(self.signatures)} or functions {sorted(self._functions)}")
+        return fn(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<tl.saved_model loaded: functions {sorted(self._functions)}, signatures " \
+               f"{sorted(self.signatures)}>"
+
+
+# ------------------------------------------------------------------ calling helpers
+
+def _canonical_args(params, args, kwargs, name):
+    """Arguments in the saved Function's canonical order (as Function._canonical_args)."""
+    try:
+        bound = params.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    out = []
+    for pname, p in params.parameters.items():
+        value = bound.arguments.get(pname)
+        if p.kind is p.VAR_POSITIONAL:
+            out.extend(value or ())
+        elif p.kind is p.VAR_KEYWORD:
+            out.append(dict(value or {}))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def _match(structure, value, feeds, convert):
+    """Walks `value` along the saved `structure`, appending tensor feeds; False on a mismatch."""
+    if isinstance(structure, TensorSpec):
+        t = _as_tensor(value, structure, convert)
+        if t is None:
+            return False
+        feeds.append(t)
+        return True
+    if isinstance(structure, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(structure):
+            return False
+        return all(_match(s, v, feeds, convert) for s, v in zip(structure, value))
+    if isinstance(structure, dict):
+        if not isinstance(value, dict) or set(value) != set(structure):
+            return False
+        return all(_match(structure[k], value[k], feeds, convert) for k in sorted(structure))
+    return type(value) is type(structure) and (value == structure or value != value and
+                                               structure != structure)
+
+
+def _as_tensor(value, spec, convert=True):
+    """`value` as a tensor (or array) matching `spec`, or None."""
+    if isinstance(value, Variable):
+        value = value.read_value()
+    if is_tensor(value):
+        t = value
+    elif isinstance(value, np.ndarray) and not convert:
+        t = Tensor(state.xp.asarray(value)) if _dt._BY_NP.get(value.dtype) is not None else None
+    elif convert and not isinstance(value, (str, bytes, dict)) and value is not None:
+        try:
+            t = convert_to_tensor(value, dtype=spec.dtype)
+        except Exception:  # noqa: BLE001 -- anything that cannot become this tensor is no match
+            return None
+    else:
+        return None
+    if t is None or t.dtype is not spec.dtype or not spec.shape.is_compatible_with(t.shape):
+        return None
+    return t
+
+
+def _fill(structure, results):
+    if isinstance(structure, _OutputSlot):
+        return results[structure.index]
+    if isinstance(structure, list):
+        return [_fill(s, results) for s in structure]
+    if isinstance(structure, tuple):
+        return tuple(_fill(s, results) for s in structure)
+    if isinstance(structure, dict):
+        return {k: _fill(v, results) for k, v in structure.items()}
+    return structure
+
+
+def _describe(value):
+    if is_tensor(value) or isinstance(value, (np.ndarray, Variable)):
+        return f"{type(value).__name__}(shape={tuple(value.shape)}, dtype={value.dtype})"
+    return _short(value)
