@@ -437,6 +437,20 @@ def tuple_state(n):
     return a
 
 
+def weak_python_number_in_loop(xs):
+    s = 0  # a Python int meets float32 tensors: it follows their dtype, as everywhere in trainlib
+    for x in xs:
+        s += x
+    return s
+
+
+def weak_python_number_in_if(x):
+    y = 0
+    if x > 1.0:
+        y = x * 2.0
+    return y
+
+
 def no_return_value(x):
     y = x
     if x > 0:
@@ -501,4 +515,6 @@ PROGRAMS = [
     (closure_value, [(c(3),), (c(-3),)]),
     (assert_tensor, [(c(3),), (c(1),)]),
     (tuple_state, [(c(0),), (c(1),), (c(10),)]),
+    (weak_python_number_in_loop, [(c([1.0, 2.5]),), (c([-1.0, 0.0]),)]),
+    (weak_python_number_in_if, [(c(3.0),), (c(0.5),)]),
 ]

@@ -495,10 +495,15 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
     init = tuple(get_state())
     snaps = [_snapshot(v) for v in init]
     carried = [i for i, v in enumerate(init) if _carriable(v)]
+    # Python numbers are weakly typed: `s = 0` then `s += float_tensor` makes s float32.
+    # If the loop fails, one probe trace with them left as Python numbers finds their dtypes.
+    weak = [i for i in carried if isinstance(init[i], (int, float)) and not isinstance(init[i], bool)]
+    weak_dtypes, probe = {}, False
     hints = {}
-    for _ in range(3):
+    for _ in range(5):
         slots = carried + sorted(hints)
         loop_vars = tuple(_zeros(*hints[i]) if i in hints else
+                          convert_to_tensor(init[i], dtype=weak_dtypes[i]) if i in weak_dtypes else
                           pack_as(init[i], [convert_to_tensor(x) for x in flatten(init[i])])
                           for i in slots)
         discovered = {}
@@ -509,7 +514,7 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
                                  "body must be bound before the loop")
                     if isinstance(v, Undefined) else v for n, v in zip(names, init)]
             for i, v in zip(slots, values):
-                full[i] = v
+                full[i] = init[i] if probe and i in weak else v
             set_state(tuple(full))
 
         def cond_fn(*values):
@@ -523,6 +528,8 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
             restore(values)
             body()
             out = tuple(get_state())
+            if probe:
+                raise _Probed({i: out[i].dtype for i in weak if is_tensor(out[i])})
             _check_not_mutated(names, init, snaps, out, "tensor-dependent loop", where)
             for i, name in enumerate(names):
                 if i in slots:
@@ -546,6 +553,13 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
             results = while_loop(cond_fn, body_fn, loop_vars,
                                  shape_invariants=_loop_invariants(opts, names, slots, loop_vars),
                                  maximum_iterations=opts.get("maximum_iterations"))
+        except _Probed as found:
+            set_state(init)
+            probe = False
+            if not found.dtypes or found.dtypes == weak_dtypes:
+                raise first_error from None
+            weak_dtypes.update(found.dtypes)
+            continue
         except AutoGraphError:
             set_state(init)
             raise
@@ -554,7 +568,11 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
             if discovered and not set(discovered) <= set(hints):
                 hints.update(discovered)
                 continue
-            raise _name_loop_variable(e, names, slots, loop_vars, where) from None
+            error = _name_loop_variable(e, names, slots, loop_vars, where)
+            if weak and not weak_dtypes and not probe:
+                probe, first_error = True, error
+                continue
+            raise error from None
         if discovered and not set(discovered) <= set(hints):
             hints.update(discovered)  # a return inside the loop: carry its value and trace again
             continue
@@ -569,6 +587,14 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
         set_state(tuple(final))
         return
     raise AutoGraphValueError(f"cannot build the tensor-dependent loop at {where}")  # pragma: no cover
+
+
+class _Probed(Exception):
+    """Ends a probe trace of a loop body, carrying the dtypes its Python numbers took."""
+
+    def __init__(self, dtypes):
+        super().__init__("probe")
+        self.dtypes = dtypes
 
 
 def _name_loop_variable(error, names, slots, loop_vars, where):
