@@ -572,7 +572,8 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
             if weak and not weak_dtypes and not probe:
                 probe, first_error = True, error
                 continue
-            raise error from None
+            # after a probe, the first error is the one that explains the user's code
+            raise (first_error if weak_dtypes else error) from None
         if discovered and not set(discovered) <= set(hints):
             hints.update(discovered)  # a return inside the loop: carry its value and trace again
             continue
