@@ -8,6 +8,29 @@ feature, run in the order of `pipeline.CONVERTERS`) and `operators`
 plain Python and graph ops).
 Invariant: converted code computes what the original computes for Python
 values and eager tensors; only symbolic tensors change what runs.
+
+Supported: if/elif/else (with or without else); while; for over tl.range,
+over a tensor's first axis (graph loops, also with an unknown length) and
+over Python iterables (unrolled while tracing; a Python range over 1000
+iterations warns once with its line); break, continue and loop `else` in
+every loop kind; return anywhere, also inside tensor loops and branches;
+nested loops and branches; `and`/`or`/`not` and `x if c else y` on tensors;
+assert (a graph Assert op on a symbolic test); nested defs, lambdas, methods,
+closures, recursion on Python values; calls converted recursively (not
+trainlib, builtins, stdlib or site-packages code, nor `do_not_convert`);
+`set_loop_options(maximum_iterations=, shape_invariants=[(var, shape)])`;
+Python numbers entering graph loops/branches follow the tensors' dtype.
+Errors name the variable, the user's file:line and the fix: a variable bound
+in one branch only (when it is used after), dtype/shape/kind changes of loop
+variables, Python lists changed in tensor loops/branches, non-bool
+conditions, functions that return on some tensor paths only.
+Rejected at conversion time: try/except, yield, global, nonlocal, async.
+Left out: tensor-dependent loops or branches that append to Python lists
+(raise; use tensors), `del` of state variables, chained comparisons on
+tensors (`a < b < c`), comprehensions over symbolic tensors (they stay
+Python), `print` stays Python's (trace time; use tl.print), zero-argument
+`super()` inside a converted branch/loop body, and a function whose every
+path returns only through a `while True` loop (needs a final return).
 """
 from .operators import AutoGraphError, Undefined, UndefinedReturnValue, convert  # noqa: F401
 from .pyct import ConversionError
