@@ -1,33 +1,44 @@
 """The array module kernels run on: numpy on the CPU, CuPy on NVIDIA GPUs.
 
-Owns: device names, the array module for each, and transfers between them.
-Invariant: kernels never import numpy; they receive `xp` from here. CuPy is
-imported only when a GPU device is asked for, so CPU-only machines never need it.
+Owns: device names ('cpu', 'gpu'), the array module of each, the default
+device, and transfers between devices.
+Invariants: kernels never import numpy; they receive `xp` from here (through
+`context.state.xp`). CuPy is imported only when a GPU device is asked for, so
+CPU-only machines never need it. Device arrays are recognised generically, as
+"not a numpy array but has `.get()`" (CuPy's host copy), so a stand-in array
+module (tests' strict shim, installed with `simulated_gpu`) plays the GPU.
 """
+import contextlib
+
 import numpy
 
 CPU, GPU = "cpu", "gpu"
-_cupy = None
+_modules = {CPU: numpy}     # device -> array module; GPU appears once CuPy loads
+_cupy_failure = None        # why CuPy could not load: asked once per process
 
 
 def _load_cupy():
-    global _cupy
-    if _cupy is None:
+    global _cupy_failure
+    module = _modules.get(GPU)
+    if module is not None:
+        return module
+    if _cupy_failure is None:
         try:
             import cupy  # noqa: PLC0415 -- optional dependency, imported on demand
             if cupy.cuda.runtime.getDeviceCount() < 1:
                 raise RuntimeError("CuPy found no CUDA device")
+            _modules[GPU] = cupy
+            return cupy
         except Exception as e:  # ImportError, CUDA driver errors
-            raise RuntimeError(
-                f"device 'gpu' was asked for, but no usable GPU was found ({e}). "
-                "Install the GPU extra (pip install 'trainlib[gpu]') on a machine with an "
-                "NVIDIA GPU, or use tl.device('cpu').") from None
-        _cupy = cupy
-    return _cupy
+            _cupy_failure = str(e) or type(e).__name__
+    raise RuntimeError(
+        f"device 'gpu' was asked for, but no usable GPU was found ({_cupy_failure}). "
+        "Install the GPU extra (pip install 'trainlib[gpu]', which brings CuPy) on a machine "
+        "with an NVIDIA GPU and CUDA driver, or use tl.device('cpu').")
 
 
 def gpu_available():
-    """True if CuPy imports and sees at least one CUDA device."""
+    """True if a GPU array module is usable (CuPy imports and sees a CUDA device)."""
     try:
         _load_cupy()
         return True
@@ -36,10 +47,10 @@ def gpu_available():
 
 
 def canonical_device(name):
-    """'cpu' or 'gpu' from names such as 'CPU:0', '/gpu:0', 'cuda'."""
+    """'cpu' or 'gpu' from names such as 'CPU:0', '/gpu:0', '/device:GPU:0', 'cuda'."""
     text = str(name).lower().strip("/")
     text = text.replace("device:", "").split(":")[0]
-    if text in ("cpu",):
+    if text == "cpu":
         return CPU
     if text in ("gpu", "cuda"):
         return GPU
@@ -48,55 +59,119 @@ def canonical_device(name):
 
 def array_module(device):
     """numpy for 'cpu', cupy for 'gpu' (raises RuntimeError with the fix if no GPU)."""
-    if device == CPU:
-        return numpy
-    return _load_cupy()
+    module = _modules.get(device)
+    return module if module is not None else _load_cupy()
+
+
+def is_device_array(array):
+    """True for arrays that live off the host (CuPy's, or a stand-in's): not numpy, has .get()."""
+    return not isinstance(array, (numpy.ndarray, numpy.generic)) and hasattr(array, "get") \
+        and hasattr(array, "dtype")
 
 
 def device_of(array):
-    """The device an array lives on."""
-    if isinstance(array, (numpy.ndarray, numpy.generic)):
-        return CPU
-    if _cupy is not None and isinstance(array, _cupy.ndarray):
-        return GPU
-    return CPU
+    """The device an array lives on: 'gpu' for device arrays, else 'cpu'."""
+    return GPU if is_device_array(array) else CPU
 
 
 def to_device(array, device):
-    """A copy of `array` on `device` (the same object if it is already there)."""
+    """`array` on `device`: the same object if it is already there, else a copy."""
     if device == CPU:
-        if _cupy is not None and isinstance(array, _cupy.ndarray):
-            return array.get()
+        return array.get() if is_device_array(array) else array
+    if is_device_array(array):
         return array
-    cp = _load_cupy()
-    return cp.asarray(array)
+    return array_module(device).asarray(array)
+
+
+def transfer(xp, array):
+    """`array` on the device of array module `xp` (a copy only if it lives elsewhere)."""
+    if xp is numpy:
+        return array.get() if is_device_array(array) else array
+    return array if is_device_array(array) else xp.asarray(array)
 
 
 def to_numpy(array):
-    """A numpy array (a host copy for GPU arrays)."""
-    if _cupy is not None and isinstance(array, _cupy.ndarray):
+    """A numpy array (a host copy for device arrays)."""
+    if is_device_array(array):
         return array.get()
     return numpy.asarray(array)
+
+
+def first_input_elsewhere(arrays, device):
+    """Index of the first array not on `device`, or None: for the mixed-device op error."""
+    for i, a in enumerate(arrays):
+        if hasattr(a, "dtype") and device_of(a) != device:
+            return i
+    return None
+
+
+def _state():
+    from .context import state  # noqa: PLC0415 -- context imports nothing from trainlib
+    return state
+
+
+def set_default_device(name):
+    """Makes `name` ('cpu' or 'gpu') the device ops run on outside `tl.device` scopes.
+
+    Call it at program start, outside any `tl.device` block (a block restores
+    the device it found when it exits).
+
+    Raises:
+        RuntimeError: for 'gpu' when no GPU is usable (the message says how to get one).
+        ValueError: for an unknown device name.
+    """
+    name = canonical_device(name)
+    xp = array_module(name)
+    state = _state()
+    state.device, state.xp = name, xp
+
+
+def get_default_device():
+    """The device ops run on now: 'cpu' or 'gpu'."""
+    return _state().device
+
+
+@contextlib.contextmanager
+def simulated_gpu(xp):
+    """Installs array module `xp` as the GPU's for the block (tests: a strict stand-in for
+    CuPy lets device semantics run on machines without a GPU)."""
+    saved = _modules.get(GPU)
+    _modules[GPU] = xp
+    try:
+        yield xp
+    finally:
+        if saved is None:
+            _modules.pop(GPU, None)
+        else:
+            _modules[GPU] = saved
 
 
 class device:  # noqa: N801 -- TensorFlow's name for the context manager
     """Runs the ops in its block on `name` ('cpu' or 'gpu'); tensors created there live there.
 
+    Inputs of an op must live on the device it runs on (else InvalidArgumentError);
+    move them with `tensor.cpu()` / `tensor.gpu()`, or `tl.identity(x)` inside the block.
+
+    Raises:
+        RuntimeError: for 'gpu' when no GPU is usable (the message says how to get one).
+
     Example:
         >>> with tl.device("cpu"):
         ...     x = tl.ones([2])
+        >>> x.device
+        'cpu'
     """
 
     def __init__(self, name):
         self.name = canonical_device(name)
 
     def __enter__(self):
-        from .context import state  # noqa: PLC0415 -- context is below backend in spirit only
+        state = _state()
+        xp = array_module(self.name)  # raises before any state changes if there is no GPU
         self._saved = (state.device, state.xp)
-        state.xp = array_module(self.name)
-        state.device = self.name
+        state.device, state.xp = self.name, xp
         return self
 
     def __exit__(self, *exc):
-        from .context import state  # noqa: PLC0415
+        state = _state()
         state.device, state.xp = self._saved

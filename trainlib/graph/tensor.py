@@ -265,8 +265,33 @@ class Tensor(_TensorBase):
 
     @property
     def device(self):
-        """'cpu' or 'gpu': where the value lives."""
+        """'cpu' or 'gpu': where the value lives (the plain names `tl.device` takes)."""
         return device_of(self._value)
+
+    def cpu(self):
+        """A copy on the CPU (the tensor itself if it is there); gradients flow through.
+
+        Example:
+            >>> tl.constant([1.0]).cpu().device
+            'cpu'
+        """
+        return self._copy_to("cpu")
+
+    def gpu(self):
+        """A copy on the GPU (the tensor itself if it is there); gradients flow through.
+
+        Raises:
+            RuntimeError: when no GPU is usable (the message says how to get one).
+        """
+        return self._copy_to("gpu")
+
+    def _copy_to(self, name):
+        if self.device == name:
+            return self
+        from .backend import device  # noqa: PLC0415
+        from .op import apply  # noqa: PLC0415 -- op is above tensor in the pipeline
+        with device(name):
+            return apply("Identity", self)  # Identity's kernel moves its input to the scope's device
 
     def numpy(self):
         """The value as a numpy array (or numpy scalar for 0-d), copied to the host if needed."""

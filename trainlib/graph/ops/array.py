@@ -17,6 +17,7 @@ import builtins as _py
 import numpy as np
 
 from .. import dtypes as _dt
+from ..backend import transfer
 from ..context import state
 from ..errors import InvalidArgumentError
 from ..op import (apply, convert_same_dtype, convert_to_tensor, defop, normalize_axis, spec,
@@ -169,7 +170,7 @@ defop("Placeholder", infer=_placeholder_infer, differentiable=False)(_placeholde
 
 @defop("Identity", infer=lambda x: spec(x.shape, x.dtype), grad=lambda op, dy: (dy,))
 def _identity(xp, x):
-    return x
+    return transfer(xp, x)  # under tl.device, Identity is the copy between devices
 
 
 @defop("StopGradient", infer=lambda x: spec(x.shape, x.dtype), differentiable=False)
