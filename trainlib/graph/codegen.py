@@ -129,6 +129,28 @@ def _nbytes(t):
     return t.shape.num_elements() * t.dtype.np.itemsize
 
 
+_KERNEL_ATTRS = {}
+
+
+def _kernel_attrs(opdef):
+    """The attr names a kernel takes, or None for all (a `**attrs` it reads). A kernel whose
+    catch-all is named with a leading underscore (`**_static`) ignores the rest."""
+    found = _KERNEL_ATTRS.get(opdef.name, False)
+    if found is False:
+        import inspect  # noqa: PLC0415
+        try:
+            params = inspect.signature(opdef.kernel).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        var_kw = [p for p in params if p.kind is p.VAR_KEYWORD]
+        if var_kw and not var_kw[0].name.startswith("_"):
+            found = None
+        else:
+            found = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        _KERNEL_ATTRS[opdef.name] = found
+    return found
+
+
 class _Emitter:
     def __init__(self, xp):
         self.xp = xp
@@ -200,8 +222,18 @@ class _Emitter:
                     plan.names[id(op.outputs[0])] = name
                     self._free(plan, op, indent)
                 continue
+            inline = getattr(op.opdef.kernel, "inline", None)
+            if inline is not None:
+                name = self.fresh(op.name)
+                env[id(op.outputs[0])] = name
+                self.emit(indent, f"{name} = {inline.format(*args)}", op)
+                if plan is not None:
+                    plan.names[id(op.outputs[0])] = name
+                    self._free(plan, op, indent)
+                continue
+            wanted = _kernel_attrs(op.opdef)
             for key, value in op.attrs.items():
-                if key.startswith("_"):
+                if key.startswith("_") or (wanted is not None and key not in wanted):
                     continue
                 text = repr(value) if _is_literal(value) else self.bind(f"{op.name}_{key}", value)
                 args.append(f"{key}={text}")

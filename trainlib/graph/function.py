@@ -299,7 +299,7 @@ class Function:
             fn = self._python_function
             if self._autograph:
                 from . import autograph  # noqa: PLC0415 -- AutoGraph sits above tracing
-                fn = getattr(autograph, "convert", lambda f: f)(fn)  # TRANSITION: until autograph lands
+                fn = autograph.convert(fn)
             self._converted = fn
         return self._converted
 
@@ -427,7 +427,8 @@ class ConcreteFunction:
         return concrete
 
     def _finish(self):
-        self.graph = optimize(self.graph, report=self.pass_report)
+        self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
+                              report=self.pass_report)
         self._program = compile_graph(self.graph, state.xp, self._function._name)
         self._fn = self._program.fn
         s = self._output_structure

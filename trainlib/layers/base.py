@@ -350,8 +350,12 @@ class Layer(Module):
             kwargs.pop("training", None)
         self._maybe_build(args)
         _training_stack.append(bool(training) if training is not None else False)
+        call = self.call
+        if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
+            from trainlib.graph import autograph  # noqa: PLC0415
+            call = autograph.convert(call)
         try:
-            return self.call(*args, **kwargs)
+            return call(*args, **kwargs)
         finally:
             _training_stack.pop()
 

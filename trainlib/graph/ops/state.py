@@ -16,8 +16,11 @@ def _read_infer(handle, dtype, shape):
 
 
 @defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,))
-def _read(xp, variable, dtype, shape):
+def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
     return variable._array
+
+
+_read.inline = "{0}._array"  # codegen emits the read as this expression
 
 
 def _assign_infer(name):
@@ -33,7 +36,7 @@ def _assign_infer(name):
 
 
 @defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False)
-def _assign(xp, variable, value, dtype, shape):
+def _assign(xp, variable, value, **_static):
     if value.shape != variable._array.shape and variable._shape_fixed:
         raise ValueError(f"cannot assign a value of shape {value.shape} to Variable "
                          f"'{variable.name}' of shape {variable._array.shape}")
@@ -42,12 +45,12 @@ def _assign(xp, variable, value, dtype, shape):
 
 
 @defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True, differentiable=False)
-def _assign_add(xp, variable, delta, dtype, shape):
+def _assign_add(xp, variable, delta, **_static):
     variable._array = new = xp.add(variable._array, delta)
     return new
 
 
 @defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True, differentiable=False)
-def _assign_sub(xp, variable, delta, dtype, shape):
+def _assign_sub(xp, variable, delta, **_static):
     variable._array = new = xp.subtract(variable._array, delta)
     return new

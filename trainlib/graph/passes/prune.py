@@ -18,7 +18,8 @@ def prune(graph):
             continue
         needed.add(id(op))
         stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
+        # a read only orders itself; its data edges keep it when it is used
+        stack.extend(c for c in op.control_inputs if c.type != "ReadVariableOp")
     input_ops = {id(t.op) for t in graph.inputs}
     graph.operations = [op for op in graph.operations if id(op) in needed or id(op) in input_ops]
     for op in graph.operations:

@@ -1,0 +1,110 @@
+"""Dense 64-128-10 + Adam train step, batch 32: hand-written numpy vs tl.function vs Model.fit.
+
+Run: python bench/fit_step.py
+Aims (DESIGN.md): the step within 1.3x of numpy, in fit too; first call (trace + run) under 40 ms.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import median_us  # noqa: E402
+
+import trainlib as tl  # noqa: E402
+
+B, D, H, C = 32, 64, 128, 10
+LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-7
+
+
+class NumpyAdamMLP:
+    """The same step by hand: forward, softmax cross-entropy, backward, Keras-3 Adam."""
+
+    def __init__(self, params):
+        self.p = [p.copy() for p in params]
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+        self.t = 0
+
+    def step(self, x, y):
+        w1, b1, w2, b2 = self.p
+        z = x @ w1 + b1
+        h = np.maximum(z, 0)
+        logits = h @ w2 + b2
+        mx = logits.max(axis=1, keepdims=True)
+        e = np.exp(logits - mx)
+        s = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(s[:, 0]) + mx[:, 0] - logits[np.arange(len(y)), y])
+        d = e / s
+        d[np.arange(len(y)), y] -= 1
+        d /= len(y)
+        dh = d @ w2.T
+        dh *= z > 0
+        grads = [x.T @ dh, dh.sum(axis=0), h.T @ d, d.sum(axis=0)]
+        self.t += 1
+        alpha = LR * np.sqrt(1 - B2 ** self.t) / (1 - B1 ** self.t)
+        for p, g, m, v in zip(self.p, grads, self.m, self.v):
+            m += (g - m) * (1 - B1)
+            v += (g * g - v) * (1 - B2)
+            p -= m * alpha / (np.sqrt(v) + EPS)
+        return loss
+
+
+def make_model(params):
+    model = tl.Sequential([tl.layers.Input((D,)), tl.layers.Dense(H, activation="relu"),
+                           tl.layers.Dense(C)])
+    model.set_weights(params)
+    return model
+
+
+def main():
+    rng = np.random.default_rng(0)
+    n_batches = 64
+    x = rng.standard_normal((B * n_batches, D)).astype(np.float32)
+    y = rng.integers(0, C, size=B * n_batches).astype(np.int32)
+    params = [(rng.standard_normal((D, H)) * 0.1).astype(np.float32), np.zeros(H, np.float32),
+              (rng.standard_normal((H, C)) * 0.1).astype(np.float32), np.zeros(C, np.float32)]
+    xb, yb = x[:B], y[:B]
+
+    ref = NumpyAdamMLP(params)
+    model = make_model(params)
+    optimizer = tl.optim.Adam(LR)
+    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer.build(model.trainable_variables)
+
+    @tl.function
+    def train_step(x, y):
+        with tl.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                      model.trainable_variables))
+        return loss
+
+    txb, tyb = tl.constant(xb), tl.constant(yb)
+    start = time.perf_counter()
+    first = float(train_step(txb, tyb))
+    first_ms = (time.perf_counter() - start) * 1e3
+    want = ref.step(xb, yb)
+    assert abs(first - want) < 1e-5, (first, want)
+    np.testing.assert_allclose(model.get_weights()[0], ref.p[0], rtol=1e-4, atol=1e-6)
+
+    t_np = median_us(lambda: ref.step(xb, yb), repeat=9)
+    t_fn = median_us(lambda: train_step(txb, tyb), repeat=9)
+
+    fit_model = make_model(params)
+    fit_model.compile(optimizer=tl.optim.Adam(LR),
+                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True))
+    fit_model.fit(x, y, batch_size=B, epochs=1, verbose=0, shuffle=False)  # trace
+    epochs = 5
+    start = time.perf_counter()
+    fit_model.fit(x, y, batch_size=B, epochs=epochs, verbose=0, shuffle=False)
+    t_fit = (time.perf_counter() - start) / (epochs * n_batches) * 1e6
+
+    print(f"Dense {D}-{H}-{C} + Adam step, batch {B}: numpy {t_np:.0f} us, tl.function {t_fn:.0f} us "
+          f"({t_fn / t_np:.2f}x), Model.fit {t_fit:.0f} us/step ({t_fit / t_np:.2f}x); "
+          f"first call {first_ms:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
