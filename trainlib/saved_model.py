@@ -56,7 +56,7 @@ def save(obj, export_dir, signatures=None, options=None):
     Args:
         obj: a `tl.Module` (or Model): every attribute that is a `tl.function`
             with a trace or an `input_signature` is saved under its name; or a
-            `tl.function` (saved as the loaded object's `__call__`).
+            `tl.function` (the loaded object's `__call__`, and an attribute of its name).
         export_dir: the directory to write (replaced atomically if it holds a
             saved model; created if missing).
         signatures: a ConcreteFunction or a dict of name -> ConcreteFunction.
@@ -75,6 +75,8 @@ def save(obj, export_dir, signatures=None, options=None):
     """
     if isinstance(obj, Function):
         functions = {"__call__": obj}
+        if obj._name.isidentifier() and not obj._name.startswith("_"):
+            functions[obj._name] = obj  # also by its own name, as `loaded.<name>`
         variables = []
     elif isinstance(obj, Module):
         functions = _module_functions(obj)
