@@ -82,7 +82,6 @@ def train_step_graph():
 
     # passes off while tracing: the graph is optimized below, pass by pass
     off = {option: False for _, option, _ in PIPELINE}
-    tl.config.optimizer.set_experimental_options(off) if hasattr(tl.config, "optimizer") else None
     from trainlib.graph import optimizer_config  # noqa: PLC0415
     optimizer_config.set_experimental_options(off)
     try:
