@@ -9,6 +9,8 @@ is a bool; unknown names are refused (a typo must not silently do nothing);
 # option -> what it switches (all on by default; fusion runs only for jit_compile=True Functions)
 OPTIONS = {
     "pruning": "non-strict execution: drop ops neither outputs nor side effects need",
+    "read_forwarding": "reuse a Variable read when no write to it came between (lets CSE merge more)",
+    "read_forwarding": "reuse a Variable read when no write to it came in between",
     "constant_folding": "evaluate ops on constants (and static shape queries) while tracing",
     "common_subexpression_elimination": "merge identical non-stateful ops",
     "arithmetic_optimization": "x*1, x+0, x-0, x/1, --x, transpose/reshape chains, same-dtype casts, identities",
@@ -23,7 +25,7 @@ def set_experimental_options(options):
     """Turns graph optimization passes on or off for Functions traced from now on.
 
     Args:
-        options: a dict {option name: bool}; names: `pruning`, `constant_folding`,
+        options: a dict {option name: bool}; names: `pruning`, `read_forwarding`, `constant_folding`,
             `common_subexpression_elimination`, `arithmetic_optimization`,
             `dependency_optimization`, `fusion`. Missing names keep their setting.
 

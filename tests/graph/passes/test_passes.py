@@ -200,7 +200,10 @@ def test_optimize_options_argument_overrides():
     graph = trace_unoptimized(lambda x: tl.exp(x * 1), X)
     report = []
     optimize(graph, options={"arithmetic_optimization": False, "jit_compile": True}, report=report)
-    assert [r[0] for r in report] == ["prune", "constant_folding",
-                                      "common_subexpression_elimination",
-                                      "dead_code_elimination", "fusion"]
+    names = [r[0] for r in report]
+    assert "arithmetic_optimization" not in names
+    assert [n for n in names if n in ("prune", "constant_folding", "common_subexpression_elimination",
+                                      "dead_code_elimination", "fusion")] == \
+        ["prune", "constant_folding", "common_subexpression_elimination", "dead_code_elimination",
+         "fusion"]
     assert _types(graph) == ["Placeholder", "Const", "FusedElementwise"]

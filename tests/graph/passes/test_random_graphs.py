@@ -166,7 +166,7 @@ def test_whole_pipeline_matches_eager(program):
     report = []
     optimize(graph, report=report)
     _check_exact(graph, inputs, want)
-    assert [r[0] for r in report][:5] == ["prune", "constant_folding",
-                                          "common_subexpression_elimination",
-                                          "arithmetic_optimization", "dead_code_elimination"]
+    order = ["prune", "constant_folding", "common_subexpression_elimination",
+             "arithmetic_optimization", "dead_code_elimination"]
+    assert [r[0] for r in report if r[0] in order] == order
     assert all(after <= before for _, before, after in report)
