@@ -97,10 +97,19 @@ def to_numpy(array):
     return numpy.asarray(array)
 
 
-def first_input_elsewhere(arrays, device):
-    """Index of the first array not on `device`, or None: for the mixed-device op error."""
-    for i, a in enumerate(arrays):
-        if hasattr(a, "dtype") and device_of(a) != device:
+def several_devices():
+    """True once a second array module (the GPU's) is loaded: only then can inputs disagree."""
+    return len(_modules) > 1
+
+
+def first_input_elsewhere(values, device):
+    """Index of the first array among an op's input values that is not on `device`, or None.
+    Non-array values (a Variable behind a resource handle) are skipped."""
+    for i, a in enumerate(values):
+        if isinstance(a, numpy.ndarray):
+            if device != CPU:
+                return i
+        elif device == CPU and is_device_array(a):
             return i
     return None
 
