@@ -32,6 +32,21 @@ def _steps(program):
     return [(REGISTRY[name], slots, dict(attrs)) for name, slots, attrs in program]
 
 
+_TAKES = {}  # op type -> attr names its kernel takes, None for all
+
+
+def _kernel_attrs(opdef, attrs):
+    """The attrs `opdef`'s kernel takes (as codegen passes them: a kernel may ignore some)."""
+    takes = _TAKES.get(opdef.name, False)
+    if takes is False:
+        import inspect  # noqa: PLC0415 -- once per op type
+        params = inspect.signature(opdef.kernel).parameters.values()
+        var_kw = [p for p in params if p.kind is p.VAR_KEYWORD]
+        takes = _TAKES[opdef.name] = None if var_kw and not var_kw[0].name.startswith("_") else \
+            {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return attrs if takes is None else {k: v for k, v in attrs.items() if k in takes}
+
+
 def _fused_infer(*inputs, program, jit_compile=False):
     values = list(inputs)
     for opdef, slots, attrs in _steps(program):
@@ -60,7 +75,8 @@ def _cached(cache, key, make):
 
 
 def _run_plain(xp, arrays, program):
-    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, a) for d, s, a in _steps(program)])
+    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, _kernel_attrs(d, a))
+                                               for d, s, a in _steps(program)])
     values = list(arrays)
     for kernel, slots, attrs in steps:
         values.append(kernel(xp, *[values[s] for s in slots], **attrs))
@@ -211,7 +227,7 @@ class _BlockedRunner:
                 lines.append(f"h{k}(xp, {', '.join(args)}, {target}, r{temps[dtype]}, **a{k})")
             else:
                 consts[f"k{k}"] = opdef.kernel
-                consts[f"a{k}"] = attrs
+                consts[f"a{k}"] = _kernel_attrs(opdef, attrs)
                 lines.append(f"{target}[...] = k{k}(xp, {', '.join(args)}, **a{k})")
         source = ["def run(sliced, whole, bufs, out, n, rows, row, inner):",
                   "    for s in range(0, n, rows):",
