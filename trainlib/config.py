@@ -1,6 +1,7 @@
 """`tl.config`: eager/graph switch and devices (`list_devices`, `set_default_device`)."""
 from .graph.backend import get_default_device, set_default_device  # noqa: F401 -- tl.config API
 from .graph.backend import gpu_available as _gpu_available
+from .graph import optimizer_config as optimizer  # noqa: F401 -- tl.config.optimizer.*
 from .graph.context import state as _state
 
 

@@ -47,7 +47,15 @@ class Operation:
 
     @property
     def stateful(self):
-        return self.opdef.stateful
+        """The op's own flag; an If/While is stateful when an op in its graphs is (it may
+        write a Variable or print), so it is ordered, never pruned, merged or folded."""
+        if self.opdef.stateful:
+            return True
+        if self.type in ("If", "While"):
+            return any(op.stateful and op.type != "ReadVariableOp"
+                       for key in ("then_branch", "else_branch", "cond", "body")
+                       if self.attrs.get(key) is not None for op in self.attrs[key].operations)
+        return False
 
     def get_attr(self, name):
         return self.attrs[name]

@@ -86,7 +86,7 @@ class FuncGraph(Graph):
 
     # -- automatic control dependencies
     def _after_add(self, op):
-        if op.opdef.stateful and op.type != "Placeholder":
+        if op.stateful and op.type != "Placeholder":
             if self.last_stateful is not None:
                 op.control_inputs.append(self.last_stateful)
             self.last_stateful = op

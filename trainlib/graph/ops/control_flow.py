@@ -79,14 +79,13 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if len(then_leaves) != len(else_leaves) or _structure(then_out) != _structure(else_out):
         raise ValueError("true_fn and false_fn must return the same structure; got "
                          f"{_describe(then_out)} and {_describe(else_out)}")
-    then_leaves, else_leaves = _finish_outputs(then_graph, then_leaves, else_graph, else_leaves)
+    carried = [not (a is None and b is None) for a, b in zip(then_leaves, else_leaves)]
+    _finish_outputs(then_graph, then_leaves, else_graph, else_leaves)
     captured = _align_captures([then_graph, else_graph])
-    if not then_leaves:
-        outputs = ()
-        apply("If", pred, *captured, then_branch=then_graph, else_branch=else_graph)
-    else:
-        outputs = apply("If", pred, *captured, then_branch=then_graph, else_branch=else_graph)
-    return pack_as(then_out, list(outputs) if isinstance(outputs, tuple) else [outputs])
+    outputs = apply("If", pred, *captured, then_branch=then_graph, else_branch=else_graph)
+    outputs = iter(outputs if isinstance(outputs, tuple) else () if outputs is None else (outputs,))
+    # outputs that are None in both branches are not carried by the op: put the Nones back
+    return pack_as(then_out, [next(outputs) if c else None for c in carried])
 
 
 def _structure(value):

@@ -3,14 +3,16 @@
 `optimize(graph)` runs the pipeline in a fixed order:
   1. prune first: it implements non-strict execution (only what the outputs
      and side effects need runs), and every later pass then works on less;
-  2. constant folding before CSE and simplification: folded subtrees become
+  2. read forwarding: repeated reads of a Variable with no write between
+     become one, so that CSE below can merge what is computed from them;
+  3. constant folding before CSE and simplification: folded subtrees become
      Consts that CSE can merge and that make x*1 / x+0 patterns visible;
-  3. CSE before simplification: merged inputs make more patterns match
+  4. CSE before simplification: merged inputs make more patterns match
      (e.g. the inner and outer ops of a transpose pair read one tensor);
-  4. arithmetic simplification, which leaves dead ops behind;
-  5. dead code elimination (prune again) removes them, before fusion so
+  5. arithmetic simplification, which leaves dead ops behind;
+  6. dead code elimination (prune again) removes them, before fusion so
      that dead ops never join a fused cluster's use counts;
-  6. fusion last: it runs after autodiff and after every rewrite, on the
+  7. fusion last: it runs after autodiff and after every rewrite, on the
      smallest graph, and only for `jit_compile=True` Functions.
 Options (see `trainlib/graph/optimizer_config.py`) switch each pass off.
 """
@@ -19,11 +21,13 @@ from .constant_fold import constant_fold
 from .cse import cse
 from .fuse import fuse
 from .prune import prune
+from .read_forwarding import forward_reads
 from .simplify import simplify
 
 # (report name, option name, pass(graph, options) -> graph)
 PIPELINE = (
     ("prune", "pruning", lambda g, o: prune(g)),
+    ("read_forwarding", "read_forwarding", lambda g, o: forward_reads(g)),
     ("constant_folding", "constant_folding", lambda g, o: constant_fold(g)),
     ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),

@@ -52,7 +52,7 @@ def constant_fold(graph):
     """Folds constant subexpressions of `graph` (and its If/While graphs) in place; returns it."""
     xp = state.xp
     for op in graph.operations:
-        if op.type in _NEVER or op.opdef.stateful or len(op.outputs) != 1 or \
+        if op.type in _NEVER or op.stateful or len(op.outputs) != 1 or \
                 op.opdef.num_outputs != 1:
             continue
         value = _static_value(op, xp) if op.type in ("Shape", "Size", "Rank") else None

@@ -46,7 +46,7 @@ def cse(graph):
     for op in graph.operations:
         op.inputs = [resolve(alias, t) for t in op.inputs]
         op.control_inputs = [replaced.get(id(c), c) for c in op.control_inputs]
-        if op.opdef.stateful or op.type == "Placeholder" or not op.outputs:
+        if op.stateful or op.type == "Placeholder" or not op.outputs:
             kept.append(op)
             continue
         key = _key(op)

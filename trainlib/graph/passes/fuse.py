@@ -15,7 +15,7 @@ from .rewrite import each_subgraph, use_counts
 
 
 def _candidate(op):
-    return (op.opdef.elementwise and not op.opdef.stateful and len(op.outputs) == 1
+    return (op.opdef.elementwise and not op.stateful and len(op.outputs) == 1
             and op.opdef.num_outputs == 1 and not op.control_inputs
             and op.type != "FusedElementwise")
 

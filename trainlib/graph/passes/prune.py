@@ -11,7 +11,7 @@ def prune(graph):
     """Removes unneeded operations from `graph` in place; returns it."""
     needed = set()
     stack = [t.op for t in graph.outputs]
-    stack += [op for op in graph.operations if op.opdef.stateful and op.type != "ReadVariableOp"]
+    stack += [op for op in graph.operations if op.stateful and op.type != "ReadVariableOp"]
     while stack:
         op = stack.pop()
         if id(op) in needed:

@@ -94,7 +94,7 @@ def simplify(graph):
     kept = []
     for op in graph.operations:
         op.inputs = [resolve(alias, t) for t in op.inputs]
-        if not op.opdef.stateful:
+        if not op.stateful:
             _rewrite(op)
         if op.type in _PASS_THROUGH and id(op.outputs[0]) not in outputs and not op.control_inputs:
             alias[id(op.outputs[0])] = op.inputs[0]
