@@ -180,3 +180,30 @@ def test_backend_transfers_are_generic(fake_gpu):
     assert backend.first_input_elsewhere([dev, host], "gpu") == 1
     assert backend.first_input_elsewhere([host], "cpu") is None
     assert [d.device_type for d in tl.config.list_physical_devices()] == ["CPU", "GPU"]
+
+
+def _tiny_fit(device, weights=None):
+    """Two epochs of a Dense classifier on `device`; returns (history, predictions, weights at start,
+    devices of the weights)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = (x.sum(1) > 0).astype(np.int32)
+    with tl.device(device):
+        model = tl.Sequential([tl.layers.Input((8,)), tl.layers.Dense(16, activation="relu"),
+                               tl.layers.Dense(2)])
+        if weights is not None:
+            model.set_weights(weights)
+        start = model.get_weights()
+        model.compile(optimizer=tl.optim.Adam(0.01), metrics=["accuracy"],
+                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False)
+        predictions = model.predict(x[:4], verbose=0)
+    return history.history, predictions, start, [w.device for w in model.weights]
+
+
+def test_fit_on_the_gpu_matches_the_cpu(fake_gpu):
+    cpu_history, cpu_pred, start, _ = _tiny_fit("cpu")
+    gpu_history, gpu_pred, _, devices = _tiny_fit("gpu", start)
+    assert devices == ["gpu"] * 4 and type(gpu_pred) is np.ndarray
+    np.testing.assert_allclose(gpu_history["loss"], cpu_history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(gpu_pred, cpu_pred, rtol=1e-5, atol=1e-6)
