@@ -1,0 +1,135 @@
+"""What every example's command line shares: flags, the run's settings, plots, saving, the summary.
+
+Owns: `parser()` (the common flags), `session(args)` (seed, eager mode and
+device for the length of one run, restored afterwards so that examples can run
+one after another in one process), `plot_history`, `save`, `summary`.
+Invariants: nothing here changes global state outside `session`; a missing
+optional package (matplotlib, a GPU) is reported before any training starts.
+"""
+import argparse
+import contextlib
+import importlib.util
+import sys
+import time
+
+import trainlib as tl
+
+SUMMARY_PREFIX = "summary:"
+
+
+def parser(doc, epochs, batch_size, learning_rate, min_accuracy=None):
+    """An ArgumentParser with the flags every example takes; `doc` is the module docstring."""
+    lines = doc.strip().splitlines()
+    p = argparse.ArgumentParser(description=lines[0], epilog="\n".join(lines[1:]).strip() or None,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--epochs", type=int, default=epochs, help=f"passes over the data (default {epochs})")
+    p.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
+    p.add_argument("--learning-rate", type=float, default=learning_rate, help=f"default {learning_rate}")
+    p.add_argument("--seed", type=int, default=0, help="seed for data splits and weights (default 0)")
+    p.add_argument("--eager", action="store_true", help="run without graphs (to compare speed)")
+    p.add_argument("--jit", action="store_true", help="compile steps with jit_compile=True")
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="default cpu")
+    p.add_argument("--plot", metavar="PATH", help="write training curves to this PNG (needs matplotlib)")
+    p.add_argument("--save", metavar="PATH",
+                   help="save the trained model: PATH.npz writes the weights, any other PATH a "
+                        "saved-model directory (tl.saved_model) that runs without this script")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    if min_accuracy is not None:
+        p.add_argument("--min-accuracy", type=float, default=min_accuracy,
+                       help=f"exit with status 1 below this test accuracy (default {min_accuracy})")
+    return p
+
+
+def parse(p, argv):
+    """Parses argv and rejects what cannot work here before any training starts."""
+    args = p.parse_args(argv)
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        p.error("--plot needs matplotlib, which is not installed: pip install 'trainlib[examples]' "
+                "(or pip install matplotlib)")
+    if args.epochs < 1 or args.batch_size < 1:
+        p.error("--epochs and --batch-size must be at least 1")
+    return args
+
+
+@contextlib.contextmanager
+def session(args):
+    """Seeds, eager/graph mode and device for one run; everything is restored on exit."""
+    import numpy as np  # noqa: PLC0415
+    was_eager = tl.config.functions_run_eagerly()
+    try:
+        # raises RuntimeError with the fix (install CuPy, use --device cpu) when there is no GPU
+        device = tl.device(args.device)
+        device.__enter__()
+    except RuntimeError as e:
+        raise SystemExit(f"--device {args.device}: {e}") from None
+    try:
+        tl.random.set_seed(args.seed)
+        np.random.seed(args.seed)  # fit's shuffling draws from numpy
+        tl.config.run_functions_eagerly(args.eager)
+        yield
+    finally:
+        tl.config.run_functions_eagerly(was_eager)
+        device.__exit__(None, None, None)
+
+
+class Timer:
+    """Wall time of a block: `with Timer() as t: ...; t.seconds`."""
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
+
+
+def plot_history(history, path, title):
+    """Writes one panel per metric (train and validation curves) to a PNG at `path`."""
+    import matplotlib  # noqa: PLC0415
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    names = [k for k in history if not k.startswith("val_")]
+    fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        epochs = range(1, len(history[name]) + 1)
+        ax.plot(epochs, history[name], marker=".", label="train")
+        if "val_" + name in history:
+            ax.plot(range(1, len(history["val_" + name]) + 1), history["val_" + name], marker=".",
+                    label="validation")
+        ax.set_xlabel("epoch")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"training curves written to {path}")
+
+
+def save(model, path, input_signature=None):
+    """Saves weights (`.npz`) or a saved-model directory (anything else)."""
+    path = str(path)
+    if path.endswith(".npz"):
+        model.save_weights(path)
+        print(f"weights written to {path} (model.load_weights({path!r}) reads them)")
+        return
+    import trainlib.saving  # noqa: PLC0415 -- not re-exported by `import trainlib`
+    tl.saving.save_model(model, path, input_signature=input_signature)
+    print(f"saved model written to {path} (tl.saving.load_model({path!r}).serve(x) runs it)")
+
+
+def summary(name, seconds, steps, **metrics):
+    """Prints the run's one-line summary: `summary: <name> key=value ... time=..s steps/s=..`."""
+    parts = [f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()]
+    parts += [f"time={seconds:.2f}s", f"steps={steps}", f"steps/s={steps / max(seconds, 1e-9):.0f}"]
+    print(SUMMARY_PREFIX, name, " ".join(parts))
+    sys.stdout.flush()
+
+
+def check(name, accuracy, floor):
+    """0 if accuracy reaches the floor, else 1 (with a message on stderr)."""
+    if accuracy < floor:
+        print(f"{name}: FAILED: accuracy {accuracy:.4f} is below the floor {floor}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,62 @@
+"""Digits MLP: a Sequential model on scikit-learn's 8x8 digits, trained with fit().
+
+Shows: tl.Sequential, compile/fit with a validation set, EarlyStopping,
+evaluate on held-out test data. The data ships with scikit-learn (no download).
+
+    python examples/digits_mlp.py --epochs 30 --plot curves.png --save digits.npz
+"""
+import sys
+
+import numpy as np
+
+import trainlib as tl
+from trainlib.examples import _cli
+
+
+def load_data(seed):
+    """Digits scaled to [0, 1], split 80/20 into train and test (stratified)."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)  # pixel values are 0..16
+    y = digits.target.astype(np.int32)
+    return train_test_split(x, y, test_size=0.2, random_state=seed, stratify=y)
+
+
+def build_model():
+    return tl.Sequential([
+        tl.layers.Input(shape=(64,)),
+        tl.layers.Dense(128, activation="relu"),
+        tl.layers.Dropout(0.2),  # the data set is small: regularize
+        tl.layers.Dense(10),     # logits; the loss applies the softmax (more stable)
+    ])
+
+
+def main(argv=None):
+    p = _cli.parser(__doc__, epochs=40, batch_size=32, learning_rate=1e-3, min_accuracy=0.95)
+    args = _cli.parse(p, argv)
+    with _cli.session(args):
+        x_train, x_test, y_train, y_test = load_data(args.seed)
+        model = build_model()
+        model.compile(optimizer=tl.optim.Adam(args.learning_rate),
+                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
+        # stop when validation loss stops improving, and keep the best weights seen
+        early = tl.callbacks.EarlyStopping(monitor="val_loss", patience=5, restore_best_weights=True)
+        with _cli.Timer() as t:
+            history = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
+                                validation_split=0.1, callbacks=[early],
+                                verbose=0 if args.quiet else 1)
+        test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
+        if args.plot:
+            _cli.plot_history(history.history, args.plot, "digits MLP")
+        if args.save:
+            _cli.save(model, args.save, [tl.TensorSpec([None, 64], tl.float32)])
+    epochs_run = len(history.history["loss"])
+    steps = epochs_run * -(-int(len(x_train) * 0.9) // args.batch_size)
+    _cli.summary("digits_mlp", t.seconds, steps, test_accuracy=test["accuracy"], epochs=epochs_run)
+    return _cli.check("digits_mlp", test["accuracy"], args.min_accuracy)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
