@@ -61,7 +61,10 @@ def save(obj, export_dir, signatures=None, options=None):
             saved model; created if missing).
         signatures: a ConcreteFunction or a dict of name -> ConcreteFunction.
             Default: the Module's `__call__` if it has an input_signature (or
-            the Function's first trace), as `"serving_default"`.
+            the Function's first trace), as `"serving_default"`. A Model with
+            known `inputs` also gets a `serve` endpoint (its inference call),
+            and its `train_function`/`test_function`/`predict_function` are
+            not saved.
         options: accepted for TensorFlow compatibility; unused.
 
     Raises:
@@ -81,13 +84,18 @@ def save(obj, export_dir, signatures=None, options=None):
     elif isinstance(obj, Module):
         functions = _module_functions(obj)
         variables = list(obj.variables)
+        if _is_layer(obj):
+            for name in _KERAS_STEP_FUNCTIONS:  # training machinery, rebuilt by compile()
+                functions.pop(name, None)
+            if "__call__" not in functions and getattr(obj, "inputs", None):
+                functions["serve"] = _serving_function(obj, None)
     else:
         raise TypeError(f"tl.saved_model.save needs a tl.Module, a Model or a tl.function, got "
                         f"{type(obj).__name__}")
     concretes = {name: _concrete_functions(fn) for name, fn in functions.items()}
     if signatures is None:
         signatures = {}
-        call = concretes.get("__call__")
+        call = concretes.get("__call__") or concretes.get("serve")
         if call:
             signatures["serving_default"] = call[0]
     elif isinstance(signatures, (ConcreteFunction, Function)):
@@ -116,6 +124,22 @@ def export_model(model, filepath, input_signature=None):
     Raises:
         ValueError: if no input signature is given and the model has no known inputs.
     """
+    endpoint = _serving_function(model, input_signature)
+    concrete = endpoint.get_concrete_function()
+    variables = list(getattr(model, "variables", ()))
+    _write(filepath, {"serve": endpoint}, {"serve": [concrete]}, {"serving_default": concrete},
+           variables)
+
+
+_KERAS_STEP_FUNCTIONS = ("train_function", "test_function", "predict_function")
+
+
+def _is_layer(obj):
+    return hasattr(obj, "_call_takes_training")
+
+
+def _serving_function(model, input_signature):
+    """A tl.function `serve(inputs)` calling the model for inference on its input specs."""
     if input_signature is None:
         inputs = getattr(model, "inputs", None)
         if not inputs:
@@ -132,15 +156,11 @@ def export_model(model, filepath, input_signature=None):
         [inspect.Parameter(f"inputs" if i == 0 else f"inputs_{i}",
                            inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for i in range(len(input_signature))])
-    endpoint = Function(serve, input_signature=input_signature, name="serve")
-    concrete = endpoint.get_concrete_function()
-    variables = list(getattr(model, "variables", ()))
-    _write(filepath, {"serve": endpoint}, {"serve": [concrete]}, {"serving_default": concrete},
-           variables)
+    return Function(serve, input_signature=input_signature, name="serve")
 
 
 def _accepts_training(model):
-    if hasattr(model, "_call_takes_training"):  # a Layer: its __call__ routes `training`
+    if _is_layer(model):  # a Layer: its __call__ routes `training`
         return True
     try:
         params = inspect.signature(model.__call__).parameters

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import trainlib as tl
-from trainlib import saved_model
+from trainlib import saved_model, saving
 from trainlib.graph.serialization import FORMAT_VERSION, LoadError
 
 from . import models
@@ -156,12 +156,47 @@ def test_export_model_serve_endpoint(tmp_path):
     with pytest.raises(ValueError, match="input_signature"):
         saved_model.export_model(layer, tmp_path / "m")
     saved_model.export_model(layer, tmp_path / "m", [tl.TensorSpec([None, 4], tl.float32, name="x")])
-    loaded = tl.saving.load_model(tmp_path / "m") if hasattr(tl, "saving") else \
-        saved_model.load(tmp_path / "m")
+    loaded = saving.load_model(tmp_path / "m")
     np.testing.assert_array_equal(loaded.serve(x).numpy(), ref)
     out = loaded.signatures["serving_default"](x=x)
     np.testing.assert_array_equal(out["output_0"].numpy(), ref)
     assert len(loaded.variables) == 2
+    with pytest.raises(TypeError, match="missing input 'x'"):
+        loaded.signatures["serving_default"]()
+    with pytest.raises(TypeError, match="unexpected inputs"):
+        loaded.signatures["serving_default"](x=x, y=x)
+    with pytest.raises(TypeError, match="must be a float32"):
+        loaded.signatures["serving_default"](np.ones((2, 5), np.float32))
+    with pytest.raises(TypeError, match="no __call__"):
+        loaded(x)
+    with pytest.raises(FileExistsError):
+        saving.save_model(layer, tmp_path / "m", overwrite=False,
+                          input_signature=[tl.TensorSpec([None, 4], tl.float32)])
+
+
+def test_save_layer_with_inputs_gets_serve(tmp_path):
+    layer = tl.layers.Dense(3)
+    x = np.ones((2, 4), np.float32)
+    ref = layer(x).numpy()
+    layer.inputs = [tl.layers.Input(shape=(4,), name="features")]  # as a functional Model has
+    saved_model.save(layer, tmp_path / "m")
+    loaded = saved_model.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.serve(x).numpy(), ref)
+    out = loaded.signatures["serving_default"](features=x)["output_0"]
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
+@pytest.mark.gpu
+def test_save_on_gpu_load_on_cpu_and_gpu(tmp_path):
+    with tl.device("gpu"):
+        mlp = models.trained_mlp(steps=1)
+        x = tl.constant(models.data()[0])
+        ref = mlp(x).numpy()
+        saved_model.save(mlp, tmp_path / "m")
+        on_gpu = saved_model.load(tmp_path / "m")
+        np.testing.assert_allclose(on_gpu(x).numpy(), ref, rtol=1e-5)
+    on_cpu = saved_model.load(tmp_path / "m")
+    np.testing.assert_allclose(on_cpu(models.data()[0]).numpy(), ref, rtol=1e-5)
 
 
 def test_save_refuses_what_it_cannot_restore(tmp_path):
