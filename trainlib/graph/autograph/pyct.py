@@ -86,12 +86,16 @@ def parse_entity(fn):
         if not isinstance(node, gast.FunctionDef):
             raise ConversionError(f"cannot find the def of {fn.__qualname__} in its source")
         return node, source, filename, offset
-    return _parse_lambda(fn, source, filename, offset)
+    dedented = len(lines[0]) - len(source.splitlines(True)[0]) if source else 0
+    return _parse_lambda(fn, source, filename, offset, dedented)
 
 
-def _parse_lambda(fn, source, filename, offset):
+def _parse_lambda(fn, source, filename, offset, dedented=0):
     tree = None
-    for text in (source, source.strip().rstrip(",;"), "(" + source.strip().rstrip(",;") + ")"):
+    indent = len(source) - len(source.lstrip()) + dedented
+    # (text, how many columns line 1 moved left of the file's columns)
+    for text, moved in ((source, dedented), (source.strip().rstrip(",;"), indent),
+                        ("(" + source.strip().rstrip(",;") + ")", indent - 1)):
         try:
             tree = gast.parse(text)
             source = text
@@ -105,11 +109,22 @@ def _parse_lambda(fn, source, filename, offset):
     line = code.co_firstlineno - offset
     found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda) and n.lineno == line
              and [a.id for a in n.args.args + n.args.kwonlyargs] == argnames]
-    if len(found) > 1:  # several lambdas on one line: the one whose bytecode matches
-        found = [n for n in found if _same_code(n, code)]
+    if len(found) > 1:  # several lambdas on one line: the one whose columns hold the code
+        found = [n for n in found if _same_place(n, code, moved if line == 1 else 0)] or \
+            [n for n in found if _same_code(n, code)]
     if len(found) != 1:
         raise ConversionError(f"cannot tell which lambda at {filename}:{code.co_firstlineno} to convert")
     return found[0], source, filename, offset
+
+
+def _same_place(node, code, moved):
+    """True if the lambda's instructions lie within `node`'s body columns (file columns)."""
+    body = node.body
+    start, end = body.col_offset + moved, body.end_col_offset + moved
+    cols = [(c, e) for ln, _, c, e in code.co_positions()
+            if ln == code.co_firstlineno and c is not None and e is not None and e > c
+            and body.lineno == body.end_lineno]  # (0, 0) spans are the frame's set-up
+    return bool(cols) and all(start <= c and e <= end for c, e in cols)
 
 
 def _same_code(node, code):

@@ -224,6 +224,10 @@ def _pow_grad(op, dy):
 
 
 def _pow_kernel(xp, a, b):
+    # x**2 (losses, Adam's g*g) as square: what numpy's own scalar fast path computes, but a
+    # 0-d array exponent misses that path. Host arrays only, so no device sync is forced.
+    if b.ndim == 0 and hasattr(b, "__array_interface__") and b == 2:
+        return xp.square(a)
     return xp.power(a, b)
 
 
