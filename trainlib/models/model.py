@@ -21,6 +21,7 @@ import numpy as np
 import trainlib as tl
 from trainlib import callbacks as callbacks_module, losses as losses_module, \
     metrics as metrics_module, optim
+from trainlib.distribute.strategy import current_mpi_strategy
 from trainlib.graph.autodiff import flatten, pack_as
 from trainlib.graph.tensor import TensorShape, TensorSpec
 from trainlib.layers.base import Layer, scratch_graph
@@ -59,6 +60,10 @@ class Model(Layer):
         self.history = None
         self.run_eagerly, self.jit_compile, self.steps_per_execution = False, False, 1
         self._reset_compiled_functions()
+        # data-parallel when created in an MPIStrategy's scope (tl.distribute)
+        self._distribute_strategy = current_mpi_strategy()
+        if self._distribute_strategy is not None:
+            self._distribute_strategy._track(self)
 
     def _reset_compiled_functions(self):
         self.train_function = self.test_function = self.predict_function = None
@@ -179,6 +184,8 @@ class Model(Layer):
         return self.get_metrics_result()
 
     def get_metrics_result(self):
+        if self._distribute_strategy is not None:
+            return self._distribute_strategy._metric_results(self.metrics)
         return {m.name: m.result() for m in self.metrics}
 
     def _track_loss(self, loss, x):
@@ -200,6 +207,8 @@ class Model(Layer):
         self._track_loss(loss, x)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
+        if self._distribute_strategy is not None:
+            grads = self._distribute_strategy._average_gradients(grads, x)
         self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
@@ -289,13 +298,19 @@ class Model(Layer):
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, class_weight,
                                             steps_per_epoch)
         self._build_for_batch(batches.first_batch())
+        strategy = self._distribute_strategy
+        if strategy is not None:
+            strategy.broadcast_variables(self.weights)
+            callbacks, verbose = strategy._fit_callbacks(callbacks, verbose)
+            batches = strategy._shard_batches(batches)
         val_batches = None
         if validation_data is not None:
             val_batches = self._validation_batches(validation_data,
                                                    validation_batch_size or batch_size,
                                                    validation_steps)
         verbose = 1 if verbose == "auto" else int(verbose)
-        steps = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
+        steps = batches.length if strategy is not None else \
+            batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
         callbacks = callbacks_module.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self, verbose=verbose,
             epochs=epochs, steps=steps, steps_per_execution=self.steps_per_execution)
@@ -344,6 +359,9 @@ class Model(Layer):
 
     def _evaluate_batches(self, batches, callbacks):
         self._build_for_batch(batches.first_batch())
+        if self._distribute_strategy is not None:
+            self._distribute_strategy.broadcast_variables(self.weights)
+            batches = self._distribute_strategy._shard_batches(batches)
         test_function = self.make_test_function()
         self.reset_metrics()
         if callbacks is not None:
@@ -369,6 +387,8 @@ class Model(Layer):
         self._assert_compiled()
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, False, None, steps)
         verbose = 1 if verbose == "auto" else int(verbose)
+        if self._distribute_strategy is not None:
+            callbacks, verbose = self._distribute_strategy._fit_callbacks(callbacks, verbose)
         n = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
         cbs = callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                             verbose=verbose, steps=n)
