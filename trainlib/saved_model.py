@@ -24,6 +24,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -536,8 +537,8 @@ def _build_concrete(entry, loader, variables, constants, where):
     _expect(entry, where, dict, {"name", "graph", "num_args", "captures", "params", "arg_structure",
                                  "output_structure"})
     name = entry["name"]
-    if not isinstance(name, str):
-        raise LoadError(f"{where}.name must be a string")
+    if not isinstance(name, str) or not ("_" + re.sub(r"\W", "_", name)).isidentifier():
+        raise LoadError(f"{where}: bad function name {_short(name)}")
     graph = decode_graph(entry["graph"], loader, f"{where}.graph")
     n_args = entry["num_args"]
     captures = _expect(entry["captures"], f"{where}.captures", list)
@@ -642,7 +643,7 @@ def _build_signature(name, entry, concretes):
     for i, (spec_data, p) in enumerate(zip(inputs, concrete.graph.arg_placeholders)):
         _expect(spec_data, f"{where}.inputs[{i}]", dict, {"name", "shape", "dtype"})
         s = decode_spec(spec_data, f"{where}.inputs[{i}]", allow_resource=False)
-        if s.dtype is not p.dtype or s.shape != p.shape or not (s.name or "").isidentifier():
+        if s.dtype is not p.dtype or s.shape != p.shape or not s.name:
             raise LoadError(f"{where}.inputs[{i}]: {s} does not match the graph's argument {p.name}")
         specs.append(s)
     if len({s.name for s in specs}) != len(specs):
@@ -832,7 +833,8 @@ class Signature:
 
 
 class LoadedModel(Module):
-    """What `tl.saved_model.load` returns: `.signatures`, `.variables`, the saved Functions."""
+    """What `tl.saved_model.load` returns: `.signatures`, `.variables`, the saved Functions (as
+    attributes of their names, and in the dict `.functions`)."""
 
     def __init__(self, functions, signatures, variables, trainlib_version):
         super().__init__(name="loaded")
@@ -841,8 +843,9 @@ class LoadedModel(Module):
         self._variable_list = tuple(variables)
         self.trainlib_version = trainlib_version
         for name, fn in functions.items():
-            if name != "__call__":
-                setattr(self, name, fn)
+            if name != "__call__" and not hasattr(LoadedModel, name) and name not in vars(self):
+                setattr(self, name, fn)  # names of LoadedModel's own fields stay in .functions
+        self.functions = dict(functions)
 
     @property
     def variables(self):
