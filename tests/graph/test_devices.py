@@ -139,7 +139,6 @@ def test_mixing_devices_is_an_invalid_argument_error(fake_gpu):
             tl.add(y, x)
 
 
-@pytest.mark.xfail(reason="needs the device check in op.py's eager path (reported)", strict=False)
 def test_mixing_devices_error_names_both_devices(fake_gpu):
     x = tl.constant([1.0, 2.0])
     with tl.device("gpu"):
@@ -149,8 +148,6 @@ def test_mixing_devices_error_names_both_devices(fake_gpu):
             tl.add(y, x)
 
 
-@pytest.mark.xfail(reason="Function's cache key does not include the device yet (reported)",
-                   strict=False)
 def test_function_retraces_per_device(fake_gpu):
     f = tl.function(lambda a: a * 2.0)
     np.testing.assert_array_equal(f(tl.constant([1.0])).numpy(), [2.0])

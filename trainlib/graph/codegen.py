@@ -321,6 +321,10 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True):
     `plan_memory` frees intermediates after their last use and reuses dead
     buffers through out= (the Program's `memory` reports the figures)."""
     em = _Emitter(xp)
+    fname = re.sub(r"\W", "_", name) or "graph_fn"
+    if not fname[0].isalpha():
+        fname = "f_" + fname
+    em.used.add(fname)  # no op output may shadow the function's own name
     params = [em.fresh(t.op.name) for t in graph.inputs]
     env = {id(t): p for t, p in zip(graph.inputs, params)}
     plan = MemoryPlan(graph) if plan_memory else None
@@ -329,9 +333,6 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True):
     em.graph_body(graph, env, 1, plan)
     outs = [env[id(t)] for t in graph.outputs]
     em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    fname = re.sub(r"\W", "_", name) or "graph_fn"
-    if not fname[0].isalpha():
-        fname = "f_" + fname
     body = f"def {fname}({', '.join(params)}):\n" + "\n".join(em.lines) + "\n"
     closure = sorted(em.consts)
     source = (f"def make({', '.join(['xp'] + closure)}):\n"

@@ -16,6 +16,7 @@ import weakref
 
 from . import dtypes as _dt
 from .autodiff import flatten, pack_as
+from .backend import transfer
 from .codegen import compile_graph, translate_error
 from .context import graph_scope, state
 from .errors import OpError
@@ -185,6 +186,8 @@ class Function:
             concrete = self._signature_concrete(args)
         else:
             key = tuple(map(_key, args))
+            if state.device != "cpu":  # a graph is compiled for one device's array module
+                key += (state.device,)
             concrete = self._cache.get(key)
             if concrete is None:
                 concrete = self._lookup_relaxed(args) or self._trace(args, key)
@@ -200,6 +203,8 @@ class Function:
         if self._input_signature is not None:
             return self._signature_concrete(args)
         key = tuple(_key(a) for a in args)
+        if state.device != "cpu":
+            key += (state.device,)
         concrete = self._cache.get(key) or self._lookup_relaxed(args)
         return concrete if concrete is not None else self._trace(args, key)
 
@@ -584,7 +589,7 @@ def _flat_feeds(value, feeds):
             _flat_feeds(value[k], feeds)
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
-        feeds.append(state.xp.asarray(value))
+        feeds.append(transfer(state.xp, value))
 
 
 def _flat_arg_names(params, args):

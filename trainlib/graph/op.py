@@ -8,6 +8,7 @@ Invariants: every op is registered once; public op functions convert their
 arguments and call `apply`; active tapes see every differentiable op, eager or
 traced, through the same `record` call.
 """
+from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
 from .errors import InvalidArgumentError, OpError, op_error, user_location
@@ -153,6 +154,8 @@ def _run_eagerly(opdef, inputs, attrs):
         values = [t._value for t in inputs]
     except AttributeError:
         raise _bad_eager_input(opdef, inputs) from None
+    if _backend.several_devices() and opdef.name != "Identity":  # Identity is the copy op
+        _check_one_device(opdef, values)
     try:
         out = opdef.kernel(state.xp, *values, **attrs)
     except OpError as e:
@@ -167,6 +170,17 @@ def _run_eagerly(opdef, inputs, attrs):
     if out is None:
         return None
     return tuple(Tensor(o) for o in out)
+
+
+def _check_one_device(opdef, values):
+    i = _backend.first_input_elsewhere(values, state.device)
+    if i is not None:
+        here, there = state.device, _backend.device_of(values[i])
+        raise op_error(InvalidArgumentError, opdef.name,
+                       f"{opdef.name} runs on {here} (the current device) but input {i} is on "
+                       f"{there}; one op cannot mix devices. Copy it with .{here}() (or "
+                       f"tl.identity(x) inside tl.device('{here}')), or run the op under "
+                       f"tl.device('{there}').")
 
 
 def _bad_eager_input(opdef, inputs):
