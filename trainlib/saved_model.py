@@ -143,6 +143,11 @@ def _serving_function(model, input_signature):
     """A tl.function `serve(inputs)` calling the model for inference on its input specs."""
     if input_signature is None:
         inputs = getattr(model, "inputs", None)
+        built = getattr(model, "_build_input_shape", None)
+        if not inputs and isinstance(built, tuple) and built and all(
+                d is None or isinstance(d, int) for d in built):
+            # a built model without symbolic inputs: its first dim is the batch
+            inputs = [TensorSpec(TensorShape((None,) + tuple(built[1:])), getattr(model, "dtype", "float32"))]
         if not inputs:
             raise ValueError(f"Model.export needs the model's input specs: {type(model).__name__} has "
                              "no `inputs` (build it first, or pass input_signature=[tl.TensorSpec(...)])")

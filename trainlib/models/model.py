@@ -453,6 +453,27 @@ class Model(Layer):
         return pack_as(out, [np.asarray(t) for t in flatten(out)])
 
     # -- weights files
+    def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None):
+        """Exports the model for inference as a SavedModel directory, as Keras 3's `export`.
+
+        The directory has a `serving_default` signature and a `serve` endpoint taking
+        the model's inputs; `tl.saved_model.load(filepath)` runs it without this code.
+
+        Args:
+            filepath: the directory to write (atomically).
+            input_signature: TensorSpecs of the inputs, needed when the model has no
+                known inputs (a subclassed model never called on an Input).
+
+        Example:
+            >>> model.export("exported")
+            >>> tl.saved_model.load("exported").serve(x)
+        """
+        from ..saved_model import export_model  # noqa: PLC0415 -- saving sits above models
+        export_model(self, filepath, input_signature=input_signature)
+        if verbose:
+            print(f"Saved the model for serving to '{filepath}' (endpoint 'serve', signature "
+                  "'serving_default').")
+
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights, in `weights` order, to an `.npz` file (atomically: a temporary
         file in the same folder, then a rename).
