@@ -49,13 +49,20 @@ def _is_library_file(filename):
     return filename.startswith(_PACKAGE_DIR) or filename.startswith("<trainlib")
 
 
+_LIBRARY_CODE = {}  # code object -> True if it is trainlib's (asked once per op while tracing)
+
+
 def user_location(skip_library=True):
     """`"path/file.py:LINE"` of the innermost frame outside the trainlib package."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (skip_library and _is_library_file(filename)) and not filename.startswith("<frozen"):
-            return f"{filename}:{frame.f_lineno}"
+        code = frame.f_code
+        library = _LIBRARY_CODE.get(code)
+        if library is None:
+            filename = code.co_filename
+            library = _LIBRARY_CODE[code] = _is_library_file(filename) or filename.startswith("<frozen")
+        if not (library and skip_library):
+            return f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
