@@ -15,7 +15,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import trainlib as tl  # noqa: E402
-import trainlib.distribute  # noqa: E402,F401
 
 STEPS, GLOBAL_BATCH = 3, 15  # 15 rows over 2 ranks: uneven shards (7 and 8)
 
@@ -43,8 +42,7 @@ def custom_loop(strategy, model, optimizer, x, y):
             loss = tl.distribute.compute_average_loss(loss_fn(yb, model(xb, training=True)),
                                                       global_batch_size=GLOBAL_BATCH)
         grads = tape.gradient(loss, model.trainable_variables)
-        grads = tl.distribute.get_replica_context().all_reduce("SUM", grads) \
-            if tl.distribute.get_replica_context() else grads
+        grads = tl.distribute.get_replica_context().all_reduce("SUM", grads)  # identity for 1
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
