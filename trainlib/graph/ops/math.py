@@ -1369,3 +1369,22 @@ def erf(x, name=None):
     """The error function, elementwise (`tl.math.erf`; the Erf op is defined with the nn ops)."""
     from .nn import erf as _erf  # noqa: PLC0415 -- nn builds on math
     return _erf(x)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Variance over `axis` (population variance, as `tf.math.reduce_variance`); floats only.
+
+    Example:
+        >>> tl.math.reduce_variance(tl.constant([1.0, 3.0]))
+        <tl.Tensor: shape=(), dtype=float32, numpy=1.0>
+    """
+    x = convert_to_tensor(input_tensor)
+    if not x.dtype.is_floating:
+        raise TypeError(f"reduce_variance needs a floating tensor, got {x.dtype.name}")
+    mean = reduce_mean(x, axis=axis, keepdims=True)
+    return reduce_mean(squared_difference(x, mean), axis=axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Standard deviation over `axis` (sqrt of `reduce_variance`); floats only."""
+    return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
