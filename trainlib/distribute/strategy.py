@@ -393,7 +393,7 @@ class ShardedBatches:
         rows = len(leaves[0])
         n, r = self.strategy.num_replicas_in_sync, self.strategy.rank
         if rows < n:
-            if not getattr(self.strategy, "_warned_small_batch", True):
+            if self.strategy.is_chief and not getattr(self.strategy, "_warned_small_batch", True):
                 self.strategy._warned_small_batch = True
                 warnings.warn(f"a global batch of {rows} rows cannot be split over {n} replicas; "
                               "such batches are skipped (use a batch size >= the number of "
