@@ -25,3 +25,4 @@ from . import initializers, activations, layers, optim, losses, metrics, callbac
 from .models import Model, Sequential  # noqa: F401,E402
 from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported Keras code
 from . import saved_model, saving  # noqa: F401,E402
+from . import distribute  # noqa: F401,E402

@@ -9,6 +9,7 @@ Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
 epsilon 1e-7 before the log, so no loss is ever infinite.
 """
 import trainlib as tl
+from trainlib.graph.variables import snake_case
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
@@ -178,7 +179,7 @@ class Loss:
         if reduction not in _REDUCTIONS:
             raise ValueError(f"Invalid reduction {reduction!r}; expected one of "
                              "'sum_over_batch_size', 'sum', 'mean', 'none'")
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or snake_case(type(self).__name__)
         self.reduction = reduction
         self.dtype = dtype
 
@@ -249,13 +250,6 @@ SparseCategoricalCrossentropy = _wrapper(
     from_logits=False, ignore_class=None)
 
 
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i:
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
 
 
 _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,

@@ -10,7 +10,7 @@ Invariant: `update_state` builds only ops on Variables; `result` reads them;
 """
 import trainlib as tl
 from trainlib.graph.context import eager_scope
-from trainlib.graph.variables import Variable
+from trainlib.graph.variables import Variable, snake_case
 
 from . import losses as _losses
 
@@ -21,13 +21,6 @@ __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccu
            "categorical_accuracy", "sparse_categorical_accuracy", "get"]
 
 
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
 
 
 class Metric:
@@ -39,7 +32,7 @@ class Metric:
     """
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or _snake(type(self).__name__)
+        self.name = name or snake_case(type(self).__name__)
         self.dtype = tl.as_dtype(dtype or "float32")
         self._variables = []
 

@@ -51,6 +51,13 @@ def parse(p, argv):
     return args
 
 
+def require(module, why):
+    """Exits with the pip command to run if the optional package `module` is missing."""
+    if importlib.util.find_spec(module) is None:
+        raise SystemExit(f"{why} needs {module}, which is not installed: "
+                         "pip install 'trainlib[examples]'")
+
+
 @contextlib.contextmanager
 def session(args):
     """Seeds, eager/graph mode and device for one run; everything is restored on exit."""

@@ -15,6 +15,7 @@ from trainlib.examples import _cli
 
 def load_data(seed):
     """Digits scaled to [0, 1], split 80/20 into train and test (stratified)."""
+    _cli.require("sklearn", "the digits data set")
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
     digits = load_digits()

@@ -17,6 +17,7 @@ from trainlib.examples import _cli
 
 def load_data(seed):
     """Diabetes features standardized with the TRAIN split's mean and std (no test leakage)."""
+    _cli.require("sklearn", "the diabetes data set")
     from sklearn.datasets import load_diabetes
     from sklearn.model_selection import train_test_split
     x, y = load_diabetes(return_X_y=True, scaled=False)

@@ -196,11 +196,11 @@ class Module:
     """
 
     def __init__(self, name=None):
-        self._name = name or _snake(type(self).__name__)
+        self._name = name or snake_case(type(self).__name__)
 
     @property
     def name(self):
-        return getattr(self, "_name", _snake(type(self).__name__))
+        return getattr(self, "_name", snake_case(type(self).__name__))
 
     @property
     def variables(self):
@@ -248,10 +248,12 @@ class Module:
         return out
 
 
-def _snake(name):
+def snake_case(name):
+    """`"MeanSquaredError"` -> `"mean_squared_error"`, `"AUC"` -> `"auc"` (default object names)."""
     out = []
     for i, ch in enumerate(name):
-        if ch.isupper() and i:
+        if ch.isupper() and i and (not name[i - 1].isupper() or
+                                   (i + 1 < len(name) and name[i + 1].islower())):
             out.append("_")
         out.append(ch.lower())
     return "".join(out)

@@ -22,6 +22,7 @@ from trainlib.graph.context import graph_scope, state
 from trainlib.graph.tensor import TensorShape, is_tensor
 from trainlib.graph.tracing import FuncGraph
 from trainlib.graph.variables import Module, Variable
+from trainlib.graph.variables import snake_case
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
            "deserialize"]
@@ -42,14 +43,6 @@ def unique_name(base):
     return base if n == 0 else f"{base}_{n}"
 
 
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (not name[i - 1].isupper() or
-                                   (i + 1 < len(name) and name[i + 1].islower())):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
 
 
 # ------------------------------------------------------------------ symbolic values
@@ -142,7 +135,7 @@ class Layer(Module):
                  **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
-        super().__init__(name or unique_name(_snake(type(self).__name__)))
+        super().__init__(name or unique_name(snake_case(type(self).__name__)))
         self._trainable = bool(trainable)
         self.dtype = tl.as_dtype(dtype or "float32")
         self.built = False
