@@ -42,8 +42,7 @@ def custom_loop(strategy, model, optimizer, x, y):
             loss = tl.distribute.compute_average_loss(loss_fn(yb, model(xb, training=True)),
                                                       global_batch_size=GLOBAL_BATCH)
         grads = tape.gradient(loss, model.trainable_variables)
-        grads = tl.distribute.get_replica_context().all_reduce("SUM", grads)  # identity for 1
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))  # sums over ranks
         return loss
 
     @tl.function

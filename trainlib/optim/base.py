@@ -115,10 +115,13 @@ class Optimizer:
         return i
 
     # -- applying
-    def apply_gradients(self, grads_and_vars):
+    def apply_gradients(self, grads_and_vars, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs: clip, weight decay, update, `iterations += 1`.
 
-        Pairs whose gradient is None are skipped.
+        Pairs whose gradient is None are skipped. Inside `strategy.run` of a
+        distribution strategy the gradients are first summed over the replicas
+        (one fused all-reduce), as TensorFlow's optimizers do, unless
+        `experimental_aggregate_gradients=False`.
 
         Raises:
             ValueError: if every gradient is None.
@@ -133,6 +136,11 @@ class Optimizer:
             self.build([v for _, v in pairs])
         grads = [g for g, _ in pairs_kept]
         variables = [v for _, v in pairs_kept]
+        if experimental_aggregate_gradients:
+            from trainlib.distribute.strategy import get_replica_context  # noqa: PLC0415
+            replica = get_replica_context()
+            if replica is not None:
+                grads = list(replica.all_reduce("SUM", grads))
         for v in variables:
             self._var_index(v)
         grads = self._clip_gradients(grads)
