@@ -153,8 +153,10 @@ def test_export_model_serve_endpoint(tmp_path):
     layer = tl.layers.Dense(3, activation="relu")
     x = np.ones((2, 4), np.float32)
     ref = layer(x).numpy()
-    with pytest.raises(ValueError, match="input_signature"):
-        saved_model.export_model(layer, tmp_path / "m")
+    with pytest.raises(ValueError, match="input_signature"):  # never called: no input specs
+        saved_model.export_model(tl.layers.Dense(3), tmp_path / "m")
+    saved_model.export_model(layer, tmp_path / "built")  # a built layer knows its input shape
+    np.testing.assert_array_equal(saving.load_model(tmp_path / "built").serve(x).numpy(), ref)
     saved_model.export_model(layer, tmp_path / "m", [tl.TensorSpec([None, 4], tl.float32, name="x")])
     loaded = saving.load_model(tmp_path / "m")
     np.testing.assert_array_equal(loaded.serve(x).numpy(), ref)
