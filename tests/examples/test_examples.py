@@ -31,16 +31,6 @@ TINY = [
 ]
 
 
-def autograph_converts_examples():
-    """False while AutoGraph treats trainlib.examples as library code (it must not convert that)."""
-    from trainlib.examples.graphs_and_functions import simple_relu
-    try:
-        tl.function(simple_relu)(tl.constant(1))
-        return True
-    except TypeError:
-        return False
-
-
 def run(name, argv, capsys):
     """Runs the example in-process; returns (exit status, stdout)."""
     status = examples.run(name, argv + (["--quiet"] if name != "quickstart" else []))
@@ -63,9 +53,6 @@ def test_every_example_is_listed_and_has_a_wrapper():
 
 @pytest.mark.parametrize("name,argv", TINY, ids=[name for name, _ in TINY])
 def test_tiny_run(name, argv, capsys):
-    if name == "graphs_and_functions" and not autograph_converts_examples():
-        pytest.xfail("AutoGraph skips functions in trainlib/examples as library code "
-                     "(trainlib/graph/autograph/operators.py _is_library)")
     status, out = run(name, argv, capsys)
     assert status == 0, out[-2000:]
     if name != "quickstart":

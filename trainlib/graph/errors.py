@@ -45,7 +45,12 @@ class FailedPreconditionError(OpError):
     """The op ran in a state that does not allow it (e.g. an uninitialized variable)."""
 
 
+_EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep
+
+
 def _is_library_file(filename):
+    if filename.startswith(_EXAMPLES_DIR):
+        return False  # the shipped examples are user code: errors name their lines
     return filename.startswith(_PACKAGE_DIR) or filename.startswith("<trainlib")
 
 

@@ -650,11 +650,16 @@ _TRAINLIB_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _warned_fallbacks = set()
 
 
+_EXAMPLES_DIR = os.path.join(_TRAINLIB_DIR, "examples") + os.sep
+
+
 def _is_library(fn):
     module = getattr(fn, "__module__", None) or ""
+    filename = os.path.realpath(fn.__code__.co_filename)
+    if module.startswith("trainlib.examples") or filename.startswith(_EXAMPLES_DIR):
+        return False  # the shipped example scripts are user code, even when installed
     if module == "trainlib" or module.startswith("trainlib.") or module == "builtins":
         return True
-    filename = os.path.realpath(fn.__code__.co_filename)
     if filename.startswith(_TRAINLIB_DIR + os.sep):
         return True
     return filename.startswith(_LIBRARY_DIRS) or "site-packages" in filename
