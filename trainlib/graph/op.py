@@ -63,8 +63,13 @@ class OpDef:
 
 def ufunc_kernel(name):
     """A kernel that is exactly the array module's ufunc `name` (`xp.add`, `xp.exp`...)."""
+    found = {}  # array module -> its ufunc, looked up once
+
     def kernel(xp, *arrays, out=None):
-        return getattr(xp, name)(*arrays, out=out)
+        fn = found.get(xp)
+        if fn is None:
+            fn = found[xp] = getattr(xp, name)
+        return fn(*arrays) if out is None else fn(*arrays, out=out)
     kernel.ufunc = name
     kernel.__name__ = f"{name}_kernel"
     return kernel
@@ -154,7 +159,7 @@ def _run_eagerly(opdef, inputs, attrs):
         values = [t._value for t in inputs]
     except AttributeError:
         raise _bad_eager_input(opdef, inputs) from None
-    if _backend.several_devices() and opdef.name != "Identity":  # Identity is the copy op
+    if len(_backend._modules) > 1 and opdef.name != "Identity":  # Identity is the copy op
         _check_one_device(opdef, values)
     try:
         out = opdef.kernel(state.xp, *values, **attrs)

@@ -82,12 +82,18 @@ def _type_error(op_name, message):
     return TypeError(f"{op_name}: {message}" + (f" (at {location})" if location else ""))
 
 
+_ACCEPTED = set()  # (op name, dtype) pairs already checked: the eager hot path asks once
+
+
 def _check_dtypes(op_name, tensors):
     """For public functions: TypeError naming the op and the user's line, as TensorFlow."""
     for t in tensors:
+        if (op_name, t.dtype) in _ACCEPTED:
+            continue
         problem = _dtype_problem(op_name, t.dtype)
         if problem:
             raise _type_error(op_name, problem)
+        _ACCEPTED.add((op_name, t.dtype))
 
 
 def _array():
@@ -1116,7 +1122,7 @@ def _reduced_shape(x, axis, keepdims):
 
 
 def _sum_kernel(xp, x, axis=None, keepdims=False):
-    return xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    return x.sum(axis=axis, keepdims=keepdims, dtype=x.dtype)  # the method skips np.sum's wrapper
 
 
 def _mean_kernel(xp, x, axis=None, keepdims=False):
