@@ -181,6 +181,11 @@ class Function:
             return self._python_function(*args, **kwargs)
         if state.graph is not None:  # called while another Function traces: inline
             return self._converted_function()(*args, **kwargs)
+        if not kwargs and self._input_signature is None and state.device == "cpu":
+            # the hot path: a cache hit on positional arguments
+            concrete = self._cache.get(tuple(map(_key, args)))
+            if concrete is not None and concrete._arity == len(args):
+                return concrete._call_structured(args)
         args = self._canonical_args(args, kwargs)
         if self._input_signature is not None:
             concrete = self._signature_concrete(args)
@@ -398,6 +403,8 @@ class ConcreteFunction:
         self._program = None
         self._fn = None
         self._simple_output = None
+        self._arity = len(arg_structure)  # positional arguments after canonicalization
+        self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
 
     @classmethod
     def trace(cls, function, args, allow_variables=True):
@@ -489,17 +496,24 @@ class ConcreteFunction:
         return self._call_structured(args)
 
     def _call_structured(self, args):
-        feeds = []
-        for a in args:
-            if type(a) is Tensor:
-                feeds.append(a._value)
-            elif isinstance(a, (bool, int, float, str, type(None))):
-                continue
-            else:
-                _flat_feeds(a, feeds)
+        feeds = None
+        if self._tensor_args_only:
+            try:
+                feeds = [a._value for a in args]
+            except AttributeError:  # numpy arrays in the place of tensors
+                feeds = None
+        if feeds is None:
+            feeds = []
+            for a in args:
+                if type(a) is Tensor:
+                    feeds.append(a._value)
+                elif isinstance(a, (bool, int, float, str, type(None))):
+                    continue
+                else:
+                    _flat_feeds(a, feeds)
         if len(feeds) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
-        feeds.extend(self._capture_values)
+        feeds += self._capture_values
         try:
             results = self._fn(*feeds)
         except Exception as e:
