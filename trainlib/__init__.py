@@ -26,3 +26,4 @@ from .models import Model, Sequential  # noqa: F401,E402
 from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported Keras code
 from . import saved_model, saving  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
+from . import utils  # noqa: F401,E402
