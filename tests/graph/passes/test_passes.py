@@ -207,3 +207,17 @@ def test_optimize_options_argument_overrides():
         ["prune", "constant_folding", "common_subexpression_elimination", "dead_code_elimination",
          "fusion"]
     assert _types(graph) == ["Placeholder", "Const", "FusedElementwise"]
+
+
+def test_ones_and_zeros_like_of_static_shapes_fold():
+    @tl.function
+    def f(x):
+        return tl.ones_like(x) * 2.0 + tl.zeros_like(x) + x
+
+    cf = f.get_concrete_function(tl.constant([1.0, 2.0]))
+    types = [op.type for op in cf.graph.get_operations()]
+    assert "OnesLike" not in types and "ZerosLike" not in types
+    assert f(tl.constant([1.0, 2.0])).numpy().tolist() == [3.0, 4.0]
+    dynamic = f.get_concrete_function(tl.TensorSpec([None]))
+    assert "OnesLike" in [op.type for op in dynamic.graph.get_operations()]
+    assert dynamic(tl.constant([5.0])).numpy().tolist() == [7.0]

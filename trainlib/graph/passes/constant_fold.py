@@ -2,8 +2,8 @@
 
 Owns: evaluating non-stateful single-output ops on Const inputs with their own
 kernels (so the folded value is bit for bit what the op would compute at run
-time), and shape arithmetic on static shapes (`Shape`, `Size` of fully-defined
-shapes, `Rank` of known rank). Invariants: stateful ops (random, variables,
+time), and shape arithmetic on static shapes (`Shape`, `Size`, `ZerosLike`,
+`OnesLike` of fully-defined shapes, `Rank` of known rank). Invariants: stateful ops (random, variables,
 print, asserts) are never folded; results over `MAX_ELEMENTS` are not folded
 (they would bloat the graph); an op whose kernel raises is left alone, so the
 error still happens at run time with the op's name and line. A folded op is
@@ -15,6 +15,7 @@ from .rewrite import become, const_value, each_subgraph
 
 MAX_ELEMENTS = 1_000_000
 _NEVER = frozenset(("Const", "Placeholder", "If", "While"))
+_STATIC_SHAPE_OPS = frozenset(("Shape", "Size", "Rank", "ZerosLike", "OnesLike"))
 
 
 def _static_value(op, xp):
@@ -24,6 +25,10 @@ def _static_value(op, xp):
         return None
     if op.type == "Rank" and shape.rank is not None:
         return xp.asarray(shape.rank, dtype=_dt.int32.np)
+    if op.type in ("ZerosLike", "OnesLike") and shape.is_fully_defined():
+        # the value is fixed by the static shape, whatever the input's values
+        fill = xp.zeros if op.type == "ZerosLike" else xp.ones
+        return fill(tuple(int(d) for d in shape), dtype=op.inputs[0].dtype.np)
     if op.type in ("Shape", "Size") and shape.is_fully_defined():
         out_type = op.attrs.get("out_type", _dt.int32)
         dims = [int(d) for d in shape]
@@ -55,7 +60,7 @@ def constant_fold(graph):
         if op.type in _NEVER or op.stateful or len(op.outputs) != 1 or \
                 op.opdef.num_outputs != 1:
             continue
-        value = _static_value(op, xp) if op.type in ("Shape", "Size", "Rank") else None
+        value = _static_value(op, xp) if op.type in _STATIC_SHAPE_OPS else None
         if value is None:
             value = _evaluate(op, xp)
         if value is None or not hasattr(value, "dtype") or value.size > MAX_ELEMENTS:
