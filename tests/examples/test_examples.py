@@ -1,9 +1,11 @@
-"""Smoke tests for the example scripts: each runs with tiny settings in-process, flags work,
-and `python -m trainlib.examples` lists and runs them from a subprocess."""
+"""Smoke tests for the example scripts: each runs with tiny settings in a subprocess
+(`python -m trainlib.examples NAME ...`, exit status and summary line checked), flags work
+in-process, and `python -m trainlib.examples` lists them."""
 import importlib
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,12 +54,19 @@ def test_every_example_is_listed_and_has_a_wrapper():
 
 
 @pytest.mark.parametrize("name,argv", TINY, ids=[name for name, _ in TINY])
-def test_tiny_run(name, argv, capsys):
-    status, out = run(name, argv, capsys)
-    assert status == 0, out[-2000:]
-    if name != "quickstart":
-        summary = summary_of(out)
-        assert float(summary["steps/s"]) > 0 and summary["time"].endswith("s")
+def test_tiny_run_in_a_subprocess(name, argv, tmp_path):
+    """As a user runs it: a fresh interpreter, `python -m trainlib.examples NAME ...`."""
+    argv = argv + (["--quiet"] if name != "quickstart" else [])
+    done = subprocess.run([sys.executable, "-m", "trainlib.examples", name, *argv], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    if name == "quickstart":  # no summary line: it ends with the learned weights and speed
+        assert "steps/s" in done.stdout.splitlines()[-1]
+        return
+    summary = summary_of(done.stdout)
+    assert float(summary["steps/s"]) > 0 and summary["time"].endswith("s")
+    assert done.stdout.splitlines()[-1].startswith(f"{_cli.SUMMARY_PREFIX} {name} ")
 
 
 def test_digits_mlp_defaults_reach_095(capsys):
@@ -142,3 +151,27 @@ def test_module_lists_and_runs_from_a_subprocess():
                              capture_output=True, text=True, env=env, timeout=120)
     assert run_one.returncode == 0, run_one.stderr
     assert "steps/s" in run_one.stdout
+
+
+HAS_GRAPHVIZ = importlib.util.find_spec("graphviz") is not None and shutil.which("dot") is not None
+
+
+@pytest.mark.parametrize("suffix", [".dot", ".svg"])
+def test_graphs_tour_draws_its_train_step(tmp_path, capsys, suffix):
+    if suffix != ".dot" and not HAS_GRAPHVIZ:
+        pytest.skip("needs the graphviz package and the dot program")
+    path = tmp_path / f"train_step{suffix}"
+    status, out = run("graphs_and_functions", ["--epochs", "1", "--graph", str(path)], capsys)
+    assert status == 0 and f"train-step graph written to {path}" in out
+    data = path.read_text()
+    assert ("AssignVariableOp" in data) and ("(None, 3) float32" in data)
+
+
+def test_graph_flag_without_graphviz_says_what_to_install(monkeypatch, capsys):
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "dot" else real(name, *a, **k))
+    with pytest.raises(SystemExit) as e:
+        examples.run("graphs_and_functions", ["--graph", "g.svg"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "pip install graphviz" in err and "apt-get install graphviz" in err and ".dot" in err

@@ -11,7 +11,14 @@ a small model trained with a traced train step. The flags (--epochs,
 last section; --eager there shows the same loop without graphs.
 
     python examples/graphs_and_functions.py --plot loss.png --save linear_model
+    python examples/graphs_and_functions.py --graph train_step.svg   # needs Graphviz
+
+--graph PATH draws the traced train step (tl.utils.plot_graph): .svg/.png/.pdf
+need the graphviz Python package and the Graphviz programs; .dot writes the
+DOT text and needs neither.
 """
+import importlib.util
+import shutil
 import sys
 import timeit
 
@@ -200,6 +207,9 @@ def train(args):
               f"{train_step.experimental_get_tracing_count()}")
     if args.plot:
         _cli.plot_history({"loss": losses}, args.plot, "linear model, traced train step")
+    if args.graph:
+        path = tl.utils.plot_graph(train_step.get_concrete_function(), args.graph)
+        print(f"train-step graph written to {path}")
     if args.save:
         import trainlib.saved_model  # noqa: F401 -- not re-exported by `import trainlib`
         tl.saved_model.save(model, args.save)
@@ -215,7 +225,14 @@ def train(args):
 
 def main(argv=None):
     p = _cli.parser(__doc__, epochs=20, batch_size=64, learning_rate=0.05)
+    p.add_argument("--graph", metavar="PATH",
+                   help="draw the traced train step to PATH (.svg/.png/.pdf need Graphviz; .dot does not)")
     args = _cli.parse(p, argv)
+    if args.graph and not args.graph.lower().endswith((".dot", ".gv")) and (
+            importlib.util.find_spec("graphviz") is None or shutil.which("dot") is None):
+        p.error("--graph needs the graphviz Python package and the Graphviz programs to write "
+                f"{args.graph}: pip install graphviz, and apt-get install graphviz (or your OS "
+                "package manager's graphviz); or give a .dot path, which needs neither")
     failures.clear()
     with _cli.session(args):
         tl.config.run_functions_eagerly(False)  # the tour is about graphs; --eager is for train()

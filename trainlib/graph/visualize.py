@@ -46,7 +46,8 @@ def _const_text(op):
     value = op.attrs.get("value")
     size = getattr(value, "size", None)
     if size == 1 and getattr(value, "ndim", 1) == 0:
-        return f"= {value.item()!r}"[:24]
+        item = value.item()
+        return f"= {float(f'{item:.6g}')!r}" if isinstance(item, float) else f"= {item!r}"[:24]
     return ""
 
 
