@@ -254,8 +254,7 @@ class Function:
         pos, kw, i = [], {}, 0
         for p in params:
             if p.kind is p.VAR_POSITIONAL:
-                n = len(args) - (len(params) - 1) if params[-1].kind is not p.VAR_KEYWORD else \
-                    len(args) - (len(params) - 1)
+                n = len(args) - (len(params) - 1)  # every other parameter holds one slot
                 pos.extend(args[i:i + n])
                 i += n
             elif p.kind is p.VAR_KEYWORD:
