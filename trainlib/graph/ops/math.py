@@ -9,6 +9,8 @@ which dtypes an op accepts is said once, in `_ALLOWED`, and checked both by
 the public function (TypeError, as TensorFlow) and by inference (graphs);
 gradient rules ignore broadcasting (the autodiff driver sums it away).
 """
+import builtins as _builtins
+import collections as _collections
 import operator as _operator
 
 from .. import dtypes as _dt
@@ -1394,3 +1396,873 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Standard deviation over `axis` (sqrt of `reduce_variance`); floats only."""
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+# ------------------------------------------------------------------ more of tf.math
+# Trigonometric and hyperbolic functions, expm1, the safe divisions, truncating division,
+# cumprod, top_k / in_top_k, segment reductions, bincount, norms and a few compositions.
+# Names TensorFlow has only under tf.math (expm1, xlogy, top_k...) stay out of __all__.
+
+__all__ += ["tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+            "truncatediv", "truncatemod", "norm"]
+
+_elementwise("Tan", ufunc_kernel("tan"), _floating,
+             grad=lambda op, dy: (dy * (1 + op.outputs[0] * op.outputs[0]),))
+_elementwise("Asin", ufunc_kernel("arcsin"), _floating,
+             grad=lambda op, dy: (dy * rsqrt(1 - square(op.inputs[0])),))
+_elementwise("Acos", ufunc_kernel("arccos"), _floating,
+             grad=lambda op, dy: (-dy * rsqrt(1 - square(op.inputs[0])),))
+_elementwise("Atan", ufunc_kernel("arctan"), _floating,
+             grad=lambda op, dy: (dy / (1 + square(op.inputs[0])),))
+_elementwise("Sinh", ufunc_kernel("sinh"), _floating,
+             grad=lambda op, dy: (dy * cosh(op.inputs[0]),))
+_elementwise("Cosh", ufunc_kernel("cosh"), _floating,
+             grad=lambda op, dy: (dy * sinh(op.inputs[0]),))
+_elementwise("Asinh", ufunc_kernel("arcsinh"), _floating,
+             grad=lambda op, dy: (dy / cosh(op.outputs[0]),))
+_elementwise("Acosh", ufunc_kernel("arccosh"), _floating,
+             grad=lambda op, dy: (dy / sinh(op.outputs[0]),))
+_elementwise("Atanh", ufunc_kernel("arctanh"), _floating,
+             grad=lambda op, dy: (dy / (1 - square(op.inputs[0])),))
+_elementwise("Expm1", ufunc_kernel("expm1"), _floating,
+             grad=lambda op, dy: (dy * exp(op.inputs[0]),))
+
+
+def tan(x, name=None):
+    """Elementwise tangent (floating dtypes only)."""
+    return unary("Tan", x)
+
+
+def asin(x, name=None):
+    """Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1] (floating dtypes only)."""
+    return unary("Asin", x)
+
+
+def acos(x, name=None):
+    """Elementwise arccosine, in [0, pi]; NaN outside [-1, 1] (floating dtypes only)."""
+    return unary("Acos", x)
+
+
+def atan(x, name=None):
+    """Elementwise arctangent, in (-pi/2, pi/2) (floating dtypes only)."""
+    return unary("Atan", x)
+
+
+def sinh(x, name=None):
+    """Elementwise hyperbolic sine (floating dtypes only)."""
+    return unary("Sinh", x)
+
+
+def cosh(x, name=None):
+    """Elementwise hyperbolic cosine (floating dtypes only)."""
+    return unary("Cosh", x)
+
+
+def asinh(x, name=None):
+    """Elementwise inverse hyperbolic sine (floating dtypes only)."""
+    return unary("Asinh", x)
+
+
+def acosh(x, name=None):
+    """Elementwise inverse hyperbolic cosine; NaN below 1 (floating dtypes only)."""
+    return unary("Acosh", x)
+
+
+def atanh(x, name=None):
+    """Elementwise inverse hyperbolic tangent; +-inf at +-1, NaN outside (floating dtypes only)."""
+    return unary("Atanh", x)
+
+
+def expm1(x, name=None):
+    """Elementwise exp(x) - 1, accurate for small x (floating dtypes only; `tl.math.expm1`).
+
+    Example:
+        >>> tl.math.expm1(tl.constant(0.0)).numpy()
+        0.0
+    """
+    return unary("Expm1", x)
+
+
+def _atan2_grad(op, dy):
+    y, x = op.inputs
+    scale = dy / (square(x) + square(y))
+    return scale * x, -scale * y
+
+
+_elementwise2("Atan2", ufunc_kernel("arctan2"), _floating, grad=_atan2_grad)
+
+
+def atan2(y, x, name=None):
+    """Elementwise arctangent of y / x with the quadrant from both signs, in [-pi, pi].
+
+    Example:
+        >>> round(float(tl.atan2(1.0, -1.0)), 4)
+        2.3562
+    """
+    return binary("atan2", y, x, "Atan2")
+
+
+def _xlogy_kernel(xp, x, y):
+    zero = xp.zeros((), dtype=x.dtype)
+    with_log = x * xp.log(xp.where(x == 0, xp.ones((), dtype=y.dtype), y))
+    return xp.where(x == 0, zero, with_log).astype(x.dtype, copy=False)
+
+
+def _xdivy_kernel(xp, x, y):
+    zero = xp.zeros((), dtype=x.dtype)
+    quotient = x / xp.where(x == 0, xp.ones((), dtype=y.dtype), y)
+    return xp.where(x == 0, zero, quotient).astype(x.dtype, copy=False)
+
+
+def _div_no_nan_kernel(xp, x, y):
+    zero = xp.zeros((), dtype=x.dtype)
+    quotient = x / xp.where(y == 0, xp.ones((), dtype=y.dtype), y)
+    return xp.where(y == 0, zero, quotient).astype(x.dtype, copy=False)
+
+
+def _not_zero(x):
+    return cast(not_equal(x, 0), x.dtype)
+
+
+# TensorFlow's _XLogyGrad, _XDivyGrad and _DivNoNanGrad
+_elementwise2("Xlogy", _xlogy_kernel, _floating,
+              grad=lambda op, dy: (dy * xlogy(_not_zero(op.inputs[0]), op.inputs[1]),
+                                   dy * xdivy(op.inputs[0], op.inputs[1])))
+_elementwise2("Xdivy", _xdivy_kernel, _floating,
+              grad=lambda op, dy: (dy * xdivy(_not_zero(op.inputs[0]), op.inputs[1]),
+                                   dy * xdivy(-op.inputs[0], square(op.inputs[1]))))
+_elementwise2("DivNoNan", _div_no_nan_kernel, _floating,
+              grad=lambda op, dy: (divide_no_nan(dy, op.inputs[1]),
+                                   dy * divide_no_nan(divide_no_nan(-op.inputs[0], op.inputs[1]),
+                                                      op.inputs[1])))
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 wherever x is 0 (even where y is 0 or NaN); `tl.math.xlogy`.
+
+    Example:
+        >>> tl.math.xlogy(tl.constant([0.0, 2.0]), [0.0, 1.0]).numpy()
+        array([0., 0.], dtype=float32)
+    """
+    return binary("xlogy", x, y, "Xlogy")
+
+
+def xdivy(x, y, name=None):
+    """x / y, and 0 wherever x is 0 (`tl.math.xdivy`)."""
+    return binary("xdivy", x, y, "Xdivy")
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 wherever y is 0 (`tl.math.divide_no_nan`); floating dtypes.
+
+    Example:
+        >>> tl.math.divide_no_nan(tl.constant([3.0, 1.0]), [0.0, 2.0]).numpy()
+        array([0. , 0.5], dtype=float32)
+    """
+    return binary("divide_no_nan", x, y, "DivNoNan")
+
+
+def _truncatediv_kernel(xp, x, y):
+    if x.dtype.kind == "f":
+        return xp.trunc(x / y).astype(x.dtype, copy=False)
+    _int_divisor_check(xp, y)
+    q = xp.floor_divide(x, y)
+    inexact = (q * y != x) & ((x < 0) != (y < 0))  # floor went one below zero's side
+    return xp.where(inexact, q + 1, q).astype(x.dtype, copy=False)
+
+
+def _truncatemod_kernel(xp, x, y):
+    if x.dtype.kind != "f":
+        _int_divisor_check(xp, y)
+    return xp.fmod(x, y).astype(x.dtype, copy=False)
+
+
+# TensorFlow registers no gradient for TruncateDiv and TruncateMod
+_elementwise2("TruncateDiv", _truncatediv_kernel, _numeric, differentiable=False)
+_elementwise2("TruncateMod", _truncatemod_kernel, _numeric, differentiable=False)
+
+
+def truncatediv(x, y, name=None):
+    """Elementwise x / y rounded toward zero, as C (`tl.truncatediv`).
+
+    Raises:
+        InvalidArgumentError: on integer division by zero or mixed dtypes.
+
+    Example:
+        >>> tl.truncatediv(tl.constant([-7, 7]), 2).numpy()
+        array([-3,  3], dtype=int32)
+    """
+    return binary("truncatediv", x, y, "TruncateDiv")
+
+
+def truncatemod(x, y, name=None):
+    """Elementwise remainder of truncating division; the result has the sign of x, as C's fmod.
+
+    Example:
+        >>> tl.truncatemod(tl.constant([-7, 7]), 3).numpy()
+        array([-1,  1], dtype=int32)
+    """
+    return binary("truncatemod", x, y, "TruncateMod")
+
+
+def log_sigmoid(x, name=None):
+    """Elementwise log(sigmoid(x)) = -softplus(-x), without overflow (`tl.math.log_sigmoid`).
+
+    Example:
+        >>> round(float(tl.math.log_sigmoid(0.0)), 4)
+        -0.6931
+    """
+    from . import nn as _nn  # noqa: PLC0415 -- nn builds on math
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    return negative(_nn.softplus(negative(x)))
+
+
+def softplus(features, name=None):
+    """log(exp(features) + 1) (`tl.math.softplus`, the same op as `tl.nn.softplus`)."""
+    from . import nn as _nn  # noqa: PLC0415
+    return _nn.softplus(features)
+
+
+def softsign(features, name=None):
+    """features / (abs(features) + 1) (`tl.math.softsign`, as `tl.nn.softsign`)."""
+    from . import nn as _nn  # noqa: PLC0415
+    return _nn.softsign(features)
+
+
+# ------------------------------------------------------------------ cumprod
+
+def _cumprod_infer(x, axis=0, exclusive=False, reverse=False):
+    _require("Cumprod", x.dtype)
+    if x.shape.rank is not None:
+        _normalize_axes((axis,), x.shape.rank)
+    return spec(x.shape, x.dtype)
+
+
+_ALLOWED["Cumprod"] = _numeric
+
+
+def _cumprod_grad(op, dy):
+    # TensorFlow's _CumprodGrad: exact where x has no zeros (TensorFlow shares that limit)
+    x, attrs = op.inputs[0], op.attrs
+    prod = cumprod(x, attrs["axis"], attrs["exclusive"], attrs["reverse"])
+    out = cumsum(prod * dy, attrs["axis"], attrs["exclusive"], not attrs["reverse"])
+    return (out / x,)
+
+
+@defop("Cumprod", infer=_cumprod_infer, grad=_cumprod_grad)
+def _cumprod(xp, x, axis=0, exclusive=False, reverse=False):
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.cumprod(x, axis=axis, dtype=x.dtype)
+    if exclusive and x.shape[axis]:
+        out = xp.roll(out, 1, axis)
+        first = [slice(None)] * x.ndim
+        first[axis] = 0
+        out[tuple(first)] = 1
+    return xp.flip(out, axis) if reverse else out
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative product along `axis` (`tl.math.cumprod`).
+
+    Args:
+        exclusive: element i multiplies the elements before it, not including it (the first is 1).
+        reverse: multiply from the end.
+
+    Example:
+        >>> tl.math.cumprod(tl.constant([2, 3, 4]), exclusive=True).numpy()
+        array([1, 2, 6], dtype=int32)
+    """
+    x = convert_to_tensor(x)
+    _check_dtypes("Cumprod", (x,))
+    return apply("Cumprod", x, axis=_operator.index(axis), exclusive=bool(exclusive),
+                 reverse=bool(reverse))
+
+
+# ------------------------------------------------------------------ norms, counting
+
+def _euclidean_norm_kernel(xp, x, axis=None, keepdims=False):
+    if x.dtype.kind in "iu":  # TensorFlow takes the integer square root of the integer sum
+        total = xp.sum(x.astype(xp.float64) ** 2, axis=axis, keepdims=keepdims)
+        return xp.floor(xp.sqrt(total)).astype(x.dtype)
+    return xp.sqrt(xp.sum(x * x, axis=axis, keepdims=keepdims, dtype=x.dtype))
+
+
+def _euclidean_norm_grad(op, dy):
+    x = op.inputs[0]
+    return (x / _kept(op, op.outputs[0]) * _kept(op, dy),)
+
+
+defop("EuclideanNorm", infer=_reduce_infer("EuclideanNorm", _numeric),
+      grad=_euclidean_norm_grad)(_euclidean_norm_kernel)
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x ** 2)) over `axis` (see `reduce_sum`); integers give the truncated root.
+
+    Example:
+        >>> tl.math.reduce_euclidean_norm(tl.constant([[1, 2, 3], [1, 1, 1]])).numpy()
+        4
+    """
+    return _reduce("EuclideanNorm", input_tensor, axis, keepdims)
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=_dt.int64, name=None):  # noqa: A002
+    """The number of non-zero (non-False) elements over `axis`, as `dtype` (int64 by default).
+
+    Example:
+        >>> tl.math.count_nonzero(tl.constant([[0, 1], [2, 0]]), axis=1).numpy()
+        array([1, 1])
+    """
+    x = convert_to_tensor(input)
+    nonzero = not_equal(x, False if x.dtype.is_bool else 0)
+    return reduce_sum(cast(nonzero, dtype), axis=axis, keepdims=bool(keepdims))
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+    """The vector norm (or matrix norm, for a pair of axes) of `tensor`, as `tl.norm`.
+
+    Args:
+        tensor: a floating tensor.
+        ord: 'euclidean' or 'fro' (the 2-norm of the flattened entries), or a positive
+            number p (1, 2, np.inf...) for vectors; 1 or np.inf for matrices.
+        axis: None (all entries as one vector), an int (vectors along it) or a pair of
+            ints (matrices).
+        keepdims: keep the reduced dims as size 1.
+
+    Raises:
+        ValueError: for an unsupported `ord` or `axis`.
+
+    Example:
+        >>> tl.norm(tl.constant([3.0, 4.0])).numpy()
+        5.0
+    """
+    x = convert_to_tensor(tensor)
+    if not x.dtype.is_floating:
+        raise _type_error("norm", f"needs a floating tensor, got {x.dtype.name}")
+    is_matrix = isinstance(axis, (list, tuple)) and len(axis) == 2
+    if axis is not None and not is_matrix:
+        if isinstance(axis, (list, tuple)):
+            if len(axis) != 1:
+                raise ValueError(f"norm: axis must be None, an int or a pair of ints, got {axis!r}")
+            axis = axis[0]
+        axis = _operator.index(axis)
+    inf = float("inf")
+    if ord in ("euclidean", "fro") or (not is_matrix and ord == 2):
+        if ord == "fro" and not is_matrix and axis is not None:
+            raise ValueError("norm: ord='fro' needs axis=None or a pair of axes")
+        result = sqrt(reduce_sum(square(x), axis=axis, keepdims=True))
+    elif is_matrix:
+        rows, cols = (normalize_axis(a, x.shape.rank) for a in axis)
+        if rows == cols:
+            raise ValueError(f"norm: the two axes must differ, got {axis!r}")
+        if ord == 1:   # the largest column sum
+            result = reduce_max(reduce_sum(abs(x), rows, keepdims=True), cols, keepdims=True)
+        elif ord == inf:  # the largest row sum
+            result = reduce_max(reduce_sum(abs(x), cols, keepdims=True), rows, keepdims=True)
+        else:
+            raise ValueError(f"norm: ord={ord!r} is not supported for matrices; use 'euclidean', "
+                             "'fro', 1 or np.inf")
+    elif isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord > 0:
+        if ord == inf:
+            result = reduce_max(abs(x), axis=axis, keepdims=True)
+        elif ord == 1:
+            result = reduce_sum(abs(x), axis=axis, keepdims=True)
+        else:
+            result = pow(reduce_sum(pow(abs(x), float(ord)), axis=axis, keepdims=True),
+                         1.0 / ord)
+    else:
+        raise ValueError(f"norm: ord must be 'euclidean', 'fro' or a positive number, got {ord!r}")
+    if keepdims:
+        return result
+    if axis is None:
+        return _array().reshape(result, [])
+    return _array().squeeze(result, list(axis) if is_matrix else [axis])
+
+
+# ------------------------------------------------------------------ top_k, in_top_k
+
+def _stable_descending(xp, x, axis=-1):
+    """Indices sorting `x` along `axis` from largest to smallest, ties in index order."""
+    n = x.shape[axis]
+    flipped = xp.argsort(xp.flip(x, axis), axis=axis, kind="stable")
+    return xp.flip((n - 1) - flipped, axis)
+
+
+def _top_k_infer(x, k, sorted=True, index_type=_dt.int32):  # noqa: A002
+    _require("TopKV2", x.dtype)
+    if x.shape.rank == 0:
+        raise ValueError("top_k needs an input of rank >= 1, got a scalar")
+    if k < 0:
+        raise ValueError(f"top_k needs k >= 0, got {k}")
+    if x.shape.rank is None:
+        return spec(None, x.dtype), spec(None, index_type)
+    n = x.shape[-1]
+    if n is not None and k > n:
+        raise ValueError(f"top_k needs k <= the last dim, got k={k} for shape {x.shape}")
+    shape = list(x.shape)[:-1] + [k]
+    return spec(shape, x.dtype), spec(shape, index_type)
+
+
+_ALLOWED["TopKV2"] = _numeric
+
+
+def _top_k_grad(op, dy, _):
+    x, indices = op.inputs[0], op.outputs[1]
+    rank = x.shape.rank
+    if rank is None:
+        raise UnimplementedError("no TopKV2 gradient for an input of unknown rank", op="TopKV2")
+    return (apply("GatherV2Grad", dy, indices, x, axis=rank - 1, batch_dims=rank - 1),)
+
+
+@defop("TopKV2", infer=_top_k_infer, grad=_top_k_grad, num_outputs=2)
+def _top_k(xp, x, k, sorted=True, index_type=_dt.int32):  # noqa: A002
+    if k > x.shape[-1]:
+        raise ValueError(f"input must have at least k={k} columns, got shape {list(x.shape)}")
+    order = _stable_descending(xp, x)[..., :k]
+    return xp.take_along_axis(x, order, axis=-1), order.astype(index_type.np)
+
+
+def top_k(input, k=1, sorted=True, index_type=_dt.int32, name=None):  # noqa: A002
+    """The `k` largest entries along the last dim and their indices (`tl.math.top_k`, `tl.nn.top_k`).
+
+    Ties are broken by the lower index first; values are always in descending order.
+
+    Args:
+        input: a tensor of rank >= 1.
+        k: how many entries (0 <= k <= input.shape[-1]).
+        index_type: int32 (default) or int64.
+
+    Returns:
+        A namedtuple `TopKV2(values, indices)`.
+
+    Raises:
+        InvalidArgumentError: if k is negative or larger than the last dim.
+
+    Example:
+        >>> tl.math.top_k(tl.constant([1, 3, 2, 3]), k=2).indices.numpy()
+        array([1, 3], dtype=int32)
+    """
+    x = convert_to_tensor(input)
+    _check_dtypes("TopKV2", (x,))
+    if isinstance(k, Tensor):
+        k = int(k.numpy())
+    elif is_tensor(k):
+        raise TypeError("top_k: k must be known while tracing (a Python int)")
+    index_type = _dt.as_dtype(index_type)
+    if index_type not in (_dt.int32, _dt.int64):
+        raise _type_error("TopKV2", f"index_type must be int32 or int64, got {index_type.name}")
+    values, indices = apply("TopKV2", x, k=_operator.index(k), sorted=bool(sorted),
+                            index_type=index_type)
+    return TopKV2(values, indices)
+
+
+TopKV2 = _collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _in_top_k_infer(predictions, targets, k):
+    if not predictions.dtype.is_floating:
+        raise TypeError(f"in_top_k needs float predictions, got {predictions.dtype.name}")
+    if targets.dtype not in (_dt.int32, _dt.int64):
+        raise TypeError(f"in_top_k needs int32 or int64 targets, got {targets.dtype.name}")
+    if predictions.shape.rank not in (None, 2):
+        raise ValueError(f"predictions must be 2-D [batch, classes], got shape {predictions.shape}")
+    if targets.shape.rank not in (None, 1):
+        raise ValueError(f"targets must be 1-D [batch], got shape {targets.shape}")
+    batch = predictions.shape[0] if predictions.shape.rank else None
+    if targets.shape.rank and batch is not None and targets.shape[0] not in (None, batch):
+        raise ValueError(f"targets has {targets.shape[0]} entries but predictions has {batch} rows")
+    return spec([batch if batch is not None else (targets.shape[0] if targets.shape.rank else None)],
+                _dt.bool)
+
+
+@defop("InTopKV2", infer=_in_top_k_infer, differentiable=False)
+def _in_top_k(xp, predictions, targets, k):
+    n = predictions.shape[1]
+    valid = (targets >= 0) & (targets < n)
+    safe = xp.where(valid, targets, 0).astype(xp.int64)
+    target_value = xp.take_along_axis(predictions, safe[:, None], axis=1)
+    # ties at the boundary all count as in the top k, as TensorFlow
+    above = xp.sum(predictions > target_value, axis=1)
+    return valid & xp.isfinite(target_value[:, 0]) & (above < k)
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each target class is among the `k` largest predictions of its row.
+
+    Classes tied with the k-th largest all count as in the top k; a target out of
+    range or with a non-finite prediction gives False (`tl.math.in_top_k`, `tl.nn.in_top_k`).
+
+    Args:
+        targets: int32/int64 [batch] class ids.
+        predictions: float [batch, classes].
+        k: an int.
+
+    Example:
+        >>> tl.math.in_top_k([1, 0], tl.constant([[0.1, 0.9], [0.3, 0.7]]), 1).numpy()
+        array([ True, False])
+    """
+    p = convert_to_tensor(predictions)
+    t = convert_to_tensor(targets)
+    if isinstance(k, Tensor):
+        k = int(k.numpy())
+    return apply("InTopKV2", p, t, k=_operator.index(k))
+
+
+# ------------------------------------------------------------------ segment reductions
+
+def _segment_infer(name, sorted_ids):
+    def infer(data, segment_ids, num_segments=None):
+        if name.endswith("Sum"):
+            _require("Sum", data.dtype)
+        elif not (data.dtype.is_floating or data.dtype.is_integer):
+            raise TypeError(f"{name} needs a real numeric tensor, got {data.dtype.name}")
+        if segment_ids.dtype not in (_dt.int32, _dt.int64):
+            raise TypeError(f"segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
+        if sorted_ids and segment_ids.shape.rank not in (None, 1):
+            raise ValueError(f"segment_ids must be 1-D, got shape {segment_ids.shape}")
+        ids, d = segment_ids.shape, data.shape
+        if ids.rank is None or d.rank is None:
+            return spec(None, data.dtype)
+        if ids.rank > d.rank or not d[:ids.rank].is_compatible_with(ids):
+            raise ValueError(f"segment_ids of shape {ids} must be a prefix of data's shape {d}")
+        return spec([num_segments] + list(d)[ids.rank:], data.dtype)
+    return infer
+
+
+def _segment_layout(xp, data, ids, num_segments, sorted_ids, name):
+    """data as [n, rest], ids as [n], the number of segments; value errors as TensorFlow's."""
+    flat_ids = ids.reshape(-1)
+    if sorted_ids:
+        if flat_ids.size and bool((flat_ids < 0).any()):
+            raise InvalidArgumentError(f"{name}: segment ids must be >= 0")
+        if flat_ids.size > 1 and bool((flat_ids[1:] < flat_ids[:-1]).any()):
+            raise InvalidArgumentError(f"{name}: segment ids are not increasing")
+        num_segments = int(flat_ids[-1]) + 1 if flat_ids.size else 0
+    elif flat_ids.size and bool((flat_ids >= num_segments).any()):
+        bad = int(flat_ids[flat_ids >= num_segments][0])
+        raise InvalidArgumentError(f"{name}: segment id {bad} is out of range [0, {num_segments})")
+    rest = data.shape[ids.ndim:]
+    return data.reshape((flat_ids.size,) + rest), flat_ids, num_segments, rest
+
+
+def _segment_kernel(name, sorted_ids, reducer):
+    def kernel(xp, data, segment_ids, num_segments=None):
+        values, ids, n, rest = _segment_layout(xp, data, segment_ids, num_segments, sorted_ids,
+                                               name)
+        keep = ids >= 0  # unsorted ops drop negative ids, as TensorFlow
+        values, ids = values[keep], ids[keep].astype(xp.int64)
+        if reducer == "sum":
+            out = xp.zeros((n,) + rest, dtype=data.dtype)
+            xp.add.at(out, ids, values)
+            return out
+        # empty segments hold numeric_limits<T>::lowest() (max) or max() (min), as TensorFlow
+        info = xp.finfo(data.dtype) if data.dtype.kind == "f" else xp.iinfo(data.dtype)
+        lowest = info.min if reducer == "max" else info.max
+        out = xp.full((n,) + rest, lowest, dtype=data.dtype)
+        getattr(xp, "maximum" if reducer == "max" else "minimum").at(out, ids, values)
+        if sorted_ids:  # empty segments of the sorted ops are 0, not the identity
+            counts = xp.zeros((n,), dtype=xp.int64)
+            xp.add.at(counts, ids, 1)
+            out[counts == 0] = 0
+        return out
+    return kernel
+
+
+def _gather_segments(g, ids):
+    """g gathered at ids; rows of negative ids (dropped by the forward op) get zeros."""
+    arr = _array()
+    safe = maximum(ids, 0)
+    gathered = arr.gather(g, safe)
+    keep = greater_equal(ids, 0)
+    for _ in _builtins.range(g.shape.rank - 1 if g.shape.rank is not None else 0):
+        keep = arr.expand_dims(keep, -1)
+    return where(keep, gathered, 0)
+
+
+def _segment_sum_grad(op, dy):
+    return _gather_segments(dy, op.inputs[1]), None
+
+
+def _segment_extremum_grad(op, dy):
+    # TensorFlow's _SegmentMinOrMaxGrad: the gradient is split equally among tied values
+    data, ids = op.inputs
+    chosen = cast(equal(data, _gather_segments(op.outputs[0], ids)), data.dtype)
+    counts = _segment_sum_like(op, chosen, ids)
+    return chosen * _gather_segments(divide_no_nan(dy, counts), ids), None
+
+
+def _segment_sum_like(op, values, ids):
+    if op.type.startswith("Unsorted"):
+        return unsorted_segment_sum(values, ids, op.attrs["num_segments"])
+    return segment_sum(values, ids)
+
+
+for _op_name, _sorted, _reducer, _grad in (
+        ("SegmentSum", True, "sum", _segment_sum_grad),
+        ("UnsortedSegmentSum", False, "sum", _segment_sum_grad),
+        ("SegmentMax", True, "max", _segment_extremum_grad),
+        ("UnsortedSegmentMax", False, "max", _segment_extremum_grad),
+        ("SegmentMin", True, "min", _segment_extremum_grad),
+        ("UnsortedSegmentMin", False, "min", _segment_extremum_grad)):
+    defop(_op_name, infer=_segment_infer(_op_name, _sorted), grad=_grad)(
+        _segment_kernel(_op_name, _sorted, _reducer))
+del _op_name, _sorted, _reducer, _grad
+
+
+def _segment_args(name, data, segment_ids):
+    data = convert_to_tensor(data)
+    ids = convert_to_tensor(segment_ids)
+    if ids.dtype not in (_dt.int32, _dt.int64):
+        raise _type_error(name, f"segment_ids must be int32 or int64, got {ids.dtype.name}")
+    return data, ids
+
+
+def _num_segments(num_segments):
+    if isinstance(num_segments, Tensor):
+        num_segments = num_segments.numpy().item()
+    elif is_tensor(num_segments):
+        raise TypeError("num_segments must be known while tracing (a Python int)")
+    n = _operator.index(num_segments)
+    if n < 0:
+        raise ValueError(f"num_segments must be >= 0, got {n}")
+    return n
+
+
+def segment_sum(data, segment_ids, name=None):
+    """Sums the rows of `data` that share a segment id (`tl.math.segment_sum`).
+
+    Args:
+        data: a numeric tensor.
+        segment_ids: sorted, non-negative 1-D int ids, one per row of data.
+
+    Returns:
+        A tensor of shape [segment_ids[-1] + 1] + data.shape[1:]; missing ids give 0.
+
+    Raises:
+        InvalidArgumentError: if the ids are negative or not sorted.
+
+    Example:
+        >>> tl.math.segment_sum(tl.constant([1, 2, 3]), [0, 0, 2]).numpy()
+        array([3, 0, 3], dtype=int32)
+    """
+    return apply("SegmentSum", *_segment_args("SegmentSum", data, segment_ids))
+
+
+def segment_max(data, segment_ids, name=None):
+    """The maximum of the rows of `data` sharing a (sorted) segment id; empty segments give 0."""
+    return apply("SegmentMax", *_segment_args("SegmentMax", data, segment_ids))
+
+
+def segment_min(data, segment_ids, name=None):
+    """The minimum of the rows of `data` sharing a (sorted) segment id; empty segments give 0."""
+    return apply("SegmentMin", *_segment_args("SegmentMin", data, segment_ids))
+
+
+def segment_mean(data, segment_ids, name=None):
+    """The mean of the rows of `data` sharing a (sorted) segment id; empty segments give 0.
+
+    Example:
+        >>> tl.math.segment_mean(tl.constant([1.0, 3.0, 5.0]), [0, 0, 1]).numpy()
+        array([2., 5.], dtype=float32)
+    """
+    data, ids = _segment_args("SegmentMean", data, segment_ids)
+    total = apply("SegmentSum", data, ids)
+    count = apply("SegmentSum", _array().ones_like(data), ids)
+    return _mean_of(total, count)
+
+
+def _mean_of(total, count):
+    if total.dtype.is_integer:  # integer means truncate toward zero, as TensorFlow
+        return truncatediv(total, maximum(count, 1))
+    return total / maximum(count, 1)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sums the entries of `data` by segment id, ids in any order (`tl.math.unsorted_segment_sum`).
+
+    Args:
+        data: a numeric tensor.
+        segment_ids: an int tensor whose shape is a prefix of data's; negative ids are dropped.
+        num_segments: the number of segments (a Python int).
+
+    Returns:
+        A tensor of shape [num_segments] + data.shape[segment_ids.ndim:].
+
+    Raises:
+        InvalidArgumentError: for an id >= num_segments.
+
+    Example:
+        >>> tl.math.unsorted_segment_sum(tl.constant([1, 2, 3]), [1, 0, 1], 2).numpy()
+        array([2, 4], dtype=int32)
+    """
+    data, ids = _segment_args("UnsortedSegmentSum", data, segment_ids)
+    return apply("UnsortedSegmentSum", data, ids, num_segments=_num_segments(num_segments))
+
+
+def unsorted_segment_max(data, segment_ids, num_segments, name=None):
+    """The maximum by segment id (see `unsorted_segment_sum`); empty segments give the lowest
+    value of the dtype, as TensorFlow."""
+    data, ids = _segment_args("UnsortedSegmentMax", data, segment_ids)
+    return apply("UnsortedSegmentMax", data, ids, num_segments=_num_segments(num_segments))
+
+
+def unsorted_segment_min(data, segment_ids, num_segments, name=None):
+    """The minimum by segment id (see `unsorted_segment_sum`); empty segments give the highest
+    value of the dtype."""
+    data, ids = _segment_args("UnsortedSegmentMin", data, segment_ids)
+    return apply("UnsortedSegmentMin", data, ids, num_segments=_num_segments(num_segments))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """The mean by segment id (see `unsorted_segment_sum`); empty segments give 0."""
+    data, ids = _segment_args("UnsortedSegmentSum", data, segment_ids)
+    n = _num_segments(num_segments)
+    total = apply("UnsortedSegmentSum", data, ids, num_segments=n)
+    count = apply("UnsortedSegmentSum", _array().ones_like(data), ids, num_segments=n)
+    return _mean_of(total, count)
+
+
+# ------------------------------------------------------------------ bincount, confusion_matrix
+
+def _bincount_infer(arr, *weights, minlength=None, maxlength=None, dtype=_dt.int32,
+                    binary_output=False):
+    if arr.dtype not in (_dt.int32, _dt.int64):
+        raise TypeError(f"bincount needs int32 or int64 values, got {arr.dtype.name}")
+    if weights and not weights[0].shape.is_compatible_with(arr.shape):
+        raise ValueError(f"weights of shape {weights[0].shape} must match arr's shape {arr.shape}")
+    return spec([None], weights[0].dtype if weights else dtype)
+
+
+@defop("Bincount", infer=_bincount_infer, differentiable=False)
+def _bincount(xp, arr, *weights, minlength=None, maxlength=None, dtype=_dt.int32,
+              binary_output=False):
+    flat = arr.reshape(-1)
+    if flat.size and bool((flat < 0).any()):
+        raise InvalidArgumentError("bincount: input arr must be non-negative")
+    length = int(flat.max()) + 1 if flat.size else 0
+    if minlength is not None:
+        length = _builtins.max(length, minlength)
+    if maxlength is not None:
+        length = _builtins.min(length, maxlength)
+    keep = flat < length
+    out_dtype = weights[0].dtype if weights else dtype.np
+    out = xp.zeros((length,), dtype=out_dtype)
+    if binary_output:
+        out[flat[keep].astype(xp.int64)] = 1
+        return out
+    values = weights[0].reshape(-1)[keep] if weights else xp.ones((int(keep.sum()),), out_dtype)
+    xp.add.at(out, flat[keep].astype(xp.int64), values)
+    return out
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dt.int32, name=None,
+             axis=None, binary_output=False):
+    """Counts how often each value occurs in the non-negative int tensor `arr` (`tl.math.bincount`).
+
+    Args:
+        arr: an int32/int64 tensor of non-negative values (flattened).
+        weights: optional, same shape as arr: sums the weights instead of counting.
+        minlength: the output has at least this many bins.
+        maxlength: at most this many bins; values >= maxlength are ignored.
+        dtype: the output dtype without weights (int32).
+        axis: None only (all of arr).
+        binary_output: 1 for each value present instead of counts.
+
+    Returns:
+        A 1-D tensor of length max(max(arr) + 1, minlength), capped at maxlength.
+
+    Raises:
+        InvalidArgumentError: for negative values.
+
+    Example:
+        >>> tl.math.bincount(tl.constant([1, 1, 3]), minlength=5).numpy()
+        array([0, 2, 0, 1, 0], dtype=int32)
+    """
+    if axis is not None:
+        raise UnimplementedError(f"bincount supports axis=None only, got {axis!r}", op="Bincount")
+    a = convert_to_tensor(arr)
+    if a.dtype not in (_dt.int32, _dt.int64):
+        raise _type_error("Bincount", f"arr must be int32 or int64, got {a.dtype.name}")
+    inputs = [a]
+    if weights is not None:
+        inputs.append(convert_to_tensor(weights, dtype_hint=_dt.float32))
+    attrs = {"minlength": None if minlength is None else _operator.index(minlength),
+             "maxlength": None if maxlength is None else _operator.index(maxlength),
+             "dtype": _dt.as_dtype(dtype), "binary_output": bool(binary_output)}
+    return apply("Bincount", *inputs, **attrs)
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=_dt.int32,
+                     name=None):
+    """The [num_classes, num_classes] matrix counting (label, prediction) pairs (`tl.math`).
+
+    Row i, column j counts the examples of label i predicted as j (weighted by `weights`).
+
+    Args:
+        labels, predictions: 1-D int tensors of class ids.
+        num_classes: the number of classes (default: the largest id + 1, known eagerly).
+        weights: optional per-example weights.
+        dtype: the output dtype (int32).
+
+    Raises:
+        InvalidArgumentError: for negative ids or ids >= num_classes.
+
+    Example:
+        >>> tl.math.confusion_matrix([1, 2, 4], [2, 2, 4]).numpy()[2]
+        array([0, 0, 1, 0, 0], dtype=int32)
+    """
+    arr = _array()
+    dtype = _dt.as_dtype(dtype)
+    labels = cast(convert_to_tensor(labels), _dt.int64)
+    predictions = cast(convert_to_tensor(predictions), _dt.int64)
+    if num_classes is None:
+        num_classes = maximum(reduce_max(predictions), reduce_max(labels)) + 1
+        if isinstance(num_classes, Tensor):
+            num_classes = int(num_classes.numpy())
+    if isinstance(num_classes, Tensor):
+        num_classes = int(num_classes.numpy())
+    if isinstance(num_classes, int):
+        for what, ids in (("labels", labels), ("predictions", predictions)):
+            if isinstance(ids, Tensor):
+                values = ids.numpy()
+                if values.size and (values.min() < 0 or values.max() >= num_classes):
+                    raise op_error(InvalidArgumentError, "confusion_matrix",
+                                   f"{what} must be in [0, {num_classes}), got {values.tolist()}")
+        shape = [num_classes, num_classes]
+    else:
+        shape = arr.stack([cast(num_classes, _dt.int64)] * 2)
+    indices = arr.stack([labels, predictions], axis=1)
+    values = arr.ones_like(labels, dtype=dtype) if weights is None else \
+        cast(convert_to_tensor(weights), dtype)
+    return arr.scatter_nd(indices, values, shape)
+
+
+def polyval(coeffs, x, name=None):
+    """The polynomial coeffs[0] * x**(n-1) + ... + coeffs[n-1] at x, by Horner's rule.
+
+    Example:
+        >>> tl.math.polyval([1.0, 0.0, -1.0], tl.constant(3.0)).numpy()
+        8.0
+    """
+    if not isinstance(coeffs, (list, tuple)):
+        raise ValueError(f"polyval: coeffs must be a list of tensors, got {type(coeffs).__name__}")
+    x = convert_to_tensor(x)
+    if not coeffs:
+        return _array().zeros_like(x)
+    result = convert_to_tensor(coeffs[0], dtype_hint=x.dtype)
+    for c in coeffs[1:]:
+        result = c + result * x
+    return result
+
+
+def is_non_decreasing(x, name=None):
+    """True if each element of the flattened `x` is >= the one before it (True for < 2 elements).
+
+    Example:
+        >>> bool(tl.math.is_non_decreasing([1, 1, 2]))
+        True
+    """
+    arr = _array()
+    flat = arr.reshape(convert_to_tensor(x), [-1])
+    return reduce_all(greater_equal(flat[1:], flat[:-1]))
