@@ -31,16 +31,25 @@ def _differentiable_dtype(dtype):
 
 
 def flatten(structure):
-    """Leaves of nested lists/tuples/dicts, in order (dicts by sorted key)."""
-    if isinstance(structure, dict):
+    """Leaves of nested lists/tuples/dicts, in order (dicts by sorted key).
+
+    A composite value (an object with `_tl_flatten()`, such as a TensorArray)
+    contributes the leaves it names; `pack_as` rebuilds it with `_tl_rebuild`.
+    """
+    kind = type(structure)
+    if kind is list or kind is tuple:
+        return [leaf for item in structure for leaf in flatten(item)]
+    if kind is dict or isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
     if isinstance(structure, (list, tuple)):
         return [leaf for item in structure for leaf in flatten(item)]
+    if hasattr(kind, "_tl_flatten"):
+        return list(structure._tl_flatten())
     return [structure]
 
 
 def pack_as(structure, leaves):
-    """Rebuilds `structure` with `leaves` in flatten order."""
+    """Rebuilds `structure` with `leaves` in flatten order (composites through `_tl_rebuild`)."""
     it = iter(leaves)
 
     def build(s):
@@ -53,6 +62,8 @@ def pack_as(structure, leaves):
             if isinstance(s, tuple) and hasattr(s, "_fields"):
                 return type(s)(*items)
             return type(s)(items)
+        if hasattr(type(s), "_tl_flatten"):
+            return s._tl_rebuild([next(it) for _ in s._tl_flatten()])
         return next(it)
 
     return build(structure)

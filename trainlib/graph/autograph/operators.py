@@ -136,6 +136,8 @@ def _kind(v):
         return "Python " + type(v).__name__
     if v is None:
         return "None"
+    if hasattr(type(v), "_tl_flatten"):  # a composite value (tl.TensorArray): carried by its tensors
+        return "structure"
     if isinstance(v, (list, tuple, dict)):
         leaves = flatten(v)
         if leaves and all(_kind(x) == "tensor" or isinstance(x, _SCALARS) for x in leaves):
@@ -504,7 +506,8 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
         slots = carried + sorted(hints)
         loop_vars = tuple(_zeros(*hints[i]) if i in hints else
                           convert_to_tensor(init[i], dtype=weak_dtypes[i]) if i in weak_dtypes else
-                          pack_as(init[i], [convert_to_tensor(x) for x in flatten(init[i])])
+                          pack_as(init[i], [x if x is None else convert_to_tensor(x)  # None: a
+                                            for x in flatten(init[i])])  # composite's missing leaf
                           for i in slots)
         discovered = {}
 

@@ -196,8 +196,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
     if state.graph is None:
         return _python_loop(cond, body, structure, leaves, single, maximum_iterations, call)
+    if any(v is None for v in leaves):
+        structure = _complete_composites(structure, leaves, call, body, single)
+        leaves = flatten(structure)
     tensors = [convert_to_tensor(v) for v in leaves]
     invariants = flatten(shape_invariants) if shape_invariants is not None else [None] * len(tensors)
+    invariants = [c if inv is None else inv for inv, c in zip(invariants, _composite_invariants(structure))]
     names = _names(structure)
     specs = [TensorShape(t.shape) if inv is None else as_shape(inv) for t, inv in zip(tensors, invariants)]
 
@@ -240,6 +244,56 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     results = list(results) if isinstance(results, tuple) else [results]
     packed = pack_as(structure, results)
     return packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+
+
+def _composite_invariants(structure):
+    """Per leaf: the shape a composite loop variable asks to be carried with (the growing
+    buffer of a dynamic TensorArray has an unknown first dim), else None."""
+    out = []
+
+    def walk(s):
+        if isinstance(s, dict):
+            for key in sorted(s):
+                walk(s[key])
+        elif isinstance(s, (list, tuple)):
+            for x in s:
+                walk(x)
+        elif hasattr(type(s), "_tl_shape_invariants"):
+            out.extend(s._tl_shape_invariants())
+        else:
+            out.extend([None] * len(flatten(s)))
+
+    walk(structure)
+    return out
+
+
+def _complete_composites(structure, leaves, call, body, single):
+    """Composite loop variables missing a tensor (a None leaf: a TensorArray of unknown element
+    shape before its first write) learn it from one trace of the body in a scratch graph
+    (`_tl_complete(what the body made of it)`); the real loop is traced after."""
+    scratch = _new_graph("while_probe")
+    outer = [None if v is None else convert_to_tensor(v) for v in leaves]
+    with graph_scope(scratch):
+        probe = [None if t is None else scratch.add_placeholder(TensorShape(t.shape), t.dtype, f"probe_{i}")
+                 for i, t in enumerate(outer)]
+        out = call(body, probe)
+    if single:
+        out = [out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out]
+
+    def complete(s, o):
+        if hasattr(type(s), "_tl_complete"):
+            done = s._tl_complete(o) if None in s._tl_flatten() else None
+            return s if done is None else done
+        if isinstance(s, dict):
+            o = o if isinstance(o, dict) else {}
+            return type(s)((key, complete(s[key], o.get(key))) for key in s)
+        if isinstance(s, (list, tuple)):
+            o = o if isinstance(o, (list, tuple)) and len(o) == len(s) else [None] * len(s)
+            items = [complete(x, y) for x, y in zip(s, o)]
+            return type(s)(*items) if hasattr(s, "_fields") else type(s)(items)
+        return s
+
+    return complete(structure, out)
 
 
 def _names(structure):
