@@ -416,9 +416,16 @@ def _while_grad(op, *dys):
     floats = [i for i, t in enumerate(init) if _float(t)]
 
     # 1. re-run the loop, stacking every iteration's loop variables (float ones feed gradients,
-    #    all of them feed the body replay)
-    histories = [_array.zeros(TensorShape([0]).concatenate(t.shape).as_list(), dtype=t.dtype)
-                 if t.shape.is_fully_defined() else _array.expand_dims(t, 0)[:0] for t in init]
+    #    all of them feed the body replay). A variable whose shape changes from one iteration
+    #    to the next (a growing TensorArray buffer) is saved flat, with its shape per iteration.
+    places = body_graph.inputs[:n_vars]
+    changing = [k for k in range(n_vars) if places[k].shape.rank is not None and
+                TensorShape(places[k].shape) != TensorShape(init[k].shape)]
+    histories = [_array.zeros([0], dtype=t.dtype) if k in changing else
+                 _array.zeros(TensorShape([0]).concatenate(t.shape).as_list(), dtype=t.dtype)
+                 if t.shape.is_fully_defined() else _array.expand_dims(t, 0)[:0]
+                 for k, t in enumerate(init)]
+    shape_histories = [_array.zeros([0, places[k].shape.rank], dtype=_dt.int32) for k in changing]
 
     def fwd_cond(i, *state):
         vars_ = list(state[:n_vars])
@@ -428,16 +435,31 @@ def _while_grad(op, *dys):
         return c
 
     def fwd_body(i, *state):
-        vars_, hist = list(state[:n_vars]), list(state[n_vars:])
-        hist = [_array.concat([h, _array.expand_dims(v, 0)], 0) for h, v in zip(hist, vars_)]
+        vars_, hist = list(state[:n_vars]), list(state[n_vars:2 * n_vars])
+        shapes = list(state[2 * n_vars:])
+        hist = [_array.concat([h, _array.reshape(v, [-1]) if k in changing else _array.expand_dims(v, 0)], 0)
+                for k, (h, v) in enumerate(zip(hist, vars_))]
+        shapes = [_array.concat([s, _array.expand_dims(_array.shape(vars_[k]), 0)], 0)
+                  for s, k in zip(shapes, changing)]
         new = replay(body_graph, vars_ + captured)
-        return (i + 1, *new, *hist)
+        return (i + 1, *new, *hist, *shapes)
 
-    shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in body_graph.inputs[:n_vars]] + \
-        [TensorShape([None]).concatenate(t.shape) for t in body_graph.inputs[:n_vars]]
-    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *histories),
+    shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in places] + \
+        [TensorShape([None]) if k in changing else TensorShape([None]).concatenate(t.shape)
+         for k, t in enumerate(places)] + [TensorShape([None, places[k].shape.rank]) for k in changing]
+    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *histories, *shape_histories),
                         shape_invariants=shape_inv)
-    count, hist = result[0], list(result[1 + n_vars:])
+    count, hist = result[0], list(result[1 + n_vars:1 + 2 * n_vars])
+    shape_hist = dict(zip(changing, result[1 + 2 * n_vars:]))
+
+    def saved(k, j):
+        if k not in changing:
+            return _array.gather(hist[k], j)
+        sizes = _math.reduce_prod(shape_hist[k], axis=1)
+        end = _array.gather(_math.cumsum(sizes), j)
+        size = _array.gather(sizes, j)
+        flat = _array.slice(hist[k], _array.reshape(end - size, [1]), _array.reshape(size, [1]))
+        return _array.reshape(flat, _array.gather(shape_hist[k], j))
 
     # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
     caps_diff = [c for c in captured if _differentiable(c)]
@@ -449,13 +471,15 @@ def _while_grad(op, *dys):
 
     def bwd_body(j, *acc):
         dv, dc = list(acc[:len(floats)]), list(acc[len(floats):])
-        inner = [apply("Identity", _array.gather(h, j)) for h in hist]
+        inner = [apply("Identity", saved(k, j)) for k in range(n_vars)]
         caps = [apply("Identity", c) if c.dtype is not _dt.resource else c for c in captured]
         # sources: the float loop variables, then the differentiable captures
         g = _tape_gradient(body_graph, inner + caps, dv, floats)
         return (j - 1, *g[:len(floats)], *[a + b for a, b in zip(dc, g[len(floats):])])
 
-    back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps))
+    back_inv = [TensorShape([])] + [TensorShape(places[i].shape) if i in changing else None
+                                    for i in floats] + [None] * len(d_caps)
+    back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps), shape_invariants=back_inv)
     d_init = list(back[1:1 + len(floats)])
     d_cap = list(back[1 + len(floats):])
     grads = [None] * len(op.inputs)
