@@ -1951,3 +1951,691 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     if x.shape.rank is not None:
         axis = normalize_axis(axis, x.shape.rank)
     return apply("BooleanMask", x, m, axis=axis)
+
+
+# ------------------------------------------------------------------ sorting, searching, unique
+# ArgSort is trainlib's op (TensorFlow builds tf.argsort from TopKV2); both directions keep
+# ties in index order, as TensorFlow's top_k-based sort does. `sort` gathers by it, so its
+# gradient is GatherV2's.
+
+import collections as _collections  # noqa: E402
+
+__all__ += ["sort", "argsort", "roll", "repeat", "meshgrid", "unique", "unique_with_counts",
+            "searchsorted", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+            "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+            "reverse_sequence", "newaxis", "ensure_shape", "clip_by_norm", "clip_by_global_norm"]
+
+newaxis = None
+
+_DIRECTIONS = ("ASCENDING", "DESCENDING")
+
+
+def _sortable(x, op_name):
+    if x.dtype.is_bool or x.dtype.is_complex or x.dtype is _dt.resource:
+        raise TypeError(f"{op_name} needs a real numeric tensor, got {x.dtype.name}")
+
+
+def _argsort_infer(x, axis=-1, direction="ASCENDING"):
+    _sortable(x, "ArgSort")
+    if x.shape.rank == 0:
+        raise ValueError("argsort needs a tensor of rank >= 1, got a scalar")
+    if x.shape.rank is not None:
+        normalize_axis(axis, x.shape.rank)
+    return spec(x.shape, _dt.int32)
+
+
+@defop("ArgSort", infer=_argsort_infer, differentiable=False)
+def _argsort(xp, x, axis=-1, direction="ASCENDING"):
+    if direction == "ASCENDING":
+        return xp.argsort(x, axis=axis, kind="stable").astype(xp.int32)
+    return _math()._stable_descending(xp, x, axis).astype(xp.int32)
+
+
+def _direction(direction, op_name):
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"{op_name}: direction must be 'ASCENDING' or 'DESCENDING', got "
+                         f"{direction!r}")
+    return direction
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """Int32 indices that sort `values` along `axis`; ties keep their order (always stable).
+
+    Args:
+        values: a real numeric tensor of rank >= 1.
+        axis: the dim to sort along (default the last).
+        direction: 'ASCENDING' or 'DESCENDING'.
+        stable: accepted for TensorFlow's signature; the sort is always stable.
+
+    Raises:
+        ValueError: for an unknown direction.
+
+    Example:
+        >>> tl.argsort([3, 1, 2]).numpy()
+        array([1, 2, 0], dtype=int32)
+    """
+    x = convert_to_tensor(values)
+    _sortable(x, "argsort")
+    return apply("ArgSort", x, axis=_static_int(axis, "axis", "ArgSort"),
+                 direction=_direction(direction, "argsort"))
+
+
+def _along_last(x, axis, fn):
+    """fn applied to x with `axis` moved last (rank must be known), then moved back."""
+    rank = x.shape.rank
+    if rank is None:
+        raise ValueError("sort needs a tensor of known rank while tracing")
+    axis = normalize_axis(axis, rank)
+    if axis == rank - 1:
+        return fn(x)
+    perm = list(_py.range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return transpose(fn(transpose(x, perm)), perm)
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """`values` sorted along `axis` (differentiable: the gradient follows each element).
+
+    Args:
+        values: a real numeric tensor of rank >= 1.
+        axis: the dim to sort along (default the last).
+        direction: 'ASCENDING' or 'DESCENDING'.
+
+    Example:
+        >>> tl.sort([3, 1, 2], direction="DESCENDING").numpy()
+        array([3, 2, 1], dtype=int32)
+    """
+    x = convert_to_tensor(values)
+    _sortable(x, "sort")
+    direction = _direction(direction, "sort")
+    axis = _static_int(axis, "axis", "sort")
+
+    def sort_last(v):
+        r = v.shape.rank
+        order = apply("ArgSort", v, axis=r - 1, direction=direction)
+        return apply("GatherV2", v, order, axis=r - 1, batch_dims=r - 1)
+    if x.shape.rank == 0:
+        raise ValueError("sort needs a tensor of rank >= 1, got a scalar")
+    return _along_last(x, axis, sort_last)
+
+
+Unique = _collections.namedtuple("Unique", ["y", "idx"])
+UniqueWithCounts = _collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+
+
+def _unique_infer(x, out_idx=_dt.int32, with_counts=False):
+    if x.shape.rank not in (None, 1):
+        raise ValueError(f"unique needs a 1-D tensor, got shape {x.shape}")
+    if out_idx not in _INDEX_DTYPES:
+        raise TypeError(f"out_idx must be int32 or int64, got {out_idx!r}")
+    n = x.shape[0] if x.shape.rank else None
+    out = (spec([None], x.dtype), spec([n], out_idx))
+    return out + (spec([None], out_idx),) if with_counts else out
+
+
+@defop("Unique", infer=_unique_infer, differentiable=False, num_outputs=None)
+def _unique(xp, x, out_idx=_dt.int32, with_counts=False):
+    if x.ndim != 1:
+        raise ValueError("unique needs a 1-D tensor")
+    values, first, inverse, counts = xp.unique(x, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    order = xp.argsort(first, kind="stable")  # uniques in order of first occurrence
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(order.shape[0], dtype=order.dtype)
+    idx = rank[inverse.reshape(-1)].astype(out_idx.np)
+    out = (values[order], idx)
+    return out + (counts[order].astype(out_idx.np),) if with_counts else out
+
+
+def unique(x, out_idx=_dt.int32, name=None):
+    """The distinct values of the 1-D `x` in order of first occurrence, and for each element of
+    `x` the index of its value among them.
+
+    Returns:
+        A namedtuple `Unique(y, idx)`; idx has dtype `out_idx` (int32).
+
+    Example:
+        >>> y, idx = tl.unique([1, 1, 2, 4, 4, 4, 7, 8, 8])
+        >>> y.numpy(), idx.numpy()
+        (array([1, 2, 4, 7, 8], dtype=int32), array([0, 0, 1, 2, 2, 2, 3, 4, 4], dtype=int32))
+    """
+    out = apply("Unique", convert_to_tensor(x), out_idx=_dt.as_dtype(out_idx))
+    return Unique(*out)
+
+
+def unique_with_counts(x, out_idx=_dt.int32, name=None):
+    """`unique` plus how often each distinct value occurs: `UniqueWithCounts(y, idx, count)`."""
+    out = apply("Unique", convert_to_tensor(x), out_idx=_dt.as_dtype(out_idx), with_counts=True)
+    return UniqueWithCounts(*out)
+
+
+def _searchsorted_infer(sorted_sequence, values, side="left", out_type=_dt.int32):
+    if sorted_sequence.dtype is not values.dtype:
+        raise TypeError(f"searchsorted needs one dtype, got {sorted_sequence.dtype.name} and "
+                        f"{values.dtype.name}")
+    s, v = sorted_sequence.shape, values.shape
+    if s.rank == 0 or v.rank == 0:
+        raise ValueError("searchsorted needs sorted_sequence and values of rank >= 1")
+    if s.rank is not None and v.rank is not None and \
+            not s[:-1].is_compatible_with(v[:-1]):
+        raise ValueError(f"sorted_sequence {s} and values {v} must agree on all but the last dim")
+    return spec(v, out_type)
+
+
+@defop("SearchSorted", infer=_searchsorted_infer, differentiable=False)
+def _searchsorted(xp, sorted_sequence, values, side="left", out_type=_dt.int32):
+    if sorted_sequence.shape[:-1] != values.shape[:-1]:
+        raise ValueError("sorted_sequence and values must agree on all but the last dim")
+    s = sorted_sequence.reshape((-1, 1, sorted_sequence.shape[-1]))
+    v = values.reshape((s.shape[0], -1, 1))
+    below = (s < v) if side == "left" else (s <= v)
+    return xp.sum(below, axis=-1).reshape(values.shape).astype(out_type.np)
+
+
+def searchsorted(sorted_sequence, values, side="left", out_type=_dt.int32, name=None):
+    """Where each value would be inserted in the innermost sorted sequence to keep it sorted.
+
+    Args:
+        sorted_sequence: [..., N], sorted ascending along the last dim.
+        values: [..., M] with the same leading dims.
+        side: 'left' (the first suitable index) or 'right' (the last).
+        out_type: int32 or int64.
+
+    Example:
+        >>> tl.searchsorted([0.0, 1.0, 2.0], [1.0, 1.5], side="right").numpy()
+        array([2, 2], dtype=int32)
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    s, v = convert_same_dtype("SearchSorted", (sorted_sequence, values))
+    out_type = _dt.as_dtype(out_type)
+    if out_type not in _INDEX_DTYPES:
+        raise TypeError(f"searchsorted: out_type must be int32 or int64, got {out_type.name}")
+    return apply("SearchSorted", s, v, side=side, out_type=out_type)
+
+
+# ------------------------------------------------------------------ roll, repeat, meshgrid
+
+def _roll_infer(x, shift, axis):
+    if x.shape.rank is not None:
+        for a in axis:
+            normalize_axis(a, x.shape.rank)
+    return spec(x.shape, x.dtype)
+
+
+@defop("Roll", infer=_roll_infer,
+       grad=lambda op, dy: (apply("Roll", dy, shift=tuple(-s for s in op.attrs["shift"]),
+                                  axis=op.attrs["axis"]),))
+def _roll(xp, x, shift, axis):
+    return xp.roll(x, shift, axis) if axis else x
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002
+    """Rolls elements along `axis` by `shift` (elements leaving one end come back at the other).
+
+    Args:
+        input: a tensor.
+        shift: an int or list of ints (positive rolls toward higher indices).
+        axis: an int or list of ints, one per shift; an axis may repeat (shifts add up).
+
+    Raises:
+        ValueError: if shift and axis differ in length.
+
+    Example:
+        >>> tl.roll([0, 1, 2, 3, 4], shift=2, axis=0).numpy()
+        array([3, 4, 0, 1, 2], dtype=int32)
+    """
+    x = convert_to_tensor(input)
+    shifts = _static_or_tensor(shift, "shift", "Roll")[0]
+    axes = _static_or_tensor(axis, "axis", "Roll")[0]
+    if shifts is None or axes is None:
+        raise TypeError("Roll: shift and axis must be known while tracing (Python ints)")
+    if len(shifts) != len(axes):
+        raise ValueError(f"Roll: shift and axis must have the same length, got {list(shifts)} "
+                         f"and {list(axes)}")
+    return apply("Roll", x, shift=tuple(shifts), axis=tuple(axes))
+
+
+def _repeat_infer(x, repeats, axis):
+    if x.shape.rank is None:
+        return spec(None, x.dtype)
+    axis = normalize_axis(axis, x.shape.rank)
+    dims = list(x.shape)
+    n = dims[axis]
+    if isinstance(repeats, tuple):
+        if len(repeats) != 1 and n is not None and len(repeats) != n:
+            raise ValueError(f"repeats has {len(repeats)} entries for a dim of size {n}")
+        dims[axis] = sum(repeats) if len(repeats) != 1 else (None if n is None else n * repeats[0])
+    else:
+        dims[axis] = None if n is None else n * repeats
+    return spec(dims, x.dtype)
+
+
+def _repeats_array(xp, repeats, n):
+    if isinstance(repeats, tuple) and len(repeats) == 1:
+        repeats = repeats[0]
+    if not isinstance(repeats, tuple):
+        return repeats
+    if len(repeats) != n:
+        raise InvalidArgumentError(f"repeats has {len(repeats)} entries for a dim of size {n}")
+    return xp.asarray(np.asarray(repeats, np.int64))
+
+
+@defop("Repeat", infer=_repeat_infer,
+       grad=lambda op, dy: (apply("RepeatGrad", dy, op.inputs[0], **op.attrs),))
+def _repeat(xp, x, repeats, axis):
+    return xp.repeat(x, _repeats_array(xp, repeats, x.shape[axis]), axis=axis)
+
+
+@defop("RepeatGrad", infer=lambda dy, x, repeats, axis: spec(x.shape, dy.dtype),
+       grad=lambda op, g: (apply("Repeat", g, **op.attrs), None))
+def _repeat_grad(xp, dy, x, repeats, axis):
+    """Sums the copies `Repeat` made of each slice back into it."""
+    n = x.shape[axis]
+    owner = xp.repeat(xp.arange(n), _repeats_array(xp, repeats, n))
+    out = xp.zeros((n,) + x.shape[:axis] + x.shape[axis + 1:], dtype=dy.dtype)
+    xp.add.at(out, owner, xp.moveaxis(dy, axis, 0))
+    return xp.moveaxis(out, 0, axis)
+
+
+def repeat(input, repeats, axis=None, name=None):  # noqa: A002
+    """Repeats each slice of `input` along `axis` (the flattened input when axis is None).
+
+    Args:
+        input: a tensor.
+        repeats: a non-negative int, or one per slice along `axis` (a list).
+        axis: the dim to repeat along, or None.
+
+    Example:
+        >>> tl.repeat([1, 2], 2).numpy()
+        array([1, 1, 2, 2], dtype=int32)
+        >>> tl.repeat([[1, 2], [3, 4]], [1, 2], axis=0).numpy()
+        array([[1, 2],
+               [3, 4],
+               [3, 4]], dtype=int32)
+    """
+    x = convert_to_tensor(input)
+    static = _static_or_tensor(repeats, "repeats", "Repeat")[0]
+    if static is None:
+        raise TypeError("Repeat: repeats must be known while tracing (ints)")
+    if any(r < 0 for r in static):
+        raise ValueError(f"Repeat: repeats must be non-negative, got {list(static)}")
+    if axis is None:
+        x = reshape(x, [-1])
+        axis = 0
+    axis = _static_int(axis, "axis", "Repeat")
+    if x.shape.rank == 0:
+        raise ValueError("Repeat: input must have rank >= 1 when axis is given")
+    if x.shape.rank is not None:
+        axis = normalize_axis(axis, x.shape.rank)
+    scalar = np.ndim(repeats.numpy() if isinstance(repeats, Tensor) else repeats) == 0
+    return apply("Repeat", x, repeats=static[0] if scalar else tuple(static), axis=axis)
+
+
+def meshgrid(*args, **kwargs):
+    """N-D coordinate grids from 1-D coordinate tensors, as numpy.meshgrid.
+
+    Args:
+        *args: 1-D tensors of one dtype.
+        indexing: 'xy' (default: the first two output dims are swapped, Cartesian) or 'ij'.
+
+    Returns:
+        A list of N tensors, each of the grid's shape.
+
+    Example:
+        >>> x, y = tl.meshgrid([1, 2, 3], [4, 5])
+        >>> x.shape, y.numpy()[:, 0]
+        (TensorShape([2, 3]), array([4, 5], dtype=int32))
+    """
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    if not args:
+        return []
+    tensors = [reshape(t, [-1]) for t in convert_same_dtype("meshgrid", list(args))]
+    n = len(tensors)
+    sizes = [t.shape[0] if t.shape[0] is not None else size(t) for t in tensors]
+    if indexing == "xy" and n > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, t in enumerate(tensors):
+        position = i
+        if indexing == "xy" and n > 1 and i < 2:
+            position = 1 - i
+        shape_i = [1] * n
+        shape_i[position] = -1
+        out.append(broadcast_to(reshape(t, shape_i), sizes))
+    return out
+
+
+# ------------------------------------------------------------------ scatter_nd and friends
+
+def _scatter_check(indices, updates, shape, op_name):
+    """Inference check: updates.shape == indices.shape[:-1] + shape[K:]."""
+    _check_index_spec(indices, "indices", indices.shape.rank)
+    if indices.shape.rank == 0:
+        raise ValueError("indices must be at least 1-D")
+    if indices.shape.rank is None or shape.rank is None or indices.shape[-1] is None or \
+            updates.shape.rank is None:
+        return
+    k = indices.shape[-1]
+    if k > shape.rank:
+        raise ValueError(f"indices.shape[-1] ({k}) must be <= the rank of the output ({shape.rank})")
+    want = TensorShape(list(indices.shape)[:-1] + list(shape)[k:])
+    if not want.is_compatible_with(updates.shape):
+        raise ValueError(f"updates must have shape indices.shape[:-1] + shape[{k}:] = {want}, got "
+                         f"{updates.shape}")
+
+
+def _scatter_coords(xp, indices, shape):
+    """The advanced-index tuple of `indices` ([..., K]) into `shape`, checked, and the count."""
+    k = indices.shape[-1]
+    idx = indices.reshape((-1, k))
+    limits = xp.asarray(np.asarray(shape[:k], np.int64)).astype(idx.dtype)
+    bad = ((idx < 0) | (idx >= limits)).any(axis=-1)
+    if bad.size and bool(bad.any()):
+        flat = int(xp.argmax(bad))
+        value = [int(v) for v in idx[flat].tolist()]
+        raise InvalidArgumentError(f"indices[{_unravel(flat, indices.shape[:-1])}] = {value} does "
+                                   f"not index into shape {list(shape)}")
+    return tuple(idx[:, j] for j in _py.range(k)), idx.shape[0]
+
+
+def _scatter_nd_infer(indices, updates, *shape_tensor, shape=None):
+    out = _shape_from_spec(shape_tensor[0]) if shape_tensor else TensorShape(shape)
+    _scatter_check(indices, updates, out, "ScatterNd")
+    return spec(out, updates.dtype)
+
+
+@defop("ScatterNd", infer=_scatter_nd_infer,
+       grad=lambda op, dy: (None, gather_nd(dy, op.inputs[0])) + (None,) * (len(op.inputs) - 2))
+def _scatter_nd(xp, indices, updates, *shape_tensor, shape=None):
+    shape = _ints(shape_tensor[0]) if shape_tensor else shape
+    coords, n = _scatter_coords(xp, indices, shape)
+    out = xp.zeros(tuple(shape), dtype=updates.dtype)
+    k = indices.shape[-1]
+    xp.add.at(out, coords, updates.reshape((n,) + tuple(shape[k:])))  # duplicates add up
+    return out
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """A zero tensor of `shape` with `updates` added at `indices` (duplicate indices add up).
+
+    Args:
+        indices: int tensor [..., K] of positions in the first K dims of the output.
+        updates: tensor of shape indices.shape[:-1] + shape[K:].
+        shape: the output shape (a list or 1-D int tensor).
+
+    Raises:
+        InvalidArgumentError: for an index out of range or mismatched shapes.
+
+    Example:
+        >>> tl.scatter_nd([[1], [3]], [9, 10], [5]).numpy()
+        array([ 0,  9,  0, 10,  0], dtype=int32)
+    """
+    i = convert_to_tensor(indices)
+    if i.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"ScatterNd: indices must be int32 or int64, got {i.dtype.name}")
+    u = convert_to_tensor(updates)
+    static, dynamic = _static_or_tensor(shape, "shape", "ScatterNd")
+    if dynamic is None:
+        return apply("ScatterNd", i, u, shape=static)
+    return apply("ScatterNd", i, u, dynamic)
+
+
+def _tensor_scatter_infer(tensor, indices, updates):
+    if tensor.dtype is not updates.dtype:
+        raise TypeError(f"tensor and updates must have one dtype, got {tensor.dtype.name} and "
+                        f"{updates.dtype.name}")
+    _scatter_check(indices, updates, tensor.shape, "TensorScatter")
+    return spec(tensor.shape, tensor.dtype)
+
+
+def _tensor_scatter_kernel(mode):
+    def kernel(xp, tensor, indices, updates):
+        coords, n = _scatter_coords(xp, indices, tensor.shape)
+        k = indices.shape[-1]
+        values = updates.reshape((n,) + tensor.shape[k:])
+        out = tensor.copy()
+        if mode == "update":
+            out[coords] = values
+        elif mode == "add":
+            xp.add.at(out, coords, values)
+        elif mode == "sub":
+            xp.subtract.at(out, coords, values)
+        else:
+            getattr(xp, mode).at(out, coords, values)
+        return out
+    return kernel
+
+
+def _scatter_update_grad(op, dy):
+    indices, updates = op.inputs[1], op.inputs[2]
+    return (apply("TensorScatterUpdate", dy, indices, _math().multiply(updates, 0)), None,
+            gather_nd(dy, indices))
+
+
+def _scatter_extremum_grad(op, dy):
+    # TensorFlow's _TensorScatterMinOrMaxGrad: ties between tensor and updates share equally
+    m = _math()
+    x, indices, y = op.inputs
+    out = op.outputs[0]
+    x_hit = m.cast(m.equal(x, out), dy.dtype)
+    y_hit = m.cast(m.equal(y, gather_nd(out, indices)), dy.dtype)
+    hits = x_hit + apply("TensorScatterAdd", m.multiply(x_hit, 0), indices, y_hit)
+    share = dy / hits
+    return share * x_hit, None, gather_nd(share, indices) * y_hit
+
+
+for _name, _mode, _grad in (
+        ("TensorScatterUpdate", "update", _scatter_update_grad),
+        ("TensorScatterAdd", "add", lambda op, dy: (dy, None, gather_nd(dy, op.inputs[1]))),
+        ("TensorScatterSub", "sub", lambda op, dy: (dy, None, -gather_nd(dy, op.inputs[1]))),
+        ("TensorScatterMax", "maximum", _scatter_extremum_grad),
+        ("TensorScatterMin", "minimum", _scatter_extremum_grad)):
+    defop(_name, infer=_tensor_scatter_infer, grad=_grad)(_tensor_scatter_kernel(_mode))
+del _name, _mode, _grad
+
+
+def _tensor_scatter(op_name, tensor, indices, updates):
+    i = convert_to_tensor(indices)
+    if i.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"{op_name}: indices must be int32 or int64, got {i.dtype.name}")
+    t, u = convert_same_dtype(op_name, (tensor, updates))
+    return apply(op_name, t, i, u)
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """A copy of `tensor` with the slices at `indices` replaced by `updates`.
+
+    Args:
+        tensor: the tensor to copy.
+        indices: int tensor [..., K] of positions in the first K dims of `tensor`.
+        updates: tensor of shape indices.shape[:-1] + tensor.shape[K:].
+
+    Raises:
+        InvalidArgumentError: for an index out of range or mismatched shapes.
+
+    Example:
+        >>> tl.tensor_scatter_nd_update([1, 2, 3], [[0], [2]], [9, 8]).numpy()
+        array([9, 2, 8], dtype=int32)
+    """
+    return _tensor_scatter("TensorScatterUpdate", tensor, indices, updates)
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """A copy of `tensor` with `updates` added at `indices` (duplicates add up)."""
+    return _tensor_scatter("TensorScatterAdd", tensor, indices, updates)
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """A copy of `tensor` with `updates` subtracted at `indices` (duplicates add up)."""
+    return _tensor_scatter("TensorScatterSub", tensor, indices, updates)
+
+
+def tensor_scatter_nd_max(tensor, indices, updates, name=None):
+    """A copy of `tensor` holding max(tensor, update) at `indices`."""
+    return _tensor_scatter("TensorScatterMax", tensor, indices, updates)
+
+
+def tensor_scatter_nd_min(tensor, indices, updates, name=None):
+    """A copy of `tensor` holding min(tensor, update) at `indices`."""
+    return _tensor_scatter("TensorScatterMin", tensor, indices, updates)
+
+
+# ------------------------------------------------------------------ reverse_sequence, ensure_shape
+
+def _reverse_sequence_infer(x, seq_lengths, seq_axis, batch_axis=0):
+    _check_index_spec(seq_lengths, "seq_lengths")
+    if x.shape.rank is not None:
+        s, b = normalize_axis(seq_axis, x.shape.rank), normalize_axis(batch_axis, x.shape.rank)
+        if s == b:
+            raise ValueError(f"seq_axis and batch_axis must differ, both are {s}")
+        n, m = x.shape[b], seq_lengths.shape[0] if seq_lengths.shape.rank else None
+        if n is not None and m is not None and n != m:
+            raise ValueError(f"seq_lengths has {m} entries but input.shape[{b}] is {n}")
+    return spec(x.shape, x.dtype)
+
+
+@defop("ReverseSequence", infer=_reverse_sequence_infer,
+       grad=lambda op, dy: (apply("ReverseSequence", dy, op.inputs[1], **op.attrs), None))
+def _reverse_sequence(xp, x, seq_lengths, seq_axis, batch_axis=0):
+    seq_axis, batch_axis = seq_axis % x.ndim, batch_axis % x.ndim
+    length = x.shape[seq_axis]
+    if seq_lengths.size and bool(((seq_lengths < 0) | (seq_lengths > length)).any()):
+        raise InvalidArgumentError(f"seq_lengths must be in [0, {length}], got "
+                                   f"{seq_lengths.tolist()}")
+    view = [1] * x.ndim
+    view[batch_axis] = x.shape[batch_axis]
+    lengths = seq_lengths.astype(xp.int64).reshape(view)
+    view = [1] * x.ndim
+    view[seq_axis] = length
+    j = xp.arange(length).reshape(view)
+    index = xp.where(j < lengths, lengths - 1 - j, j)
+    return xp.take_along_axis(x, xp.broadcast_to(index, x.shape), axis=seq_axis)
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None):  # noqa: A002
+    """Reverses the first seq_lengths[b] elements along `seq_axis` of each batch entry b.
+
+    Args:
+        input: a tensor.
+        seq_lengths: 1-D int tensor, one length per entry along `batch_axis`.
+        seq_axis: the dim to reverse along.
+        batch_axis: the batch dim (default 0).
+
+    Raises:
+        InvalidArgumentError: for a length outside [0, input.shape[seq_axis]].
+
+    Example:
+        >>> tl.reverse_sequence([[1, 2, 3], [4, 5, 6]], [2, 3], seq_axis=1).numpy()
+        array([[2, 1, 3],
+               [6, 5, 4]], dtype=int32)
+    """
+    if seq_axis is None:
+        raise ValueError("reverse_sequence needs seq_axis")
+    x = convert_to_tensor(input)
+    lengths = _index_tensor(seq_lengths, "seq_lengths", "ReverseSequence")
+    return apply("ReverseSequence", x, lengths, seq_axis=_static_int(seq_axis, "seq_axis", "x"),
+                 batch_axis=0 if batch_axis is None else _static_int(batch_axis, "batch_axis", "x"))
+
+
+def _ensure_shape_infer(x, shape):
+    want = TensorShape(shape)
+    if not x.shape.is_compatible_with(want):
+        raise ValueError(f"Shape of tensor {list(x.shape)} is not compatible with expected shape "
+                         f"{want}")
+    return spec(x.shape.merge_with(want), x.dtype)
+
+
+@defop("EnsureShape", infer=_ensure_shape_infer, grad=lambda op, dy: (dy,))
+def _ensure_shape(xp, x, shape):
+    if not TensorShape(x.shape).is_compatible_with(TensorShape(shape)):
+        raise InvalidArgumentError(f"Shape of tensor {list(x.shape)} is not compatible with "
+                                   f"expected shape {TensorShape(shape)}")
+    return x
+
+
+def ensure_shape(x, shape, name=None):
+    """`x` itself, checked to have a shape compatible with `shape` (None dims match anything).
+
+    While tracing, the result carries the merged static shape.
+
+    Raises:
+        InvalidArgumentError: if the shapes are not compatible.
+
+    Example:
+        >>> tl.ensure_shape(tl.ones([2, 3]), [None, 3]).shape
+        TensorShape([2, 3])
+    """
+    shape = TensorShape(shape) if not isinstance(shape, TensorShape) else shape
+    dims = None if shape.rank is None else tuple(shape.as_list())
+    return apply("EnsureShape", convert_to_tensor(x), shape=dims)
+
+
+# ------------------------------------------------------------------ clipping by norm
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """`t` scaled so that its L2 norm over `axes` is at most `clip_norm`, as TensorFlow.
+
+    Args:
+        t: a floating tensor.
+        clip_norm: a positive scalar.
+        axes: the dims the norm runs over (default all).
+
+    Example:
+        >>> tl.clip_by_norm(tl.constant([3.0, 4.0]), 1.0).numpy()
+        array([0.6, 0.8], dtype=float32)
+    """
+    m = _math()
+    t = convert_to_tensor(t)
+    l2sum = m.reduce_sum(t * t, axes, keepdims=True)
+    positive = m.greater(l2sum, 0)
+    # the norm is 0 where the sum is 0, without sqrt's infinite gradient there
+    l2norm = m.where(positive, m.sqrt(m.where(positive, l2sum, m.cast(1, t.dtype))), l2sum)
+    clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
+    return identity(t * clip_norm / m.maximum(l2norm, clip_norm))
+
+
+def global_norm(t_list, name=None):
+    """sqrt(sum of the squared L2 norms of the tensors in `t_list`); None entries are skipped."""
+    m = _math()
+    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
+    if not tensors:
+        raise ValueError("global_norm needs at least one tensor")
+    dtype = tensors[0].dtype
+    total = m.add_n([m.reduce_sum(m.square(m.cast(t, dtype))) for t in tensors])
+    return m.sqrt(total)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Scales every tensor of `t_list` by clip_norm / max(global_norm, clip_norm), as TensorFlow.
+
+    Args:
+        t_list: a list of tensors (None entries stay None).
+        clip_norm: a positive scalar.
+        use_norm: the global norm to use (default: computed with `global_norm`).
+
+    Returns:
+        (list of clipped tensors, the global norm). If the norm is infinite or NaN,
+        every entry becomes NaN.
+
+    Example:
+        >>> clipped, norm = tl.clip_by_global_norm([tl.constant([3.0]), tl.constant([4.0])], 1.0)
+        >>> float(norm), clipped[1].numpy()
+        (5.0, array([0.8], dtype=float32))
+    """
+    if not isinstance(t_list, (list, tuple)):
+        raise TypeError(f"clip_by_global_norm: t_list must be a list, got {type(t_list).__name__}")
+    m = _math()
+    use_norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
+    clip_norm = convert_to_tensor(clip_norm, dtype_hint=use_norm.dtype)
+    clip_norm = m.cast(clip_norm, use_norm.dtype)
+    scale = clip_norm * m.minimum(1.0 / use_norm, 1.0 / clip_norm)
+    scale = scale + (use_norm - use_norm)  # NaN when the norm is inf or NaN, as TensorFlow
+    tensors = [None if t is None else convert_to_tensor(t) for t in t_list]
+    clipped = [None if t is None else identity(t * m.cast(scale, t.dtype)) for t in tensors]
+    return clipped, use_norm
