@@ -77,6 +77,8 @@ def _key(value):
         return ("T", value.dtype, value.shape.as_tuple())
     if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
         return ("T", _dt.from_numpy(value.dtype), tuple(value.shape))  # numpy arrays become tensors
+    if hasattr(type(value), "_tl_flatten"):  # a composite (tl.TensorArray): its static facts + leaves
+        return ("C", type(value), value._tl_static_key(), tuple(_key(x) for x in value._tl_flatten()))
     return ("O", _Weak(value))
 
 
@@ -603,6 +605,9 @@ def _flat_feeds(value, feeds):
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
         feeds.append(transfer(state.xp, value))
+    elif hasattr(type(value), "_tl_flatten"):
+        for leaf in value._tl_flatten():
+            _flat_feeds(leaf, feeds)
 
 
 def _flat_arg_names(params, args):
@@ -626,6 +631,8 @@ def _placeholders(graph, args, names):
         if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
                 not isinstance(value, _variable_class()):
             return graph.add_argument(TensorShape(value.shape), _dt.from_numpy(value.dtype), name)
+        if hasattr(type(value), "_tl_flatten"):
+            return value._tl_rebuild([make(x, f"{name}_{i}") for i, x in enumerate(value._tl_flatten())])
         return value
     return tuple(make(a, n) for a, n in zip(args, names))
 
@@ -642,6 +649,8 @@ def _spec_structure(args):
         if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
                 not isinstance(value, _variable_class()):
             return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
+        if hasattr(type(value), "_tl_flatten"):
+            return value._tl_rebuild([spec_of(x) for x in value._tl_flatten()])
         return value
     return tuple(spec_of(a) for a in args)
 

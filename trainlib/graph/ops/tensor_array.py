@@ -170,6 +170,13 @@ class TensorArray:
         buffer, = leaves
         return TensorArray._from(self, buffer)
 
+    def _tl_static_key(self):
+        """What a tl.function's trace cache must tell apart beyond the buffer's spec."""
+        if self._buffer is not None:
+            return (self._dtype, self._dynamic_size)
+        return (self._dtype, self._dynamic_size, self._element_shape,
+                self._size if isinstance(self._size, int) else None)
+
     def _tl_shape_invariants(self):
         """Per leaf, the shape a loop carries it with: a growing buffer has an unknown first dim."""
         if not self._dynamic_size or not is_tensor(self._buffer):
