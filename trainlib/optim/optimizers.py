@@ -70,8 +70,11 @@ class Adam(Optimizer):
 
     def build(self, var_list):
         super().build(var_list)
-        self.momentums = [self.add_variable_from_reference(v, "momentum") for v in var_list]
-        self.velocities = [self.add_variable_from_reference(v, "velocity") for v in var_list]
+        # interleaved per variable (momentum, velocity), as Keras orders `variables`
+        self.momentums, self.velocities = [], []
+        for v in var_list:
+            self.momentums.append(self.add_variable_from_reference(v, "momentum"))
+            self.velocities.append(self.add_variable_from_reference(v, "velocity"))
         self.velocity_hats = [self.add_variable_from_reference(v, "velocity_hat")
                               for v in var_list] if self.amsgrad else []
 
