@@ -1,9 +1,10 @@
 """Every op of trainlib, each defined once (OpDef) and registered on import.
 
 Modules: math (elementwise, matmul, reductions, comparisons), array (creation,
-shapes, indexing), nn, random, state (Variable reads/writes), io (print,
+shapes, indexing), linalg (matrix ops), nn, random, state (Variable reads/writes), io (print,
 asserts), control_flow (If, While), operators (Tensor's Python operators).
 """
 from . import array, control_flow, io, math, nn, random, state  # noqa: F401 -- registration
+from . import linalg  # noqa: F401 -- registration; tl.linalg
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors

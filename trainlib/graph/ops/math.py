@@ -2274,3 +2274,49 @@ def is_non_decreasing(x, name=None):
     arr = _array()
     flat = arr.reshape(convert_to_tensor(x), [-1])
     return reduce_all(greater_equal(flat[1:], flat[:-1]))
+
+
+__all__ += ["tensordot"]
+
+
+def tensordot(a, b, axes, name=None):
+    """Sums the products of `a` and `b` over the given axes (an einsum; ranks must be known).
+
+    Args:
+        a, b: tensors of one dtype.
+        axes: N (the last N dims of a with the first N of b), or [a_axes, b_axes]
+            (two ints or two equal-length lists of ints).
+
+    Raises:
+        ValueError: for malformed axes.
+
+    Example:
+        >>> tl.tensordot(tl.ones([2, 3]), tl.ones([3, 4]), axes=1).shape
+        TensorShape([2, 4])
+    """
+    a, b = convert_same_dtype("Einsum", (a, b))
+    ra, rb = a.shape.rank, b.shape.rank
+    if ra is None or rb is None:
+        raise ValueError("tensordot needs inputs of known rank")
+    if isinstance(axes, Tensor):
+        axes = axes.numpy().tolist()
+    if isinstance(axes, int):
+        if not 0 <= axes <= _builtins.min(ra, rb):
+            raise ValueError(f"tensordot: axes={axes} must be in [0, {_builtins.min(ra, rb)}]")
+        a_axes, b_axes = list(_builtins.range(ra - axes, ra)), list(_builtins.range(axes))
+    elif isinstance(axes, (list, tuple)) and len(axes) == 2:
+        a_axes, b_axes = ([x] if isinstance(x, int) else list(x) for x in axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError(f"tensordot: the two axis lists must have equal lengths, got {axes!r}")
+    else:
+        raise ValueError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}")
+    a_axes = [normalize_axis(x, ra) for x in a_axes]
+    b_axes = [normalize_axis(x, rb) for x in b_axes]
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    a_labels = list(letters[:ra])
+    b_labels = list(letters[ra:ra + rb])
+    for i, j in zip(a_axes, b_axes):
+        b_labels[j] = a_labels[i]
+    out = [c for i, c in enumerate(a_labels) if i not in a_axes] + \
+        [c for j, c in enumerate(b_labels) if j not in b_axes]
+    return einsum(f"{''.join(a_labels)},{''.join(b_labels)}->{''.join(out)}", a, b)
