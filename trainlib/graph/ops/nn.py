@@ -997,3 +997,283 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     if not keepdims:
         mean, variance = _array.squeeze(mean, axes), _array.squeeze(variance, axes)
     return mean, variance
+
+
+# ------------------------------------------------------------------ more of tf.nn
+# 1-D convolution and pooling run as their 2-D forms over a height of 1; depthwise
+# convolution is a conv2d with a block-diagonal filter (so its gradients are conv2d's);
+# the losses and normalizations below are TensorFlow's own compositions.
+
+from .math import in_top_k, top_k  # noqa: E402,F401 -- tl.nn.top_k / in_top_k, as TensorFlow
+
+__all__ += ["conv1d", "depthwise_conv2d", "separable_conv2d", "max_pool1d", "avg_pool1d",
+            "embedding_lookup", "l2_loss", "softsign", "log_poisson_loss",
+            "weighted_cross_entropy_with_logits", "batch_normalization",
+            "local_response_normalization", "lrn", "compute_average_loss", "top_k", "in_top_k"]
+
+
+def _one_dim(value, name, default=None):
+    """An int from an int or a list of 1 or 3 ints (3: NWC with 1 at N and C), as TensorFlow."""
+    if value is None:
+        value = default
+    if isinstance(value, int):
+        return value
+    values = [int(v) for v in value]
+    if len(values) == 1:
+        return values[0]
+    if len(values) == 3:
+        if values[0] != 1 or values[2] != 1:
+            raise ValueError(f"{name} of length 3 must be 1 in the batch and channel dims (NWC), "
+                             f"got {values}")
+        return values[1]
+    raise ValueError(f"{name} must be an int or a list of 1 or 3 ints, got {value!r}")
+
+
+def _check_nwc(data_format):
+    if data_format not in ("NWC", None):
+        raise ValueError(f"data_format must be 'NWC' (channels last), got {data_format!r}")
+
+
+def _rank_is(x, rank, op_name, what="input"):
+    if x.shape.rank is not None and x.shape.rank != rank:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"{what} must have rank {rank}, got shape {x.shape}")
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
+    """1-D convolution of [batch, width, in_channels] inputs with [width, in, out] filters.
+
+    Args:
+        stride: int or list of 1 or 3 ints.
+        padding: "SAME" or "VALID".
+        dilations: int or list of 1 or 3 ints (default 1).
+
+    Example:
+        >>> tl.nn.conv1d(tl.ones([1, 5, 2]), tl.ones([3, 2, 4]), 1, "SAME").shape
+        TensorShape([1, 5, 4])
+    """
+    _check_nwc(data_format)
+    x, f = convert_same_dtype("Conv2D", (input, filters))
+    _rank_is(x, 3, "conv1d")
+    _rank_is(f, 3, "conv1d", "filters")
+    if not isinstance(padding, str):
+        raise ValueError(f"conv1d padding must be 'SAME' or 'VALID', got {padding!r}")
+    out = conv2d(_array.expand_dims(x, 1), _array.expand_dims(f, 0),
+                 [1, _one_dim(stride, "stride")], padding,
+                 dilations=[1, _one_dim(dilations, "dilations", 1)])
+    return _array.squeeze(out, [1])
+
+
+def _pool1d(pool, input, ksize, strides, padding, data_format):  # noqa: A002
+    _check_nwc(data_format)
+    x = _float_tensor(input, "pool1d")
+    _rank_is(x, 3, "pool1d")
+    out = pool(_array.expand_dims(x, 1), [1, _one_dim(ksize, "ksize")],
+               [1, _one_dim(strides, "strides")], padding)
+    return _array.squeeze(out, [1])
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Max over each window of [batch, width, channels] inputs (see `max_pool2d`)."""
+    return _pool1d(max_pool2d, input, ksize, strides, padding, data_format)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Mean over each window of [batch, width, channels] inputs (see `avg_pool2d`)."""
+    return _pool1d(avg_pool2d, input, ksize, strides, padding, data_format)
+
+
+def _block_diagonal(f, op_name):
+    """[h, w, c, m] depthwise filters as [h, w, c, c*m] conv2d filters (zero across channels)."""
+    if not f.shape.is_fully_defined() or f.shape.rank != 4:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"filter must be a 4-D tensor of known shape [h, w, in_channels, "
+                       f"multiplier], got {f.shape}")
+    h, w, c, m = f.shape.as_list()
+    mask = _array.reshape(_array.eye(c, dtype=f.dtype), [1, 1, c, c, 1])
+    return _array.reshape(_array.expand_dims(f, 3) * mask, [h, w, c, c * m])
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,  # noqa: A002
+                     name=None):
+    """Convolves each input channel with its own `multiplier` filters; outputs in_channels *
+    multiplier channels (channel k*multiplier + j from input channel k and filter j).
+
+    Args:
+        input: float [batch, height, width, in_channels].
+        filter: [filter_height, filter_width, in_channels, multiplier], of known shape.
+        strides: int or list of 1, 2 or 4 ints.
+        padding: "SAME", "VALID" or explicit pairs.
+        dilations: int or list of 1 or 2 ints.
+
+    Example:
+        >>> tl.nn.depthwise_conv2d(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 3]), [1, 1, 1, 1],
+        ...                        "VALID").shape
+        TensorShape([1, 3, 3, 6])
+    """
+    _check_data_format(data_format)
+    x, f = convert_same_dtype("DepthwiseConv2dNative", (input, filter))
+    return conv2d(x, _block_diagonal(f, "DepthwiseConv2dNative"), strides, padding,
+                  dilations=dilations)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     data_format=None, dilations=None, name=None):
+    """`depthwise_conv2d` followed by a 1x1 conv2d with `pointwise_filter` [1, 1, c*m, out]."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    return conv2d(y, pointwise_filter, 1, "VALID")
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """Rows of `params` at `ids` (a gather along axis 0).
+
+    Args:
+        params: a tensor [vocab, ...], or a list of shards split along axis 0 in order
+            (TensorFlow's 'div' strategy, so they concatenate back to the table).
+        ids: an int tensor of row indices.
+        max_norm: if set, each looked-up embedding with a larger L2 norm is scaled down to it.
+
+    Example:
+        >>> tl.nn.embedding_lookup(tl.constant([[0.0, 1.0], [2.0, 3.0]]), [1, 1]).numpy()
+        array([[2., 3.],
+               [2., 3.]], dtype=float32)
+    """
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError("embedding_lookup needs at least one params tensor")
+        params = params[0] if len(params) == 1 else _array.concat(list(params), 0)
+    params = convert_to_tensor(params)
+    ids = convert_to_tensor(ids)
+    out = _array.gather(params, ids)
+    if max_norm is None:
+        return out
+    if out.shape.rank is None or ids.shape.rank is None:
+        raise ValueError("embedding_lookup with max_norm needs params and ids of known rank")
+    axes = list(range(ids.shape.rank, out.shape.rank))
+    return _array.clip_by_norm(out, max_norm, axes=axes or None)
+
+
+def _l2_loss_infer(t):
+    if not t.dtype.is_floating:
+        raise TypeError(f"L2Loss needs a floating-point tensor, got {t.dtype.name}")
+    return spec([], t.dtype)
+
+
+@defop("L2Loss", infer=_l2_loss_infer, grad=lambda op, dy: (dy * op.inputs[0],))
+def _l2_loss(xp, t):
+    return ((t * t).sum(dtype=t.dtype) * t.dtype.type(0.5)).astype(t.dtype)
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2, a scalar (floating dtypes).
+
+    Example:
+        >>> tl.nn.l2_loss(tl.constant([1.0, 2.0])).numpy()
+        2.5
+    """
+    return apply("L2Loss", _float_tensor(t, "L2Loss"))
+
+
+@defop("Softsign", infer=_float_infer("Softsign"), elementwise=True,
+       grad=lambda op, dy: (dy / _math.square(1 + _math.abs(op.inputs[0])),))
+def _softsign(xp, x):
+    return x / (xp.abs(x) + x.dtype.type(1))
+
+
+def softsign(features, name=None):
+    """features / (abs(features) + 1), elementwise (floating dtypes).
+
+    Example:
+        >>> tl.nn.softsign(tl.constant([-3.0, 1.0])).numpy()
+        array([-0.75,  0.5 ], dtype=float32)
+    """
+    return apply("Softsign", _float_tensor(features, "Softsign"))
+
+
+def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
+    """exp(log_input) - log_input * targets, plus Stirling's term for targets > 1 with
+    `compute_full_loss`, as TensorFlow.
+
+    Example:
+        >>> float(tl.nn.log_poisson_loss(tl.constant(1.0), tl.constant(0.0)))
+        1.0
+    """
+    log_input, targets = convert_same_dtype("log_poisson_loss", (log_input, targets))
+    result = _math.exp(log_input) - log_input * targets
+    if not compute_full_loss:
+        return result
+    stirling = targets * _math.log(targets) - targets + 0.5 * _math.log(2 * _pymath.pi * targets)
+    small = _math.logical_and(_math.greater_equal(targets, 0.0), _math.less_equal(targets, 1.0))
+    return result + _math.where(small, _array.zeros_like(targets), stirling)
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """Sigmoid cross-entropy with the positive term weighted by `pos_weight`, computed stably:
+    (1 - z) * x + (1 + (q - 1) * z) * (log1p(exp(-|x|)) + max(-x, 0)).
+
+    Example:
+        >>> round(float(tl.nn.weighted_cross_entropy_with_logits(1.0, 0.0, 2.0)), 4)
+        1.3863
+    """
+    labels, logits = convert_same_dtype("weighted_cross_entropy_with_logits", (labels, logits))
+    logits = _float_tensor(logits, "weighted_cross_entropy_with_logits")
+    log_weight = 1 + (pos_weight - 1) * labels
+    return (1 - labels) * logits + log_weight * (
+        _math.log1p(_math.exp(-_math.abs(logits))) + relu(-logits))
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset, as TensorFlow computes it
+    (offset and scale may be None).
+
+    Example:
+        >>> tl.nn.batch_normalization(tl.constant([2.0]), 1.0, 4.0, None, None, 0.0).numpy()
+        array([0.5], dtype=float32)
+    """
+    x = _float_tensor(x)
+    inv = _math.rsqrt(variance + convert_to_tensor(variance_epsilon, dtype_hint=x.dtype))
+    if scale is not None:
+        inv = inv * scale
+    shift = offset - mean * inv if offset is not None else -mean * inv
+    return x * _math.cast(inv, x.dtype) + _math.cast(shift, x.dtype)
+
+
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5,  # noqa: A002
+                                 name=None):
+    """input / (bias + alpha * sum of squares over 2 * depth_radius + 1 channels) ** beta, over
+    the last dim of a 4-D tensor, as TensorFlow's LRN.
+
+    Example:
+        >>> tl.nn.local_response_normalization(tl.ones([1, 1, 1, 1]), 1, 0.0, 1.0, 1.0).numpy()
+        array([[[[1.]]]], dtype=float32)
+    """
+    x = _float_tensor(input, "LRN")
+    _rank_is(x, 4, "LRN")
+    r = int(depth_radius)
+    padded = _array.pad(_math.square(x), [[0, 0], [0, 0], [0, 0], [r, r]])
+    windows = [padded[..., i:(i - 2 * r) or None] for i in range(2 * r + 1)]
+    square_sum = windows[0] if len(windows) == 1 else _math.add_n(windows)
+    return x / _math.pow(bias + alpha * square_sum, beta)
+
+
+lrn = local_response_normalization
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None,
+                         name=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (default: the batch size,
+    the first dim), as TensorFlow outside a distribution strategy.
+
+    Example:
+        >>> tl.nn.compute_average_loss(tl.constant([1.0, 2.0, 3.0]), global_batch_size=6).numpy()
+        1.0
+    """
+    loss = _float_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * _math.cast(sample_weight, loss.dtype)
+    if global_batch_size is None:
+        global_batch_size = _math.cast(_array.shape(loss)[0], loss.dtype) if loss.shape.rank else \
+            _math.cast(1, loss.dtype)
+    else:
+        global_batch_size = _math.cast(global_batch_size, loss.dtype)
+    return _math.reduce_sum(loss) / global_batch_size
