@@ -92,6 +92,12 @@ def test_control_edges_are_dashed_and_variables_are_named():
     assert any(lbl.startswith("AssignAddVariableOp") for lbl in labels)
 
 
+def test_captured_eager_tensor_is_marked():
+    c = tl.constant([1.0, 2.0])
+    labels = [label(a) for a in nodes(concrete(lambda x: x * c, tl.ones([2])).graph.to_dot()).values()]
+    assert "capture\ncaptured tensor\n(2,) float32" in labels
+
+
 def test_if_and_while_graphs_are_nested_clusters():
     def f(x, n):
         s = tl.constant(0.0)

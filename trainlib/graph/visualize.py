@@ -64,6 +64,8 @@ def _capture_text(graph, op):
 
 
 class _Writer:
+    """Accumulates the DOT lines of one drawing; node ids are unique across nested graphs."""
+
     def __init__(self):
         self.lines = []
         self.ids = {}       # id(Operation) -> node id
