@@ -6,6 +6,7 @@ are, inputs and outputs marked, names escaped); rendering runs the real
 Graphviz when it is installed and is otherwise checked for its error message.
 """
 import importlib.machinery
+import importlib.util
 import re
 import shutil
 import sys
