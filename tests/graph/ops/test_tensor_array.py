@@ -261,6 +261,51 @@ def test_gradient_through_autograph_loop_against_finite_differences():
     np.testing.assert_allclose(grad(tl.constant(x)).numpy(), want, rtol=1e-6)
 
 
+def test_branches_and_nested_loops_write_arrays():
+    @tl.function
+    def signs(n):
+        ta = TensorArray(tl.float32, size=n)
+        for i in tl.range(n):
+            if i % 2 == 0:
+                ta = ta.write(i, tl.cast(i, tl.float32))
+            else:
+                ta = ta.write(i, -tl.cast(i, tl.float32))
+        return ta.stack()
+
+    np.testing.assert_array_equal(signs(tl.constant(5)).numpy(), [0, -1, 2, -3, 4])
+
+    @tl.function
+    def doubled(x):
+        outer = TensorArray(tl.float32, size=3, element_shape=[2])
+        for i in tl.range(3):
+            inner = TensorArray(tl.float32, size=2, element_shape=[])
+            for j in tl.range(2):
+                inner = inner.write(j, x[i, j] * 2.0)
+            outer = outer.write(i, inner.stack())
+        return outer.stack()
+
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    np.testing.assert_array_equal(doubled(tl.constant(x)).numpy(), 2 * x)
+
+
+def test_variable_gradient_through_array_in_loop():
+    v = tl.Variable([1.0, 2.0])
+
+    @tl.function
+    def grad():
+        with tl.GradientTape() as tape:
+            ta = TensorArray(tl.float32, size=3)
+            s = v
+            for i in tl.range(3):
+                s = s * v
+                ta = ta.write(i, s)
+            loss = tl.reduce_sum(ta.stack())
+        return tape.gradient(loss, v)
+
+    w = np.array([1.0, 2.0])
+    np.testing.assert_allclose(grad().numpy(), 2 * w + 3 * w ** 2 + 4 * w ** 3)
+
+
 def test_read_inside_loop_sums_previous_rows():
     @tl.function
     def running(x):

@@ -55,8 +55,11 @@ def _write_grad(op, dy):
     # the written rows of the old buffer did not reach the output
     d_buffer = apply("TensorArrayWrite", dy, index, _array.zeros_like(value), dynamic_size=False)
     if op.attrs.get("dynamic_size"):  # the output may have grown: the old rows are a prefix
-        rows = buffer.shape if buffer.shape.is_fully_defined() else _array.shape(buffer)
-        d_buffer = _array.slice(d_buffer, [0] * len(buffer.shape), rows)
+        if buffer.shape.is_fully_defined():
+            d_buffer = _array.slice(d_buffer, [0] * buffer.shape.rank, buffer.shape.as_list())
+        else:
+            rows = _array.shape(buffer)
+            d_buffer = _array.slice(d_buffer, _array.zeros_like(rows), rows)
     return d_buffer, None, d_value
 
 
