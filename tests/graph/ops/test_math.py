@@ -69,6 +69,56 @@ def _reduction(name, op, fn, ref, dtypes=NUM, shapes=((2, 3, 4),), grad=True, **
     return OpCase(name, [op], fn, ref, shapes, dtypes=dtypes, grad=grad, **kw)
 
 
+SEG = np.array([0, 0, 2, 2], np.int32)      # sorted ids: segment 1 is empty
+USEG = np.array([2, -1, 0, 2], np.int64)    # unsorted, one dropped row, segment 1 empty
+USEG_FULL = np.array([2, -1, 0, 1], np.int32)  # every segment filled (finite gradient checks)
+USEG2 = np.array([[1, 0, 1], [-1, 0, 1]], np.int32)  # 2-D ids over the first two dims
+BINS = np.array([0, 4, 2, 2, 1], np.int32)
+
+
+def _cumprod_ref(x, axis, exclusive, reverse):
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumprod(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = np.concatenate([np.ones_like(np.take(out, [0], axis)),
+                              np.take(out, range(x.shape[axis] - 1), axis)], axis)
+    return np.flip(out, axis) if reverse else out
+
+
+def _in_top_k_ref(t, p):
+    target = p[np.arange(len(t)), t]
+    return (p > target[:, None]).sum(1) < 2
+
+
+def _segment_ref(d, ids, n, fn, empty):
+    ids = np.asarray(ids)
+    rest = d.shape[ids.ndim:]
+    flat, values = ids.reshape(-1), d.reshape((-1,) + rest)
+    info = np.finfo(d.dtype) if d.dtype.kind == "f" else np.iinfo(d.dtype)
+    identity = {np.add: 0, np.maximum: info.min, np.minimum: info.max}[fn]
+    out = np.full((n,) + rest, identity, d.dtype)
+    for i, row in zip(flat, values):
+        if i >= 0:
+            out[i] = fn(out[i], row)
+    if empty is not None:
+        out[~np.isin(np.arange(n), flat)] = empty
+    return out
+
+
+def _segment_mean_ref(d, ids, n):
+    total = _segment_ref(d, ids, n, np.add, 0)
+    count = np.array([(np.asarray(ids) == i).sum() for i in range(n)], d.dtype)
+    return (total / np.maximum(count, 1).reshape((-1,) + (1,) * (d.ndim - 1))).astype(d.dtype)
+
+
+def _confusion_ref(labels, predictions, w):
+    out = np.zeros((3, 3), w.dtype)
+    for a, b, v in zip(labels, predictions, w):
+        out[a, b] += v
+    return out
+
+
 CASES = [
     # binary elementwise (the hypothesis test below also draws broadcast shapes for these)
     _binary("add", "AddV2", tl.add, np.add),
@@ -215,12 +265,123 @@ CASES = [
            lambda a, b: np.einsum("ij,ij->", a, b), [(2, 3), (2, 3)]),
     OpCase("einsum_drop_label", ["Einsum"], lambda a, b: tl.einsum("ijk,kl->il", a, b),
            lambda a, b: np.einsum("ijk,kl->il", a, b), [(2, 3, 2), (2, 4)]),
+] + [
+    # trigonometric, hyperbolic, expm1
+    _unary("tan", "Tan", tl.tan, np.tan, low=-1.0, high=1.0),
+    _unary("asin", "Asin", tl.asin, np.arcsin, low=-0.9, high=0.9),
+    _unary("acos", "Acos", tl.acos, np.arccos, low=-0.9, high=0.9),
+    _unary("atan", "Atan", tl.atan, np.arctan),
+    _unary("sinh", "Sinh", tl.sinh, np.sinh),
+    _unary("cosh", "Cosh", tl.cosh, np.cosh),
+    _unary("asinh", "Asinh", tl.asinh, np.arcsinh),
+    _unary("acosh", "Acosh", tl.acosh, np.arccosh, low=1.2, high=3.0),
+    _unary("atanh", "Atanh", tl.atanh, np.arctanh, low=-0.9, high=0.9),
+    _unary("expm1", "Expm1", tl.math.expm1, np.expm1, dtypes=FH),
+    _unary("log_sigmoid", "Softplus", tl.math.log_sigmoid, lambda x: -np.logaddexp(0, -x),
+           low=-30.0, high=30.0),
+    _unary("math_softplus", "Softplus", tl.math.softplus, lambda x: np.logaddexp(x, 0)),
+    _unary("math_softsign", "Softsign", tl.math.softsign, lambda x: x / (1 + np.abs(x))),
+    _binary("atan2", "Atan2", tl.atan2, np.arctan2, dtypes=F, low=0.3),
+    _binary("atan2_signs", "Atan2", lambda y, x: tl.atan2(y, -x), lambda y, x: np.arctan2(y, -x),
+            dtypes=F, low=0.3),
+    _binary("xlogy", "Xlogy", tl.math.xlogy, lambda x, y: x * np.log(y), dtypes=F, low=0.3),
+    _binary("xdivy", "Xdivy", tl.math.xdivy, np.true_divide, dtypes=F, low=0.3),
+    _binary("divide_no_nan", "DivNoNan", tl.math.divide_no_nan, np.true_divide, dtypes=F,
+            low=0.3),
+    _binary("truncatediv", "TruncateDiv", tl.truncatediv,
+            lambda a, b: np.trunc(a / b).astype(a.dtype), dtypes=F + INTS, low=1.0, high=5.0,
+            grad=False),
+    _binary("truncatemod", "TruncateMod", tl.truncatemod, np.fmod, dtypes=F + INTS, low=1.0,
+            high=5.0, grad=False),
+    # cumprod, norms, counting
+    _reduction("cumprod", "Cumprod", tl.math.cumprod,
+               lambda x: np.cumprod(x, axis=0, dtype=x.dtype), dtypes=F + INTS, low=0.5),
+    _reduction("cumprod_exclusive_reverse", "Cumprod",
+               lambda x: tl.math.cumprod(x, axis=-1, exclusive=True, reverse=True),
+               lambda x: _cumprod_ref(x, -1, True, True), dtypes=F, low=0.5),
+    _reduction("cumprod_exclusive", "Cumprod", lambda x: tl.math.cumprod(x, 1, exclusive=True),
+               lambda x: _cumprod_ref(x, 1, True, False), dtypes=F, low=0.5),
+    _reduction("reduce_euclidean_norm", "EuclideanNorm",
+               lambda x: tl.math.reduce_euclidean_norm(x, axis=1),
+               lambda x: np.sqrt(np.sum(x * x, axis=1)).astype(x.dtype), dtypes=F),
+    _reduction("reduce_euclidean_norm_int", "EuclideanNorm",
+               lambda x: tl.math.reduce_euclidean_norm(x, keepdims=True),
+               lambda x: np.floor(np.sqrt(np.sum(x.astype(np.float64) ** 2, keepdims=True)))
+               .astype(x.dtype), dtypes=INTS, grad=False),
+    _reduction("count_nonzero", "NotEqual", lambda x: tl.math.count_nonzero(x, axis=[0, 2]),
+               lambda x: np.count_nonzero(x, axis=(0, 2)).astype(np.int64), dtypes=NUM + B,
+               low=-1.0, high=1.0, grad=False),
+    OpCase("norm_euclidean", ["Sqrt", "Sum"], tl.norm, lambda x: np.linalg.norm(x.reshape(-1)),
+           [(2, 3)]),
+    OpCase("norm_axis_1", ["Sum", "Abs"], lambda x: tl.norm(x, ord=1, axis=1),
+           lambda x: np.linalg.norm(x, 1, axis=1), [(2, 3)]),
+    OpCase("norm_inf_keepdims", ["Max"], lambda x: tl.norm(x, ord=np.inf, axis=-1, keepdims=True),
+           lambda x: np.linalg.norm(x, np.inf, axis=-1, keepdims=True), [(2, 3)]),
+    OpCase("norm_p3", ["Pow"], lambda x: tl.norm(x, ord=3, axis=0),
+           lambda x: np.linalg.norm(x, 3, axis=0), [(2, 3)], rtol=1e-4),
+    OpCase("norm_matrix_1", ["Max"], lambda x: tl.norm(x, ord=1, axis=[-2, -1]),
+           lambda x: np.linalg.norm(x, 1, axis=(-2, -1)), [(2, 3, 4)]),
+    OpCase("norm_matrix_fro", ["Sqrt"], lambda x: tl.norm(x, ord="fro", axis=(1, 2)),
+           lambda x: np.linalg.norm(x, "fro", axis=(1, 2)), [(2, 3, 4)], rtol=1e-5),
+    OpCase("tensordot", ["Einsum"], lambda a, b: tl.tensordot(a, b, [[0, 2], [1, 0]]),
+           lambda a, b: np.tensordot(a, b, [[0, 2], [1, 0]]), [(2, 3, 4), (4, 2)]),
+    OpCase("polyval", ["Mul", "AddV2"], lambda a, b, x: tl.math.polyval([a, b, 2.0], x),
+           lambda a, b, x: (a * x + b) * x + x.dtype.type(2.0), [(3,), (3,), (3,)]),
+    OpCase("is_non_decreasing", ["GreaterEqual", "All"], tl.math.is_non_decreasing,
+           lambda x: np.all(np.diff(x.reshape(-1)) >= 0), [(2, 2)], dtypes=NUM, low=0.0,
+           high=1.0, grad=False),
+    # top_k, in_top_k
+    OpCase("top_k_values", ["TopKV2"], lambda x: tl.math.top_k(x, 2).values,
+           lambda x: -np.sort(-x, axis=-1)[..., :2], [(3, 4)], dtypes=F + INTS),
+    OpCase("top_k_indices", ["TopKV2"], lambda x: tl.nn.top_k(x, k=3).indices,
+           lambda x: np.argsort(-x, axis=-1, kind="stable")[..., :3].astype(np.int32), [(2, 5)],
+           dtypes=F + INTS, low=-2.0, high=2.0, grad=False),
+    OpCase("in_top_k", ["InTopKV2"], lambda t, p: tl.math.in_top_k(t, p, 2), _in_top_k_ref,
+           [(3,), (3, 4)], low=0, high=4, ints=[0], grad=False),
+    # segment reductions
+    OpCase("segment_sum", ["SegmentSum"], lambda d: tl.math.segment_sum(d, SEG),
+           lambda d: _segment_ref(d, SEG, 3, np.add, 0), [(4, 2)], dtypes=F + INTS),
+    OpCase("segment_mean", ["SegmentSum", "Maximum"], lambda d: tl.math.segment_mean(d, SEG),
+           lambda d: _segment_mean_ref(d, SEG, 3), [(4, 2)]),
+    OpCase("segment_max", ["SegmentMax"], lambda d: tl.math.segment_max(d, SEG),
+           lambda d: _segment_ref(d, SEG, 3, np.maximum, 0), [(4, 2)], dtypes=F + INTS),
+    OpCase("segment_min", ["SegmentMin"], lambda d: tl.math.segment_min(d, SEG),
+           lambda d: _segment_ref(d, SEG, 3, np.minimum, 0), [(4, 2)]),
+    OpCase("unsorted_segment_sum", ["UnsortedSegmentSum"],
+           lambda d: tl.math.unsorted_segment_sum(d, USEG, 3),
+           lambda d: _segment_ref(d, USEG, 3, np.add, 0), [(4, 2)], dtypes=F + INTS),
+    OpCase("unsorted_segment_mean", ["UnsortedSegmentSum"],
+           lambda d: tl.math.unsorted_segment_mean(d, USEG, 3),
+           lambda d: _segment_mean_ref(d, USEG, 3), [(4, 2)]),
+    OpCase("unsorted_segment_max", ["UnsortedSegmentMax"],
+           lambda d: tl.math.unsorted_segment_max(d, USEG_FULL, 3),
+           lambda d: _segment_ref(d, USEG_FULL, 3, np.maximum, None), [(4, 2)], dtypes=F + INTS),
+    OpCase("unsorted_segment_min", ["UnsortedSegmentMin"],
+           lambda d: tl.math.unsorted_segment_min(d, USEG2, 2),
+           lambda d: _segment_ref(d, USEG2, 2, np.minimum, None), [(2, 3, 2)]),
+    # bincount, confusion_matrix
+    OpCase("bincount", ["Bincount"], lambda a: tl.math.bincount(a, minlength=7),
+           lambda a: np.bincount(a.reshape(-1), minlength=7).astype(np.int32), [(3, 4)],
+           dtypes=INTS, low=0.0, high=5.0, grad=False),
+    OpCase("bincount_weights_maxlength", ["Bincount"],
+           lambda w: tl.math.bincount(tl.constant(BINS), weights=w, maxlength=3),
+           lambda w: np.bincount(BINS[BINS < 3], weights=w[BINS < 3], minlength=3)[:3]
+           .astype(w.dtype), [(5,)], grad=False),
+    OpCase("confusion_matrix", ["ScatterNd"],
+           lambda w: tl.math.confusion_matrix([0, 2, 1, 2], [0, 1, 1, 2], weights=w,
+                                              dtype=w.dtype),
+           lambda w: _confusion_ref([0, 2, 1, 2], [0, 1, 1, 2], w), [(4,)], grad=False),
 ]
+
 
 _BY_NAME = {c.name: c for c in CASES}
 _ELEMENTWISE_BINARY = [c for c in CASES if c.name in (
     "add", "subtract", "multiply", "truediv", "floormod", "pow", "maximum", "minimum",
     "squared_difference", "greater", "equal", "logical_and", "logical_or")]
+
+
+# ops whose output dims depend on input values: inference leaves those dims None
+_VALUE_SHAPED = {"Where", "Bincount", "SegmentSum", "SegmentMax", "SegmentMin", "Unique"}
 
 
 def _checked_infer(monkeypatch):
@@ -237,7 +398,7 @@ def _checked_infer(monkeypatch):
             assert o.dtype is s.dtype, f"{opdef.name}: eager dtype {o.dtype} != inferred {s.dtype}"
             assert s.shape.is_compatible_with(o.shape), \
                 f"{opdef.name}: eager shape {o.shape} != inferred {s.shape}"
-            if opdef.name != "Where":
+            if opdef.name not in _VALUE_SHAPED:
                 assert s.shape == o.shape, f"{opdef.name}: eager shape {o.shape} != inferred {s.shape}"
         seen.append(opdef.name)
         return out
@@ -612,3 +773,119 @@ def test_traced_gradient_with_unknown_dims_equals_eager(case):
         assert (g_eager is None) == (g_traced is None)
         if g_eager is not None:
             np.testing.assert_allclose(g_traced.numpy(), g_eager.numpy(), rtol=1e-10)
+
+
+# ------------------------------------------------------------------ TensorFlow's edge cases of the added math ops
+
+@given(x=hnp.arrays(np.int32, hnp.array_shapes(min_dims=0, max_dims=2, max_side=3),
+                    elements=st.integers(-20, 20)),
+       y=st.integers(-7, 7).filter(bool))
+def test_truncatediv_truncatemod_follow_c(x, y):
+    q = tl.truncatediv(tl.constant(x), y).numpy()
+    r = tl.truncatemod(tl.constant(x), y).numpy()
+    np.testing.assert_array_equal(q, np.trunc(x / y).astype(np.int32))
+    np.testing.assert_array_equal(q * y + r, x)
+
+
+def test_truncatediv_by_zero_and_float_mod():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="division by zero"):
+        tl.truncatediv(tl.constant([1]), 0)
+    np.testing.assert_allclose(tl.truncatemod(tl.constant([-7.5, 7.5]), 2.0).numpy(), [-1.5, 1.5])
+
+
+def test_safe_divisions_at_zero():
+    zero_x = tl.math.xlogy(tl.constant([0.0, 0.0]), tl.constant([0.0, np.nan]))
+    np.testing.assert_array_equal(zero_x.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(tl.math.xdivy(tl.constant([0.0]), [0.0]).numpy(), [0.0])
+    np.testing.assert_array_equal(tl.math.divide_no_nan(tl.constant([1.0, 0.0]), [0.0, 0.0]).numpy(),
+                                  [0.0, 0.0])
+    x = tl.constant([1.0, 2.0])
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.math.divide_no_nan(x, tl.constant([0.0, 2.0]))
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 0.5])
+
+
+def test_top_k_ties_sorted_and_errors():
+    out = tl.math.top_k(tl.constant([[1.0, 3.0, 3.0, 2.0]]), k=3)
+    assert out._fields == ("values", "indices")
+    np.testing.assert_array_equal(out.values.numpy(), [[3.0, 3.0, 2.0]])
+    np.testing.assert_array_equal(out.indices.numpy(), [[1, 2, 3]])
+    assert out.indices.dtype is tl.int32
+    assert tl.math.top_k([1, 2], index_type=tl.int64).indices.dtype is tl.int64
+    with pytest.raises(tl.errors.InvalidArgumentError, match="k"):
+        tl.math.top_k(tl.constant([1.0, 2.0]), k=3)
+    x = tl.constant([[1.0, 3.0, 3.0]])
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        v = tl.math.top_k(x, 2).values
+    np.testing.assert_array_equal(tape.gradient(v, x).numpy(), [[0.0, 1.0, 1.0]])
+
+
+def test_in_top_k_ties_and_bad_targets():
+    p = tl.constant([[0.5, 0.5, 0.1], [0.2, np.nan, 0.3]])
+    np.testing.assert_array_equal(tl.math.in_top_k([1, 1], p, 1).numpy(), [True, False])
+    np.testing.assert_array_equal(tl.math.in_top_k([5, 2], p, 3).numpy(), [False, True])
+
+
+def test_segment_edge_cases():
+    empty_max = tl.math.unsorted_segment_max(tl.constant([1.0]), [0], 2).numpy()
+    assert empty_max[1] == np.finfo(np.float32).min
+    assert tl.math.unsorted_segment_min(tl.constant([1]), [0], 2).numpy()[1] == np.iinfo(np.int32).max
+    np.testing.assert_array_equal(tl.math.segment_max(tl.constant([1.0, 2.0]), [0, 2]).numpy(),
+                                  [1.0, 0.0, 2.0])
+    assert tl.math.segment_mean(tl.constant([1, 2]), [0, 0]).numpy().tolist() == [1]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not increasing"):
+        tl.math.segment_sum(tl.constant([1, 2]), [1, 0])
+    with pytest.raises(tl.errors.InvalidArgumentError, match="out of range"):
+        tl.math.unsorted_segment_sum(tl.constant([1, 2]), [0, 3], 2)
+
+    @tl.function(input_signature=[tl.TensorSpec([None, 2])])
+    def summed(d):
+        return tl.math.unsorted_segment_sum(d, [1, 0, 1], 2)
+    assert summed.get_concrete_function().outputs[0].shape.as_list() == [2, 2]
+
+
+def test_bincount_edge_cases():
+    assert tl.math.bincount(tl.constant([], tl.int32)).shape.as_list() == [0]
+    np.testing.assert_array_equal(
+        tl.math.bincount(tl.constant([1, 1, 3]), binary_output=True).numpy(), [0, 1, 0, 1])
+    w = tl.math.bincount(tl.constant([0, 0]), weights=tl.constant([0.5, 1.0], tl.float64))
+    assert w.dtype is tl.float64 and w.numpy().tolist() == [1.5]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="non-negative"):
+        tl.math.bincount(tl.constant([-1, 2]))
+
+
+def test_confusion_matrix_default_size_and_errors():
+    m = tl.math.confusion_matrix([1, 2, 4], [2, 2, 4])
+    assert m.dtype is tl.int32 and m.shape.as_list() == [5, 5]
+    assert m.numpy()[1, 2] == 1 and m.numpy()[4, 4] == 1
+    with pytest.raises(tl.errors.InvalidArgumentError, match="labels"):
+        tl.math.confusion_matrix([3], [0], num_classes=2)
+
+
+def test_norm_and_count_nonzero_defaults():
+    assert tl.math.count_nonzero(tl.constant([0.0, 1.0, 2.0])).dtype is tl.int64
+    assert int(tl.math.count_nonzero(tl.constant([True, False]))) == 1
+    assert float(tl.norm(tl.constant([[3.0], [4.0]]), keepdims=True)[0, 0]) == 5.0
+    with pytest.raises(ValueError, match="ord"):
+        tl.norm(tl.constant([1.0]), ord=-1)
+    with pytest.raises(TypeError, match="floating"):
+        tl.norm(tl.constant([1, 2]))
+
+
+def test_top_level_names_follow_tensorflow():
+    for name in ("tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+                 "truncatediv", "truncatemod", "norm", "tensordot"):
+        assert hasattr(tl, name), name
+    for name in ("expm1", "log_sigmoid", "xlogy", "xdivy", "divide_no_nan", "cumprod", "top_k",
+                 "in_top_k", "segment_sum", "unsorted_segment_sum", "bincount",
+                 "confusion_matrix", "reduce_euclidean_norm", "count_nonzero"):
+        assert hasattr(tl.math, name) and not hasattr(tl, name), name
+
+
+def test_float_only_new_ops_reject_integers():
+    with pytest.raises(TypeError, match="Tan"):
+        tl.tan(tl.constant([1, 2]))
+    with pytest.raises(TypeError, match="Xlogy"):
+        tl.math.xlogy(tl.constant([1]), tl.constant([1]))
