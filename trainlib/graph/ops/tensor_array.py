@@ -16,7 +16,6 @@ accepted and ignored, as TensorFlow 2 does inside tf.function); unwritten
 elements read as zeros.
 """
 from .. import dtypes as _dt
-from ..context import state
 from ..errors import InvalidArgumentError, op_error
 from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
