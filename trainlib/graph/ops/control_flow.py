@@ -201,7 +201,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         leaves = flatten(structure)
     tensors = [convert_to_tensor(v) for v in leaves]
     invariants = flatten(shape_invariants) if shape_invariants is not None else [None] * len(tensors)
-    invariants = [c if inv is None else inv for inv, c in zip(invariants, _composite_invariants(structure))]
+    invariants = [c if inv is None else inv
+                  for inv, c in zip(invariants, _composite_invariants(structure))]
     names = _names(structure)
     specs = [TensorShape(t.shape) if inv is None else as_shape(inv) for t, inv in zip(tensors, invariants)]
 
@@ -274,7 +275,8 @@ def _complete_composites(structure, leaves, call, body, single):
     scratch = _new_graph("while_probe")
     outer = [None if v is None else convert_to_tensor(v) for v in leaves]
     with graph_scope(scratch):
-        probe = [None if t is None else scratch.add_placeholder(TensorShape(t.shape), t.dtype, f"probe_{i}")
+        probe = [None if t is None else
+                 scratch.add_placeholder(TensorShape(t.shape), t.dtype, f"probe_{i}")
                  for i, t in enumerate(outer)]
         out = call(body, probe)
     if single:
@@ -437,7 +439,8 @@ def _while_grad(op, *dys):
     def fwd_body(i, *state):
         vars_, hist = list(state[:n_vars]), list(state[n_vars:2 * n_vars])
         shapes = list(state[2 * n_vars:])
-        hist = [_array.concat([h, _array.reshape(v, [-1]) if k in changing else _array.expand_dims(v, 0)], 0)
+        hist = [_array.concat([h, _array.reshape(v, [-1]) if k in changing else
+                               _array.expand_dims(v, 0)], 0)
                 for k, (h, v) in enumerate(zip(hist, vars_))]
         shapes = [_array.concat([s, _array.expand_dims(_array.shape(vars_[k]), 0)], 0)
                   for s, k in zip(shapes, changing)]
