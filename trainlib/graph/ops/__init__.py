@@ -7,4 +7,5 @@ asserts), control_flow (If, While), operators (Tensor's Python operators).
 from . import array, control_flow, io, math, nn, random, state  # noqa: F401 -- registration
 from . import linalg  # noqa: F401 -- registration; tl.linalg
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
+from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
