@@ -52,6 +52,51 @@ def _mirror_fold_ref(dy, paddings, mode):
     return out
 
 
+def _unique_ref(x, idx_dtype=np.int32, counts=False):
+    values, first, inverse, count = np.unique(x, return_index=True, return_inverse=True,
+                                              return_counts=True)
+    order = np.argsort(first)
+    rank = np.argsort(order)
+    out = (values[order], rank[inverse.reshape(-1)].astype(idx_dtype))
+    return out + (count[order].astype(idx_dtype),) if counts else out
+
+
+def _scatter_nd_ref(t, indices, u, fn):
+    out = np.array(t, copy=True)
+    for i, v in zip(np.asarray(indices), u):
+        out[tuple(i)] = fn(out[tuple(i)], v)
+    return out
+
+
+def _reverse_sequence_ref(x, lengths, seq_axis, batch_axis):
+    out = np.array(x, copy=True)
+    for b, n in enumerate(lengths):
+        src = np.take(x, b, axis=batch_axis)
+        rev = np.concatenate([np.flip(np.take(src, range(n), axis=seq_axis - 1), seq_axis - 1),
+                              np.take(src, range(n, src.shape[seq_axis - 1]), axis=seq_axis - 1)],
+                             axis=seq_axis - 1)
+        index = [slice(None)] * x.ndim
+        index[batch_axis] = b
+        out[tuple(index)] = rev
+    return out
+
+
+def _clip_by_norm_ref(x, clip, axis):
+    norm = np.sqrt((x * x).sum(axis, keepdims=True))
+    return (x * clip / np.maximum(norm, clip)).astype(x.dtype)
+
+
+def _clip_by_global_norm_ref(a, b):
+    norm = np.sqrt((a * a).sum() + (b * b).sum())
+    scale = 2.0 * min(1.0 / norm, 1.0 / 2.0)
+    return (a * a.dtype.type(scale)).astype(a.dtype), (b * b.dtype.type(scale)).astype(b.dtype), \
+        np.array(norm, a.dtype)
+
+
+SORTED = np.array([0, 1, 1, 3])
+DUP = np.array([[0, 1], [2, 2], [0, 1]], np.int32)   # one position twice: contributions add
+UNIQ = np.array([[0, 1], [2, 0]], np.int64)
+
 CASES = [
     # creation
     OpCase("zeros", ["Fill", "Const"], lambda: tl.zeros([2, 3]), lambda: np.zeros((2, 3), np.float32),
@@ -197,6 +242,83 @@ CASES = [
     OpCase("boolean_mask_grad", ["BooleanMaskGrad"],
            lambda dy, x: apply("BooleanMaskGrad", dy, _c(MASK), x, axis=0),
            lambda dy, x: _set_ref(x.shape, MASK, dy), [(2, 2), (3, 2)]),
+] + [
+    # sorting, searching, unique
+    OpCase("sort", ["ArgSort", "GatherV2"], tl.sort, lambda x: np.sort(x, axis=-1), [(2, 4)],
+           dtypes=NUMERIC),
+    OpCase("sort_descending_axis0", ["ArgSort", "GatherV2", "Transpose"],
+           lambda x: tl.sort(x, axis=0, direction="DESCENDING"),
+           lambda x: -np.sort(-x, axis=0), [(3, 2, 2)], dtypes=NUMERIC),
+    OpCase("argsort_ties", ["ArgSort"], lambda x: tl.argsort(x, direction="DESCENDING"),
+           lambda x: np.argsort(-x, axis=-1, kind="stable").astype(np.int32), [(3, 5)],
+           dtypes=("int32", "int64"), low=0, high=2, grad=False),
+    OpCase("argsort_axis0", ["ArgSort"], lambda x: tl.argsort(x, axis=0),
+           lambda x: np.argsort(x, axis=0, kind="stable").astype(np.int32), [(4, 2)],
+           dtypes=NUMERIC, low=0, high=2, grad=False),
+    OpCase("unique", ["Unique"], lambda x: tuple(tl.unique(x)), _unique_ref, [(7,)],
+           dtypes=("int32", "int64", "float32"), low=0, high=3, grad=False),
+    OpCase("unique_with_counts", ["Unique"], lambda x: tuple(tl.unique_with_counts(x, tl.int64)),
+           lambda x: _unique_ref(x, np.int64, counts=True), [(6,)], dtypes=("int32",), low=0,
+           high=3, grad=False),
+    OpCase("searchsorted", ["SearchSorted"],
+           lambda s, v: tl.searchsorted(tl.sort(s), v, side="right"),
+           lambda s, v: np.stack([np.searchsorted(np.sort(r), q, side="right") for r, q in
+                                  zip(s, v)]).astype(np.int32), [(2, 4), (2, 3)],
+           dtypes=("float32", "int32"), low=0, high=3, grad=False),
+    OpCase("searchsorted_left_int64", ["SearchSorted"],
+           lambda v: tl.searchsorted(tl.constant(SORTED, v.dtype), v, out_type=tl.int64),
+           lambda v: np.searchsorted(SORTED, v).astype(np.int64), [(5,)],
+           dtypes=("float64", "int32"), low=0, high=4, grad=False),
+    # roll, repeat, meshgrid
+    OpCase("roll", ["Roll"], lambda x: tl.roll(x, [1, -2, 1], [0, 1, 0]),
+           lambda x: np.roll(x, (1, -2, 1), (0, 1, 0)), [(3, 4)], dtypes=ALL),
+    OpCase("repeat_flat", ["Repeat", "Reshape"], lambda x: tl.repeat(x, 2),
+           lambda x: np.repeat(x, 2), [(2, 3)], dtypes=ALL),
+    OpCase("repeat_list_axis", ["Repeat", "RepeatGrad"], lambda x: tl.repeat(x, [2, 0, 1], axis=1),
+           lambda x: np.repeat(x, [2, 0, 1], axis=1), [(2, 3)]),
+    OpCase("repeat_grad", ["RepeatGrad", "Repeat"],
+           lambda dy, x: apply("RepeatGrad", dy, x, repeats=2, axis=0),
+           lambda dy, x: dy.reshape(2, 2, 3).sum(1), [(4, 3), (2, 3)]),
+    OpCase("meshgrid_xy", ["BroadcastTo", "Reshape"], lambda a, b, c: tl.meshgrid(a, b, c),
+           lambda a, b, c: np.meshgrid(a, b, c), [(2,), (3,), (2,)], dtypes=NUMERIC),
+    OpCase("meshgrid_ij", ["BroadcastTo"], lambda a, b: tl.meshgrid(a, b, indexing="ij"),
+           lambda a, b: np.meshgrid(a, b, indexing="ij"), [(2,), (3,)]),
+    # scatter_nd and tensor_scatter_nd_*
+    OpCase("scatter_nd", ["ScatterNd", "GatherNd"], lambda u: tl.scatter_nd(_c(IDX2[:, :1]), u, [4, 2]),
+           lambda u: _scatter_ref(u, IDX2[:, 0], 4), [(3, 2)], dtypes=NUMERIC),
+    OpCase("scatter_nd_duplicates", ["ScatterNd"], lambda u: tl.scatter_nd(_c(DUP), u, [3, 3]),
+           lambda u: _scatter_nd_ref(np.zeros((3, 3), u.dtype), DUP, u, np.add), [(3,)]),
+    OpCase("tensor_scatter_nd_update", ["TensorScatterUpdate", "GatherNd"],
+           lambda t, u: tl.tensor_scatter_nd_update(t, _c(UNIQ), u),
+           lambda t, u: _scatter_nd_ref(t, UNIQ, u, lambda a, b: b), [(3, 3), (2,)], dtypes=ALL),
+    OpCase("tensor_scatter_nd_update_rows", ["TensorScatterUpdate"],
+           lambda t, u: tl.tensor_scatter_nd_update(t, _c([[2], [0]]), u),
+           lambda t, u: _scatter_nd_ref(t, np.array([[2], [0]]), u, lambda a, b: b),
+           [(3, 2), (2, 2)]),
+    OpCase("tensor_scatter_nd_add", ["TensorScatterAdd"],
+           lambda t, u: tl.tensor_scatter_nd_add(t, _c(DUP), u),
+           lambda t, u: _scatter_nd_ref(t, DUP, u, np.add), [(3, 3), (3,)], dtypes=NUMERIC),
+    OpCase("tensor_scatter_nd_sub", ["TensorScatterSub"],
+           lambda t, u: tl.tensor_scatter_nd_sub(t, _c(DUP), u),
+           lambda t, u: _scatter_nd_ref(t, DUP, u, np.subtract), [(3, 3), (3,)], dtypes=NUMERIC),
+    OpCase("tensor_scatter_nd_max", ["TensorScatterMax", "TensorScatterAdd"],
+           lambda t, u: tl.tensor_scatter_nd_max(t, _c(UNIQ), u),
+           lambda t, u: _scatter_nd_ref(t, UNIQ, u, np.maximum), [(3, 3), (2,)], dtypes=NUMERIC),
+    OpCase("tensor_scatter_nd_min", ["TensorScatterMin"],
+           lambda t, u: tl.tensor_scatter_nd_min(t, _c(UNIQ), u),
+           lambda t, u: _scatter_nd_ref(t, UNIQ, u, np.minimum), [(3, 3), (2,)], dtypes=NUMERIC),
+    # reverse_sequence, ensure_shape, clipping by norm
+    OpCase("reverse_sequence", ["ReverseSequence"],
+           lambda x: tl.reverse_sequence(x, [2, 0, 4], seq_axis=2, batch_axis=0),
+           lambda x: _reverse_sequence_ref(x, [2, 0, 4], 2, 0), [(3, 2, 4)], dtypes=ALL),
+    OpCase("ensure_shape", ["EnsureShape"], lambda x: tl.ensure_shape(x, [None, 3]) * 2,
+           lambda x: x * x.dtype.type(2), [(2, 3)], dtypes=NUMERIC),
+    OpCase("clip_by_norm", ["Maximum", "Sqrt"], lambda x: tl.clip_by_norm(x, 1.5, axes=[1]),
+           lambda x: _clip_by_norm_ref(x, 1.5, 1), [(3, 4)]),
+    OpCase("clip_by_global_norm", ["AddN", "Minimum"],
+           lambda a, b: tuple(tl.clip_by_global_norm([a, None, b], 2.0)[0][::2]) +
+           (tl.clip_by_global_norm([a, b], 2.0)[1],),
+           _clip_by_global_norm_ref, [(2, 2), (3,)]),
 ]
 
 
@@ -258,7 +380,7 @@ def _run_graph(graph, feeds):
         for p, o, sym in zip(predicted, outs, op.outputs):
             o = np.asarray(o)
             if len(op.inputs) > STATIC_FORM_INPUTS.get(op.type, len(op.inputs)) or \
-                    op.type == "BooleanMask":  # output dims depend on input values
+                    op.type in ("BooleanMask", "Unique"):  # output dims depend on input values
                 assert p.shape.is_compatible_with(o.shape), f"{op.type}: {p.shape} vs {o.shape}"
             else:
                 assert p.shape == tl.TensorShape(o.shape), f"{op.type}: infer {p.shape} != {o.shape}"
@@ -641,3 +763,72 @@ def test_docstring_examples():
     for test in doctest.DocTestFinder().find(array_module, globs={"tl": tl}):
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# ------------------------------------------------------------------ the added array ops: edge cases
+
+@given(x=st.lists(st.integers(0, 3), min_size=1, max_size=8),
+       direction=st.sampled_from(["ASCENDING", "DESCENDING"]))
+def test_argsort_is_stable_both_ways(x, direction):
+    got = tl.argsort(tl.constant(x), direction=direction).numpy().tolist()
+    key = (lambda i: (x[i], i)) if direction == "ASCENDING" else (lambda i: (-x[i], i))
+    assert got == sorted(range(len(x)), key=key)
+
+
+def test_unique_namedtuple_and_dtypes():
+    y, idx = tl.unique(tl.constant([4.0, 1.0, 4.0]))
+    assert y.numpy().tolist() == [4.0, 1.0] and idx.numpy().tolist() == [0, 1, 0]
+    assert idx.dtype is tl.int32 and tl.unique([1], out_idx=tl.int64).idx.dtype is tl.int64
+    assert tl.unique_with_counts([3, 3, 1]).count.numpy().tolist() == [2, 1]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="1-D"):
+        tl.unique(tl.ones([2, 2]))
+
+
+def test_ensure_shape_checks_eagerly_and_while_tracing():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not compatible"):
+        tl.ensure_shape(tl.ones([2, 3]), [3])
+
+    @tl.function(input_signature=[tl.TensorSpec([None, None])])
+    def f(x):
+        return tl.ensure_shape(x, [None, 3])
+    assert f.get_concrete_function().outputs[0].shape.as_list() == [None, 3]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not compatible"):
+        f(tl.ones([2, 2]))
+
+
+def test_scatter_errors_name_index_and_shape():
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"indices\[1\] = \[5\]"):
+        tl.scatter_nd([[0], [5]], [1, 2], [3])
+    with pytest.raises(tl.errors.InvalidArgumentError, match="updates must have shape"):
+        tl.tensor_scatter_nd_update(tl.zeros([3]), [[0]], tl.ones([2]))
+    with pytest.raises(tl.errors.InvalidArgumentError):
+        tl.tensor_scatter_nd_add(tl.zeros([3]), [[0]], tl.ones([1], tl.float64))
+
+
+def test_misuse_of_the_added_array_functions():
+    with pytest.raises(ValueError, match="same length"):
+        tl.roll([1, 2], [1, 1], [0])
+    with pytest.raises(ValueError, match="direction"):
+        tl.sort([1, 2], direction="UP")
+    with pytest.raises(ValueError, match="side"):
+        tl.searchsorted([1, 2], [1], side="middle")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="repeats"):
+        tl.repeat([[1, 2]], [1, 2, 3], axis=1)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="seq_lengths"):
+        tl.reverse_sequence([[1, 2]], [3], seq_axis=1)
+    with pytest.raises(ValueError, match="indexing"):
+        tl.meshgrid([1], indexing="yx")
+
+
+def test_clip_by_global_norm_like_tensorflow():
+    clipped, norm = tl.clip_by_global_norm([tl.constant([np.inf]), tl.constant([1.0])], 1.0)
+    assert np.isinf(float(norm)) and np.isnan(clipped[1].numpy()).all()
+    small, norm = tl.clip_by_global_norm([tl.constant([0.3])], 1.0)
+    np.testing.assert_allclose(small[0].numpy(), [0.3])
+    assert tl.clip_by_norm(tl.zeros([2]), 1.0).numpy().tolist() == [0.0, 0.0]
+
+
+def test_newaxis_and_repeat_scalar():
+    assert tl.newaxis is None
+    assert tl.constant([1, 2])[tl.newaxis].shape.as_list() == [1, 2]
+    assert tl.repeat(tl.constant(3), 2).numpy().tolist() == [3, 3]
