@@ -286,7 +286,9 @@ def _at():
 
 
 def _is_weak(value):
-    return not isinstance(value, _TensorBase) and not hasattr(value, "dtype") and \
+    """Python values and numpy arrays/scalars: beside a tensor they take its dtype, as
+    TensorFlow converts them (`tf.constant([1.]) * np.float64(2)` is float32)."""
+    return not isinstance(value, _TensorBase) and \
         not any(isinstance(value, cls) for cls, _ in _CONVERSIONS)
 
 
