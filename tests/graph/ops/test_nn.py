@@ -66,6 +66,17 @@ def np_pool(x, k, stride, padding, kind):
     return out
 
 
+def np_depthwise(x, f, padding="SAME"):
+    return np.concatenate([np_conv2d(x[..., k:k + 1], f[:, :, k:k + 1], 1, padding)
+                           for k in range(x.shape[-1])], axis=-1)
+
+
+def np_lrn(x, r=2, bias=1.5, alpha=0.5, beta=0.75):
+    sq = np.pad(x.astype(np.float64) ** 2, [(0, 0)] * 3 + [(r, r)])
+    total = sum(sq[..., i:i + x.shape[-1]] for i in range(2 * r + 1))
+    return (x / (bias + alpha * total) ** beta).astype(x.dtype)
+
+
 def np_sigmoid_ce(z, x):
     return np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
 
@@ -162,7 +173,70 @@ CASES = [
            lambda x: x / np.sqrt((x * x).sum(1, keepdims=True)), [(3, 4)]),
     OpCase("moments", ["Mean"], lambda x: tl.nn.moments(x, axes=[0, 2]),
            lambda x: (x.mean((0, 2)), x.var((0, 2))), [(3, 2, 4)]),
+] + [
+    OpCase("conv1d", ["Conv2D", "ExpandDims", "Squeeze"],
+           lambda x, f: tl.nn.conv1d(x, f, 2, "SAME"),
+           lambda x, f: np_conv2d(x[:, None], f[None], 2, "SAME")[:, 0], [(2, 5, 2), (3, 2, 3)],
+           rtol=1e-4),
+    OpCase("conv1d_dilated_valid", ["Conv2D"],
+           lambda x, f: tl.nn.conv1d(x, f, [1, 1, 1], "VALID", dilations=2),
+           lambda x, f: np_conv2d(x[:, None], f[None], 1, "VALID", 2)[:, 0], [(1, 6, 2), (2, 2, 1)],
+           rtol=1e-4),
+    OpCase("max_pool1d", ["MaxPool"], lambda x: tl.nn.max_pool1d(x, 2, 2, "SAME"),
+           lambda x: np_pool(x[:, None], 2, 2, "SAME", "max")[:, 0], [(2, 5, 3)]),
+    OpCase("avg_pool1d", ["AvgPool"], lambda x: tl.nn.avg_pool1d(x, [3], [1, 2, 1], "VALID"),
+           lambda x: np.stack([x[:, i:i + 3].mean(1) for i in (0, 2, 4)], 1), [(1, 7, 2)]),
+    OpCase("depthwise_conv2d", ["Conv2D", "Mul"],
+           lambda x, f: tl.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME"), np_depthwise,
+           [(1, 4, 3, 2), (2, 2, 2, 3)], rtol=1e-4),
+    OpCase("separable_conv2d", ["Conv2D"],
+           lambda x, f, p: tl.nn.separable_conv2d(x, f, p, [1, 1, 1, 1], "VALID"),
+           lambda x, f, p: np_conv2d(np_depthwise(x, f, "VALID"), p, 1, "VALID"),
+           [(1, 4, 3, 2), (2, 2, 2, 2), (1, 1, 4, 3)], rtol=1e-4),
+    OpCase("embedding_lookup", ["GatherV2"],
+           lambda p, i: tl.nn.embedding_lookup(p, i), lambda p, i: p[i], [(5, 3), (2, 2)],
+           low=0, high=5, ints=[1]),
+    OpCase("embedding_lookup_max_norm", ["GatherV2", "Maximum"],
+           lambda p, q: tl.nn.embedding_lookup([p, q], tl.constant([[4, 0], [1, 1]]), max_norm=1.0),
+           lambda p, q: _max_norm_ref(np.concatenate([p, q])[[[4, 0], [1, 1]]], 1.0),
+           [(3, 2), (2, 2)]),
+    OpCase("l2_loss", ["L2Loss"], tl.nn.l2_loss, lambda x: (x * x).sum() / x.dtype.type(2),
+           [(3, 4)], dtypes=("float16", "float32", "float64"), rtol=1e-4),
+    OpCase("softsign", ["Softsign"], tl.nn.softsign, lambda x: x / (1 + np.abs(x)), [(3, 4)],
+           low=-5, high=5),
+    OpCase("log_poisson_loss", ["Exp"], tl.nn.log_poisson_loss, lambda t, x: np.exp(x) - x * t,
+           [(4,), (4,)]),
+    OpCase("log_poisson_loss_full", ["SelectV2"],
+           lambda t, x: tl.nn.log_poisson_loss(t, x, compute_full_loss=True),
+           lambda t, x: np.exp(x) - x * t + np.where(t <= 1, 0, t * np.log(t) - t + 0.5 *
+                                                     np.log(2 * np.pi * t)),
+           [(6,), (6,)], low=0.1, high=3.0),
+    OpCase("weighted_ce", ["Log1p", "Relu"],
+           lambda z, x: tl.nn.weighted_cross_entropy_with_logits(z, x, 3.0),
+           lambda z, x: (1 - z) * x + (1 + 2 * z) * np.log1p(np.exp(-x)), [(2, 3), (2, 3)],
+           low=0.1, high=3.0),
+    OpCase("batch_normalization", ["Rsqrt"],
+           lambda x, m, v, o, s: tl.nn.batch_normalization(x, m, v, o, s, 1e-3),
+           lambda x, m, v, o, s: (x - m) / np.sqrt(v + x.dtype.type(1e-3)) * s + o,
+           [(2, 3), (3,), (3,), (3,), (3,)], low=0.2, high=2.0, rtol=1e-4),
+    OpCase("batch_normalization_no_affine", ["Rsqrt"],
+           lambda x, m, v: tl.nn.batch_normalization(x, m, v, None, None, 0.5),
+           lambda x, m, v: (x - m) / np.sqrt(v + x.dtype.type(0.5)), [(2, 3), (3,), (3,)],
+           low=0.2, high=2.0),
+    OpCase("local_response_normalization", ["AddN", "Pow"],
+           lambda x: tl.nn.local_response_normalization(x, 2, 1.5, 0.5, 0.75), np_lrn,
+           [(1, 2, 2, 6)], rtol=1e-4),
+    OpCase("compute_average_loss", ["Sum"],
+           lambda x, w: tl.nn.compute_average_loss(x, sample_weight=w, global_batch_size=8),
+           lambda x, w: ((x * w).sum() / 8).astype(x.dtype), [(4,), (4,)]),
+    OpCase("compute_average_loss_batch", ["Sum"], tl.nn.compute_average_loss,
+           lambda x: (x.sum() / len(x)).astype(x.dtype), [(4,)]),
 ]
+
+
+def _max_norm_ref(e, max_norm):
+    norm = np.sqrt((e * e).sum(-1, keepdims=True))
+    return (e * max_norm / np.maximum(norm, max_norm)).astype(e.dtype)
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
@@ -380,3 +454,26 @@ def test_bias_add_and_cross_entropy_shape_errors():
         tl.nn.bias_add(tl.zeros([2, 4]), tl.zeros([1]))
     with pytest.raises(tl.errors.InvalidArgumentError, match="labels must have the shape"):
         tl.nn.sparse_softmax_cross_entropy_with_logits([0], tl.zeros([2, 3]))
+
+
+def test_added_nn_functions_reject_bad_arguments():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="rank 3"):
+        tl.nn.conv1d(tl.ones([2, 5]), tl.ones([3, 2, 3]), 1, "SAME")
+    with pytest.raises(ValueError, match="NWC"):
+        tl.nn.conv1d(tl.ones([1, 5, 2]), tl.ones([3, 2, 3]), 1, "SAME", data_format="NCW")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="L2Loss"):
+        tl.nn.l2_loss(tl.constant([1, 2]))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="Softsign"):
+        tl.nn.softsign(tl.constant([1, 2]))
+
+    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, 2, 2, 1])])
+    def depthwise(x, f):
+        return tl.nn.depthwise_conv2d(x, f, 1, "SAME")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="known shape"):
+        depthwise.get_concrete_function()
+
+
+def test_nn_aliases_of_math():
+    assert tl.nn.top_k is tl.math.top_k and tl.nn.in_top_k is tl.math.in_top_k
+    assert tl.nn.lrn is tl.nn.local_response_normalization
+    np.testing.assert_allclose(tl.math.softsign(tl.constant([1.0])).numpy(), [0.5])
