@@ -45,6 +45,12 @@ def _float_matrix(x, op_name):
     return x
 
 
+def _check_square(x):
+    """For kernels: ValueError (before any numpy error) unless x holds square matrices."""
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"needs square matrices in the last two dims, got shape {list(x.shape)}")
+
+
 def _only_main_diagonal(k, op_name):
     if k != 0:
         raise UnimplementedError(f"{op_name} supports the main diagonal only (k=0), got k={k}",
@@ -251,13 +257,14 @@ def _det_infer(x):
 
 def _inverse_grad(op, dy):
     ainv = op.outputs[0]
-    if op.attrs.get("adjoint"):
-        return (-matmul(ainv, matmul(dy, ainv), transpose_b=True),)
+    if op.attrs.get("adjoint"):  # y = inv(a^T): the transpose of the plain rule at a^T
+        return (-matmul(ainv, matmul(dy, ainv, transpose_a=True)),)
     return (-matmul(ainv, matmul(dy, ainv, transpose_b=True), transpose_a=True),)
 
 
 @defop("MatrixInverse", infer=_square_infer("MatrixInverse"), grad=_inverse_grad)
 def _inverse(xp, x, adjoint=False):
+    _check_square(x)
     if adjoint:
         x = xp.swapaxes(x, -1, -2)
     try:
@@ -301,6 +308,10 @@ def _solve_grad(op, dy):
 
 @defop("MatrixSolve", infer=_solve_infer, grad=_solve_grad)
 def _solve(xp, a, b, adjoint=False):
+    _check_square(a)
+    if b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"rhs must have {a.shape[-1]} rows for a matrix of shape "
+                         f"{list(a.shape)}, got shape {list(b.shape)}")
     if adjoint:
         a = xp.swapaxes(a, -1, -2)
     try:
@@ -323,6 +334,7 @@ def _cholesky_grad(op, dy):
 
 @defop("Cholesky", infer=_square_infer("Cholesky"), grad=_cholesky_grad)
 def _cholesky(xp, x):
+    _check_square(x)
     try:
         return xp.linalg.cholesky(x).astype(x.dtype, copy=False)
     except ValueError:
