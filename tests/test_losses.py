@@ -72,8 +72,11 @@ def test_reductions_and_sample_weight():
     assert float(mse(binary, logits)) == pytest.approx(per.mean(), rel=1e-6)
     assert float(mse(binary, logits, sample_weight=w)) == pytest.approx((per * w).sum() / len(per), rel=1e-6)
     assert float(losses.MeanSquaredError(reduction="sum")(binary, logits)) == pytest.approx(per.sum(), rel=1e-6)
+    # Keras 3: "mean" is "sum_over_batch_size"; "mean_with_sample_weight" divides by sum(w)
     assert float(losses.MeanSquaredError(reduction="mean")(binary, logits, sample_weight=w)) == \
-        pytest.approx((per * w).sum() / w.sum(), rel=1e-6)
+        pytest.approx((per * w).sum() / len(per), rel=1e-6)
+    assert float(losses.MeanSquaredError(reduction="mean_with_sample_weight")(
+        binary, logits, sample_weight=w)) == pytest.approx((per * w).sum() / w.sum(), rel=1e-6)
 
 
 def test_function_forms_and_names():

@@ -2,8 +2,39 @@
 
 Owns: the name -> function table and `get`/`serialize`. Each activation is a
 thin call of public ops, so it traces and differentiates like any op.
+`sigmoid` and `softmax` remember their eager inputs (`logits_of`), as Keras 3
+keeps `_keras_logits`, so the cross-entropy losses compute from the logits
+(traced outputs are recognized by their Sigmoid/Softmax op instead).
 """
+import weakref
+
 import trainlib as tl
+from trainlib.graph.tensor import Tensor
+
+_EAGER_LOGITS = {}   # id(eager output) -> (weak reference to it, its logits)
+
+
+def _keep_logits(output, logits):
+    if isinstance(output, Tensor):
+        key = id(output)
+        _EAGER_LOGITS[key] = (weakref.ref(output, lambda _: _EAGER_LOGITS.pop(key, None)), logits)
+    return output
+
+
+def logits_of(output, op_type):
+    """The logits `output` was computed from by a `op_type` ("Sigmoid"/"Softmax") op, or None.
+
+    Keras 3 (TensorFlow backend) finds them the same two ways: the logits an
+    activation kept on its eager output, or the input of the op that made a
+    traced tensor.
+    """
+    entry = _EAGER_LOGITS.get(id(output))
+    if entry is not None and entry[0]() is output:
+        return entry[1]
+    op = getattr(output, "op", None)
+    if op is not None and getattr(op, "type", None) == op_type and len(op.inputs) == 1:
+        return op.inputs[0]
+    return None
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "elu", "selu",
            "softplus", "swish", "silu", "exponential", "leaky_relu", "get", "serialize"]
@@ -16,7 +47,7 @@ def relu(x):
 
 def sigmoid(x):
     """1 / (1 + exp(-x))."""
-    return tl.sigmoid(x)
+    return _keep_logits(tl.sigmoid(x), x)
 
 
 def tanh(x):
@@ -26,7 +57,7 @@ def tanh(x):
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along `axis`."""
-    return tl.nn.softmax(x, axis=axis)
+    return _keep_logits(tl.nn.softmax(x, axis=axis), x)
 
 
 def log_softmax(x, axis=-1):

@@ -3,12 +3,14 @@
 Owns: the per-sample formulas (`mean_squared_error`, ... : one value per
 sample, averaged over the last axis as Keras does), `Loss.__call__`
 (sample weighting and the reduction: "sum_over_batch_size" (default, the mean
-of the weighted per-sample values), "sum", "mean" (divided by the sum of the
-weights) or "none"), and name resolution for `Model.compile`.
+of the weighted per-sample values) and its Keras 3 alias "mean", "sum",
+"mean_with_sample_weight" (divided by the sum of the weights) or "none"), and
+name resolution for `Model.compile`.
 Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
 epsilon 1e-7 before the log, so no loss is ever infinite.
 """
 import trainlib as tl
+from trainlib import activations
 from trainlib.graph.variables import snake_case
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
@@ -19,7 +21,7 @@ __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercent
            "get", "serialize", "deserialize"]
 
 EPSILON = 1e-7
-_REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "none", None)
+_REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
 
 
 def _pair(y_true, y_pred):
@@ -84,8 +86,21 @@ def huber(y_true, y_pred, delta=1.0):
                                    delta * abs_error - 0.5 * delta * delta), axis=-1)
 
 
+def _from_activation(y_pred, from_logits, op_type):
+    """(y_pred or the logits behind it, from_logits), as Keras 3's TensorFlow backend decides.
+
+    When `y_pred` came out of a sigmoid/softmax, the loss uses its logits (stable,
+    no clipping), whatever `from_logits` says.
+    """
+    logits = activations.logits_of(y_pred, op_type)
+    if logits is None:
+        return y_pred, from_logits
+    return logits, True
+
+
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """mean over `axis` of -(y log p + (1 - y) log(1 - p)); p = sigmoid(y_pred) with from_logits."""
+    y_pred, from_logits = _from_activation(y_pred, from_logits, "Sigmoid")
     y_true, y_pred = _pair(y_true, y_pred)
     _check_shapes("binary_crossentropy", y_true, y_pred)
     if label_smoothing:
@@ -100,6 +115,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """-sum(y_true * log(p), axis); p = y_pred normalized to sum 1, or softmax with from_logits."""
+    y_pred, from_logits = _from_activation(y_pred, from_logits, "Softmax")
     y_true, y_pred = _pair(y_true, y_pred)
     _check_shapes("categorical_crossentropy", y_true, y_pred)
     if label_smoothing:
@@ -115,6 +131,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     """-log p[label] with integer labels (shape of y_pred without the class axis, or with a 1 there)."""
+    y_pred, from_logits = _from_activation(y_pred, from_logits, "Softmax")
     y_pred = tl.convert_to_tensor(y_pred)
     y_true = tl.convert_to_tensor(y_true)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
@@ -130,13 +147,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     if ignore_class is not None:
         valid = tl.not_equal(y_true, ignore_class)
         y_true = tl.where(valid, y_true, tl.zeros_like(y_true))
-    if from_logits:
-        loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    else:
-        p = y_pred / tl.reduce_sum(y_pred, axis=axis, keepdims=True)
-        log_p = tl.math.log(tl.clip_by_value(p, EPSILON, 1.0 - EPSILON))
-        depth = y_pred.shape[-1]
-        loss = -tl.reduce_sum(tl.one_hot(y_true, depth, dtype=y_pred.dtype) * log_p, axis=-1)
+    if not from_logits:
+        # Keras: clip, log, then softmax cross-entropy of those "logits" (renormalizes)
+        y_pred = tl.math.log(tl.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
+    loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     if ignore_class is not None:
         loss = loss * tl.cast(valid, loss.dtype)
     return loss
@@ -150,35 +164,56 @@ mape = MAPE = mean_absolute_percentage_error
 # ------------------------------------------------------------------ classes
 
 def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
-    """Applies `sample_weight` (broadcast) to per-sample `values` and reduces them."""
+    """Applies `sample_weight` (broadcast) to per-sample `values` and reduces them, as Keras 3.
+
+    "sum_over_batch_size" and "mean" divide the weighted sum by the number of
+    values, "mean_with_sample_weight" by the sum of the weights, "sum" does not
+    divide; "none"/None, and scalar or empty values, are returned as they are.
+    """
     if sample_weight is not None:
         sample_weight = tl.cast(tl.convert_to_tensor(sample_weight), values.dtype)
-        if sample_weight.shape.rank is not None and values.shape.rank is not None and \
-                sample_weight.shape.rank > values.shape.rank:
-            sample_weight = tl.reshape(sample_weight, tl.shape(values))
+        rv, rw = values.shape.rank, sample_weight.shape.rank
+        # keras squeeze_or_expand_to_same_rank(values, sample_weight)
+        if rv is not None and rw is not None:
+            if rv == rw + 1 and values.shape[-1] == 1:
+                if rw == 1:
+                    sample_weight = tl.expand_dims(sample_weight, -1)
+                else:
+                    values = tl.squeeze(values, axis=-1)
+            elif rw == rv + 1 and sample_weight.shape[-1] == 1:
+                if rv == 1:
+                    values = tl.expand_dims(values, -1)
+                else:
+                    sample_weight = tl.squeeze(sample_weight, axis=-1)
         values = values * sample_weight
-    if reduction in ("none", None):
+    if reduction in ("none", None) or values.shape.rank == 0 or tuple(values.shape) == (0,):
         return values
     total = tl.reduce_sum(values)
     if reduction == "sum":
         return total
-    if reduction == "mean" and sample_weight is not None:
-        return total / tl.reduce_sum(sample_weight * tl.ones_like(values))
-    return total / tl.cast(tl.size(values), values.dtype)
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        divisor = tl.reduce_sum(sample_weight)
+    else:
+        divisor = tl.cast(tl.size(values), values.dtype)
+    # divide_no_nan
+    return tl.where(divisor != 0, total / tl.where(divisor != 0, divisor, tl.ones_like(divisor)),
+                    tl.zeros_like(total))
 
 
 class Loss:
     """Base class: `loss(y_true, y_pred, sample_weight=None)` = reduce(weighted `call` values).
 
     Args:
-        reduction: "sum_over_batch_size" (default), "sum", "mean" or "none".
+        reduction: "sum_over_batch_size" (default), "sum", "mean" (the same as
+            "sum_over_batch_size" in Keras 3), "mean_with_sample_weight" or "none".
         name: the loss's name.
     """
 
     def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
         if reduction not in _REDUCTIONS:
             raise ValueError(f"Invalid reduction {reduction!r}; expected one of "
-                             "'sum_over_batch_size', 'sum', 'mean', 'none'")
+                             "'sum_over_batch_size', 'sum', 'mean', 'mean_with_sample_weight', "
+                             "'none'")
         self.name = name or snake_case(type(self).__name__)
         self.reduction = reduction
         self.dtype = dtype

@@ -14,6 +14,11 @@ from trainlib.graph.variables import Variable, snake_case
 
 from . import losses as _losses
 
+
+def _auto_name(class_name):
+    from trainlib.layers.base import unique_name  # noqa: PLC0415 -- layers import metrics' peers
+    return unique_name(snake_case(class_name))
+
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
@@ -32,7 +37,8 @@ class Metric:
     """
 
     def __init__(self, name=None, dtype=None):
-        self.name = name or snake_case(type(self).__name__)
+        # unnamed metrics are numbered per class name (precision, precision_1, ...), as Keras 3
+        self.name = name or _auto_name(type(self).__name__)
         self.dtype = tl.as_dtype(dtype or "float32")
         self._variables = []
 
@@ -301,7 +307,7 @@ class _Confusion(Metric):
 class Precision(_Confusion):
     """true positives / predicted positives (prediction > threshold, default 0.5)."""
 
-    def __init__(self, thresholds=None, name="precision", dtype=None):
+    def __init__(self, thresholds=None, name=None, dtype=None):
         super().__init__(thresholds, name, dtype)
 
     def result(self):
@@ -312,7 +318,7 @@ class Precision(_Confusion):
 class Recall(_Confusion):
     """true positives / actual positives (prediction > threshold, default 0.5)."""
 
-    def __init__(self, thresholds=None, name="recall", dtype=None):
+    def __init__(self, thresholds=None, name=None, dtype=None):
         super().__init__(thresholds, name, dtype)
 
     def result(self):
@@ -323,7 +329,7 @@ class Recall(_Confusion):
 class AUC(_Confusion):
     """Area under the ROC curve, by the trapezoidal rule over `num_thresholds` thresholds."""
 
-    def __init__(self, num_thresholds=200, name="auc", dtype=None, thresholds=None):
+    def __init__(self, num_thresholds=200, name=None, dtype=None, thresholds=None):
         if thresholds is None:
             eps = 1e-7
             inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
@@ -361,12 +367,14 @@ _BY_NAME = {"binary_accuracy": BinaryAccuracy, "categorical_accuracy": Categoric
 
 
 def get(identifier, y_true=None, y_pred=None, loss=None):
-    """A Metric from a name, an instance or a per-sample function.
+    """A Metric from a name, an instance or a per-sample function, named as Keras 3's compile does.
 
-    "accuracy"/"acc" follows Keras: binary accuracy for binary cross-entropy or a
-    one-unit output, sparse categorical accuracy for integer labels (one dim
-    less than predictions, or a last dim of 1), else categorical accuracy.
-    `y_true`/`y_pred` are specs (shape, dtype) of a batch.
+    "accuracy"/"acc" follows Keras 3, from the shapes alone (the loss plays no
+    part): binary accuracy for a one-unit output, sparse categorical accuracy
+    for integer labels (fewer dims than the predictions, or a last dim of 1
+    against several units), else categorical accuracy. A string names the metric
+    (the key in the logs); a function's name is snake-cased. `y_true`/`y_pred`
+    are specs (shape, dtype) of a batch; `loss` is accepted for compatibility.
 
     Raises:
         ValueError: for an unknown name.
@@ -377,35 +385,29 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         return identifier()
     if isinstance(identifier, str):
         name = identifier
-        if name in ("accuracy", "acc"):
-            cls = _choose_accuracy(y_true, y_pred, loss)
-            return cls(name=name)
-        cls = _BY_NAME.get(name) or _CLASSES.get(name)
-        if cls is None:
-            raise ValueError(f"Unknown metric {name!r}; expected 'accuracy' or one of "
-                             f"{sorted(_BY_NAME)}")
-        metric = cls()
-        if name in ("mse", "mae", "rmse"):
-            metric.name = name
+        if name.lower() in ("accuracy", "acc"):
+            metric = _choose_accuracy(y_true, y_pred)(name=name)
+        else:
+            cls = _BY_NAME.get(name) or _CLASSES.get(name) or _BY_NAME.get(snake_case(name))
+            if cls is None:
+                raise ValueError(f"Unknown metric {name!r}; expected 'accuracy' or one of "
+                                 f"{sorted(_BY_NAME)}")
+            metric = cls()
+        metric.name = name
         return metric
     if callable(identifier):
-        return MeanMetricWrapper(identifier, name=getattr(identifier, "__name__", "metric"))
+        return MeanMetricWrapper(identifier,
+                                 name=snake_case(getattr(identifier, "__name__", "metric")))
     raise TypeError(f"Could not interpret metric {identifier!r}")
 
 
-def _choose_accuracy(y_true, y_pred, loss):
-    loss_name = getattr(loss, "name", getattr(loss, "__name__", None))
-    if loss_name in ("binary_crossentropy",):
-        return BinaryAccuracy
-    if loss_name == "sparse_categorical_crossentropy":
-        return SparseCategoricalAccuracy
-    if loss_name == "categorical_crossentropy":
-        return CategoricalAccuracy
-    if y_pred is None or y_true is None or y_pred.shape.rank is None:
+def _choose_accuracy(y_true, y_pred):
+    # keras/src/trainers/compile_utils.py: is_binary_or_sparse_categorical
+    if y_pred is None or y_true is None or y_pred.shape.rank is None or \
+            y_true.shape.rank is None:
         return Accuracy
     if y_pred.shape[-1] == 1:
         return BinaryAccuracy
-    if y_true.shape.rank is not None and (y_true.shape.rank < y_pred.shape.rank or
-                                          y_true.shape[-1] == 1):
+    if y_true.shape.rank < y_pred.shape.rank or (y_true.shape[-1] == 1 and y_pred.shape[-1] > 1):
         return SparseCategoricalAccuracy
     return CategoricalAccuracy

@@ -123,6 +123,10 @@ class Model(Layer):
     def metrics_names(self):
         return [m.name for m in self.metrics]
 
+    def _flat_metric_names(self):
+        # Keras's _flatten_metrics_in_order: the metrics' own names first, then other keys sorted
+        return [self._loss_tracker.name] + [m.name for m in self._compiled_metrics or ()]
+
     def reset_metrics(self):
         """Resets the state of every metric."""
         for m in self.metrics:
@@ -152,11 +156,24 @@ class Model(Layer):
         y_spec = None if y is None else TensorSpec((None,) + tuple(flatten(y)[0].shape[1:]),
                                                    tl.as_dtype(flatten(y)[0].dtype))
         pred = flatten(y_pred_spec)[0] if y_pred_spec is not None else None
-        loss = self._loss_fns[0] if isinstance(self._loss_fns, list) else self._loss_fns
-        resolved = [metrics_module.get(m, y_spec, pred, loss) for m in self._metric_ids]
-        resolved += [metrics_module.get(m, y_spec, pred, loss) for m in self._weighted_metric_ids]
+        resolved = [metrics_module.get(m, y_spec, pred) for m in self._metric_ids]
+        resolved += [metrics_module.get(m, y_spec, pred) for m in self._weighted_metric_ids]
         self._n_unweighted = len(self._metric_ids)
         self._compiled_metrics = resolved
+        # the log keys, as Keras 3's CompileMetrics.result names them: a repeated name gets
+        # "_1", "_2"... among the metrics, and a "weighted_" prefix among the weighted metrics
+        keys, counters = [], {}
+        for i, m in enumerate(resolved):
+            name = m.name
+            if name in counters and i >= self._n_unweighted:
+                name = f"weighted_{m.name}"
+            if name in counters:
+                counters[name] += 1
+                name = f"{name}_{counters[name] - 1}"
+            else:
+                counters[name] = 1
+            keys.append(name)
+        self._compiled_metric_keys = keys
 
     # -- steps (override train_step / test_step / predict_step to customize)
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
@@ -184,9 +201,15 @@ class Model(Layer):
         return self.get_metrics_result()
 
     def get_metrics_result(self):
+        """{log key: result} of the loss tracker and the compiled metrics."""
         if self._distribute_strategy is not None:
             return self._distribute_strategy._metric_results(self.metrics)
-        return {m.name: m.result() for m in self.metrics}
+        if not self.compiled:
+            return {}
+        results = {self._loss_tracker.name: self._loss_tracker.result()}
+        for key, m in zip(getattr(self, "_compiled_metric_keys", ()), self._compiled_metrics or ()):
+            results[key] = m.result()
+        return results
 
     def _track_loss(self, loss, x):
         first = flatten(x)[0]
@@ -326,8 +349,10 @@ class Model(Layer):
                 callbacks.on_train_batch_begin(step)
                 out = train_function(group[0] if self.steps_per_execution == 1 else group)
                 logs = _to_floats(out)
+                # Keras reports the group's last step as begin + steps_per_execution - 1,
+                # even for a short final group
+                callbacks.on_train_batch_end(step + self.steps_per_execution - 1, logs)
                 step += len(group)
-                callbacks.on_train_batch_end(step - 1, logs)
                 if self.stop_training:
                     break
             if step == 0:
@@ -338,7 +363,7 @@ class Model(Layer):
                 break
             epoch_logs = dict(logs)
             if val_batches is not None and (epoch + 1) % validation_freq == 0:
-                val_logs = self._evaluate_batches(val_batches, callbacks=None)
+                val_logs = self._evaluate_batches(val_batches, callbacks=callbacks)
                 epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
             callbacks.on_epoch_end(epoch, epoch_logs)
             logs = epoch_logs
@@ -367,12 +392,14 @@ class Model(Layer):
         if callbacks is not None:
             callbacks.on_test_begin()
         logs = {}
-        for step, batch in enumerate(batches):
+        spe = self.steps_per_execution
+        for i, group in enumerate(_groups(iter(batches), spe)):
             if callbacks is not None:
-                callbacks.on_test_batch_begin(step)
-            logs = _to_floats(test_function(batch))
+                callbacks.on_test_batch_begin(i * spe)
+            for batch in group:
+                logs = _to_floats(test_function(batch))
             if callbacks is not None:
-                callbacks.on_test_batch_end(step, logs)
+                callbacks.on_test_batch_end(i * spe + spe - 1, logs)
         if callbacks is not None:
             callbacks.on_test_end(logs)
         return logs
@@ -393,10 +420,7 @@ class Model(Layer):
         cbs = callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                             verbose=verbose, steps=n)
         logs = self._evaluate_batches(batches, cbs)
-        if return_dict:
-            return logs
-        values = [logs[name] for name in self.metrics_names if name in logs]
-        return values[0] if len(values) == 1 else values
+        return logs if return_dict else _as_list(logs, self._flat_metric_names())
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x`, batch by batch, concatenated as numpy arrays."""
@@ -431,7 +455,7 @@ class Model(Layer):
         self.reset_metrics()
         fn = self.make_train_function()
         logs = _to_floats(fn([batch] if self.steps_per_execution > 1 else batch))
-        return logs if return_dict else _as_list(logs, self.metrics_names)
+        return logs if return_dict else _as_list(logs, self._flat_metric_names())
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """One test step on one batch; returns the metrics of that batch."""
@@ -442,7 +466,7 @@ class Model(Layer):
         self._build_for_batch(batch)
         self.reset_metrics()
         logs = _to_floats(self.make_test_function()(batch))
-        return logs if return_dict else _as_list(logs, self.metrics_names)
+        return logs if return_dict else _as_list(logs, self._flat_metric_names())
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as numpy."""
@@ -575,4 +599,5 @@ def _to_floats(logs):
 
 def _as_list(logs, names):
     values = [logs[n] for n in names if n in logs]
+    values += [logs[k] for k in sorted(logs) if k not in names]
     return values[0] if len(values) == 1 else values
