@@ -155,3 +155,18 @@ def test_collective_errors_name_the_problem(one_rank):
         tl.distribute.all_reduce(tl.constant(True), "SUM", one_rank.group_key)
     with pytest.raises(ValueError, match="MPIStrategy"):
         tl.distribute.all_reduce(tl.constant(1.0), "SUM", group_key=999)
+
+
+@needs_mpirun
+def test_digits_example_runs_distributed_and_only_rank_0_reports(tmp_path):
+    command = [_mpirun(), "-n", "2", "--oversubscribe"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "digits_mlp.py")
+    command += [sys.executable, script, "--distributed", "--epochs", "2", "--quiet",
+                "--min-accuracy", "0.3"]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summaries = [line for line in proc.stdout.splitlines() if line.startswith("summary: digits_mlp")]
+    assert len(summaries) == 1, proc.stdout

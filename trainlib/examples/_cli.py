@@ -17,10 +17,11 @@ import trainlib as tl
 SUMMARY_PREFIX = "summary:"
 
 
-def parser(doc, epochs, batch_size, learning_rate, min_accuracy=None):
+def parser(doc, epochs, batch_size, learning_rate, min_accuracy=None, prog=None, distributed=False):
     """An ArgumentParser with the flags every example takes; `doc` is the module docstring."""
     lines = doc.strip().splitlines()
-    p = argparse.ArgumentParser(description=lines[0], epilog="\n".join(lines[1:]).strip() or None,
+    p = argparse.ArgumentParser(prog=prog, description=lines[0],
+                                epilog="\n".join(lines[1:]).strip() or None,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--epochs", type=int, default=epochs, help=f"passes over the data (default {epochs})")
     p.add_argument("--batch-size", type=int, default=batch_size, help=f"default {batch_size}")
@@ -34,6 +35,10 @@ def parser(doc, epochs, batch_size, learning_rate, min_accuracy=None):
                    help="save the trained model: PATH.npz writes the weights, any other PATH a "
                         "saved-model directory (tl.saved_model) that runs without this script")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    if distributed:  # only examples written for a strategy take the flag
+        p.add_argument("--distributed", action="store_true",
+                       help="data-parallel over MPI: mpirun -n N python SCRIPT --distributed "
+                            "(needs pip install 'trainlib[distributed]'; batch size is global)")
     if min_accuracy is not None:
         p.add_argument("--min-accuracy", type=float, default=min_accuracy,
                        help=f"exit with status 1 below this test accuracy (default {min_accuracy})")
@@ -73,7 +78,11 @@ def session(args):
         tl.random.set_seed(args.seed)
         np.random.seed(args.seed)  # fit's shuffling draws from numpy
         tl.config.run_functions_eagerly(args.eager)
-        yield
+        try:
+            strategy = tl.distribute.maybe_strategy(getattr(args, "distributed", False))
+        except ImportError as e:
+            raise SystemExit(f"--distributed: {e}") from None
+        yield strategy
     finally:
         tl.config.run_functions_eagerly(was_eager)
         device.__exit__(None, None, None)

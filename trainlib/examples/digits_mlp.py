@@ -34,14 +34,16 @@ def build_model():
 
 
 def main(argv=None):
-    p = _cli.parser(__doc__, epochs=40, batch_size=32, learning_rate=1e-3, min_accuracy=0.95)
+    p = _cli.parser(__doc__, epochs=40, batch_size=32, learning_rate=1e-3, min_accuracy=0.95,
+                    prog="digits_mlp", distributed=True)
     args = _cli.parse(p, argv)
-    with _cli.session(args):
+    with _cli.session(args) as strategy:
         x_train, x_test, y_train, y_test = load_data(args.seed)
-        model = build_model()
-        model.compile(optimizer=tl.optim.Adam(args.learning_rate),
-                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
+        with strategy.scope():  # with --distributed, every rank starts from rank 0's weights
+            model = build_model()
+            model.compile(optimizer=tl.optim.Adam(args.learning_rate),
+                          loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
+                          metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
         # stop when validation loss stops improving, and keep the best weights seen
         early = tl.callbacks.EarlyStopping(monitor="val_loss", patience=5, restore_best_weights=True)
         with _cli.Timer() as t:
@@ -51,11 +53,13 @@ def main(argv=None):
         test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
         if args.plot:
             _cli.plot_history(history.history, args.plot, "digits MLP")
-        if args.save:
+        if args.save and tl.distribute.is_chief():
             _cli.save(model, args.save, [tl.TensorSpec([None, 64], tl.float32)])
     epochs_run = len(history.history["loss"])
     steps = epochs_run * -(-int(len(x_train) * 0.9) // args.batch_size)
-    _cli.summary("digits_mlp", t.seconds, steps, test_accuracy=test["accuracy"], epochs=epochs_run)
+    if tl.distribute.is_chief():
+        _cli.summary("digits_mlp", t.seconds, steps, test_accuracy=test["accuracy"],
+                     epochs=epochs_run)
     return _cli.check("digits_mlp", test["accuracy"], args.min_accuracy)
 
 
