@@ -889,3 +889,9 @@ def test_float_only_new_ops_reject_integers():
         tl.tan(tl.constant([1, 2]))
     with pytest.raises(TypeError, match="Xlogy"):
         tl.math.xlogy(tl.constant([1]), tl.constant([1]))
+
+
+def test_fro_is_a_matrix_norm_only():
+    with pytest.raises(ValueError, match="fro"):
+        tl.norm(tl.ones([3]), ord="fro")
+    assert float(tl.norm(tl.ones([2, 2]), ord="fro", axis=[0, 1])) == 2.0

@@ -1732,8 +1732,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
 
     Args:
         tensor: a floating tensor.
-        ord: 'euclidean' or 'fro' (the 2-norm of the flattened entries), or a positive
-            number p (1, 2, np.inf...) for vectors; 1 or np.inf for matrices.
+        ord: 'euclidean' (the 2-norm of the entries), or a positive number p (1, 2,
+            np.inf...) for vectors; 'euclidean', 'fro', 1 or np.inf for matrices.
         axis: None (all entries as one vector), an int (vectors along it) or a pair of
             ints (matrices).
         keepdims: keep the reduced dims as size 1.
@@ -1757,8 +1757,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
         axis = _operator.index(axis)
     inf = float("inf")
     if ord in ("euclidean", "fro") or (not is_matrix and ord == 2):
-        if ord == "fro" and not is_matrix and axis is not None:
-            raise ValueError("norm: ord='fro' needs axis=None or a pair of axes")
+        if ord == "fro" and not is_matrix:  # as TensorFlow: 'fro' is no vector norm
+            raise ValueError("norm: ord='fro' is a matrix norm; pass axis as a pair of ints")
         result = sqrt(reduce_sum(square(x), axis=axis, keepdims=True))
     elif is_matrix:
         rows, cols = (normalize_axis(a, x.shape.rank) for a in axis)
