@@ -7,6 +7,7 @@ import sys
 import time
 
 import trainlib as tl
+from trainlib.examples import _cli
 
 
 def main(argv=None):
@@ -41,6 +42,7 @@ def main(argv=None):
     elapsed = time.perf_counter() - start
     print(f"learned w={w.numpy().ravel().round(3).tolist()} b={float(b.numpy()):.3f} "
           f"loss={float(loss):.2e}; {args.steps / elapsed:.0f} steps/s")
+    _cli.summary("quickstart", elapsed, args.steps, final_loss=float(loss))
     ok = abs(float(b.numpy()) - 0.5) < 1e-2
     return 0 if ok else 1
 
