@@ -273,8 +273,12 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
             return fn(value, dtype)
     if dtype is None and dtype_hint is not None and _dt.infer_python_dtype(value) is not None \
             and not hasattr(value, "dtype"):
-        dtype = dtype_hint
-    array = to_array(state.xp, value, dtype)
+        try:  # a hint, not a requirement: values it cannot hold convert by their own kind
+            array = to_array(state.xp, value, dtype_hint)
+        except (TypeError, ValueError):
+            array = to_array(state.xp, value)
+    else:
+        array = to_array(state.xp, value, dtype)
     if state.graph is None:
         return Tensor(array)
     return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))

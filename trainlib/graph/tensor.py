@@ -428,45 +428,97 @@ def is_tensor(value):
 def to_array(xp, value, dtype=None):
     """An array of `value` (Python scalar, nested list, numpy array) with `dtype`.
 
-    Python numbers follow TensorFlow: float -> float32, int -> int32. A float
-    that is not integral cannot become an integer dtype (TypeError), and an
-    int that overflows the dtype raises too, rather than wrapping silently.
+    Python values follow TensorFlow: float -> float32, int -> int32 (int64 when
+    a value needs it), bool -> bool; a Python float never converts to an
+    integer or bool dtype, nor an int to bool (TypeError); ints wrap into
+    narrower integer dtypes, as TensorFlow's C conversion does; bools mixed
+    with numbers are a ValueError. Numpy values cast with numpy's rules.
     """
-    if dtype is None:
-        dtype = _dt.infer_python_dtype(value)
-        if dtype is None:
-            array = np.asarray(value)
-            if array.dtype == object:
-                raise TypeError(f"Cannot convert {value!r} (a {type(value).__name__}) to a tensor")
-            dtype = _dt.from_numpy(array.dtype)
-            return xp.asarray(array)
-        if isinstance(value, (np.ndarray, np.generic)):
-            return xp.asarray(value)
-    dtype = _dt.as_dtype(dtype)
     if isinstance(value, (np.ndarray, np.generic)) or (xp is not np and isinstance(value, xp.ndarray)):
-        array = value
-    else:
-        try:
-            array = np.asarray(value)
-        except ValueError as e:
-            raise TypeError(f"Cannot convert {_short(value)} to a tensor: {e}") from None
-        if array.dtype == object:
-            raise TypeError(f"Cannot convert {_short(value)} to a tensor: it is ragged or holds "
-                            "non-numeric values")
-    if array.dtype != dtype.np:
-        if dtype.is_integer or dtype.is_bool:
-            if array.dtype.kind == "f" and array.size and not np.all(np.mod(array, 1) == 0):
-                raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}: it has a "
-                                "fractional part")
-            if dtype.is_integer and array.dtype.kind in "iuf" and array.size:
-                info = np.iinfo(dtype.np)
-                if np.any(array < info.min) or np.any(array > info.max):
-                    raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}: out of range "
-                                    f"[{info.min}, {info.max}]")
-        elif array.dtype.kind == "c" and not dtype.is_complex:
-            raise TypeError(f"Cannot convert complex {_short(value)} to {dtype!r}")
-        array = array.astype(dtype.np)
+        if dtype is not None:
+            dtype = _dt.as_dtype(dtype)
+            if value.dtype != dtype.np:
+                value = value.astype(dtype.np)
+        return xp.asarray(value)
+    kinds = set()
+    _python_kinds(value, kinds)
+    if "other" in kinds:
+        return _generic_array(xp, value, dtype)
+    if "bool" in kinds and len(kinds) > 1:
+        raise ValueError(f"Can't convert Python sequence with mixed types to a tensor: "
+                         f"{_short(value)} mixes bools and numbers")
+    dtype = None if dtype is None else _dt.as_dtype(dtype)
+    if dtype is not None and (("float" in kinds or "complex" in kinds) and not
+                              (dtype.is_floating or dtype.is_complex) or
+                              "complex" in kinds and not dtype.is_complex or
+                              "int" in kinds and dtype.is_bool):
+        raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}")
+    try:
+        if "complex" in kinds:
+            array = np.asarray(value, dtype=(dtype or _dt.complex64).np)
+        elif "float" in kinds:
+            array = np.asarray(value, dtype=np.float64)
+            if dtype is None:
+                big = np.abs(array[np.isfinite(array)]) if array.size else array
+                if big.size and big.max() > np.finfo(np.float32).max:
+                    raise ValueError(f"Can't convert {_short(value)} to a float32 tensor: a value "
+                                     "is out of range; pass dtype=tl.float64")
+                dtype = _dt.float32
+        elif "int" in kinds:
+            array = np.asarray(value, dtype=np.int64)
+            if dtype is None:
+                fits = not array.size or (array.min() >= -2**31 and array.max() < 2**31)
+                dtype = _dt.int32 if fits else _dt.int64
+        else:
+            array = np.asarray(value, dtype=bool)
+            dtype = dtype or (_dt.bool if kinds else _dt.float32)
+    except OverflowError:
+        raise ValueError(f"Can't convert {_short(value)} to a tensor: an integer is out of "
+                         "range") from None
+    except ValueError as e:
+        if "out of range" in str(e):
+            raise
+        raise ValueError(f"Can't convert {_short(value)} to a tensor: {e}") from None
+    if dtype is not None and array.dtype != dtype.np:
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = array.astype(dtype.np)
     return xp.asarray(array)
+
+
+def _python_kinds(value, kinds):
+    """Collects the kinds ("bool", "int", "float", "complex", "other") of a Python value's leaves."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _python_kinds(v, kinds)
+    elif isinstance(value, _pybool):
+        kinds.add("bool")
+    elif isinstance(value, int):
+        kinds.add("int")
+    elif isinstance(value, float):
+        kinds.add("float")
+    elif isinstance(value, complex):
+        kinds.add("complex")
+    else:
+        kinds.add("other")
+
+
+def _generic_array(xp, value, dtype):
+    """Arrays of values that are not plain Python numbers (tensors inside lists, array-likes)."""
+    try:
+        array = np.asarray(value)
+    except ValueError as e:
+        raise TypeError(f"Cannot convert {_short(value)} to a tensor: {e}") from None
+    if array.dtype == object:
+        raise TypeError(f"Cannot convert {_short(value)} (a {type(value).__name__}) to a tensor: it "
+                        "is ragged or holds non-numeric values")
+    if dtype is None:
+        _dt.from_numpy(array.dtype)  # TypeError for dtypes trainlib does not have
+    else:
+        array = array.astype(_dt.as_dtype(dtype).np)
+    return xp.asarray(array)
+
+
+_pybool = type(True)
 
 
 def _short(value):

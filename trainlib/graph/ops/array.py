@@ -353,7 +353,7 @@ def zeros(shape, dtype=_dt.float32, name=None):
         array([[0, 0],
                [0, 0]], dtype=int32)
     """
-    return fill(shape, constant(0, dtype=dtype))
+    return fill(shape, constant(_dt.as_dtype(dtype).as_numpy_dtype(0), dtype=dtype))  # False/True for bool
 
 
 def ones(shape, dtype=_dt.float32, name=None):
@@ -367,7 +367,7 @@ def ones(shape, dtype=_dt.float32, name=None):
         >>> tl.ones([3]).numpy()
         array([1., 1., 1.], dtype=float32)
     """
-    return fill(shape, constant(1, dtype=dtype))
+    return fill(shape, constant(_dt.as_dtype(dtype).as_numpy_dtype(1), dtype=dtype))  # False/True for bool
 
 
 def _eye_infer(num_rows, num_columns, batch_shape, dtype):
