@@ -324,12 +324,14 @@ def get(identifier):
 
 
 def serialize(loss):
+    """A JSON-able description of a loss: `{"class_name", "config"}`, or a function's name."""
     if isinstance(loss, Loss):
         return {"class_name": type(loss).__name__, "config": loss.get_config()}
     return getattr(loss, "__name__", None)
 
 
 def deserialize(config):
+    """The loss described by `serialize`'s output (or by a name such as "mse")."""
     if isinstance(config, str):
         return get(config)
     cls = _CLASSES.get(config["class_name"])

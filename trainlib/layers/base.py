@@ -39,6 +39,7 @@ def register(cls):
 
 
 def unique_name(base):
+    """`base`, then `base_1`, `base_2`... for default layer names, as Keras numbers them."""
     n = next(_name_counters[base])
     return base if n == 0 else f"{base}_{n}"
 

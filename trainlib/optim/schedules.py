@@ -127,10 +127,12 @@ _CLASSES = {c.__name__: c for c in (ExponentialDecay, PiecewiseConstantDecay, Co
 
 
 def serialize(schedule):
+    """A JSON-able description of a schedule: `{"class_name", "config"}`."""
     return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
 
 
 def deserialize(config):
+    """The schedule described by `serialize`'s output."""
     cls = _CLASSES.get(config["class_name"])
     if cls is None:
         raise ValueError(f"Unknown learning-rate schedule {config['class_name']!r}")
