@@ -57,6 +57,9 @@ class DType:
     def __repr__(self):
         return f"tl.{self.name}"
 
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"
+
     def __eq__(self, other):
         if self is other:
             return True

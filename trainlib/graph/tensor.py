@@ -316,30 +316,27 @@ class Tensor(_TensorBase):
         from .op import apply
         return iter(apply("Unpack", self, axis=0, num=self._value.shape[0]))
 
-    def _scalar(self, kind):
-        if self._value.size != 1:
-            raise ValueError(f"Only size-1 tensors can be converted to Python {kind}s; "
-                             f"this one has shape {self.shape}")
-        return self.numpy().reshape(()).item()
-
+    # Python conversions delegate to the numpy value, as TensorFlow's do: int() and float()
+    # need a 0-d or size-1 value per numpy's rules, bool() of an empty tensor is False.
     def __bool__(self):
-        return bool(self._scalar("bool"))
+        x = self.numpy()
+        if isinstance(x, np.ndarray):
+            return bool(x.size > 0 and x)
+        return bool(x)
 
     def __int__(self):
-        return int(self._scalar("int"))
+        return int(self.numpy())
 
     def __float__(self):
-        return float(self._scalar("float"))
+        return float(self.numpy())
 
     def __index__(self):
         if not self.dtype.is_integer:
             raise TypeError(f"Only integer tensors can be used as an index, not {self.dtype!r}")
-        return int(self._scalar("int"))
+        return self.numpy().__index__()
 
     def __format__(self, spec):
-        if self._value.ndim == 0:
-            return format(self.numpy().item(), spec)
-        return format(str(self), spec)
+        return to_numpy(self._value).__format__(spec)
 
     def __str__(self):
         text = np.array2string(to_numpy(self._value), separator=" ") if self._value.ndim else str(self.numpy())
@@ -350,11 +347,14 @@ class Tensor(_TensorBase):
     def __repr__(self):
         if self.dtype is _dt.resource:
             return "<tl.Tensor: shape=(), dtype=resource>"
-        value = self.numpy()
-        text = str(value) if np.ndim(value) == 0 else repr(value)
-        if "\n" in text:
-            text = "\n" + text
-        return f"<tl.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
+        return f"<tl.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={numpy_text(self.numpy())}>"
+
+
+def numpy_text(value):
+    """The `numpy=` part of a repr, as TensorFlow writes it: Python's repr of a scalar's item
+    (`0.3333333432674408`), numpy's repr of an array, a newline first if it spans lines."""
+    text = repr(value.item()) if np.isscalar(value) else repr(value)
+    return "\n" + text if "\n" in text else text
 
 
 class SymbolicTensor(_TensorBase):

@@ -11,7 +11,7 @@ import itertools
 from . import dtypes as _dt
 from .context import eager_scope, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
-from .tensor import Tensor, TensorShape, is_tensor, to_array
+from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
 _uid = itertools.count()
 
@@ -157,10 +157,8 @@ class Variable:
     def __repr__(self):
         if state.graph is not None:
             return f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}>"
-        value = self.numpy()
-        import numpy  # noqa: PLC0415
-        text = str(value) if numpy.ndim(value) == 0 else repr(value)
-        return f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}, numpy={text}>"
+        return (f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}, "
+                f"numpy={numpy_text(self.numpy())}>")
 
 
 def _variable_to_tensor(variable, dtype):
