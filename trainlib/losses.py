@@ -11,7 +11,6 @@ epsilon 1e-7 before the log, so no loss is ever infinite.
 """
 import trainlib as tl
 from trainlib import activations
-from trainlib.graph.variables import snake_case
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
@@ -214,7 +213,10 @@ class Loss:
             raise ValueError(f"Invalid reduction {reduction!r}; expected one of "
                              "'sum_over_batch_size', 'sum', 'mean', 'mean_with_sample_weight', "
                              "'none'")
-        self.name = name or snake_case(type(self).__name__)
+        if name is None:
+            from trainlib.layers.base import auto_name  # noqa: PLC0415 -- layers sit beside losses
+            name = auto_name(type(self).__name__)
+        self.name = name
         self.reduction = reduction
         self.dtype = dtype
 

@@ -10,14 +10,19 @@ Invariant: `update_state` builds only ops on Variables; `result` reads them;
 """
 import trainlib as tl
 from trainlib.graph.context import eager_scope
-from trainlib.graph.variables import Variable, snake_case
+from trainlib.graph.variables import Variable
 
 from . import losses as _losses
 
 
+def _snake(name):
+    from trainlib.layers.base import to_snake_case  # noqa: PLC0415 -- layers sit beside metrics
+    return to_snake_case(name)
+
+
 def _auto_name(class_name):
-    from trainlib.layers.base import unique_name  # noqa: PLC0415 -- layers import metrics' peers
-    return unique_name(snake_case(class_name))
+    from trainlib.layers.base import auto_name  # noqa: PLC0415
+    return auto_name(class_name)
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
@@ -388,7 +393,7 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         if name.lower() in ("accuracy", "acc"):
             metric = _choose_accuracy(y_true, y_pred)(name=name)
         else:
-            cls = _BY_NAME.get(name) or _CLASSES.get(name) or _BY_NAME.get(snake_case(name))
+            cls = _BY_NAME.get(name) or _CLASSES.get(name) or _BY_NAME.get(_snake(name))
             if cls is None:
                 raise ValueError(f"Unknown metric {name!r}; expected 'accuracy' or one of "
                                  f"{sorted(_BY_NAME)}")
@@ -397,7 +402,7 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         return metric
     if callable(identifier):
         return MeanMetricWrapper(identifier,
-                                 name=snake_case(getattr(identifier, "__name__", "metric")))
+                                 name=_snake(getattr(identifier, "__name__", "metric")))
     raise TypeError(f"Could not interpret metric {identifier!r}")
 
 

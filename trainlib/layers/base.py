@@ -14,6 +14,7 @@ import contextlib
 import inspect
 import itertools
 import collections
+import re
 
 import trainlib as tl
 from trainlib import initializers
@@ -22,7 +23,6 @@ from trainlib.graph.context import graph_scope, state
 from trainlib.graph.tensor import TensorShape, is_tensor
 from trainlib.graph.tracing import FuncGraph
 from trainlib.graph.variables import Module, Variable
-from trainlib.graph.variables import snake_case
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
            "deserialize"]
@@ -42,6 +42,18 @@ def unique_name(base):
     """`base`, then `base_1`, `base_2`... for default layer names, as Keras numbers them."""
     n = next(_name_counters[base])
     return base if n == 0 else f"{base}_{n}"
+
+
+def to_snake_case(name):
+    """Keras 3's default-name form: "Conv2D" -> "conv2d", "MeanSquaredError" -> "mean_squared_error"."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def auto_name(class_name):
+    """A fresh default name for an object of class `class_name` (conv2d, conv2d_1, ...)."""
+    return unique_name(to_snake_case(class_name))
 
 
 
@@ -136,7 +148,7 @@ class Layer(Module):
                  **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
-        super().__init__(name or unique_name(snake_case(type(self).__name__)))
+        super().__init__(name or auto_name(type(self).__name__))
         self._trainable = bool(trainable)
         self.dtype = tl.as_dtype(dtype or "float32")
         self.built = False
