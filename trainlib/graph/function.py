@@ -63,7 +63,9 @@ def _key(value):
     """The part of the cache key for one argument (hashable, comparable)."""
     if type(value) is Tensor:  # the hot case first
         return ("T", value.dtype, value._value.shape)
-    if isinstance(value, (bool, int, float, str, type(None))):
+    if isinstance(value, (bool, int, float)):
+        return (float, value)  # by value alone, as TensorFlow: f(1), f(1.0), f(True) share a trace
+    if isinstance(value, (str, type(None))):
         return (type(value), value)
     if isinstance(value, (list, tuple)):
         return (type(value), tuple(_key(v) for v in value))
@@ -190,6 +192,7 @@ class Function:
                 return concrete._call_structured(args)
         args = self._canonical_args(args, kwargs)
         if self._input_signature is not None:
+            args = self._signature_args(args)
             concrete = self._signature_concrete(args)
         else:
             key = tuple(map(_key, args))
@@ -269,6 +272,27 @@ class Function:
                 pos.append(args[i])
                 i += 1
         return fn(*pos, **kw)
+
+    def _signature_args(self, args):
+        """`args` with Python values and numpy arrays in TensorSpec places converted to tensors of
+        the spec's dtype, as TensorFlow converts them (a mismatch is left for the check)."""
+        def convert(value, s):
+            if isinstance(s, TensorSpec):
+                if is_tensor(value) or value is None:
+                    return value
+                try:
+                    return convert_to_tensor(value, dtype=s.dtype)
+                except (TypeError, ValueError, OpError):
+                    return value
+            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
+                items = [convert(v, x) for v, x in zip(value, s)]
+                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
+                return {k: convert(value[k], s[k]) for k in value}
+            return value
+        if len(args) != len(self._input_signature):
+            return args
+        return tuple(convert(a, s) for a, s in zip(args, self._input_signature))
 
     def _signature_concrete(self, args):
         specs = self._input_signature
