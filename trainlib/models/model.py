@@ -554,10 +554,16 @@ class Model(Layer):
             raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
 
     # -- summary
-    def summary(self, line_length=None, print_fn=None):
-        """Prints a table of layers, output shapes and parameter counts, then the totals."""
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """Prints a table of layers, output shapes and parameter counts, then the totals.
+
+        The layout is Keras 3's: lines of `line_length` (default: 88, or 108 with a
+        "Connected to" column for branching functional models, at most the
+        terminal's width - 4), column `positions` as fractions of a line.
+        """
         from .summary import format_summary  # noqa: PLC0415
-        text = format_summary(self)
+        text = format_summary(self, line_length=line_length, positions=positions)
         (print_fn or print)(text)
 
     def get_config(self):

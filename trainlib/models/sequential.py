@@ -85,7 +85,8 @@ class Sequential(Model):
         input_shape = tuple(input_shape)
         dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
         with scratch_graph() as graph:
-            x = graph.add_argument(TensorShape((None,) + input_shape[1:]), dtype, "x")
+            # the batch dim as given, as Keras records it in the output shapes
+            x = graph.add_argument(TensorShape(input_shape), dtype, "x")
             for layer in self._layers:
                 x = layer(x, training=False)
                 layer._output_shape = tuple(x.shape)
