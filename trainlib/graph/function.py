@@ -556,8 +556,24 @@ class ConcreteFunction:
         """`Input Parameters:` / `Output Type:` / `Captures:` as TensorFlow prints them."""
         lines = ["Input Parameters:"]
         params = list(self._function._signature.parameters.values())
-        for p, value in zip(params, self._arg_structure):
-            lines.append(f"  {p.name} ({p.kind.name}): {_type_text(value)}")
+        # as TensorFlow: *args spread into name_0, name_1...; with *args every positional
+        # parameter is POSITIONAL_ONLY; **kwargs entries are KEYWORD_ONLY parameters
+        args, i = self._arg_structure, 0
+        spread = any(p.kind is p.VAR_POSITIONAL for p in params)
+        for p in params:
+            if i >= len(args):
+                break
+            if p.kind is p.VAR_POSITIONAL:
+                n = len(args) - (len(params) - 1)
+                lines += [f"  {p.name}_{j} (POSITIONAL_ONLY): {_type_text(args[i + j])}" for j in range(n)]
+                i += n
+                continue
+            if p.kind is p.VAR_KEYWORD:
+                lines += [f"  {k} (KEYWORD_ONLY): {_type_text(v)}" for k, v in args[i].items()]
+            else:
+                kind = "POSITIONAL_ONLY" if spread and p.kind is p.POSITIONAL_OR_KEYWORD else p.kind.name
+                lines.append(f"  {p.name} ({kind}): {_type_text(args[i])}")
+            i += 1
         lines.append("Output Type:")
         lines.append("  " + _output_type_text(self._output_structure, self.graph.outputs))
         lines.append("Captures:")
@@ -591,7 +607,7 @@ def _output_type_text(structure, outputs):
         t = outputs[structure.index]
         return repr(TensorSpec(t.shape, t.dtype))
     if structure is None:
-        return "NoneTensorSpec()"
+        return "Literal[None]"
     if isinstance(structure, (list, tuple)):
         name = "List" if isinstance(structure, list) else "Tuple"
         return f"{name}[" + ", ".join(_output_type_text(s, outputs) for s in structure) + "]"

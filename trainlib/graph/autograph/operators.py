@@ -704,7 +704,11 @@ def convert(fn, fallback=False):
         converted = _pipeline().convert_entity(target, sys.modules[__name__])
     except Exception as e:
         from .pyct import ConversionError  # noqa: PLC0415
-        if not fallback and isinstance(e, ConversionError) and "cannot read the source" not in str(e):
+        # source that cannot be read or located (a lambda among others in an expression) runs
+        # as it is, with a warning, as TensorFlow's AutoGraph does
+        unlocated = any(text in str(e) for text in ("cannot read the source", "cannot parse the source",
+                                                     "cannot tell which lambda"))
+        if not fallback and isinstance(e, ConversionError) and not unlocated:
             raise
         if target.__code__ not in _warned_fallbacks:
             _warned_fallbacks.add(target.__code__)
