@@ -11,6 +11,8 @@ import math
 import os
 import sys
 
+import numpy as np
+
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger",
            "TerminateOnNaN", "LambdaCallback"]
@@ -189,7 +191,56 @@ def _monitor_op(mode, monitor):
     return mode
 
 
-class EarlyStopping(Callback):
+class _MonitorCallback(Callback):
+    """What EarlyStopping and ReduceLROnPlateau share with Keras 3's MonitorCallback.
+
+    In "auto" mode the direction is decided at the first epoch end, from the
+    model's metrics: "loss" and metrics that are errors go down, accuracies and
+    confusion metrics go up; any other name is a ValueError asking for a mode.
+    An improvement is `current - min_delta > best` (max) or
+    `current + min_delta < best` (min), written as Keras writes it.
+    """
+
+    def __init__(self, monitor="val_loss", mode="auto", min_delta=0):
+        super().__init__()
+        if mode not in ("auto", "min", "max"):
+            import warnings  # noqa: PLC0415
+            warnings.warn(f"{type(self).__name__} mode '{mode}' is unknown, fallback to auto "
+                          "mode.", stacklevel=3)
+            mode = "auto"
+        self.monitor, self.mode = monitor, mode
+        self.min_delta = abs(min_delta)
+        self.monitor_op = None
+
+    def _set_monitor_op(self):
+        if self.mode in ("min", "max"):
+            self.monitor_op = self.mode
+        else:
+            name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
+            if name == "loss":
+                self.monitor_op = "min"
+            compiled = getattr(self.model, "_compiled_metrics", None) or []
+            for m in compiled:
+                direction = getattr(m, "_direction", None)
+                if m.name == name and direction is not None:
+                    self.monitor_op = "max" if direction == "up" else "min"
+            if self.monitor_op is None:
+                raise ValueError(
+                    f"{type(self).__name__} callback received monitor={self.monitor}, but it "
+                    "cannot tell whether that metric should be maximized or minimized. Pass "
+                    "mode='max' to monitor the highest value, or mode='min' for the lowest.")
+        if self.monitor_op == "min":
+            self.min_delta *= -1
+
+    def _is_improvement(self, value, reference):
+        if reference is None:
+            return True
+        if self.monitor_op == "min":
+            return value - self.min_delta < reference
+        return value - self.min_delta > reference
+
+
+class EarlyStopping(_MonitorCallback):
     """Stops training when `monitor` has stopped improving for `patience` epochs.
 
     Args:
@@ -205,20 +256,13 @@ class EarlyStopping(Callback):
 
     def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto",
                  baseline=None, restore_best_weights=False, start_from_epoch=0):
-        super().__init__()
-        self.monitor, self.patience, self.verbose = monitor, patience, verbose
-        self.min_delta = abs(min_delta)
-        self.mode = _monitor_op(mode, monitor)
+        super().__init__(monitor, mode, min_delta)
+        self.patience, self.verbose = patience, verbose
         self.baseline, self.restore_best_weights = baseline, restore_best_weights
         self.start_from_epoch = start_from_epoch
+        self.wait = 0
         self.stopped_epoch = 0
-
-    def _improved(self, value, reference):
-        if reference is None:
-            return True
-        if self.mode == "min":
-            return value < reference - self.min_delta
-        return value > reference + self.min_delta
+        self.best_weights = None
 
     def on_train_begin(self, logs=None):
         self.wait = 0
@@ -228,22 +272,26 @@ class EarlyStopping(Callback):
         self.best_epoch = 0
 
     def on_epoch_end(self, epoch, logs=None):
+        if self.monitor_op is None:
+            self._set_monitor_op()
         value = (logs or {}).get(self.monitor)
         if value is None:
             import warnings  # noqa: PLC0415
-            warnings.warn(f"EarlyStopping is watching {self.monitor!r}, which is not in the logs "
-                          f"(available: {sorted(logs or {})})", stacklevel=2)
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs or {})}",
+                          stacklevel=2)
             return
         if epoch < self.start_from_epoch:
             return
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
         self.wait += 1
-        if self._improved(value, self.best):
+        if self._is_improvement(value, self.best):
             self.best, self.best_epoch = value, epoch
             if self.restore_best_weights:
                 self.best_weights = self.model.get_weights()
-            if self.baseline is None or self._improved(value, self.baseline):
+            if self.baseline is None or self._is_improvement(value, self.baseline):
                 self.wait = 0
             return
         if self.wait >= self.patience and epoch > 0:
@@ -328,7 +376,7 @@ class LearningRateScheduler(Callback):
             logs["learning_rate"] = float(self.model.optimizer.learning_rate)
 
 
-class ReduceLROnPlateau(Callback):
+class ReduceLROnPlateau(_MonitorCallback):
     """Multiplies the learning rate by `factor` when `monitor` has not improved for `patience` epochs.
 
     Args:
@@ -338,35 +386,38 @@ class ReduceLROnPlateau(Callback):
 
     def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto",
                  min_delta=1e-4, cooldown=0, min_lr=0.0):
-        super().__init__()
+        super().__init__(monitor, mode, min_delta)
         if factor >= 1.0:
             raise ValueError(f"ReduceLROnPlateau needs factor < 1, got {factor}")
-        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, verbose
-        self.mode = _monitor_op(mode, monitor)
-        self.min_delta, self.cooldown, self.min_lr = min_delta, cooldown, min_lr
+        self.factor, self.patience, self.verbose = factor, patience, verbose
+        self.cooldown, self.min_lr = cooldown, min_lr
         self.best, self.wait, self.cooldown_counter = None, 0, 0
 
     def on_train_begin(self, logs=None):
         self.best, self.wait, self.cooldown_counter = None, 0, 0
 
     def on_epoch_end(self, epoch, logs=None):
+        if self.monitor_op is None:
+            self._set_monitor_op()
         logs = logs if logs is not None else {}
         logs["learning_rate"] = float(self.model.optimizer.learning_rate)
         value = logs.get(self.monitor)
         if value is None:
+            import warnings  # noqa: PLC0415
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` "
+                          f"which is not available. Available metrics are: {','.join(logs)}.",
+                          stacklevel=2)
             return
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             self.wait = 0
-        improved = self.best is None or (value < self.best - self.min_delta if self.mode == "min"
-                                         else value > self.best + self.min_delta)
-        if improved:
+        if self._is_improvement(value, self.best):
             self.best, self.wait = value, 0
         elif self.cooldown_counter <= 0:
             self.wait += 1
             if self.wait >= self.patience:
                 old = float(self.model.optimizer.learning_rate)
-                if old > self.min_lr:
+                if old > float(np.float32(self.min_lr)):
                     new = max(old * self.factor, self.min_lr)
                     self.model.optimizer.learning_rate = new
                     if self.verbose:

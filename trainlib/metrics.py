@@ -155,6 +155,9 @@ class MeanMetricWrapper(Mean):
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         super().__init__(name or fn.__name__, dtype)
         self._fn, self._fn_kwargs = fn, kwargs
+        # a wrapped loss is minimized (what "auto" mode of EarlyStopping & co. reads)
+        if fn in _LOSS_FUNCTIONS or isinstance(fn, _losses.Loss):
+            self._direction = "down"
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
@@ -164,6 +167,11 @@ class MeanMetricWrapper(Mean):
 
 
 # ------------------------------------------------------------------ per-sample functions
+
+_LOSS_FUNCTIONS = frozenset((_losses.mean_squared_error, _losses.mean_absolute_error,
+                             _losses.mean_absolute_percentage_error, _losses.huber,
+                             _losses.binary_crossentropy, _losses.categorical_crossentropy,
+                             _losses.sparse_categorical_crossentropy))
 
 def _squeeze_pair(y_true, y_pred):
     y_true, y_pred = tl.convert_to_tensor(y_true), tl.convert_to_tensor(y_pred)
@@ -226,29 +234,35 @@ def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
     return tl.cast(above < float(k), tl.float32)
 
 
-def _mean_wrapper(cls_name, fn, default_name, doc, **defaults):
+def _mean_wrapper(cls_name, fn, default_name, doc, direction=None, **defaults):
     def __init__(self, name=default_name, dtype=None, **kwargs):
         MeanMetricWrapper.__init__(self, fn, name=name, dtype=dtype, **{**defaults, **kwargs})
+        if direction is not None:
+            self._direction = direction
     return type(cls_name, (MeanMetricWrapper,), {"__init__": __init__, "__doc__": doc})
 
 
-Accuracy = _mean_wrapper("Accuracy", accuracy, "accuracy", "How often predictions equal labels.")
+Accuracy = _mean_wrapper("Accuracy", accuracy, "accuracy", "How often predictions equal labels.",
+                          direction="up")
 BinaryAccuracy = _mean_wrapper("BinaryAccuracy", binary_accuracy, "binary_accuracy",
                                "How often (y_pred > threshold) matches binary labels.",
-                               threshold=0.5)
+                               direction="up", threshold=0.5)
 CategoricalAccuracy = _mean_wrapper("CategoricalAccuracy", categorical_accuracy,
                                     "categorical_accuracy",
-                                    "How often argmax of predictions matches one-hot labels.")
+                                    "How often argmax of predictions matches one-hot labels.",
+                                    direction="up")
 SparseCategoricalAccuracy = _mean_wrapper(
     "SparseCategoricalAccuracy", sparse_categorical_accuracy, "sparse_categorical_accuracy",
-    "How often argmax of predictions matches integer labels.")
+    "How often argmax of predictions matches integer labels.", direction="up")
 TopKCategoricalAccuracy = _mean_wrapper(
     "TopKCategoricalAccuracy", top_k_categorical_accuracy, "top_k_categorical_accuracy",
-    "How often the one-hot label is among the k (default 5) top predictions.", k=5)
+    "How often the one-hot label is among the k (default 5) top predictions.", direction="up",
+    k=5)
 SparseTopKCategoricalAccuracy = _mean_wrapper(
     "SparseTopKCategoricalAccuracy", sparse_top_k_categorical_accuracy,
     "sparse_top_k_categorical_accuracy",
-    "How often the integer label is among the k (default 5) top predictions.", k=5)
+    "How often the integer label is among the k (default 5) top predictions.", direction="up",
+    k=5)
 MeanSquaredError = _mean_wrapper("MeanSquaredError", _losses.mean_squared_error,
                                  "mean_squared_error", "Running mean of squared errors.")
 MeanAbsoluteError = _mean_wrapper("MeanAbsoluteError", _losses.mean_absolute_error,
@@ -257,6 +271,8 @@ MeanAbsoluteError = _mean_wrapper("MeanAbsoluteError", _losses.mean_absolute_err
 
 class RootMeanSquaredError(Mean):
     """sqrt of the running mean of squared errors."""
+
+    _direction = "down"
 
     def __init__(self, name="root_mean_squared_error", dtype=None):
         super().__init__(name, dtype)
@@ -273,6 +289,8 @@ class RootMeanSquaredError(Mean):
 
 class _Confusion(Metric):
     """Counts of true/false positives/negatives at `thresholds` (predictions > threshold)."""
+
+    _direction = "up"
 
     def __init__(self, thresholds=None, name=None, dtype=None):
         super().__init__(name, dtype)
