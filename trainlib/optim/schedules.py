@@ -42,7 +42,8 @@ class ExponentialDecay(LearningRateSchedule):
         0.05
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
+                 name="ExponentialDecay"):
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be > 0, got {decay_steps}")
         self.initial_learning_rate = initial_learning_rate
@@ -68,7 +69,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         ValueError: unless len(values) == len(boundaries) + 1.
     """
 
-    def __init__(self, boundaries, values, name=None):
+    def __init__(self, boundaries, values, name="PiecewiseConstant"):
         if len(values) != len(boundaries) + 1:
             raise ValueError(f"PiecewiseConstantDecay needs one more value than boundaries, got "
                              f"{len(boundaries)} boundaries and {len(values)} values")
@@ -93,7 +94,7 @@ class CosineDecay(LearningRateSchedule):
     from `warmup_target`.
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None,
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay",
                  warmup_target=None, warmup_steps=0):
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be > 0, got {decay_steps}")
