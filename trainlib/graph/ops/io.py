@@ -30,47 +30,143 @@ def _format(value):
     return np.array2string(array, separator=" ", threshold=1000, edgeitems=3)
 
 
-def _print_infer(*inputs, template, sep, end, output_stream):
+def _float_text(value, digits, more_digits):
+    """TensorFlow's float printing: %g with 6 (15) digits when that reads back exactly, else 9 (17)."""
+    if value != value:
+        return "nan"
+    text = "%.*g" % (digits, value)
+    return text if type(value)(float(text)) == value else "%.*g" % (more_digits, value)
+
+
+def _element_text(x):
+    kind = x.dtype.kind
+    if kind == "f":
+        if x.dtype.itemsize == 8:
+            return _float_text(x.item(), 15, 17)
+        return _float_text(np.float32(x), 6, 9)  # float16 prints as its float32 value
+    if kind == "b":
+        return "1" if x else "0"
+    return str(x.item())
+
+
+def summarize_value(value, summarize=3):
+    """A tensor's value as TensorFlow's PrintV2 writes it: elements separated by one space, at
+    most `summarize` values at each end of every dimension (all when negative), floats as %g."""
+    array = to_numpy(value)
+    n = array.size
+    limit = n if summarize is None or summarize < 0 else min(summarize, n)
+    flat = array.reshape(-1)
+    if array.ndim == 0:
+        return (_element_text(flat[0]) if limit else "") + ("..." if n > limit else "")
+    shape, rank, out = array.shape, array.ndim, []
+
+    def spacing(dim):
+        out.append(" " if dim == rank - 1 else "\n" * (rank - dim - 1) + " " * (dim + 1))
+
+    def one_dim(dim, start):
+        if dim == rank:
+            out.append(_element_text(flat[start]))
+            return
+        out.append("[")
+        count, step = shape[dim], int(np.prod(shape[dim + 1:], dtype=np.int64))
+        for i in range(min(limit, count)):
+            if i:
+                spacing(dim)
+            one_dim(dim + 1, start + step * i)
+        if count > 2 * limit:
+            spacing(dim)
+            out.append("...")
+        for i in range(max(limit, count - limit), count):
+            spacing(dim)
+            one_dim(dim + 1, start + step * i)
+        out.append("]")
+
+    one_dim(0, 0)
+    return "".join(out)
+
+
+def _print_infer(*inputs, template, sep, end, output_stream, summarize=3):
     return None
 
 
 @defop("PrintV2", infer=_print_infer, stateful=True, differentiable=False, num_outputs=0)
-def _print(xp, *values, template, sep, end, output_stream):
+def _print(xp, *values, template, sep, end, output_stream, summarize=3):
+    # `template` holds the text with `sep` already joined in; None marks each tensor's place
     parts = []
     it = iter(values)
     for piece in template:
-        parts.append(_format(next(it)) if piece is None else piece)
+        parts.append(summarize_value(next(it), summarize) if piece is None else piece)
     stream = sys.stdout if output_stream is None else output_stream
-    stream.write(sep.join(parts) + end)
+    stream.write("".join(parts) + end)
     return None
 
 
-def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=None, name=None):  # noqa: A001
+def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=3, name=None):  # noqa: A001
     """Prints tensors and Python values every time it runs, also inside graphs.
 
     Unlike Python's print, which runs only while a tl.function traces,
-    `tl.print` becomes a graph op and prints on every call.
+    `tl.print` becomes a graph op and prints on every call. Tensors print as
+    TensorFlow's `tf.print` prints them (`[1 2.5]`, at most `summarize`
+    values at each end of a dimension); Python values and structures as
+    `pprint.pformat` writes them, with the tensors inside them in place.
 
     Args:
-        *inputs: tensors and Python values.
+        *inputs: tensors, Variables, Python values and nested lists/tuples/dicts of them.
         sep, end: as Python's print.
-        output_stream: a file object; by default sys.stdout at the time it runs.
+        output_stream: a file object; by default sys.stdout at the time it runs
+            (TensorFlow's default is stderr).
+        summarize: values shown at each end of every dimension (3 if None; -1 for all).
 
     Example:
-        >>> tl.print("value:", tl.constant(1))
-        value: 1
+        >>> tl.print("value:", tl.constant([1.0, 2.5]))
+        value: [1 2.5]
     """
-    template, tensors = [], []
+    import pprint  # noqa: PLC0415
+
+    tensors, templates = [], []
+
+    def is_value(x):
+        return is_tensor(x) or hasattr(x, "_array")  # tensors and Variables
+
+    def leaves(x):
+        if isinstance(x, (list, tuple)):
+            return [leaf for v in x for leaf in leaves(v)]
+        if isinstance(x, dict):
+            return [leaf for k in sorted(x) for leaf in leaves(x[k])]
+        return [x]
+
+    def pack(x, it):
+        if isinstance(x, (list, tuple)):
+            items = [pack(v, it) for v in x]
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if isinstance(x, dict):
+            packed = {k: pack(x[k], it) for k in sorted(x)}
+            return {k: packed[k] for k in x}
+        return next(it)
+
+    free = " ".join(pprint.pformat(pack(v, iter(["" if is_value(x) else x for x in leaves(v)])))
+                    for v in inputs)
+    placeholder = "{}" if "{}" not in free else "{tl_print_value}"
     for value in inputs:
-        if is_tensor(value) or hasattr(value, "_array"):
+        marks = []
+        for x in leaves(value):
+            if is_value(x):
+                tensors.append(convert_to_tensor(x))
+                marks.append(placeholder)
+            else:
+                marks.append(x)
+        templates.append(value if isinstance(value, str) else pprint.pformat(pack(value, iter(marks))))
+    text = sep.join(templates).replace(f"'{placeholder}'", placeholder)
+    template = []
+    for i, piece in enumerate(text.split(placeholder)):
+        if i:
             template.append(None)
-            tensors.append(convert_to_tensor(value))
-        else:
-            template.append(str(value))
+        if piece:
+            template.append(piece)
     if output_stream is sys.stdout:
         output_stream = None  # resolve at run time, so redirection works as with print
     apply("PrintV2", *tensors, template=tuple(template), sep=sep, end=end,
-          output_stream=output_stream)
+          output_stream=output_stream, summarize=3 if summarize is None else int(summarize))
 
 
 def _assert_infer(condition, *data, message, template=None, summarize=None):
