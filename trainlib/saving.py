@@ -1,48 +1,115 @@
-"""`tl.saving`: whole-model saving for deployment, over `tl.saved_model`.
+"""`tl.saving`: whole-model saving, dispatched on the path.
 
-Owns: `save_model` / `load_model`, thin wrappers that write a model as a
-saved-model directory (graph + variables, no pickle, no Python code) and
-read it back as a loaded, callable object. Invariant: nothing here has its
-own file format; `tl.saved_model` owns it.
+Owns: `save_model` / `load_model` and the weight-file helpers, which pick the
+format from the path: a `.keras` file is Keras 3's whole-model archive
+(`trainlib/models/saving_keras.py`: architecture, weights, compile config and
+optimizer state, for resuming training); any other path is a saved-model
+directory for deployment (`tl.saved_model`: graph + variables, loaded as a
+callable object without the model's Python code). Invariant: nothing here has
+its own file format; those two modules own them.
 """
 import os
 
 from . import saved_model
+from .models import saving_keras
+from .models.saving_keras import (LoadError, get_registered_name,  # noqa: F401
+                                  get_registered_object, register_keras_serializable)
 
-__all__ = ["save_model", "load_model"]
+__all__ = ["save_model", "load_model", "save_weights", "load_weights", "LoadError",
+           "register_keras_serializable", "get_registered_name", "get_registered_object"]
 
 
-def save_model(model, filepath, overwrite=True, input_signature=None):
-    """Saves `model` for inference as a saved-model directory (a `serve` endpoint and a
-    `serving_default` signature), as `Model.export` does.
+def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
+    """Saves `model`: a `.keras` path writes the whole model (Keras 3's format), any other
+    path a saved-model directory for inference (as `Model.export`).
 
     Args:
-        model: a built Model (or a callable `tl.Module`).
-        filepath: the directory to write.
+        model: a built Model (or, for a directory, a callable `tl.Module`).
+        filepath: "name.keras", or the directory to write.
         overwrite: if False, an existing `filepath` raises FileExistsError.
-        input_signature: TensorSpecs of the call's arguments (default: the model's inputs).
+        input_signature: for a directory: TensorSpecs of the call's arguments (default:
+            the model's inputs).
+        **kwargs: for `.keras`: `zipped` (True or None).
 
     Raises:
         FileExistsError: if `filepath` exists and `overwrite` is False.
+        ValueError: for a ".h5" path (needs h5py), or `input_signature` with a `.keras` path.
 
     Example:
-        >>> tl.saving.save_model(model, "/tmp/digits")
+        >>> tl.saving.save_model(model, "digits.keras")   # resumable: tl.saving.load_model
+        >>> tl.saving.save_model(model, "/tmp/digits")    # for serving
         >>> tl.saving.load_model("/tmp/digits").serve(x)
     """
-    if not overwrite and os.path.exists(filepath):
-        raise FileExistsError(f"{os.fspath(filepath)!r} exists; pass overwrite=True to replace it")
-    saved_model.export_model(model, filepath, input_signature=input_signature)
+    path = os.fspath(filepath)
+    if path.endswith((".keras", ".h5", ".hdf5")):
+        if input_signature is not None:
+            raise ValueError("input_signature applies to saved-model directories; a '.keras' file "
+                             "stores the model itself")
+        saving_keras.save_model(model, path, overwrite=overwrite, **kwargs)
+        return
+    if kwargs:
+        raise TypeError(f"save_model got unexpected keyword arguments {sorted(kwargs)}")
+    if not overwrite and os.path.exists(path):
+        raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
+    saved_model.export_model(model, path, input_signature=input_signature)
 
 
-def load_model(filepath):
-    """Loads a model written by `save_model` (or `Model.export`, `tl.saved_model.save`).
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Loads what `save_model` wrote: a `.keras` file as a Model, a directory as a loaded object.
+
+    Args:
+        filepath: a `.keras` file, or a saved-model directory.
+        custom_objects: for `.keras`: {name: class or function} not registered with
+            `register_keras_serializable` (subclassed models, custom layers, losses...).
+        compile: for `.keras`: restore the compile config and optimizer state (default).
+        safe_mode: accepted for Keras compatibility; nothing is ever executed from a file.
 
     Returns:
-        The loaded object: `serve(x)` and `signatures["serving_default"]` run the
-        saved graph; `variables` are the restored weights. It has no `fit`: it is
-        an inference artifact that runs without the model's Python code.
+        For a `.keras` file, the `tl.Model` (same class, weights, compile config and
+        optimizer state: training resumes exactly). For a directory, the loaded object:
+        `serve(x)` and `signatures["serving_default"]` run the saved graph; `variables`
+        are the restored weights; it has no `fit`.
 
     Raises:
-        tl.saved_model.LoadError: for a file that is not a valid saved model.
+        LoadError: (a ValueError) naming the file, for a truncated, corrupted or edited
+            file, an unknown class, or mismatched weights.
+        ValueError: for an ".h5" file (needs h5py) or a file of another kind.
+        FileNotFoundError: if nothing is at `filepath`.
     """
-    return saved_model.load(filepath)
+    path = os.fspath(filepath)
+    if os.path.isdir(path):
+        return saved_model.load(path)
+    if path.endswith((".h5", ".hdf5")):
+        raise ValueError(f"Cannot load {path!r}: {saving_keras._H5_HINT}")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"No .keras file or saved-model directory at {path!r}")
+    if not path.endswith(".keras"):
+        raise ValueError(f"Cannot load {path!r}: expected a '.keras' file (model.save) or a "
+                         "saved-model directory (model.export / tl.saved_model.save)")
+    return saving_keras.load_model(path, custom_objects=custom_objects, compile=compile,
+                                   safe_mode=safe_mode)
+
+
+def save_weights(model, filepath, overwrite=True):
+    """Writes `model`'s weights to an `.npz` file (as `model.save_weights`).
+
+    Raises:
+        ValueError: for any other extension (".weights.h5" needs h5py: use ".weights.npz").
+    """
+    path = os.fspath(filepath)
+    if path.endswith((".h5", ".hdf5")):
+        raise ValueError(f"Cannot save weights to {path!r}: {saving_keras._H5_HINT}")
+    model.save_weights(path, overwrite=overwrite)
+
+
+def load_weights(model, filepath):
+    """Reads weights into a built `model` from an `.npz` file (`save_weights`) or a `.keras` file.
+
+    Raises:
+        LoadError / ValueError: for a defective or mismatched file (naming it), or an ".h5" file.
+    """
+    path = os.fspath(filepath)
+    if path.endswith((".keras", ".h5", ".hdf5")):
+        saving_keras.load_weights(model, path)
+        return
+    model.load_weights(path)

@@ -498,6 +498,20 @@ class Model(Layer):
             print(f"Saved the model for serving to '{filepath}' (endpoint 'serve', signature "
                   "'serving_default').")
 
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Saves the whole model (architecture, weights, compile config, optimizer state) to a
+        `.keras` file, as Keras 3; `tl.saving.load_model` restores it and training resumes.
+
+        Raises:
+            ValueError: for another extension (`export` writes a SavedModel; ".h5" needs h5py).
+
+        Example:
+            >>> model.save("model.keras")
+            >>> model = tl.saving.load_model("model.keras")
+        """
+        from .saving_keras import save_model  # noqa: PLC0415 -- the format module imports models
+        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights, in `weights` order, to an `.npz` file (atomically: a temporary
         file in the same folder, then a rename).
@@ -535,6 +549,9 @@ class Model(Layer):
             ValueError: for a truncated, foreign or mismatched file (naming it).
         """
         filepath = os.fspath(filepath)
+        if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
+            from .saving_keras import load_weights  # noqa: PLC0415
+            return load_weights(self, filepath)
         try:
             with np.load(filepath, allow_pickle=False) as data:
                 if "__format__" not in data.files or str(data["__format__"]) != "trainlib.weights.v1":

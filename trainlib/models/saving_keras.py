@@ -1,0 +1,506 @@
+"""The `.keras` whole-model file (Keras 3's format, weights as `.npz`): save, load, registration.
+
+Owns: the archive (a zip holding `config.json`: the model's class, config,
+per-layer build shapes and compile config; `metadata.json`: format and
+versions; `model.weights.npz`: the model's weights in `weights` order and the
+optimizer's variables in `variables` order), `register_keras_serializable`,
+and the whole-model half of `tl.saving.save_model` / `load_model`.
+
+Invariants: a save writes a temporary file in the target's folder and renames
+it into place, so an existing file is never left half-written. Loading never
+runs code from the file: layer classes come only from the layer registry (or
+the caller's `custom_objects`), optimizers, losses and metrics only from
+trainlib's tables, arrays only through `np.load(allow_pickle=False)`. Every
+defect of the file (truncated, corrupted, edited, unknown class, weights that
+do not fit the rebuilt model) raises `LoadError` (a ValueError) naming the file
+and the problem; weights are assigned only after all of them were checked
+against the rebuilt model (count, shape and dtype), never cast or skipped.
+"""
+import datetime
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+import trainlib as tl
+from trainlib import losses as losses_module, metrics as metrics_module, optim
+from trainlib.graph.serialization import LoadError
+from trainlib.layers import base as layers_base
+
+__all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
+           "get_registered_name", "get_registered_object", "LoadError"]
+
+FORMAT = "trainlib.keras"
+FORMAT_VERSION = 1
+CONFIG_FILE, METADATA_FILE, WEIGHTS_FILE = "config.json", "metadata.json", "model.weights.npz"
+_H5_HINT = ("HDF5 files (.h5) need h5py, which trainlib does not use: save the whole model as "
+            "'.keras' (model.save('model.keras')) or the weights as '.npz' "
+            "(model.save_weights('model.weights.npz')).")
+
+_REGISTERED_NAMES = {}    # class or function -> "package>name"
+_REGISTERED_OBJECTS = {}  # "package>name" and plain name -> class or function
+
+
+# ------------------------------------------------------------------ registration
+
+def register_keras_serializable(package="Custom", name=None):
+    """Decorator: makes a Layer/Model subclass (or a loss, metric or function) loadable by name.
+
+    Layer classes join the layer registry that `tl.layers.deserialize` and
+    `load_model` read (under the class's own name, which its saved config
+    records); other objects are found by name when a loaded compile config
+    names them.
+
+    Args:
+        package: the package part of the registered name ("Custom").
+        name: the name part (default: the object's `__name__`).
+
+    Returns:
+        The decorator; it returns the object unchanged.
+
+    Raises:
+        ValueError: if `package` contains ">".
+
+    Example:
+        >>> @tl.saving.register_keras_serializable(package="demo")
+        ... class Scale(tl.layers.Layer):
+        ...     def call(self, x):
+        ...         return 2 * x
+        >>> tl.saving.get_registered_name(Scale)
+        'demo>Scale'
+    """
+    if ">" in str(package):
+        raise ValueError(f"package must not contain '>', got {package!r}")
+
+    def decorator(obj):
+        key = f"{package}>{name or obj.__name__}"
+        if isinstance(obj, type) and issubclass(obj, layers_base.Layer):
+            layers_base.register(obj)
+        elif not isinstance(obj, type) and not callable(obj):
+            raise TypeError(f"register_keras_serializable needs a class or a function, got {obj!r}")
+        _REGISTERED_NAMES[obj] = key
+        _REGISTERED_OBJECTS[key] = obj
+        _REGISTERED_OBJECTS[name or obj.__name__] = obj
+        return obj
+
+    return decorator
+
+
+def get_registered_name(obj):
+    """The "package>name" an object was registered under (else its `__name__`)."""
+    return _REGISTERED_NAMES.get(obj, getattr(obj, "__name__", type(obj).__name__))
+
+
+def get_registered_object(name, custom_objects=None):
+    """The object passed in `custom_objects` or registered under `name` (a layer class included),
+    else None."""
+    return _custom(name, custom_objects) or layers_base._REGISTRY.get(name)
+
+
+# ------------------------------------------------------------------ configs
+
+def _encode_shapes(value):
+    """A build shape (a tuple of ints/None, or a nested list/tuple/dict of them) as JSON."""
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer))
+                                                for d in value):
+        return {"shape": [None if d is None else int(d) for d in value]}
+    if isinstance(value, (tuple, list)):
+        return [_encode_shapes(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": {str(k): _encode_shapes(v) for k, v in value.items()}}
+    raise TypeError(f"cannot record the build shape {value!r}")
+
+
+def _decode_shapes(value):
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_decode_shapes(v) for v in value]
+    if isinstance(value, dict) and set(value) == {"shape"} and isinstance(value["shape"], list):
+        for d in value["shape"]:
+            if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
+                raise LoadError(f"a build shape holds {d!r}, expected a non-negative int or null")
+        return tuple(value["shape"])
+    if isinstance(value, dict) and set(value) == {"dict"} and isinstance(value["dict"], dict):
+        return {k: _decode_shapes(v) for k, v in value["dict"].items()}
+    raise LoadError(f"malformed build shape {value!r}")
+
+
+def _build_tree(layer):
+    """Each layer's build input shape, nested like `_sublayers()` (for models built by calls)."""
+    return {"input_shape": _encode_shapes(layer._build_input_shape) if layer.built else None,
+            "layers": [_build_tree(sub) for sub in layer._sublayers()]}
+
+
+def _apply_build_tree(layer, tree):
+    """Builds `layer` and its sublayers, depth first, from the shapes `_build_tree` recorded."""
+    if not isinstance(tree, dict):
+        raise LoadError(f"malformed build_config for layer '{layer.name}'")
+    shape = _decode_shapes(tree.get("input_shape"))
+    if not layer.built and shape is not None:
+        layer.build(shape)
+        layer._build_input_shape = shape
+        layer.built = True
+    subtrees = tree.get("layers") or []
+    for sub, subtree in zip(layer._sublayers(), subtrees):
+        _apply_build_tree(sub, subtree)
+
+
+def _serialize_named(obj, kind):
+    """A loss or metric argument of compile as JSON: a name (kept as given), a list,
+    {"class_name", "config"} for an instance, or {"function": name} for a function."""
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [_serialize_named(o, kind) for o in obj]
+    if isinstance(obj, type):
+        return {"class_name": obj.__name__, "config": None}
+    wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
+        getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
+    if wrapped is not None:
+        return {"function": get_registered_name(wrapped)}
+    if hasattr(obj, "get_config"):
+        return {"class_name": type(obj).__name__, "config": obj.get_config()}
+    if callable(obj) and hasattr(obj, "__name__"):
+        return {"function": get_registered_name(obj)}
+    raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
+                     "with get_config nor a named function")
+
+
+def compile_config(model):
+    """The arguments `compile` was called with, as JSON (None for an uncompiled model)."""
+    if not getattr(model, "compiled", False):
+        return None
+    opt = model.optimizer
+    return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
+            "loss": _serialize_named(model.loss, "loss"),
+            "loss_weights": model._loss_weights,
+            "metrics": _serialize_named(list(model._metric_ids), "metric"),
+            "weighted_metrics": _serialize_named(list(model._weighted_metric_ids), "metric"),
+            "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
+            "jit_compile": model.jit_compile}
+
+
+def _custom(name, custom_objects):
+    """A class or function the caller passed or registered under `name` (never a layer table)."""
+    if not isinstance(name, str):
+        return None
+    found = (custom_objects or {}).get(name) or _REGISTERED_OBJECTS.get(name)
+    return found if found is not None else _REGISTERED_OBJECTS.get(name.split(">")[-1])
+
+
+def _resolve(value, functions, classes, custom_objects, kind):
+    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib's tables)."""
+    hint = (": pass it in custom_objects or register it with "
+            "tl.saving.register_keras_serializable (or load with compile=False)")
+    if value is None or isinstance(value, str):
+        return value  # compile resolves names itself, exactly as when it was first called
+    if isinstance(value, list):
+        return [_resolve(v, functions, classes, custom_objects, kind) for v in value]
+    if isinstance(value, dict) and "function" in value:
+        name = value["function"]
+        fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
+                                                else None)
+        if fn is None or isinstance(fn, type) or not callable(fn):
+            raise LoadError(f"unknown {kind} function {name!r}{hint}")
+        return fn
+    if isinstance(value, dict) and isinstance(value.get("class_name"), str):
+        name = value["class_name"]
+        cls = _custom(name, custom_objects) or classes.get(name)
+        if not isinstance(cls, type):
+            raise LoadError(f"unknown {kind} class {name!r}{hint}")
+        config = value.get("config")
+        if config is None:
+            return cls()
+        if not isinstance(config, dict):
+            raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
+        return cls.from_config(config)
+    raise LoadError(f"malformed {kind} entry {value!r}")
+
+
+def _compile_from_config(model, config, custom_objects):
+    if not isinstance(config, dict):
+        raise LoadError("compile_config is not a dict")
+    opt = config.get("optimizer")
+    if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
+            not isinstance(opt.get("config"), dict):
+        raise LoadError(f"malformed optimizer entry {opt!r}")
+    cls = _custom(opt["class_name"], custom_objects)
+    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else optim.get(opt)
+    loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
+                    custom_objects, "loss")
+    metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,
+                       custom_objects, "metric")
+    weighted = _resolve(config.get("weighted_metrics") or [], _METRIC_FUNCTIONS,
+                        metrics_module._CLASSES, custom_objects, "metric")
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics or None,
+                  loss_weights=config.get("loss_weights"), weighted_metrics=weighted or None,
+                  run_eagerly=bool(config.get("run_eagerly", False)),
+                  steps_per_execution=config.get("steps_per_execution", 1),
+                  jit_compile=bool(config.get("jit_compile", False)))
+
+
+# per-sample functions a compile call may name as metrics (losses included, as Keras allows)
+_METRIC_FUNCTIONS = {**losses_module._FUNCTIONS,
+                     **{name: getattr(metrics_module, name) for name in (
+                         "accuracy", "binary_accuracy", "categorical_accuracy",
+                         "sparse_categorical_accuracy", "top_k_categorical_accuracy",
+                         "sparse_top_k_categorical_accuracy") if hasattr(metrics_module, name)}}
+
+
+# ------------------------------------------------------------------ save
+
+def _check_extension(filepath, zipped=None):
+    path = os.fspath(filepath)
+    if path.endswith((".h5", ".hdf5")):
+        raise ValueError(f"Cannot save to {path!r}: {_H5_HINT}")
+    if not path.endswith(".keras"):
+        raise ValueError("Invalid filepath extension for saving. Please add a `.keras` extension "
+                         "for the native Keras format. Use `model.export(filepath)` if you want "
+                         "to export a SavedModel for serving (tl.saved_model.load). Received: "
+                         f"filepath={path}")
+    if zipped is False:
+        raise ValueError("zipped=False (an unzipped .keras directory) is not supported; save a "
+                         "zipped '.keras' file")
+    return path
+
+
+def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
+    """Saves `model` (architecture, weights, compile config, optimizer state) as a `.keras` file.
+
+    Args:
+        model: a Sequential, functional or registered subclassed `tl.Model`.
+        filepath: a path ending in ".keras".
+        overwrite: if False, an existing file raises FileExistsError.
+        zipped: True or None (a zip archive; an unzipped directory is not supported).
+
+    Raises:
+        ValueError: for another extension (".h5" needs h5py; use `model.export` for a
+            SavedModel), or a compile argument that cannot be written.
+        FileExistsError: if the file exists and `overwrite` is False.
+
+    Example:
+        >>> model.save("model.keras")
+        >>> restored = tl.saving.load_model("model.keras")
+    """
+    if kwargs.get("save_format") not in (None, "keras"):
+        raise ValueError(f"save_format={kwargs['save_format']!r} is not supported: save a '.keras' "
+                         "file, or use model.export(filepath) for a SavedModel")
+    kwargs.pop("save_format", None)
+    kwargs.pop("include_optimizer", None)
+    if kwargs:
+        raise TypeError(f"save got unexpected keyword arguments {sorted(kwargs)}")
+    path = _check_extension(filepath, zipped)
+    if not overwrite and os.path.exists(path):
+        raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
+    # everything is encoded before the file is touched: a failure leaves nothing behind
+    config = {"module": type(model).__module__, "class_name": type(model).__name__,
+              "registered_name": get_registered_name(type(model)),
+              "config": model.get_config(),
+              "build_config": _build_tree(model),
+              "compile_config": compile_config(model)}
+    config_bytes = json.dumps(config, indent=1, allow_nan=False).encode("utf-8")
+    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                "trainlib_version": getattr(tl, "__version__", "unknown"),
+                "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    weights = _weight_arrays(model)
+    buffer = io.BytesIO()
+    np.savez(buffer, **weights)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".keras", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+                archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
+                archive.writestr(CONFIG_FILE, config_bytes)
+                archive.writestr(WEIGHTS_FILE, buffer.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _weight_arrays(model):
+    weights = model.weights
+    arrays = {f"model_{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
+    arrays["model_names"] = np.array([v.name for v in weights] or [""], dtype=np.str_)[:len(weights)]
+    opt = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    if opt is not None:
+        arrays.update({f"optimizer_{i:05d}": np.asarray(v.numpy())
+                       for i, v in enumerate(opt.variables)})
+        arrays["optimizer_built"] = np.array(bool(opt.built))
+    return arrays
+
+
+# ------------------------------------------------------------------ load
+
+def _read_archive(path):
+    """(config, metadata, arrays) of a `.keras` file; LoadError for any defect."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            for needed in (METADATA_FILE, CONFIG_FILE, WEIGHTS_FILE):
+                if needed not in names:
+                    raise LoadError(f"the archive has no {needed!r} (it holds {sorted(names)})")
+            metadata = json.loads(archive.read(METADATA_FILE).decode("utf-8"))
+            config = json.loads(archive.read(CONFIG_FILE).decode("utf-8"))
+            weights_bytes = archive.read(WEIGHTS_FILE)
+        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+            raise LoadError(f"{METADATA_FILE} does not describe a {FORMAT} file")
+        version = metadata.get("format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
+            raise LoadError(f"format version {version!r} is not supported (this trainlib reads "
+                            f"version {FORMAT_VERSION} and older): upgrade trainlib")
+        if not isinstance(config, dict):
+            raise LoadError(f"{CONFIG_FILE} is not a JSON object")
+        with np.load(io.BytesIO(weights_bytes), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except LoadError as e:
+        raise LoadError(f"Cannot load {path!r}: {e}") from None
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- any defect of the bytes is the file's, not the caller's
+        raise LoadError(f"Cannot load {path!r}: it is truncated, corrupted or not a .keras file "
+                        f"({type(e).__name__}: {e})") from e
+    return config, metadata, arrays
+
+
+def _saved_list(arrays, prefix):
+    """The arrays `prefix_00000`, `prefix_00001`... in order; LoadError if one is missing."""
+    keys = sorted(k for k in arrays if k.startswith(prefix + "_") and k[len(prefix) + 1:].isdigit())
+    for i, k in enumerate(keys):
+        if k != f"{prefix}_{i:05d}":
+            raise LoadError(f"the weights file lacks {prefix} array {i}")
+    return [arrays[k] for k in keys]
+
+
+def _check_arrays(what, variables, arrays, names=None):
+    """Raises LoadError unless `arrays` fit `variables` exactly (count, shape, dtype)."""
+    if len(arrays) != len(variables):
+        raise LoadError(f"the file holds {len(arrays)} {what} weights, the rebuilt model has "
+                        f"{len(variables)}")
+    for i, (v, a) in enumerate(zip(variables, arrays)):
+        label = f"{what} weight {i} ('{v.name}'"
+        label += f", saved as '{names[i]}')" if names is not None and i < len(names) else ")"
+        if tuple(a.shape) != tuple(v.shape):
+            raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the rebuilt model "
+                            f"expects {tuple(v.shape)}")
+        if a.dtype != v.dtype.np:
+            raise LoadError(f"{label} has dtype {a.dtype} in the file, the rebuilt model expects "
+                            f"{v.dtype.name}")
+
+
+def _rebuild(config, arrays, custom_objects, compile):
+    class_name, layer_config = config.get("class_name"), config.get("config")
+    if not isinstance(class_name, str) or not isinstance(layer_config, dict):
+        raise LoadError(f"{CONFIG_FILE} needs a 'class_name' string and a 'config' object")
+    registered = config.get("registered_name")
+    cls = get_registered_object(class_name, custom_objects)
+    if cls is None and isinstance(registered, str):
+        cls = get_registered_object(registered, custom_objects)
+    if not isinstance(cls, type) or not issubclass(cls, layers_base.Layer):
+        raise LoadError(f"unknown model class {class_name!r}: pass it in custom_objects or "
+                        "decorate it with tl.saving.register_keras_serializable()")
+    from .model import Model  # noqa: PLC0415 -- model.py imports this module lazily
+    try:
+        if hasattr(cls, "_from_config_custom"):
+            model = cls._from_config_custom(layer_config, custom_objects)
+        else:
+            model = cls.from_config(layer_config)
+    except LoadError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- reported with the class, the config and the cause
+        hint = ""
+        if type(cls).__dict__.get("get_config") is None and "get_config" not in vars(cls):
+            hint = (f" If {cls.__name__} takes constructor arguments, implement get_config() to "
+                    "return them (and from_config(cls, config) if they need rebuilding).")
+        raise LoadError(f"could not rebuild {class_name} from its config "
+                        f"({type(e).__name__}: {e}).{hint}") from e
+    if not isinstance(model, Model):
+        raise LoadError(f"{class_name} is not a tl.Model")
+    build = config.get("build_config")
+    if build is not None:
+        _apply_build_tree(model, build)
+    names = arrays.get("model_names")
+    names = [str(n) for n in names] if names is not None and names.ndim == 1 else None
+    model_arrays = _saved_list(arrays, "model")
+    _check_arrays("model", model.weights, model_arrays, names)
+    compiled = config.get("compile_config") if compile else None
+    opt_arrays = _saved_list(arrays, "optimizer")
+    if compiled is not None:
+        _compile_from_config(model, compiled, custom_objects)
+        built = arrays.get("optimizer_built")
+        if built is not None and built.shape == () and built.dtype == np.bool_ and bool(built) \
+                and model.trainable_variables:
+            model.optimizer.build(model.trainable_variables)
+        _check_arrays("optimizer", model.optimizer.variables, opt_arrays)
+    for v, a in zip(model.weights, model_arrays):
+        v.assign(a)
+    if compiled is not None:
+        for v, a in zip(model.optimizer.variables, opt_arrays):
+            v.assign(a)
+    return model
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Loads a model saved as a `.keras` file: same class, weights, compile config, optimizer state.
+
+    Training resumes exactly: the optimizer is rebuilt with its slots and
+    `iterations`, so the next step gives the weights the original model would.
+
+    Args:
+        filepath: a `.keras` file written by `model.save` / `tl.saving.save_model`.
+        custom_objects: {name: class or function} for classes and functions that are not
+            registered (subclassed models, custom layers, losses, metrics).
+        compile: if False, the model is returned uncompiled (no optimizer state).
+        safe_mode: accepted for Keras compatibility; loading never runs code from the file.
+
+    Returns:
+        The `tl.Model`.
+
+    Raises:
+        LoadError: (a ValueError) naming the file, for a truncated, corrupted or edited
+            file, an unknown class, or weights that do not fit the rebuilt model.
+        FileNotFoundError: if there is no such file.
+    """
+    path = os.fspath(filepath)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"No .keras file at {path!r}")
+    config, _, arrays = _read_archive(path)
+    try:
+        return _rebuild(config, arrays, custom_objects, compile)
+    except LoadError as e:
+        raise LoadError(f"Cannot load {path!r}: {e}") from e.__cause__
+    except Exception as e:  # noqa: BLE001 -- an edited config can fail anywhere in a constructor
+        raise LoadError(f"Cannot load {path!r}: {type(e).__name__}: {e}") from e
+
+
+def load_weights(model, filepath):
+    """Assigns the model weights stored in a `.keras` file to a built `model` of the same architecture.
+
+    Raises:
+        LoadError: for a defective file or weights that do not fit `model`.
+        ValueError: for an `.h5` file (needs h5py).
+    """
+    path = os.fspath(filepath)
+    if path.endswith((".h5", ".hdf5")):
+        raise ValueError(f"Cannot load weights from {path!r}: {_H5_HINT}")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"No .keras file at {path!r}")
+    _, _, arrays = _read_archive(path)
+    try:
+        model_arrays = _saved_list(arrays, "model")
+        _check_arrays("model", model.weights, model_arrays)
+    except LoadError as e:
+        raise LoadError(f"Cannot load weights from {path!r}: {e}") from None
+    for v, a in zip(model.weights, model_arrays):
+        v.assign(a)
