@@ -47,13 +47,31 @@ def _real_infer(name):
 
 
 def _float_tensor(x, op_name=None):
-    """A tensor of `x`, Python numbers becoming float32. With `op_name`, a non-float tensor is an
-    InvalidArgumentError now: eager calls skip inference, and numpy would silently widen ints."""
-    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    """A tensor of `x` (Python numbers by their own kind, as TensorFlow: `elu(2)` is an int32
+    error). With `op_name`, a non-float tensor is an InvalidArgumentError now: eager calls skip
+    inference, and numpy would silently widen ints."""
+    x = convert_to_tensor(x)
     if op_name is not None and not x.dtype.is_floating:
         raise op_error(InvalidArgumentError, op_name,
                        f"needs a floating-point tensor, got {x.dtype.name}; cast it with tl.cast")
     return x
+
+
+def _real_tensor(x, op_name):
+    """A tensor of `x` that must be real-valued (ints allowed, bools not), checked now."""
+    x = convert_to_tensor(x)
+    if x.dtype.is_bool or x.dtype.is_complex:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"needs a real-valued tensor, got {x.dtype.name}; cast it with tl.cast")
+    return x
+
+
+def _rank_one_logits(logits, op_name):
+    """Float logits of rank >= 1, checked now (eager calls skip inference)."""
+    logits = _float_tensor(logits, op_name)
+    if logits.shape.rank == 0:
+        raise op_error(InvalidArgumentError, op_name, "logits must have >= 1 dimension, got a scalar")
+    return logits
 
 
 def _grad_infer(name):
@@ -144,7 +162,7 @@ def relu(features, name=None):
         >>> tl.nn.relu([-1.0, 2.0])
         <tl.Tensor: shape=(2,), dtype=float32, numpy=array([0., 2.], dtype=float32)>
     """
-    return apply("Relu", _float_tensor(features))
+    return apply("Relu", _real_tensor(features, "Relu"))
 
 
 def relu6(features, name=None):
@@ -154,7 +172,7 @@ def relu6(features, name=None):
         >>> tl.nn.relu6([-1.0, 8.0]).numpy()
         array([0., 6.], dtype=float32)
     """
-    return apply("Relu6", _float_tensor(features))
+    return apply("Relu6", _real_tensor(features, "Relu6"))
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -164,7 +182,12 @@ def leaky_relu(features, alpha=0.2, name=None):
         >>> tl.nn.leaky_relu([-1.0, 2.0]).numpy()
         array([-0.2,  2. ], dtype=float32)
     """
-    return apply("LeakyRelu", _float_tensor(features, "LeakyRelu"), alpha=float(alpha))
+    features = convert_to_tensor(features)
+    if features.dtype.is_integer:  # TensorFlow computes integer features in float32
+        features = _math.cast(features, _dt.float32)
+    # alpha is a float32 attr in TensorFlow: float64 features see float32(alpha)
+    return apply("LeakyRelu", _float_tensor(features, "LeakyRelu"),
+                 alpha=float(_dt.float32.as_numpy_dtype(alpha)))
 
 
 def elu(features, name=None):
@@ -277,9 +300,10 @@ def gelu(features, approximate=False, name=None):
     """
     x = _float_tensor(features, "gelu")
     if approximate:
-        inner = (x + 0.044715 * x * x * x) * _pymath.sqrt(2.0 / _pymath.pi)
-        return 0.5 * x * (1.0 + _math.tanh(inner))
-    return 0.5 * x * (1.0 + erf(x * (1.0 / _pymath.sqrt(2.0))))
+        # TensorFlow casts its constants from float32 (`cast(0.044715, dtype)`): so do we
+        coeff = float(_dt.float32.as_numpy_dtype(0.044715))
+        return 0.5 * x * (1.0 + _math.tanh(0.7978845608028654 * (x + coeff * _math.pow(x, 3))))
+    return 0.5 * x * (1.0 + erf(x * float(_dt.float32.as_numpy_dtype(0.7071067811865476))))
 
 
 # ------------------------------------------------------------------ softmax
@@ -310,6 +334,8 @@ def _log_softmax_grad(op, dy):
 
 
 def _shifted(xp, x, axis):
+    if x.size == 0:  # an empty softmax is empty (max has no identity)
+        return x
     return x - xp.max(x, axis=axis, keepdims=True)
 
 
@@ -339,7 +365,7 @@ def softmax(logits, axis=None, name=None):
         >>> tl.nn.softmax([0.0, 0.0]).numpy()
         array([0.5, 0.5], dtype=float32)
     """
-    return apply("Softmax", _float_tensor(logits, "Softmax"), axis=-1 if axis is None else int(axis))
+    return apply("Softmax", _rank_one_logits(logits, "Softmax"), axis=-1 if axis is None else int(axis))
 
 
 def log_softmax(logits, axis=None, name=None):
@@ -349,7 +375,7 @@ def log_softmax(logits, axis=None, name=None):
         >>> tl.nn.log_softmax([0.0, 0.0]).numpy()
         array([-0.6931472, -0.6931472], dtype=float32)
     """
-    return apply("LogSoftmax", _float_tensor(logits, "LogSoftmax"),
+    return apply("LogSoftmax", _rank_one_logits(logits, "LogSoftmax"),
                  axis=-1 if axis is None else int(axis))
 
 
@@ -449,6 +475,10 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
         >>> float(tl.nn.softmax_cross_entropy_with_logits([0.0, 1.0], [0.0, 0.0]))
         0.6931471824645996
     """
+    logits = convert_to_tensor(logits)
+    labels = convert_to_tensor(labels)
+    if labels.dtype is not logits.dtype and logits.dtype.is_floating:
+        labels = _math.cast(labels, logits.dtype)  # TensorFlow casts the labels to the logits' dtype
     labels, logits = convert_same_dtype("SoftmaxCrossEntropyWithLogits", (labels, logits))
     return apply("SoftmaxCrossEntropyWithLogits", labels, logits, axis=int(axis))
 
@@ -968,7 +998,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
         >>> tl.nn.l2_normalize([3.0, 4.0]).numpy()
         array([0.6, 0.8], dtype=float32)
     """
-    x = _float_tensor(x)
+    x = _float_tensor(x, "l2_normalize")
     square_sum = _math.reduce_sum(_math.square(x), axis=axis, keepdims=True)
     return x * _math.rsqrt(_math.maximum(square_sum, epsilon))
 
