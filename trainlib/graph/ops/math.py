@@ -1259,7 +1259,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def _arg_infer(name):
-    _ALLOWED[name] = _numeric
+    _ALLOWED[name] = _any  # bools too, as TensorFlow (argmax of [False, True] is 1)
 
     def infer(x, axis=0, output_type=_dt.int64):
         _require(name, x.dtype)
@@ -1281,6 +1281,8 @@ defop("ArgMin", infer=_arg_infer("ArgMin"), differentiable=False)(
 def _arg(op_name, input, axis, output_type):  # noqa: A002
     x = convert_to_tensor(input)
     _check_dtypes(op_name, (x,))
+    if x.shape.rank == 0:  # checked now: numpy's argmax of a scalar is 0, TensorFlow's an error
+        raise op_error(InvalidArgumentError, op_name, "Expected dimension in the range [0, 0), but got 0")
     axis = 0 if axis is None else _operator.index(axis)
     output_type = _dt.as_dtype(output_type)
     if output_type not in (_dt.int32, _dt.int64):
@@ -1341,6 +1343,8 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """
     x = convert_to_tensor(x)
     _check_dtypes("Cumsum", (x,))
+    if x.shape.rank == 0:  # numpy flattens a scalar; TensorFlow has no axis to scan
+        raise op_error(InvalidArgumentError, "Cumsum", "Expected scan axis in the range [0, 0), but got 0")
     return apply("Cumsum", x, axis=_operator.index(axis), exclusive=bool(exclusive),
                  reverse=bool(reverse))
 

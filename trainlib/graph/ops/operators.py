@@ -3,9 +3,13 @@
 Owns: the binding of each Python operator to the public op function that
 implements it, installed on both Tensor and SymbolicTensor so eager and
 traced code behave alike. Invariant: operators add no logic of their own;
-each forwards to exactly one public function (weak typing happens there).
+each forwards to exactly one public function (weak typing happens there),
+except TensorFlow's one quirk: `==`/`!=` of unbroadcastable shapes is a scalar.
 """
-from ..tensor import SymbolicTensor, Tensor
+import numpy as _np  # the shape of a Python list operand, never array math
+
+from ..op import broadcast_shapes
+from ..tensor import SymbolicTensor, Tensor, TensorShape
 from . import array, math
 
 # Python operator -> the public function it forwards to
@@ -39,6 +43,12 @@ def _make_binary(fname):
         def operator(self, other):
             if other is None:
                 return fname == "not_equal"
+            # as TensorFlow's `==` (incompatible_shape_error=False): shapes that cannot
+            # broadcast compare unequal as a whole, a scalar False (True for `!=`)
+            try:
+                broadcast_shapes(self.shape, TensorShape(getattr(other, "shape", None) or _np.shape(other)))
+            except (ValueError, TypeError):
+                return array.constant(fname == "not_equal")
             return _resolve(fname)(self, other)
     else:
         def operator(self, other):
