@@ -332,7 +332,9 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
 def _weight_arrays(model):
     weights = model.weights
     arrays = {f"model_{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
-    arrays["model_names"] = np.array([v.name for v in weights] or [""], dtype=np.str_)[:len(weights)]
+    paths = _weight_paths(model)
+    arrays["model_paths"] = np.array([paths.get(id(v), v.name) for v in weights] or [""],
+                                     dtype=np.str_)[:len(weights)]
     opt = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
     if opt is not None:
         arrays.update({f"optimizer_{i:05d}": np.asarray(v.numpy())
@@ -383,14 +385,25 @@ def _saved_list(arrays, prefix):
     return [arrays[k] for k in keys]
 
 
-def _check_arrays(what, variables, arrays, names=None):
+def _weight_paths(layer, prefix=""):
+    """{id(variable): "model/layer/name"} for every weight under `layer`, for messages."""
+    prefix = f"{prefix}{layer.name}/"
+    out = {}
+    for v in layer._trainable_variables + layer._non_trainable_variables:
+        out.setdefault(id(v), prefix + v.name.split(":")[0])
+    for sub in layer._sublayers():
+        for key, path in _weight_paths(sub, prefix).items():
+            out.setdefault(key, path)
+    return out
+
+
+def _check_arrays(what, variables, arrays, paths=None):
     """Raises LoadError unless `arrays` fit `variables` exactly (count, shape, dtype)."""
     if len(arrays) != len(variables):
         raise LoadError(f"the file holds {len(arrays)} {what} weights, the rebuilt model has "
                         f"{len(variables)}")
     for i, (v, a) in enumerate(zip(variables, arrays)):
-        label = f"{what} weight {i} ('{v.name}'"
-        label += f", saved as '{names[i]}')" if names is not None and i < len(names) else ")"
+        label = f"{what} weight {i} ('{(paths or {}).get(id(v), v.name)}')"
         if tuple(a.shape) != tuple(v.shape):
             raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the rebuilt model "
                             f"expects {tuple(v.shape)}")
@@ -430,10 +443,8 @@ def _rebuild(config, arrays, custom_objects, compile):
     build = config.get("build_config")
     if build is not None:
         _apply_build_tree(model, build)
-    names = arrays.get("model_names")
-    names = [str(n) for n in names] if names is not None and names.ndim == 1 else None
     model_arrays = _saved_list(arrays, "model")
-    _check_arrays("model", model.weights, model_arrays, names)
+    _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
     compiled = config.get("compile_config") if compile else None
     opt_arrays = _saved_list(arrays, "optimizer")
     if compiled is not None:
@@ -499,7 +510,7 @@ def load_weights(model, filepath):
     _, _, arrays = _read_archive(path)
     try:
         model_arrays = _saved_list(arrays, "model")
-        _check_arrays("model", model.weights, model_arrays)
+        _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {path!r}: {e}") from None
     for v, a in zip(model.weights, model_arrays):
