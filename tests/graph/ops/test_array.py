@@ -631,7 +631,7 @@ def test_errors_are_invalid_argument(call, pattern):
         call()
 
 
-@pytest.mark.parametrize("key", [[0, 1], 1.5, tl.constant([0, 1]), tl.constant(1.0), True])
+@pytest.mark.parametrize("key", [1.5, tl.constant([0, 1]), tl.constant(1.0)])  # [0, 1] is (0, 1), a bool a mask, as TF
 def test_getitem_rejects_unsupported_keys(key):
     with pytest.raises(TypeError, match="valid indices"):
         tl.zeros([3, 3])[key]

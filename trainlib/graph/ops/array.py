@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..backend import transfer
 from ..context import state
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, op_error
 from ..op import (apply, convert_same_dtype, convert_to_tensor, defop, normalize_axis, spec,
                   broadcast_shapes)
 from ..tensor import SymbolicTensor, Tensor, TensorShape, is_tensor, to_array
@@ -549,8 +549,8 @@ def linspace(start, stop, num, name=None, axis=0):
         array([0. , 0.5, 1. ], dtype=float32)
     """
     start, stop = convert_same_dtype("LinSpace", (start, stop))
-    if start.dtype.is_integer:  # Python ints: TensorFlow computes in floats
-        start, stop = _cast_to(start, _dt.float32), _cast_to(stop, _dt.float32)
+    if start.dtype.is_integer:  # integers: TensorFlow computes in float64
+        start, stop = _cast_to(start, _dt.float64), _cast_to(stop, _dt.float64)
     num = _static_int(num, "num", "LinSpace")
     return apply("LinSpace", start, stop, num=num, axis=int(axis))
 
@@ -1482,17 +1482,24 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                [0., 0., 1.]], dtype=float32)
     """
     i = convert_to_tensor(indices)
-    given = [v for v in (on_value, off_value) if v is not None]
-    if given:
-        # the values given decide the dtype (as TensorFlow), so they convert first
-        on, off = convert_same_dtype("OneHot", given + [1 if on_value is None else 0][:2 - len(given)])
-        on, off = (on, off) if on_value is not None else (off, on)
-        if dtype is not None and on.dtype is not _dt.as_dtype(dtype):
-            raise TypeError(f"OneHot: dtype {_dt.as_dtype(dtype).name} differs from the dtype of "
-                            f"on_value/off_value ({on.dtype.name})")
-    else:
-        dtype = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
-        on, off = convert_to_tensor(1, dtype), convert_to_tensor(0, dtype)
+    if i.dtype not in (_dt.uint8, _dt.int8, _dt.int32, _dt.int64):
+        raise op_error(InvalidArgumentError, "OneHot",
+                       f"indices must be uint8, int8, int32 or int64, got {i.dtype.name}")
+    # TensorFlow's rules: given values convert with dtype as a hint and must match it;
+    # missing ones are 1 and 0 of the dtype (float32 when nothing decides it)
+    dtype = None if dtype is None else _dt.as_dtype(dtype)
+    on = None if on_value is None else convert_to_tensor(on_value, dtype_hint=dtype)
+    off = None if off_value is None else convert_to_tensor(off_value, dtype_hint=dtype)
+    for value, which in ((on, "on_value"), (off, "off_value")):
+        if value is not None and dtype is not None and value.dtype is not dtype:
+            raise TypeError(f"OneHot: dtype {value.dtype.name} of {which} does not match the "
+                            f"dtype parameter {dtype.name}")
+    dtype = dtype or (on.dtype if on is not None else off.dtype if off is not None else _dt.float32)
+    on = convert_to_tensor(1, dtype) if on is None else on
+    off = convert_to_tensor(0, dtype) if off is None else off
+    if on.dtype is not off.dtype:
+        raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype "
+                        f"{off.dtype.name} of off_value")
     axis = -1 if axis is None else int(axis)
     return apply("OneHot", i, on, off, depth=_static_int(depth, "depth", "OneHot"), axis=axis)
 
@@ -1852,8 +1859,12 @@ def getitem(tensor, key):
         array([6, 5, 4], dtype=int32)
     """
     x = convert_to_tensor(tensor)
+    # as TensorFlow's _slice_helper: a bool mask selects (boolean_mask), a list is a tuple
+    if isinstance(key, (bool, np.bool_)) or (is_tensor(key) and key.dtype is _dt.bool) or \
+            (isinstance(key, np.ndarray) and key.dtype == bool):
+        return boolean_mask(x, key)
     if not isinstance(key, tuple):
-        key = (key,)
+        key = tuple(key) if isinstance(key, list) else (key,)
     inputs, entries = [], []
 
     def bound(v, allow_none):
@@ -1947,6 +1958,8 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     """
     x = convert_to_tensor(tensor)
     m = convert_to_tensor(mask)
+    if m.shape.rank == 0:
+        raise ValueError("boolean_mask: mask cannot be scalar; give one bool per element")
     axis = 0 if axis is None else _static_int(axis, "axis", "BooleanMask")
     if x.shape.rank is not None:
         axis = normalize_axis(axis, x.shape.rank)
