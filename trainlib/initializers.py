@@ -14,9 +14,14 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomN
            "deserialize"]
 
 
-def compute_fans(shape):
-    """(fan_in, fan_out) as Keras computes them (conv kernels: receptive field x channels)."""
+def compute_fans(shape, input_axes=None, output_axes=None):
+    """(fan_in, fan_out) as Keras computes them (conv kernels: receptive field x channels).
+
+    With both `input_axes` and `output_axes`, the fans are the products of those dims.
+    """
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return math.prod(shape[a] for a in input_axes), math.prod(shape[a] for a in output_axes)
     if len(shape) == 0:
         return 1, 1
     if len(shape) == 1:
@@ -110,7 +115,8 @@ class VarianceScaling(Initializer):
     `distribution` is "truncated_normal", "untruncated_normal" or "uniform".
     """
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         if scale <= 0:
             raise ValueError(f"VarianceScaling needs scale > 0, got {scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -118,9 +124,10 @@ class VarianceScaling(Initializer):
         if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
             raise ValueError(f"unknown VarianceScaling distribution {distribution!r}")
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+        self.input_axes, self.output_axes = input_axes, output_axes
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
         dtype = dtype or tl.float32
@@ -134,17 +141,19 @@ class VarianceScaling(Initializer):
         return tl.random.normal(shape, 0.0, math.sqrt(scale), dtype=dtype, seed=self.seed)
 
     def get_config(self):
-        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                "seed": self.seed}
+        return {"seed": self.seed, "scale": self.scale, "mode": self.mode,
+                "distribution": self.distribution, "input_axes": self.input_axes,
+                "output_axes": self.output_axes}
 
 
 def _variance_scaling(name, scale, mode, distribution):
     class Fixed(VarianceScaling):
-        def __init__(self, seed=None):
-            super().__init__(scale, mode, distribution, seed)
+        def __init__(self, seed=None, input_axes=None, output_axes=None):
+            super().__init__(scale, mode, distribution, seed, input_axes, output_axes)
 
         def get_config(self):
-            return {"seed": self.seed}
+            return {"seed": self.seed, "input_axes": self.input_axes,
+                    "output_axes": self.output_axes}
     Fixed.__name__ = Fixed.__qualname__ = name
     Fixed.__doc__ = f"Keras's {name}: VarianceScaling(scale={scale}, mode={mode!r}, " \
                     f"distribution={distribution!r})."
@@ -207,10 +216,12 @@ def get(identifier):
 
 
 def serialize(initializer):
-    """{"class_name", "config"} of an initializer (None stays None)."""
+    """An initializer as Keras 3 serializes it ({"module", "class_name", "config",
+    "registered_name"}); None stays None."""
     if initializer is None:
         return None
-    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+    return {"module": "keras.initializers", "class_name": type(initializer).__name__,
+            "config": initializer.get_config(), "registered_name": None}
 
 
 def deserialize(config):

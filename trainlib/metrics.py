@@ -292,8 +292,11 @@ class _Confusion(Metric):
 
     _direction = "up"
 
-    def __init__(self, thresholds=None, name=None, dtype=None):
+    def __init__(self, thresholds=None, name=None, dtype=None, top_k=None, class_id=None):
         super().__init__(name, dtype)
+        if top_k is not None:
+            raise NotImplementedError(f"{type(self).__name__}: top_k is not supported by trainlib")
+        self.init_thresholds, self.top_k, self.class_id = thresholds, top_k, class_id
         single = thresholds is None or isinstance(thresholds, (int, float))
         self._single = single
         self.thresholds = [0.5 if thresholds is None else float(thresholds)] if single \
@@ -306,6 +309,9 @@ class _Confusion(Metric):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true, y_pred = _losses._pair(y_true, y_pred)
+        if self.class_id is not None:  # Keras: only that class's column counts
+            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
+        y_pred = self._probabilities(y_pred)
         y_true = tl.reshape(tl.cast(y_true, tl.float32), [-1, 1])
         y_pred = tl.reshape(tl.cast(y_pred, tl.float32), [-1, 1])
         pred_pos = tl.cast(y_pred > tl.constant(self.thresholds), tl.float32)   # (n, T)
@@ -318,20 +324,28 @@ class _Confusion(Metric):
         self.false_negatives.assign_add(tl.reduce_sum((1.0 - pred_pos) * pos, axis=0))
         self.true_negatives.assign_add(tl.reduce_sum((1.0 - pred_pos) * neg, axis=0))
 
+    def _probabilities(self, y_pred):
+        return y_pred
+
     def _ratio(self, num, den):
         r = tl.where(den > 0, num / tl.maximum(den, 1e-30), tl.zeros_like(den))
         return r[0] if self._single else r
 
     def get_config(self):
-        t = self.thresholds[0] if self._single else self.thresholds
-        return {**super().get_config(), "thresholds": t}
+        return {**super().get_config(), "thresholds": self.init_thresholds, "top_k": self.top_k,
+                "class_id": self.class_id}
 
 
 class Precision(_Confusion):
-    """true positives / predicted positives (prediction > threshold, default 0.5)."""
+    """true positives / predicted positives (prediction > threshold, default 0.5).
 
-    def __init__(self, thresholds=None, name=None, dtype=None):
-        super().__init__(thresholds, name, dtype)
+    Args:
+        thresholds: a float or a list of floats (one result per threshold); default 0.5.
+        class_id: count only this column of multi-class predictions.
+    """
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        super().__init__(thresholds, name, dtype, top_k, class_id)
 
     def result(self):
         tp = self.true_positives.read_value()
@@ -339,10 +353,13 @@ class Precision(_Confusion):
 
 
 class Recall(_Confusion):
-    """true positives / actual positives (prediction > threshold, default 0.5)."""
+    """true positives / actual positives (prediction > threshold, default 0.5).
 
-    def __init__(self, thresholds=None, name=None, dtype=None):
-        super().__init__(thresholds, name, dtype)
+    Args: as Precision.
+    """
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        super().__init__(thresholds, name, dtype, top_k, class_id)
 
     def result(self):
         tp = self.true_positives.read_value()
@@ -352,13 +369,30 @@ class Recall(_Confusion):
 class AUC(_Confusion):
     """Area under the ROC curve, by the trapezoidal rule over `num_thresholds` thresholds."""
 
-    def __init__(self, num_thresholds=200, name=None, dtype=None, thresholds=None):
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation",
+                 name=None, dtype=None, thresholds=None, multi_label=False, num_labels=None,
+                 label_weights=None, from_logits=False):
+        for option, value, supported in (("curve", curve, "ROC"),
+                                         ("summation_method", summation_method, "interpolation"),
+                                         ("multi_label", multi_label, False),
+                                         ("label_weights", label_weights, None)):
+            if value != supported:
+                raise NotImplementedError(f"AUC: {option}={value!r} is not supported by trainlib "
+                                          f"(only {supported!r})")
+        eps = 1e-7
         if thresholds is None:
-            eps = 1e-7
             inner = [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-            thresholds = [0.0 - eps] + inner + [1.0 + eps]
+        else:  # Keras adds the two end points to the given thresholds
+            inner = sorted(float(t) for t in thresholds)
+        thresholds = [0.0 - eps] + inner + [1.0 + eps]
         self.num_thresholds = len(thresholds)
+        self.curve, self.summation_method = curve, summation_method
+        self.multi_label, self.num_labels = multi_label, num_labels
+        self.label_weights, self.from_logits = label_weights, from_logits
         super().__init__(list(thresholds), name, dtype)
+
+    def _probabilities(self, y_pred):
+        return tl.sigmoid(y_pred) if self.from_logits else y_pred
 
     def result(self):
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
@@ -369,7 +403,10 @@ class AUC(_Confusion):
         return tl.reduce_sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2.0)
 
     def get_config(self):
-        return {"name": self.name, "dtype": self.dtype.name, "num_thresholds": self.num_thresholds}
+        return {"name": self.name, "dtype": self.dtype.name, "num_thresholds": self.num_thresholds,
+                "curve": self.curve, "summation_method": self.summation_method,
+                "multi_label": self.multi_label, "num_labels": self.num_labels,
+                "label_weights": self.label_weights, "from_logits": self.from_logits}
 
 
 # ------------------------------------------------------------------ resolution

@@ -25,7 +25,7 @@ from trainlib.graph.tracing import FuncGraph
 from trainlib.graph.variables import Module, Variable
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
-           "deserialize"]
+           "deserialize", "dtype_policy_config", "check_unsupported"]
 
 _name_counters = collections.defaultdict(itertools.count)
 _training_stack = []          # the training flag of the enclosing layer calls
@@ -36,6 +36,23 @@ def register(cls):
     """Class decorator: makes `cls` known to `deserialize` (and model loading) by name."""
     _REGISTRY[cls.__name__] = cls
     return cls
+
+
+def dtype_policy_config(dtype):
+    """A dtype as Keras 3 writes it in a layer config (a serialized DTypePolicy)."""
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype.name},
+            "registered_name": None}
+
+
+def check_unsupported(layer, **options):
+    """Raises NotImplementedError for a Keras option given a value trainlib does not implement.
+
+    `options` maps each option name to (value given, the value trainlib supports).
+    """
+    for name, (value, supported) in options.items():
+        if value != supported and value is not None:
+            raise NotImplementedError(f"{type(layer).__name__}: {name}={value!r} is not supported "
+                                      f"by trainlib (only {supported!r})")
 
 
 def unique_name(base):
@@ -150,6 +167,8 @@ class Layer(Module):
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         super().__init__(name or auto_name(type(self).__name__))
         self._trainable = bool(trainable)
+        if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy
+            dtype = dtype.get("config", {}).get("name")
         self.dtype = tl.as_dtype(dtype or "float32")
         self.built = False
         self._trainable_variables = []
@@ -391,8 +410,9 @@ class Layer(Module):
 
     # -- config
     def get_config(self):
-        """The constructor arguments, as a JSON-serializable dict."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        """The constructor arguments, as a JSON-serializable dict (Keras 3's keys and forms)."""
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": dtype_policy_config(self.dtype)}
         if self._input_shape_arg is not None:
             config["input_shape"] = list(self._input_shape_arg)
         return config

@@ -6,7 +6,7 @@ Owns: their weights, defaults and Keras argument names; the math is
 import trainlib as tl
 from trainlib import activations, initializers
 
-from .base import Layer, register
+from .base import Layer, check_unsupported, register
 
 __all__ = ["Conv2D", "MaxPooling2D", "AveragePooling2D"]
 
@@ -44,9 +44,16 @@ class Conv2D(Layer):
     """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", **kwargs):
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
+        check_unsupported(self, groups=(groups, 1), kernel_regularizer=(kernel_regularizer, None),
+                          bias_regularizer=(bias_regularizer, None),
+                          activity_regularizer=(activity_regularizer, None),
+                          kernel_constraint=(kernel_constraint, None),
+                          bias_constraint=(bias_constraint, None))
         if data_format not in (None, "channels_last"):
             raise ValueError("Conv2D supports data_format='channels_last' (NHWC) only")
         self.filters = int(filters)
@@ -78,11 +85,14 @@ class Conv2D(Layer):
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,
-                "kernel_size": list(self.kernel_size), "strides": list(self.strides),
-                "padding": self.padding, "dilation_rate": list(self.dilation_rate),
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": "channels_last",
+                "dilation_rate": self.dilation_rate, "groups": 1,
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
+                "kernel_constraint": None, "bias_constraint": None}
 
 
 class _Pooling2D(Layer):
@@ -90,6 +100,9 @@ class _Pooling2D(Layer):
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' (NHWC) "
+                             f"only, got {data_format!r}")
         self.pool_size = _pair(pool_size, "pool_size")
         self.strides = self.pool_size if strides is None else _pair(strides, "strides")
         self.padding = _padding(padding)
@@ -99,8 +112,8 @@ class _Pooling2D(Layer):
                                         padding=self.padding.upper())
 
     def get_config(self):
-        return {**super().get_config(), "pool_size": list(self.pool_size),
-                "strides": list(self.strides), "padding": self.padding}
+        return {**super().get_config(), "pool_size": self.pool_size, "padding": self.padding,
+                "strides": self.strides, "data_format": "channels_last"}
 
 
 @register

@@ -6,7 +6,7 @@ Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
 import trainlib as tl
 from trainlib import activations, initializers
 
-from .base import Layer, register
+from .base import Layer, check_unsupported, register
 
 __all__ = ["Dense", "Activation", "Flatten", "Dropout", "Embedding"]
 
@@ -28,8 +28,16 @@ class Dense(Layer):
     """
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 lora_rank=None, quantization_config=None, **kwargs):
         super().__init__(**kwargs)
+        check_unsupported(self, kernel_regularizer=(kernel_regularizer, None),
+                          bias_regularizer=(bias_regularizer, None),
+                          activity_regularizer=(activity_regularizer, None),
+                          kernel_constraint=(kernel_constraint, None),
+                          bias_constraint=(bias_constraint, None), lora_rank=(lora_rank, None),
+                          quantization_config=(quantization_config, None))
         if int(units) <= 0:
             raise ValueError(f"Dense needs a positive number of units, got {units}")
         self.units = int(units)
@@ -57,7 +65,9 @@ class Dense(Layer):
         return {**super().get_config(), "units": self.units,
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None,
+                "bias_constraint": None, "quantization_config": None}
 
 
 @register
@@ -91,7 +101,7 @@ class Flatten(Layer):
         return tl.reshape(inputs, tl.stack([tl.shape(inputs)[0], -1]))
 
     def get_config(self):
-        return {**super().get_config(), "data_format": self.data_format}
+        return {**super().get_config(), "data_format": self.data_format or "channels_last"}
 
 
 @register
@@ -132,8 +142,17 @@ class Embedding(Layer):
         embeddings_initializer: default "uniform" (Keras's RandomUniform(-0.05, 0.05)).
     """
 
-    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", **kwargs):
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
+                 weights=None, lora_rank=None, quantization_config=None,
+                 activity_regularizer=None, **kwargs):
         super().__init__(**kwargs)
+        check_unsupported(self, embeddings_regularizer=(embeddings_regularizer, None),
+                          embeddings_constraint=(embeddings_constraint, None),
+                          mask_zero=(mask_zero, False), weights=(weights, None),
+                          lora_rank=(lora_rank, None),
+                          quantization_config=(quantization_config, None),
+                          activity_regularizer=(activity_regularizer, None))
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self._autocast = False
@@ -149,4 +168,6 @@ class Embedding(Layer):
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
-                "embeddings_initializer": initializers.serialize(self.embeddings_initializer)}
+                "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+                "embeddings_regularizer": None, "activity_regularizer": None,
+                "embeddings_constraint": None, "mask_zero": False, "quantization_config": None}

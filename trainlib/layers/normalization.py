@@ -8,7 +8,7 @@ LayerNormalization epsilon 1e-3) and update rule
 import trainlib as tl
 from trainlib import initializers
 
-from .base import Layer, register
+from .base import Layer, check_unsupported, register
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
@@ -36,8 +36,17 @@ class BatchNormalization(Layer):
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
-                 moving_mean_initializer="zeros", moving_variance_initializer="ones", **kwargs):
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, synchronized=False, renorm=False, renorm_clipping=None,
+                 renorm_momentum=0.99, **kwargs):
         super().__init__(**kwargs)
+        check_unsupported(self, beta_regularizer=(beta_regularizer, None),
+                          gamma_regularizer=(gamma_regularizer, None),
+                          beta_constraint=(beta_constraint, None),
+                          gamma_constraint=(gamma_constraint, None), renorm=(renorm, False),
+                          renorm_clipping=(renorm_clipping, None))
+        self.synchronized, self.renorm_momentum = bool(synchronized), renorm_momentum
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
         self.beta_initializer = initializers.get(beta_initializer)
@@ -91,7 +100,10 @@ class BatchNormalization(Layer):
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
                 "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
                 "moving_variance_initializer":
-                    initializers.serialize(self.moving_variance_initializer)}
+                    initializers.serialize(self.moving_variance_initializer),
+                "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
+                "gamma_constraint": None, "synchronized": self.synchronized, "renorm": False,
+                "renorm_clipping": None, "renorm_momentum": self.renorm_momentum}
 
 
 @register
@@ -104,9 +116,15 @@ class LayerNormalization(Layer):
         center, scale: learn beta / gamma.
     """
 
-    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", **kwargs):
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
+        check_unsupported(self, rms_scaling=(rms_scaling, False),
+                          beta_regularizer=(beta_regularizer, None),
+                          gamma_regularizer=(gamma_regularizer, None),
+                          beta_constraint=(beta_constraint, None),
+                          gamma_constraint=(gamma_constraint, None))
         self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
@@ -131,6 +149,8 @@ class LayerNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale,
+                "center": self.center, "scale": self.scale, "rms_scaling": False,
                 "beta_initializer": initializers.serialize(self.beta_initializer),
-                "gamma_initializer": initializers.serialize(self.gamma_initializer)}
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
+                "gamma_constraint": None}

@@ -28,7 +28,8 @@ class _GlobalPooling(Layer):
         return type(self)._reduce(inputs, axis=list(self._axes), keepdims=self.keepdims)
 
     def get_config(self):
-        return {**super().get_config(), "data_format": self.data_format, "keepdims": self.keepdims}
+        return {**super().get_config(), "data_format": self.data_format or "channels_last",
+                "keepdims": self.keepdims}
 
 
 @register

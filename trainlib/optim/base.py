@@ -39,12 +39,25 @@ class Optimizer:
     """
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, name=None, **kwargs):
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of clipnorm, clipvalue and global_clipnorm can be set.")
-        self.name = name or type(self).__name__.lower()
+        for option, value, default in (("use_ema", use_ema, False),
+                                       ("ema_overwrite_frequency", ema_overwrite_frequency, None),
+                                       ("loss_scale_factor", loss_scale_factor, None),
+                                       ("gradient_accumulation_steps",
+                                        gradient_accumulation_steps, None)):
+            if value != default:
+                raise NotImplementedError(f"{type(self).__name__}: {option}={value!r} is not "
+                                          f"supported by trainlib (only {default!r})")
+        self.ema_momentum = ema_momentum
+        # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
+        from trainlib.layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
+        self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         with eager_scope():
@@ -204,8 +217,10 @@ class Optimizer:
             from .schedules import serialize  # noqa: PLC0415
             lr = serialize(lr)
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
-                "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
-                "global_clipnorm": self.global_clipnorm}
+                "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
+                "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
+                "ema_overwrite_frequency": None, "loss_scale_factor": None,
+                "gradient_accumulation_steps": None}
 
     @classmethod
     def from_config(cls, config):
