@@ -126,13 +126,13 @@ class GradientTape:
                 raise ValueError(f"tape.watch needs tensors or Variables, got {type(t).__name__}")
 
     def watched_variables(self):
-        """The Variables this tape has watched, in the order first read."""
+        """The Variables this tape has watched, in the order they were created (as TensorFlow)."""
         seen, out = set(), []
         for v in list(self._watched_vars.values()) + list(self._reads.values()):
             if id(v) not in seen:
                 seen.add(id(v))
                 out.append(v)
-        return tuple(out)
+        return tuple(sorted(out, key=lambda v: getattr(v, "_unique_id", 0)))
 
     def _record(self, op):
         tracked = self._tracked
@@ -203,11 +203,20 @@ class GradientTape:
                                "of gradients; use GradientTape(persistent=True) for more.")
         if unconnected_gradients not in ("none", "zero"):
             raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
+        if target is None:
+            raise TypeError("Argument `target` should be a tensor or a nested structure of tensors "
+                            "or Variables to be differentiated, but received None.")
         self._used = True
         targets = flatten(target)
         seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         source_leaves = flatten(sources)
         Variable = _variable_class()
+        # a Variable target is its own value: d(v)/d(v) is its seed (ones), as TensorFlow
+        var_seeds = {}
+        for t, seed in zip(targets, seeds):
+            if isinstance(t, Variable):  # watched or not, as a tensor target that is a source
+                g = apply("OnesLike", t.read_value()) if seed is None else _as_grad(seed, t)
+                var_seeds[id(t)] = g if id(t) not in var_seeds else var_seeds[id(t)] + g
         was_recording = self in state.tapes
         self._stop()  # this tape must not record its own backward pass
         try:
@@ -215,7 +224,7 @@ class GradientTape:
             out = []
             for s in source_leaves:
                 if isinstance(s, Variable):
-                    g = None
+                    g = var_seeds.get(id(s))
                     for read_id, var in self._reads.items():
                         if var is s and read_id in grads:
                             g = grads[read_id] if g is None else g + grads[read_id]
