@@ -321,8 +321,13 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
                             "pass the values it depends on as loop variables")
         if not bool(c):
             break
-        values = _body_leaves(call(body, values), single)
+        out = call(body, values)
+        values = _body_leaves(out, single)
+        if not single and isinstance(out, (list, tuple)):
+            structure = out  # TensorFlow returns the body's structure (a tuple stays a tuple)
         i += 1
+    # ...with its values as tensors, as TensorFlow converts them at the end of an eager loop
+    values = [v if v is None or is_tensor(v) else convert_to_tensor(v) for v in values]
     packed = pack_as(structure, values)
     return packed[0] if single else (tuple(packed) if isinstance(structure, tuple) else packed)
 
