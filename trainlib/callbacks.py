@@ -145,7 +145,7 @@ class ProgbarLogger(Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         if self._bar is not None:
-            self._bar.update(self.params.get("steps_per_execution", 1))
+            self._bar.update(getattr(self.model, "steps_per_execution", 1))
             self._bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()}, refresh=False)
 
     def on_epoch_end(self, epoch, logs=None):

@@ -336,7 +336,7 @@ class Model(Layer):
             batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
         callbacks = callbacks_module.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self, verbose=verbose,
-            epochs=epochs, steps=steps, steps_per_execution=self.steps_per_execution)
+            epochs=epochs, steps=steps)
         train_function = self.make_train_function()
         self.stop_training = False
         callbacks.on_train_begin()
@@ -418,7 +418,7 @@ class Model(Layer):
             callbacks, verbose = self._distribute_strategy._fit_callbacks(callbacks, verbose)
         n = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
         cbs = callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
-                                            verbose=verbose, steps=n)
+                                            verbose=verbose, epochs=1, steps=n)
         logs = self._evaluate_batches(batches, cbs)
         return logs if return_dict else _as_list(logs, self._flat_metric_names())
 
@@ -430,7 +430,9 @@ class Model(Layer):
             self._build_for_batch(first)
         predict_function = self.make_predict_function()
         verbose = 1 if verbose == "auto" else int(verbose)
-        cbs = callbacks_module.CallbackList(callbacks, model=self, verbose=verbose)
+        n = batches.steps if isinstance(batches, data_adapter.ArrayBatches) else batches.length
+        cbs = callbacks_module.CallbackList(callbacks, model=self, verbose=verbose, epochs=1,
+                                            steps=n)
         cbs.on_predict_begin()
         outputs = []
         for step, batch in enumerate(batches):
