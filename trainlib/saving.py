@@ -28,12 +28,12 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
         filepath: "name.keras", or the directory to write.
         overwrite: if False, an existing `filepath` raises FileExistsError.
         input_signature: for a directory: TensorSpecs of the call's arguments (default:
-            the model's inputs).
+            the model's inputs). Unused for `.keras`: the file stores the model itself.
         **kwargs: for `.keras`: `zipped` (True or None).
 
     Raises:
         FileExistsError: if `filepath` exists and `overwrite` is False.
-        ValueError: for a ".h5" path (needs h5py), or `input_signature` with a `.keras` path.
+        ValueError: for a ".h5" path (needs h5py).
 
     Example:
         >>> tl.saving.save_model(model, "digits.keras")   # resumable: tl.saving.load_model
@@ -42,9 +42,6 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
     """
     path = os.fspath(filepath)
     if path.endswith((".keras", ".h5", ".hdf5")):
-        if input_signature is not None:
-            raise ValueError("input_signature applies to saved-model directories; a '.keras' file "
-                             "stores the model itself")
         saving_keras.save_model(model, path, overwrite=overwrite, **kwargs)
         return
     if kwargs:

@@ -317,12 +317,12 @@ def test_defective_files_raise_clear_errors(saved, tmp_path):
     wider = json.loads(json.dumps(config))
     wider["config"]["layers"][-1]["config"]["units"] = 3
     check("wider", r"model weight 9 \('seq/dense_\d+/kernel'\) has shape \(4, 2\) in the file, "
-          r"the rebuilt model expects \(4, 3\)", config=wider)
+          r"the model expects \(4, 3\)", config=wider)
     check("no_weights", "has no 'model.weights.npz'", drop=("model.weights.npz",))
     cast = dict(arrays, model_00000=arrays["model_00000"].astype(np.float64))
     check("dtype", "dtype float64 in the file", arrays=cast)
     fewer = {k: v for k, v in arrays.items() if k != "model_00010"}
-    check("fewer", "holds 10 model weights, the rebuilt model has 11", arrays=fewer)
+    check("fewer", "holds 10 model weights, the model has 11", arrays=fewer)
     gap = {k: v for k, v in arrays.items() if k != "model_00003"}
     check("gap", "lacks model array 3", arrays=gap)
     opt = dict(arrays, optimizer_00003=np.zeros((5, 5), np.float32))

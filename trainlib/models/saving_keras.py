@@ -400,15 +400,15 @@ def _weight_paths(layer, prefix=""):
 def _check_arrays(what, variables, arrays, paths=None):
     """Raises LoadError unless `arrays` fit `variables` exactly (count, shape, dtype)."""
     if len(arrays) != len(variables):
-        raise LoadError(f"the file holds {len(arrays)} {what} weights, the rebuilt model has "
+        raise LoadError(f"the file holds {len(arrays)} {what} weights, the model has "
                         f"{len(variables)}")
     for i, (v, a) in enumerate(zip(variables, arrays)):
         label = f"{what} weight {i} ('{(paths or {}).get(id(v), v.name)}')"
         if tuple(a.shape) != tuple(v.shape):
-            raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the rebuilt model "
-                            f"expects {tuple(v.shape)}")
+            raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the model expects "
+                            f"{tuple(v.shape)}")
         if a.dtype != v.dtype.np:
-            raise LoadError(f"{label} has dtype {a.dtype} in the file, the rebuilt model expects "
+            raise LoadError(f"{label} has dtype {a.dtype} in the file, the model expects "
                             f"{v.dtype.name}")
 
 
