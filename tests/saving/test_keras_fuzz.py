@@ -15,16 +15,26 @@ from . import models as M
 _FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def original(tmp_path_factory):
+def _saved(kind, folder):
     """(model, bytes of its .keras file, its config, its arrays)."""
-    model = M.compiled(M.sequential)
-    path = tmp_path_factory.mktemp("fuzz") / "m.keras"
+    model = M.compiled(kind)
+    path = folder / f"{kind.__name__}.keras"
     model.save(path)
     with zipfile.ZipFile(path) as z, np.load(io.BytesIO(z.read("model.weights.npz"))) as npz:
         config = json.loads(z.read("config.json"))
         arrays = {k: npz[k] for k in npz.files}
     return model, path.read_bytes(), config, arrays
+
+
+@pytest.fixture(scope="module")
+def saved_kinds(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fuzz")
+    return {kind: _saved(kind, folder) for kind in (M.sequential, M.functional, M.subclassed)}
+
+
+@pytest.fixture(scope="module")
+def original(saved_kinds):
+    return saved_kinds[M.sequential]
 
 
 def _load_or_clear_error(path):
@@ -89,9 +99,10 @@ def _paths(value, prefix=()):
 
 @_FUZZ
 @given(data=st.data())
-def test_edited_config(original, tmp_path, data):
+def test_edited_config(saved_kinds, tmp_path, data):
     """Any edit of config.json (the zip rewritten with valid checksums, as a hand edit would)."""
-    _, raw, config, arrays = original
+    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=lambda k: k.__name__)))
+    _, raw, config, arrays = saved_kinds[kind]
     edited = json.loads(json.dumps(config))
     paths = [p for p in _paths(edited) if p]
     where = data.draw(st.sampled_from(paths))

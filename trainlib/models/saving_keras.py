@@ -106,6 +106,8 @@ def _encode_shapes(value):
     """A build shape (a tuple of ints/None, or a nested list/tuple/dict of them) as JSON."""
     if value is None:
         return None
+    if hasattr(value, "as_list") and getattr(value, "rank", None) is not None:
+        value = tuple(value.as_list())   # a TensorShape handed to build()
     if isinstance(value, (tuple, list)) and all(d is None or isinstance(d, (int, np.integer))
                                                 for d in value):
         return {"shape": [None if d is None else int(d) for d in value]}
@@ -315,6 +317,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".keras", dir=folder)
     try:
+        os.chmod(tmp, _file_mode(path))   # mkstemp's 0600 would make the saved file private
         with os.fdopen(fd, "wb") as f:
             with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
                 archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
@@ -329,12 +332,20 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         raise
 
 
+def _file_mode(path):
+    """The permissions the file would get from a plain open(): the old file's, else umask's."""
+    if os.path.exists(path):
+        return os.stat(path).st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _weight_arrays(model):
     weights = model.weights
     arrays = {f"model_{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
     paths = _weight_paths(model)
-    arrays["model_paths"] = np.array([paths.get(id(v), v.name) for v in weights] or [""],
-                                     dtype=np.str_)[:len(weights)]
+    arrays["model_paths"] = np.array([paths.get(id(v), v.name) for v in weights], dtype=np.str_)
     opt = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
     if opt is not None:
         arrays.update({f"optimizer_{i:05d}": np.asarray(v.numpy())
@@ -433,7 +444,7 @@ def _rebuild(config, arrays, custom_objects, compile):
         raise
     except Exception as e:  # noqa: BLE001 -- reported with the class, the config and the cause
         hint = ""
-        if type(cls).__dict__.get("get_config") is None and "get_config" not in vars(cls):
+        if "get_config" not in vars(cls):
             hint = (f" If {cls.__name__} takes constructor arguments, implement get_config() to "
                     "return them (and from_config(cls, config) if they need rebuilding).")
         raise LoadError(f"could not rebuild {class_name} from its config "
