@@ -1138,9 +1138,11 @@ def _sum_kernel(xp, x, axis=None, keepdims=False):
 def _mean_kernel(xp, x, axis=None, keepdims=False):
     shape = _reduced_shape(x, axis, keepdims)
     count = _prod_of(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
+    if x.size == 0 and axis is not None:
+        _normalize_axes(axis, x.ndim)  # numpy would not check the axes of an empty reduction
     if x.dtype.kind in "iu":
-        if count == 0:
-            raise ValueError("the mean of an empty integer tensor is undefined")
+        if count == 0:  # TensorFlow's integer mean of nothing is 0
+            return _full(xp, shape, 0, x.dtype)
         total = xp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
         # integer mean truncates toward zero (C division), as TensorFlow
         q = xp.floor_divide(xp.abs(total), count).astype(x.dtype)
@@ -1160,6 +1162,8 @@ def _prod_of(shape):
 def _extremum_kernel(fn):
     def kernel(xp, x, axis=None, keepdims=False):
         if x.size == 0:  # TensorFlow gives the reduction's identity where numpy raises
+            if axis is not None:
+                _normalize_axes(axis, x.ndim)
             if x.dtype.kind == "f":
                 value = float("-inf") if fn == "max" else float("inf")
             else:
