@@ -107,7 +107,8 @@ def compiled(kind):
         model.compile(optimizer=tl.optim.SGD(schedule, momentum=0.9, nesterov=True), loss="mse",
                       metrics=["mae", tl.metrics.RootMeanSquaredError()])
     else:
-        model.compile(optimizer=tl.optim.RMSprop(0.01, clipnorm=1.0), loss=tl.losses.MeanSquaredError(),
+        model.compile(optimizer=tl.optim.RMSprop(0.01, clipnorm=1.0),
+                      loss=tl.losses.MeanSquaredError(),
                       metrics=[tl.losses.mean_absolute_error])
     x, y = data(kind)
     tl.random.set_seed(1)

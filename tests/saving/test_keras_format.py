@@ -94,12 +94,15 @@ def test_round_trip(saved, kind):
     assert int(loaded.optimizer.iterations.numpy()) == 2
     x, _ = M.data(kind, seed=7)
     out_a, out_b = model.predict(x, verbose=0), loaded.predict(x, verbose=0)
-    _equal(out_a if isinstance(out_a, list) else [out_a], out_b if isinstance(out_b, list) else [out_b])
+    _equal(out_a if isinstance(out_a, list) else [out_a],
+           out_b if isinstance(out_b, list) else [out_b])
     # the loaded model saves the same config and weights again
     again = path.replace(".keras", "-again.keras")
     loaded.save(again)
     assert _config(again) == _config(path)
-    numeric = lambda arrays: [v for k, v in sorted(arrays.items()) if k != "model_paths"]  # noqa: E731
+    def numeric(arrays):
+        return [v for k, v in sorted(arrays.items()) if k != "model_paths"]
+
     _equal(numeric(_arrays(again)), numeric(_arrays(path)))
 
 
@@ -194,6 +197,13 @@ def test_registered_names():
     assert tl.layers.deserialize(tl.layers.serialize(M.Scale(3.0))).init == 3.0
     with pytest.raises(ValueError, match="must not contain"):
         tl.saving.register_keras_serializable(package="a>b")
+
+    class Dense(tl.layers.Layer):
+        pass
+
+    with pytest.raises(ValueError, match="'Dense' is already registered"):
+        tl.saving.register_keras_serializable(package="mine")(Dense)
+    assert tl.layers.deserialize({"class_name": "Dense", "config": {"units": 1}}).units == 1
 
 
 def test_subclass_without_get_config_names_the_fix(tmp_path):

@@ -62,7 +62,8 @@ def register_keras_serializable(package="Custom", name=None):
         The decorator; it returns the object unchanged.
 
     Raises:
-        ValueError: if `package` contains ">".
+        ValueError: if `package` contains ">", or another layer class of the same name is
+            registered (layer configs name classes by their `__name__`).
 
     Example:
         >>> @tl.saving.register_keras_serializable(package="demo")
@@ -78,6 +79,13 @@ def register_keras_serializable(package="Custom", name=None):
     def decorator(obj):
         key = f"{package}>{name or obj.__name__}"
         if isinstance(obj, type) and issubclass(obj, layers_base.Layer):
+            # layer configs record the bare class name: a second class of that name would
+            # silently replace the first in every file that names it
+            taken = layers_base._REGISTRY.get(obj.__name__)
+            if taken is not None and (taken.__module__, taken.__qualname__) != \
+                    (obj.__module__, obj.__qualname__):
+                raise ValueError(f"A layer class named {obj.__name__!r} is already registered "
+                                 f"({taken.__module__}.{taken.__qualname__}); rename the class")
             layers_base.register(obj)
         elif not isinstance(obj, type) and not callable(obj):
             raise TypeError(f"register_keras_serializable needs a class or a function, got {obj!r}")
@@ -197,7 +205,7 @@ def _custom(name, custom_objects):
 
 
 def _resolve(value, functions, classes, custom_objects, kind):
-    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib's tables)."""
+    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib)."""
     hint = (": pass it in custom_objects or register it with "
             "tl.saving.register_keras_serializable (or load with compile=False)")
     if value is None or isinstance(value, str):
@@ -381,7 +389,7 @@ def _read_archive(path):
         raise LoadError(f"Cannot load {path!r}: {e}") from None
     except FileNotFoundError:
         raise
-    except Exception as e:  # noqa: BLE001 -- any defect of the bytes is the file's, not the caller's
+    except Exception as e:  # noqa: BLE001 -- any defect of the bytes is the file's
         raise LoadError(f"Cannot load {path!r}: it is truncated, corrupted or not a .keras file "
                         f"({type(e).__name__}: {e})") from e
     return config, metadata, arrays
@@ -507,7 +515,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
 
 def load_weights(model, filepath):
-    """Assigns the model weights stored in a `.keras` file to a built `model` of the same architecture.
+    """Assigns the model weights stored in a `.keras` file to a built `model` of that architecture.
 
     Raises:
         LoadError: for a defective file or weights that do not fit `model`.
