@@ -2,7 +2,9 @@
 import csv
 
 import numpy as np
+import pytest
 
+import trainlib as tl
 from trainlib import callbacks, layers, losses, models, optim
 
 CASES = []  # Keras-level module: no op types of its own
@@ -69,3 +71,17 @@ def test_terminate_on_nan():
     model = _model()
     h = model.fit(x, y, epochs=5, batch_size=32, verbose=0, callbacks=[callbacks.TerminateOnNaN()])
     assert len(h.history["loss"]) == 1 and np.isnan(h.history["loss"][0])
+
+
+def test_model_checkpoint_whole_model_and_path_checks(tmp_path):
+    x, y = _data()
+    model = _model()
+    ckpt = callbacks.ModelCheckpoint(str(tmp_path / "ckpt-{epoch}.keras"), monitor="loss")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[ckpt])
+    restored = tl.saving.load_model(tmp_path / "ckpt-2.keras")
+    for a, b in zip(model.get_weights(), restored.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"\.keras"):
+        callbacks.ModelCheckpoint(str(tmp_path / "ckpt.npz"))
+    with pytest.raises(ValueError, match=r"\.weights\.npz"):
+        callbacks.ModelCheckpoint(str(tmp_path / "ckpt.keras"), save_weights_only=True)

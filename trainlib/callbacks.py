@@ -325,6 +325,15 @@ class ModelCheckpoint(Callback):
             raise ValueError("ModelCheckpoint supports save_freq='epoch' only")
         self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        # as Keras 3: the extension says what is written, checked now rather than after an epoch
+        if save_weights_only and not self.filepath.endswith(".weights.npz"):
+            raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the filepath "
+                             f"provided must end in `.weights.npz` (trainlib's weights format). "
+                             f"Received: filepath={self.filepath}")
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model format). "
+                             f"Received: filepath={self.filepath} (or pass save_weights_only=True "
+                             "with a `.weights.npz` path)")
         self.mode = _monitor_op(mode, monitor)
         self.best = initial_value_threshold
 
@@ -343,7 +352,7 @@ class ModelCheckpoint(Callback):
             if not better:
                 return
             self.best = value
-        if self.save_weights_only or not hasattr(self.model, "save"):
+        if self.save_weights_only:
             self.model.save_weights(path)
         else:
             self.model.save(path)

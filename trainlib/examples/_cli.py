@@ -132,7 +132,11 @@ def save(model, path, input_signature=None):
         return
     import trainlib.saving  # noqa: PLC0415 -- not re-exported by `import trainlib`
     tl.saving.save_model(model, path, input_signature=input_signature)
-    print(f"saved model written to {path} (tl.saving.load_model({path!r}).serve(x) runs it)")
+    if path.endswith(".keras"):
+        print(f"model written to {path} (tl.saving.load_model({path!r}) gives it back, "
+              "ready to predict or train on)")
+    else:
+        print(f"saved model written to {path} (tl.saving.load_model({path!r}).serve(x) runs it)")
 
 
 def summary(name, seconds, steps, **metrics):

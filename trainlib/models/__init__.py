@@ -2,5 +2,6 @@
 from .model import Model  # noqa: F401
 from .sequential import Sequential  # noqa: F401
 from .functional import Functional  # noqa: F401
+from .saving_keras import load_model, save_model  # noqa: F401
 
-__all__ = ["Model", "Sequential", "Functional"]
+__all__ = ["Model", "Sequential", "Functional", "load_model", "save_model"]
