@@ -63,7 +63,7 @@ class DType:
     def __eq__(self, other):
         if self is other:
             return True
-        if isinstance(other, DType):
+        if isinstance(other, DType) or other is None:  # np.dtype(None) would be float64
             return False
         try:
             return as_dtype(other) is self

@@ -444,10 +444,13 @@ def to_array(xp, value, dtype=None):
     _python_kinds(value, kinds)
     if "other" in kinds:
         return _generic_array(xp, value, dtype)
-    if "bool" in kinds and len(kinds) > 1:
-        raise ValueError(f"Can't convert Python sequence with mixed types to a tensor: "
-                         f"{_short(value)} mixes bools and numbers")
     dtype = None if dtype is None else _dt.as_dtype(dtype)
+    if "bool" in kinds and dtype not in _BOOL_TARGETS:  # TensorFlow's fast path takes bools
+        if len(kinds) > 1:                             # to these dtypes only
+            raise ValueError(f"Can't convert Python sequence with mixed types to a tensor: "
+                             f"{_short(value)} mixes bools and numbers")
+        if dtype is not None and dtype is not _dt.bool:
+            raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}")
     if dtype is not None and (("float" in kinds or "complex" in kinds) and not
                               (dtype.is_floating or dtype.is_complex) or
                               "complex" in kinds and not dtype.is_complex or
@@ -464,6 +467,8 @@ def to_array(xp, value, dtype=None):
                     raise ValueError(f"Can't convert {_short(value)} to a float32 tensor: a value "
                                      "is out of range; pass dtype=tl.float64")
                 dtype = _dt.float32
+        elif "int" in kinds and dtype is not None and dtype.is_floating:
+            array = np.asarray(value, dtype=np.float64)
         elif "int" in kinds:
             array = np.asarray(value, dtype=np.int64)
             if dtype is None:
@@ -519,6 +524,7 @@ def _generic_array(xp, value, dtype):
 
 
 _pybool = type(True)
+_BOOL_TARGETS = (_dt.float16, _dt.float32, _dt.float64, _dt.int32, _dt.int64)
 
 
 def _short(value):

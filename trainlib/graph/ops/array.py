@@ -195,8 +195,10 @@ def constant(value, dtype=None, shape=None, name=None):
         <tl.Tensor: shape=(2,), dtype=float32, numpy=array([1., 0.], dtype=float32)>
     """
     if is_tensor(value):
-        return value if dtype is None or value.dtype is _dt.as_dtype(dtype) else \
-            apply("Cast", value, DstT=_dt.as_dtype(dtype))
+        if dtype is not None and value.dtype is not _dt.as_dtype(dtype):  # as TensorFlow: no cast
+            raise TypeError(f"Expected tensor {value!r} with dtype {_dt.as_dtype(dtype)!r}, but got "
+                            f"dtype {value.dtype!r}; use tl.cast to change a tensor's dtype")
+        return value
     array = to_array(state.xp, value, dtype)
     if shape is not None:
         shape = tuple(int(d) for d in shape)
