@@ -85,10 +85,18 @@ class ArrayBatches:
         if self.batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self.shuffle = shuffle
-        self.steps = steps if steps is not None else -(-self.n // self.batch_size)
+        self.num_batches = -(-self.n // self.batch_size)
+        self.steps = steps if steps is not None else self.num_batches
+        self._steps_given = steps is not None
+        self._seen = 0        # batches of the current pass over the data already given
+        self._order = None
 
     def first_batch(self):
         return self._batch(np.arange(min(self.batch_size, self.n)))
+
+    def reset(self):
+        """Starts the next epoch at the beginning of a new pass (evaluate does, as Keras)."""
+        self._seen = 0
 
     def _batch(self, index):
         x = _slice(self.x, index)
@@ -98,12 +106,27 @@ class ArrayBatches:
                 else self.sample_weight[index])[:3 if self.sample_weight is not None else 2]
 
     def __iter__(self):
-        order = np.random.permutation(self.n) if self.shuffle else None
-        for step in range(self.steps):
-            start = (step * self.batch_size) % self.n
+        """One epoch's batches. With `steps` (steps_per_epoch), as Keras 3: an epoch
+        continues the pass over the data where the previous one stopped, stops early
+        when the pass ends (the next epoch starts a new pass), and never wraps around."""
+        if not self._steps_given:
+            self._seen = 0
+        for _ in range(self.steps):
+            if self._seen >= self.num_batches:
+                import warnings  # noqa: PLC0415
+                warnings.warn("Your input ran out of data; interrupting epoch. Make sure that your "
+                              "dataset or generator can generate at least steps_per_epoch * "
+                              "epochs batches.", stacklevel=2)
+                break
+            if self._seen == 0:
+                self._order = np.random.permutation(self.n) if self.shuffle else None
+            start = self._seen * self.batch_size
             stop = min(start + self.batch_size, self.n)
-            index = order[start:stop] if order is not None else slice(start, stop)
+            index = self._order[start:stop] if self._order is not None else slice(start, stop)
+            self._seen += 1
             yield self._batch(index)
+        if self._seen >= self.num_batches:
+            self._seen = 0
 
 
 class IterableBatches:

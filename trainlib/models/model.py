@@ -388,6 +388,8 @@ class Model(Layer):
             self._distribute_strategy.broadcast_variables(self.weights)
             batches = self._distribute_strategy._shard_batches(batches)
         test_function = self.make_test_function()
+        if hasattr(batches, "reset"):
+            batches.reset()
         self.reset_metrics()
         if callbacks is not None:
             callbacks.on_test_begin()
