@@ -196,7 +196,7 @@ def test_function_inside_function_is_inlined():
         return inner(x) + 1.0
 
     assert float(outer(tl.constant(3.0))) == 10.0
-    assert inner.experimental_get_tracing_count() == 0
+    assert inner.experimental_get_tracing_count() == 1  # as TensorFlow: one trace, inlined
     types = [op.type for op in outer.get_concrete_function(tl.constant(3.0)).graph.get_operations()]
     assert "Mul" in types
 
@@ -302,9 +302,9 @@ def test_variable_created_on_retrace_raises_with_location():
         v = tl.Variable(1.0)
         return v * x
 
-    f(tl.constant(1.0))
+    # as TensorFlow: a first trace that creates Variables is traced again, which creates one more
     with pytest.raises(ValueError, match=r"Variable.*test_function.py:\d+"):
-        f(tl.constant([1.0, 2.0]))
+        f(tl.constant(1.0))
 
 
 def test_variable_created_on_first_trace_persists():

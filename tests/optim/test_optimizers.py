@@ -106,8 +106,8 @@ def test_update_matches_numpy_formula(name, make, reference, traced):
         w = reference(w, g, state, t)
         np.testing.assert_allclose(var.numpy(), w, rtol=1e-10, atol=1e-12)
     assert int(opt.iterations.numpy()) == 5
-    if traced:
-        assert step.experimental_get_tracing_count() == 1
+    if traced:  # 2 when the first trace creates slots: TensorFlow traces such a function twice
+        assert step.experimental_get_tracing_count() in (1, 2)
 
 
 def test_sgd_weight_decay_is_decoupled():

@@ -64,7 +64,8 @@ def _key(value):
     if type(value) is Tensor:  # the hot case first
         return ("T", value.dtype, value._value.shape)
     if isinstance(value, (bool, int, float)):
-        return (float, value)  # by value alone, as TensorFlow: f(1), f(1.0), f(True) share a trace
+        # by value alone, as TensorFlow: f(1), f(1.0), f(True) share a trace (and NaNs one)
+        return (float, value) if value == value else (float, "nan")
     if isinstance(value, (str, type(None))):
         return (type(value), value)
     if isinstance(value, (list, tuple)):
@@ -102,7 +103,9 @@ def _describe_key(k):
 
 def _type_text(value):
     """The guide's pretty-printed type of one argument."""
-    if isinstance(value, (Tensor, SymbolicTensor, TensorSpec)):
+    if isinstance(value, TensorSpec):
+        return repr(value)
+    if isinstance(value, (Tensor, SymbolicTensor)):
         return repr(TensorSpec(value.shape, value.dtype))
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"Literal[{value!r}]"
@@ -140,6 +143,7 @@ class Function:
         self._tracing_count = 0
         self._retrace_reasons = []
         self._keys = []               # keys traced, in order (for reasons)
+        self._inlined_keys = set()    # signatures seen inlined into other Functions' traces
         self._converted = None
         self._variables_created = False
         self._instances = weakref.WeakKeyDictionary()
@@ -184,6 +188,7 @@ class Function:
         if state.run_eagerly:
             return self._python_function(*args, **kwargs)
         if state.graph is not None:  # called while another Function traces: inline
+            self._count_inlined(args, kwargs)
             return self._converted_function()(*args, **kwargs)
         if not kwargs and self._input_signature is None and state.device == "cpu":
             # the hot path: a cache hit on positional arguments
@@ -204,6 +209,18 @@ class Function:
             elif len(self._cache) > 1:
                 self._cache.move_to_end(key)
         return concrete._call_structured(args)
+
+    def _count_inlined(self, args, kwargs):
+        """Counts an inlined call as a trace when its signature is new here, as TensorFlow traces
+        a Function called inside another once per signature (experimental_get_tracing_count)."""
+        try:
+            key = tuple(map(_key, self._canonical_args(args, kwargs)))
+            if key in self._inlined_keys or key in self._cache:
+                return
+            self._inlined_keys.add(key)
+        except TypeError:  # unhashable arguments: no count
+            return
+        self._tracing_count += 1
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (values or TensorSpecs), tracing if needed."""
@@ -353,6 +370,11 @@ class Function:
         trace_args = _relax_args(args, self._keys) if relax else args
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
         self._tracing_count += 1
+        if concrete.created_variables:
+            # as TensorFlow: a first trace that created Variables is traced again with creation
+            # forbidden, so a function that creates them on every call fails now
+            concrete = ConcreteFunction.trace(self, trace_args, allow_variables=False)
+            self._tracing_count += 1
         self._keys.append(key)
         if relax and concrete._has_unknown_dims():
             self._relaxed.append(concrete)
@@ -390,8 +412,8 @@ def _relax_args(args, old_keys):
         if isinstance(value, (Tensor, TensorSpec)):
             shape = TensorShape(value.shape)
             for k in olds:
-                if isinstance(k, tuple) and k and k[0] == "T" and k[1] is value.dtype and \
-                        k[2] is not None and len(k[2]) == shape.rank:
+                if isinstance(k, tuple) and k and k[0] == "T" and k[1] is value.dtype:
+                    # another rank (or an unknown one) relaxes to an unknown rank, as TensorFlow
                     shape = shape.most_specific_compatible_shape(TensorShape(k[2]))
             return TensorSpec(shape, value.dtype) if shape != TensorShape(value.shape) else value
         if isinstance(value, (list, tuple)) and not isinstance(value, str):
@@ -460,6 +482,7 @@ class ConcreteFunction:
         arg_structure = _spec_structure(args)
         output_structure = pack_as(outputs, structure_leaves) if leaves else outputs
         concrete = cls(function, graph, arg_structure, output_structure, arg_names)
+        concrete.created_variables = bool(graph.created_variables)
         concrete._finish()
         return concrete
 
@@ -518,7 +541,39 @@ class ConcreteFunction:
     def __call__(self, *args, **kwargs):
         args = self._function._canonical_args(args, kwargs) if kwargs or \
             len(args) != len(self._arg_structure) else args
-        return self._call_structured(args)
+        return self._call_structured(self._bind(args))
+
+    def _bind(self, args):
+        """`args` checked against this trace's specs, as TensorFlow binds a ConcreteFunction's
+        inputs: a tensor of another dtype is an InvalidArgumentError; Python values and numpy
+        arrays convert to the spec's dtype and must fit its shape (TypeError)."""
+        def bind(value, s):
+            if isinstance(s, TensorSpec):
+                if is_tensor(value):
+                    if value.dtype is not s.dtype:
+                        from .errors import InvalidArgumentError  # noqa: PLC0415
+                        raise InvalidArgumentError(
+                            f"{self.name}: input expected a {s.dtype.name} tensor but got a "
+                            f"{value.dtype.name} tensor ({value!r})")
+                    return value
+                if isinstance(value, _variable_class()) or value is None:
+                    return value
+                try:
+                    t = convert_to_tensor(value, dtype=s.dtype)
+                except (TypeError, ValueError, OpError) as e:
+                    raise TypeError(f"{self.name}: cannot bind {value!r} to {s!r}: {e}") from None
+                if not s.shape.is_compatible_with(t.shape):
+                    raise TypeError(f"{self.name}: cannot bind {value!r} (shape {t.shape}) to {s!r}")
+                return t
+            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
+                items = [bind(v, x) for v, x in zip(value, s)]
+                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
+                return {k: bind(value[k], s[k]) for k in value}
+            return value
+        if len(args) != len(self._arg_structure):
+            return args
+        return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
 
     def _call_structured(self, args):
         feeds = None
@@ -679,7 +734,9 @@ def _placeholders(graph, args, names):
 
 def _spec_structure(args):
     def spec_of(value):
-        if isinstance(value, (Tensor, TensorSpec)):
+        if isinstance(value, TensorSpec):
+            return value
+        if isinstance(value, Tensor):
             return TensorSpec(value.shape, value.dtype)
         if isinstance(value, (list, tuple)):
             items = [spec_of(v) for v in value]

@@ -97,9 +97,10 @@ class FuncGraph(Graph):
         if not self.allow_variable_creation:
             raise ValueError(
                 f"tl.function-decorated function tried to create a tl.Variable (at "
-                f"{user_location()}) on a trace other than its first. Variables may be created only "
-                "on the first trace: create them outside the function (e.g. in __init__ or a build "
-                "step) and use them inside.")
+                f"{user_location()}) on a trace other than its first (a first trace that creates "
+                "Variables is traced again, as TensorFlow does, to check it creates them once). "
+                "Variables may be created only on the first trace: create them outside the function "
+                "(e.g. in __init__ or a build step), or once behind a check, and use them inside.")
         self.created_variables.append(variable)
         if self.outer is not None:
             self.outer.variable_created(variable)
