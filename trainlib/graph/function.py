@@ -245,7 +245,7 @@ class Function:
             if id(c) not in seen:
                 seen.add(id(c))
                 out.append(c)
-        return out
+        return sorted(out, key=lambda c: getattr(c, "_trace_index", 0))  # in trace order, as TF
 
     def __repr__(self):
         return f"<tl.function {self._name}>"
@@ -375,6 +375,7 @@ class Function:
             # forbidden, so a function that creates them on every call fails now
             concrete = ConcreteFunction.trace(self, trace_args, allow_variables=False)
             self._tracing_count += 1
+        concrete._trace_index = self._tracing_count
         self._keys.append(key)
         if relax and concrete._has_unknown_dims():
             self._relaxed.append(concrete)
