@@ -174,3 +174,38 @@ def test_model_kinds(build):
     fit_both(km, tm, X, Y_REG, epochs=2, batch_size=8)
     close_optimizers(km.optimizer, tm.optimizer)
     close(km.predict(X, verbose=0), tm.predict(X, verbose=0), "predict")
+
+
+def _two_outputs(k):
+    inputs = k.layers.Input((4,), name="inp")
+    h = k.layers.Dense(5, activation="relu", name="h")(inputs)
+    return k.Model(inputs, [k.layers.Dense(3, activation="softmax", name="cls")(h),
+                            k.layers.Dense(1, name="reg")(h)])
+
+
+MULTI_OUTPUT = {
+    "list": lambda k: dict(loss=["sparse_categorical_crossentropy", "mse"],
+                           metrics=["accuracy", "mae"]),
+    "one_loss_for_all": lambda k: dict(loss="mse", metrics=[None, ["mae", "mse"]]),
+    "dicts_and_weights": lambda k: dict(
+        loss={"cls": "sparse_categorical_crossentropy", "reg": "mse"},
+        loss_weights={"reg": 2.0, "cls": 1.0}, metrics={"reg": ["mae", "mse"]},
+        weighted_metrics=[["accuracy"], ["mae"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_OUTPUT))
+def test_multi_output(name):
+    y2 = Y_REG[:, :1]
+    if name == "one_loss_for_all":
+        ys = [np.eye(3, dtype=np.float32)[Y], y2]
+    else:
+        ys = [Y, y2]
+    km, tm = pair(_two_outputs, lambda k: dict(optimizer=k.optimizers.SGD(0.1),
+                                               **MULTI_OUTPUT[name](k)))
+    weights = np.linspace(0.5, 2.0, 30).astype(np.float32)
+    fit_both(km, tm, X, ys, epochs=2, batch_size=8, sample_weight=weights,
+             validation_data=(X[:10], [y[:10] for y in ys]))
+    close(km.evaluate(X, ys, verbose=0), tm.evaluate(X, ys, verbose=0), "evaluate")
+    close(km.train_on_batch(X[:8], [y[:8] for y in ys]),
+          tm.train_on_batch(X[:8], [y[:8] for y in ys]), "train_on_batch")

@@ -77,9 +77,14 @@ class Model(Layer):
         Args:
             optimizer: an Optimizer or its name ("adam", "sgd", "rmsprop", "adamw", "adagrad").
             loss: a Loss, a loss function, or its name ("mse", "sparse_categorical_crossentropy",
-                ...); a list for several outputs.
-            metrics: a list of Metrics, functions or names ("accuracy", "mae", ...).
-            loss_weights: weights of the losses of several outputs.
+                ...); for several outputs a list (output order), a dict keyed by the output
+                layers' names, or one loss for every output.
+            metrics: a list of Metrics, functions or names ("accuracy", "mae", ...); for
+                several outputs a list with one entry (or list) per output, or a dict keyed
+                by output name. Log keys are then prefixed with the output's name, and each
+                output's loss is logged as "<output name>_loss", as Keras 3 does.
+            weighted_metrics: as metrics, given the sample weights.
+            loss_weights: weights of the losses of several outputs (list or dict).
             run_eagerly: run the steps as plain Python (no tl.function), for debugging.
             steps_per_execution: train steps run per graph call.
             jit_compile: passed to tl.function.
@@ -89,16 +94,30 @@ class Model(Layer):
         """
         self.optimizer = optim.get(optimizer)
         self.loss = loss
+        names = self._output_names()
+        if isinstance(loss, dict):
+            if names is None or not set(loss) <= set(names):
+                raise ValueError(f"loss is a dict with keys {sorted(loss)}, which must name the "
+                                 f"model's outputs {names}")
+            loss = [loss.get(name) for name in names]
         if isinstance(loss, (list, tuple)):
             self._loss_fns = [_as_loss(l) for l in loss]
-        elif isinstance(loss, dict):
-            raise ValueError("dict losses are not supported; pass a list in output order")
+        elif names is not None and len(names) > 1 and loss is not None:
+            self._loss_fns = [_as_loss(loss) for _ in names]   # one loss for every output
         else:
             self._loss_fns = _as_loss(loss)
+        if isinstance(loss_weights, dict):
+            if names is None:
+                raise ValueError("loss_weights as a dict needs a functional model's output names")
+            loss_weights = [loss_weights.get(name) for name in names]
         self._loss_weights = loss_weights
-        self._metric_ids = list(metrics or [])
-        self._weighted_metric_ids = list(weighted_metrics or [])
+        # kept as given (a list, or per output a nested list or a dict); saving reads them
+        self._metric_ids = metrics if isinstance(metrics, dict) else list(metrics or [])
+        self._weighted_metric_ids = weighted_metrics if isinstance(weighted_metrics, dict) \
+            else list(weighted_metrics or [])
         self._compiled_metrics = None
+        self._metric_entries = []
+        self._output_loss_trackers = []
         self._loss_tracker = metrics_module.Mean(name="loss")
         if int(steps_per_execution) < 1:
             raise ValueError(f"steps_per_execution must be >= 1, got {steps_per_execution}")
@@ -112,12 +131,20 @@ class Model(Layer):
         if not self.compiled:
             raise RuntimeError("You must call compile() before using the model for training.")
 
+    def _output_names(self):
+        """The names of a functional model's output layers (None for other models)."""
+        outputs = getattr(self, "_flat_outputs", None)
+        if outputs is None:
+            return None
+        return [kt.node.layer.name if kt.node is not None else kt.layer.name for kt in outputs]
+
     @property
     def metrics(self):
-        """The loss tracker, then the compiled metrics (once resolved)."""
+        """The loss tracker, the compiled metrics, then each output's loss tracker (Keras's order)."""
         if not self.compiled:
             return []
-        return [self._loss_tracker] + list(self._compiled_metrics or [])
+        return [self._loss_tracker] + list(self._compiled_metrics or []) + \
+            list(self._output_loss_trackers)
 
     @property
     def metrics_names(self):
@@ -125,7 +152,8 @@ class Model(Layer):
 
     def _flat_metric_names(self):
         # Keras's _flatten_metrics_in_order: the metrics' own names first, then other keys sorted
-        return [self._loss_tracker.name] + [m.name for m in self._compiled_metrics or ()]
+        return [self._loss_tracker.name] + [m.name for m in self._compiled_metrics or ()] + \
+            [m.name for m in self._output_loss_trackers]
 
     def reset_metrics(self):
         """Resets the state of every metric."""
@@ -153,51 +181,128 @@ class Model(Layer):
             self.optimizer.build(self.trainable_variables)
 
     def _resolve_metrics(self, y, y_pred_spec):
-        y_spec = None if y is None else TensorSpec((None,) + tuple(flatten(y)[0].shape[1:]),
-                                                   tl.as_dtype(flatten(y)[0].dtype))
-        pred = flatten(y_pred_spec)[0] if y_pred_spec is not None else None
-        resolved = [metrics_module.get(m, y_spec, pred) for m in self._metric_ids]
-        resolved += [metrics_module.get(m, y_spec, pred) for m in self._weighted_metric_ids]
-        self._n_unweighted = len(self._metric_ids)
-        self._compiled_metrics = resolved
-        # the log keys, as Keras 3's CompileMetrics.result names them: a repeated name gets
-        # "_1", "_2"... among the metrics, and a "weighted_" prefix among the weighted metrics
+        """Builds the compiled metrics and per-output loss trackers, as Keras 3's CompileMetrics
+        and CompileLoss do at their first call."""
+        outs = flatten(y_pred_spec) if y_pred_spec is not None else [None]
+        ys = [None] * len(outs) if y is None else flatten(y)
+        n = len(outs)
+        names = self._output_names() if n > 1 else None
+        names = names if names is not None and len(names) == n else \
+            ([None] if n == 1 else [f"output_{i}" for i in range(n)])
+
+        def spec_of(a):
+            if a is None:
+                return None
+            return TensorSpec((None,) + tuple(a.shape[1:]), tl.as_dtype(a.dtype))
+
+        def per_output(spec, argument):
+            if not spec:
+                return [None] * n
+            if n == 1:
+                return [flatten(spec) if isinstance(spec, (list, tuple, dict)) else [spec]]
+            if isinstance(spec, dict) and set(spec) <= set(names):
+                spec = [spec.get(name) for name in names]
+            if isinstance(spec, (list, tuple)) and len(spec) == n:
+                return [None if s is None else list(s) if isinstance(s, (list, tuple)) else [s]
+                        for s in spec]
+            raise ValueError(f"Invalid `{argument}`. `{argument}` should contain metrics objects "
+                             "and either be a dict or a list matching the output names of the "
+                             f"model {names}. Received: {argument}={spec}")
+
+        entries = []
+        for weighted, spec, argument in ((False, self._metric_ids, "metrics"),
+                                         (True, self._weighted_metric_ids, "weighted_metrics")):
+            for i, ids in enumerate(per_output(spec, argument)):
+                for identifier in ids or ():
+                    metric = metrics_module.get(identifier, spec_of(ys[i] if i < len(ys) else None),
+                                                outs[i])
+                    entries.append((i, metric, weighted))
+        # the log keys, as Keras 3's CompileMetrics.result names them: prefixed with the output's
+        # name when there are several, a repeated name gets "_1", "_2"... among the metrics and
+        # a "weighted_" prefix among the weighted metrics
         keys, counters = [], {}
-        for i, m in enumerate(resolved):
-            name = m.name
-            if name in counters and i >= self._n_unweighted:
-                name = f"weighted_{m.name}"
+        for i, m, weighted in entries:
+            prefix = f"{names[i]}_" if names[i] else ""
+            name = prefix + m.name
+            if name in counters and weighted:
+                name = f"{prefix}weighted_{m.name}"
             if name in counters:
                 counters[name] += 1
                 name = f"{name}_{counters[name] - 1}"
             else:
                 counters[name] = 1
             keys.append(name)
+        self._metric_entries = [(i, m, w, key) for (i, m, w), key in zip(entries, keys)]
+        self._compiled_metrics = [m for _, m, _ in entries]
         self._compiled_metric_keys = keys
+        losses = self._loss_fns if isinstance(self._loss_fns, list) else \
+            [self._loss_fns] * n if n > 1 and self._loss_fns is not None else []
+        self._output_loss_trackers = [metrics_module.Mean(name=f"{names[i]}_loss")
+                                      for i, fn in enumerate(losses) if fn is not None] \
+            if sum(fn is not None for fn in losses) > 1 else []
+        self._output_loss_tracker_index = [i for i, fn in enumerate(losses) if fn is not None] \
+            if self._output_loss_trackers else []
 
     # -- steps (override train_step / test_step / predict_step to customize)
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of a batch (summed over outputs, weighted by loss_weights)."""
+        """The compiled loss of a batch (summed over outputs, weighted by loss_weights).
+
+        With several losses each output's unweighted loss also goes to its
+        "<output>_loss" tracker, one plain value per batch: Keras 3 weights it by the
+        static batch size, which its dataset-fed steps never know, so every batch counts 1.
+        """
         fns = self._loss_fns
         if fns is None:
             raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
                              "override compute_loss / train_step")
-        if isinstance(fns, list):
-            outs, ys = flatten(y_pred), flatten(y)
-            if len(fns) != len(outs) or len(ys) != len(outs):
-                raise ValueError(f"{len(fns)} losses for {len(outs)} outputs and {len(ys)} targets")
-            weights = self._loss_weights or [1.0] * len(fns)
-            total = None
-            for fn, yt, yp, w in zip(fns, ys, outs, weights):
-                term = fn(yt, yp, sample_weight) * w
-                total = term if total is None else total + term
-            return total
-        return fns(y, y_pred, sample_weight)
+        outs = flatten(y_pred)
+        if not isinstance(fns, list):
+            if len(outs) == 1:
+                value = fns(y, y_pred, sample_weight)
+                weight = self._loss_weights
+                if isinstance(weight, (list, tuple)):
+                    weight = weight[0] if weight else None
+                return value if weight is None else value * weight
+            fns = [fns] * len(outs)
+        ys = flatten(y) if len(outs) > 1 else [y]
+        if len(fns) != len(outs) or len(ys) != len(outs):
+            raise ValueError(f"{len(fns)} losses for {len(outs)} outputs and {len(ys)} targets")
+        weights = list(self._loss_weights) if isinstance(self._loss_weights, (list, tuple)) \
+            else [self._loss_weights] * len(fns)
+        if isinstance(sample_weight, (list, tuple, dict)):
+            weights_per_output = flatten(sample_weight)
+        else:
+            weights_per_output = [sample_weight] * len(outs)
+        trackers = dict(zip(getattr(self, "_output_loss_tracker_index", ()),
+                            getattr(self, "_output_loss_trackers", ())))
+        total = None
+        for i, (fn, yt, yp, w, sw) in enumerate(zip(fns, ys, outs, weights, weights_per_output)):
+            if fn is None:
+                continue
+            value = fn(yt, yp, sw)
+            if i in trackers:
+                trackers[i].update_state(value)
+            if w is not None:
+                value = value * w
+            total = value if total is None else total + value
+        return total
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Updates the compiled metrics; returns {name: result} including the loss."""
-        for i, m in enumerate(self._compiled_metrics or []):
-            m.update_state(y, y_pred, sample_weight if i >= self._n_unweighted else None)
+        outs = flatten(y_pred)
+        if len(outs) == 1:
+            ys, outs = [y], [y_pred]
+        else:
+            ys = flatten(y)
+        if sample_weight is None:
+            weights = [None] * len(outs)
+        else:
+            weights = flatten(sample_weight) if isinstance(sample_weight, (list, tuple, dict)) \
+                else [sample_weight]
+            if len(weights) < len(outs):  # one weight array serves every output
+                weights = [weights[0]] * len(outs)
+        for i, m, weighted, _ in self._metric_entries:
+            m.update_state(ys[i], outs[i], weights[i] if weighted else None)
         return self.get_metrics_result()
 
     def get_metrics_result(self):
@@ -209,6 +314,8 @@ class Model(Layer):
         results = {self._loss_tracker.name: self._loss_tracker.result()}
         for key, m in zip(getattr(self, "_compiled_metric_keys", ()), self._compiled_metrics or ()):
             results[key] = m.result()
+        for m in self._output_loss_trackers:
+            results[m.name] = m.result()
         return results
 
     def _track_loss(self, loss, x):
@@ -597,9 +704,16 @@ class Model(Layer):
                               "config": self.optimizer.get_config()},
                 "loss": losses_module.serialize(self._loss_fns) if not isinstance(self._loss_fns, list)
                 else [losses_module.serialize(l) for l in self._loss_fns],
-                "metrics": [m if isinstance(m, str) else getattr(m, "name", None)
-                            for m in self._metric_ids],
+                "metrics": _metric_names(self._metric_ids or []),
                 "steps_per_execution": self.steps_per_execution}
+
+
+def _metric_names(spec):
+    if isinstance(spec, dict):
+        return {k: _metric_names(v) for k, v in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_metric_names(m) for m in spec]
+    return spec if isinstance(spec, str) or spec is None else getattr(spec, "name", None)
 
 
 def _as_loss(loss):
@@ -621,7 +735,8 @@ def _groups(iterator, size):
 
 
 def _to_floats(logs):
-    return {k: float(v) for k, v in logs.items()}
+    # sorted by key: Keras 3's logs come out of a tf.function, whose dict outputs are sorted
+    return {k: float(logs[k]) for k in sorted(logs)}
 
 
 def _as_list(logs, names):
