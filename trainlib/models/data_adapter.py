@@ -48,11 +48,12 @@ def unpack_x_y_sample_weight(data):
 
 
 def _class_weights(y, class_weight):
+    # keras class_weight_to_sample_weights: argmax of one-hot rows, else the label rounded
     y = np.asarray(y)
-    labels = y.argmax(axis=-1) if y.ndim > 1 and y.shape[-1] > 1 else y.reshape(len(y), -1)[:, 0]
-    table = np.array([class_weight.get(int(c), 1.0) for c in range(int(labels.max()) + 1)],
-                     dtype=np.float32)
-    return table[labels.astype(np.int64)]
+    if y.ndim > 1:
+        y = y.argmax(axis=-1) if y.shape[-1] != 1 else np.squeeze(y, axis=-1)
+    labels = np.round(y).astype(np.int64)
+    return np.array([class_weight.get(int(c), 1.0) for c in labels], dtype=np.float32)
 
 
 def _slice(structure, index):
@@ -69,8 +70,12 @@ class ArrayBatches:
         if class_weight is not None:
             if y is None:
                 raise ValueError("class_weight needs targets y")
-            cw = _class_weights(self.y, class_weight)
-            sw = cw if sw is None else sw * cw
+            if sw is not None:
+                raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+            if isinstance(self.y, (list, tuple, dict)):
+                raise ValueError("`class_weight` is only supported for Models with a single "
+                                 "output.")
+            sw = _class_weights(self.y, class_weight)
         self.sample_weight = sw
         sizes = {"x": _lengths(self.x), "y": _lengths(self.y), "sample_weight": _lengths(sw)}
         all_sizes = {n for s in sizes.values() for n in s}
