@@ -409,18 +409,19 @@ def add_n(inputs, name=None):
 # ------------------------------------------------------------------ unary
 
 def _stable_sigmoid(xp, x):
-    # s = sigmoid(-|x|) = e / (1 + e) with e = exp(-|x|): never overflows and keeps the tail's
-    # relative precision; sigmoid(|x|) = 1 - s loses nothing since s <= 0.5. In place: 2 buffers.
+    # exp(min(x, 0)) / (1 + exp(-|x|)): never overflows, keeps the tails' relative precision;
+    # max(x >= 0, e) is exp(min(x, 0)) and keeps NaN. In place over two buffers (the fused
+    # kernel in ops/fused.py evaluates the same formula, so both agree to the bit).
     if x.ndim == 0:
-        x = x.reshape((1,))
-        return _stable_sigmoid(xp, x).reshape(())
+        return _stable_sigmoid(xp, x.reshape((1,))).reshape(())
     e = xp.abs(x)
     xp.negative(e, out=e)
     xp.exp(e, out=e)
-    d = e + 1
-    xp.divide(e, d, out=e)
-    xp.subtract(1, e, out=d)
-    return xp.where(x >= 0, d, e)
+    num = xp.greater_equal(x, 0).astype(x.dtype)
+    xp.maximum(num, e, out=num)
+    xp.add(e, 1, out=e)
+    xp.divide(num, e, out=num)
+    return num
 
 
 def _round_kernel(xp, x):
