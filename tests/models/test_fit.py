@@ -135,7 +135,8 @@ def test_fit_equals_custom_tl_function_loop_step_for_step():
         for s in range(0, 64, 16):
             step(tl.constant(x[s:s + 16]), tl.constant(y[s:s + 16]))
         epoch_losses.append(float(mean.result()))
-    assert step.experimental_get_tracing_count() == 1
+    # 2: Adam creates its slots in the first trace, so it is traced again, as TensorFlow does
+    assert step.experimental_get_tracing_count() == 2
     np.testing.assert_allclose(hist.history["loss"], epoch_losses, rtol=1e-6)
     for wa, wb in zip(a.get_weights(), b.get_weights()):
         np.testing.assert_allclose(wa, wb, rtol=1e-6, atol=1e-7)

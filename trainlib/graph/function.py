@@ -372,8 +372,9 @@ class Function:
         self._tracing_count += 1
         if concrete.created_variables:
             # as TensorFlow: a first trace that created Variables is traced again with creation
-            # forbidden, so a function that creates them on every call fails now
-            concrete = ConcreteFunction.trace(self, trace_args, allow_variables=False)
+            # forbidden, so a function that creates them on every call fails now (the check
+            # trace is thrown away: the first one, with the Variables captured, is compiled)
+            self._trace_without_new_variables(trace_args)
             self._tracing_count += 1
         concrete._trace_index = self._tracing_count
         self._keys.append(key)
@@ -384,6 +385,13 @@ class Function:
             if len(self._cache) > MAX_TRACES:
                 self._cache.popitem(last=False)
         return concrete
+
+    def _trace_without_new_variables(self, args):
+        graph = FuncGraph(self._name)
+        graph.allow_variable_creation = False
+        names = _flat_arg_names(list(self._signature.parameters.values()), args)
+        with graph_scope(graph):
+            self._call_python(self._converted_function(), _placeholders(graph, args, names))
 
     def _retrace_reason(self, key):
         names = [p.name for p in self._signature.parameters.values()]
