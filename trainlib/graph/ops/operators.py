@@ -10,7 +10,7 @@ import numpy as _np  # the shape of a Python list operand, never array math
 
 from ..op import broadcast_shapes
 from ..tensor import SymbolicTensor, Tensor, TensorShape
-from . import array, math
+from . import array, bitwise, math
 
 # Python operator -> the public function it forwards to
 _BINARY = {
@@ -18,18 +18,18 @@ _BINARY = {
     "__floordiv__": "floordiv", "__mod__": "floormod", "__pow__": "pow", "__matmul__": "matmul",
     "__lt__": "less", "__le__": "less_equal", "__gt__": "greater", "__ge__": "greater_equal",
     "__eq__": "equal", "__ne__": "not_equal",
-    "__and__": "logical_and", "__or__": "logical_or",
-    "__xor__": "logical_xor",
+    "__and__": "and_operator", "__or__": "or_operator",
+    "__xor__": "xor_operator",
 }
 _REFLECTED = {"__radd__": "add", "__rsub__": "subtract", "__rmul__": "multiply",
               "__rtruediv__": "truediv", "__rfloordiv__": "floordiv", "__rmod__": "floormod",
-              "__rpow__": "pow", "__rmatmul__": "matmul", "__rand__": "logical_and",
-              "__ror__": "logical_or", "__rxor__": "logical_xor"}
-_UNARY = {"__neg__": "negative", "__abs__": "abs", "__invert__": "logical_not", "__pos__": "identity"}
+              "__rpow__": "pow", "__rmatmul__": "matmul", "__rand__": "and_operator",
+              "__ror__": "or_operator", "__rxor__": "xor_operator"}
+_UNARY = {"__neg__": "negative", "__abs__": "abs", "__invert__": "invert_operator", "__pos__": "identity"}
 
 
 def _resolve(fname):
-    for module in (math, array):
+    for module in (math, array, bitwise):
         fn = getattr(module, fname, None)
         if fn is not None:
             return fn
