@@ -448,3 +448,13 @@ def test_random_compositions_equal_eager_and_graph(program, n):
     eager = run(x, y).numpy()
     graph = tl.function(run)(x, y).numpy()
     np.testing.assert_allclose(graph, eager, rtol=1e-6)
+
+
+def test_reduce_retracing_relaxes_numpy_array_arguments_too():
+    @tl.function(reduce_retracing=True)
+    def f(x):
+        return x * 2.0
+
+    for n in (8, 6, 5, 3):
+        assert f(np.ones((n, 4), np.float32)).shape == (n, 4)
+    assert f.experimental_get_tracing_count() == 2

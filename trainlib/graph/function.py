@@ -415,9 +415,17 @@ def _describe_args(args):
     return "(" + ", ".join(_type_text(a) for a in args) + ")"
 
 
+def _is_array_like(value):
+    """A numpy (or CuPy) array argument, which a Function treats as the tensor it becomes."""
+    return hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
+        and not isinstance(value, (Tensor, TensorSpec, SymbolicTensor, _variable_class()))
+
+
 def _relax_args(args, old_keys):
     """Replaces tensor arguments by TensorSpecs whose dims that differ from earlier traces are None."""
     def relax(value, olds):
+        if _is_array_like(value):  # numpy arrays relax like the tensors they become
+            value = TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
         if isinstance(value, (Tensor, TensorSpec)):
             shape = TensorShape(value.shape)
             for k in olds:
@@ -540,6 +548,8 @@ class ConcreteFunction:
             return False
         for s, v in zip(specs, values):
             if isinstance(s, TensorSpec):
+                if _is_array_like(v):
+                    v = TensorSpec(TensorShape(v.shape), _dt.from_numpy(v.dtype))
                 if not isinstance(v, (Tensor, TensorSpec)) or not s.is_compatible_with(v):
                     return False
             elif _key(s) != _key(v):

@@ -123,11 +123,17 @@ class Functional(Model):
                         "nested": isinstance(n.args[0], (list, tuple)),
                         "kwargs": n.kwargs} for n in calls_of.get(layer.name, [])]
             layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
+        def structure(struct, flat):
+            # as Keras: a dict of named tensors is kept as a dict, in flatten (sorted-key) order
+            if isinstance(struct, dict):
+                return {k: ref(t) for k, t in zip(sorted(struct), flat)}
+            return [ref(t) for t in flat]
+
         return {"name": self.name, "trainable": self.trainable, "layers": layer_configs,
-                "input_layers": [ref(t) for t in self._flat_inputs],
-                "output_layers": [ref(t) for t in self._flat_outputs],
-                "single_input": not isinstance(self._inputs_struct, (list, tuple)),
-                "single_output": not isinstance(self._outputs_struct, (list, tuple))}
+                "input_layers": structure(self._inputs_struct, self._flat_inputs),
+                "output_layers": structure(self._outputs_struct, self._flat_outputs),
+                "single_input": not isinstance(self._inputs_struct, (list, tuple, dict)),
+                "single_output": not isinstance(self._outputs_struct, (list, tuple, dict))}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -159,10 +165,14 @@ class Functional(Model):
                 progress = True
             if not progress:
                 raise ValueError("Functional config has calls whose inputs are never produced")
-        inputs = [tensor(r) for r in config["input_layers"]]
-        outputs = [tensor(r) for r in config["output_layers"]]
-        return cls(inputs[0] if config.get("single_input") else inputs,
-                   outputs[0] if config.get("single_output") else outputs,
+        def rebuild(refs, single):
+            if isinstance(refs, dict):
+                return {k: tensor(r) for k, r in refs.items()}
+            tensors = [tensor(r) for r in refs]
+            return tensors[0] if single else tensors
+
+        return cls(rebuild(config["input_layers"], config.get("single_input")),
+                   rebuild(config["output_layers"], config.get("single_output")),
                    name=config.get("name"), trainable=config.get("trainable", True))
 
     @classmethod

@@ -168,6 +168,8 @@ def _serialize_named(obj, kind):
         return obj
     if isinstance(obj, (list, tuple)):
         return [_serialize_named(o, kind) for o in obj]
+    if isinstance(obj, dict):  # per output name (multi-output compile)
+        return {"per_output": {str(k): _serialize_named(v, kind) for k, v in obj.items()}}
     if isinstance(obj, type):
         return {"class_name": obj.__name__, "config": None}
     wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
@@ -190,8 +192,8 @@ def compile_config(model):
     return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
             "loss": _serialize_named(model.loss, "loss"),
             "loss_weights": model._loss_weights,
-            "metrics": _serialize_named(list(model._metric_ids), "metric"),
-            "weighted_metrics": _serialize_named(list(model._weighted_metric_ids), "metric"),
+            "metrics": _serialize_named(model._metric_ids, "metric"),
+            "weighted_metrics": _serialize_named(model._weighted_metric_ids, "metric"),
             "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
             "jit_compile": model.jit_compile}
 
@@ -212,6 +214,9 @@ def _resolve(value, functions, classes, custom_objects, kind):
         return value  # compile resolves names itself, exactly as when it was first called
     if isinstance(value, list):
         return [_resolve(v, functions, classes, custom_objects, kind) for v in value]
+    if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
+        return {k: _resolve(v, functions, classes, custom_objects, kind)
+                for k, v in value["per_output"].items()}
     if isinstance(value, dict) and "function" in value:
         name = value["function"]
         fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
