@@ -92,3 +92,74 @@ def test_planned_equals_unplanned_and_eager(program):
         np.testing.assert_allclose(p, e.numpy(), rtol=1e-5, atol=1e-6)
     plan = MemoryPlan(graph)
     assert plan.peak_bytes <= plan.total_intermediate_bytes
+
+
+def test_variable_writes_are_in_place_only_when_no_old_value_is_used_later():
+    v = tl.Variable(np.ones(1024, np.float32))
+
+    @tl.function
+    def step(g):
+        v.assign_sub(g * 0.5)          # nothing reads the old value later: in place
+        return tl.reduce_sum(v.read_value())
+
+    g = tl.constant(np.ones(1024, np.float32))
+    held = v.read_value()               # an eager read: the caller holds the current array
+    step(g)
+    np.testing.assert_array_equal(held.numpy(), np.ones(1024))  # not mutated under the caller
+    src = step.get_concrete_function(g).python_source
+    assert "ip_assignsubvariableop(" in src
+    before = v._array
+    step(g)
+    assert v._array is before           # updated in place now that the Variable owns it
+    np.testing.assert_allclose(v.numpy(), np.zeros(1024))
+
+
+def test_reads_used_after_a_write_or_returned_keep_their_values():
+    v = tl.Variable(np.full(64, 2.0, np.float32))
+
+    @tl.function
+    def f():
+        old = v.read_value()
+        v.assign_add(tl.ones([64]))
+        return old, old * 1.0 + v.read_value()   # old is used after the write
+
+    for _ in range(3):
+        before = v.numpy()
+        old, total = f()
+        np.testing.assert_array_equal(old.numpy(), before)
+        np.testing.assert_array_equal(total.numpy(), before + before + 1)
+    src = f.get_concrete_function().python_source
+    assert "ip_assignaddvariableop(" not in src
+
+    @tl.function
+    def read_then_write():
+        out = v.read_value()
+        v.assign_sub(tl.ones([64]))   # out escapes as an output: must not be written in place
+        return out
+
+    first = read_then_write()
+    snapshot = first.numpy().copy()
+    read_then_write()
+    np.testing.assert_array_equal(first.numpy(), snapshot)
+
+
+def test_ops_listed_as_fresh_never_return_their_inputs_memory():
+    import importlib
+
+    from tests.graph.ops.harness import make_inputs
+    from trainlib.graph.codegen import _FRESH_OUTPUT_OPS
+    from trainlib.graph.op import REGISTRY
+    seen = set()
+    for module in ("test_math", "test_nn", "test_array"):
+        for case in importlib.import_module(f"tests.graph.ops.{module}").CASES:
+            fresh = [o for o in case.ops if o in _FRESH_OUTPUT_OPS]
+            if not fresh or len(case.ops) != 1:
+                continue
+            arrays = make_inputs(case, case.dtypes[0], np.random.default_rng(0))
+            tensors = [tl.constant(a) for a in arrays]
+            out = case.fn(*tensors)
+            for o in (out if isinstance(out, (list, tuple)) else [out]):
+                for t in tensors:
+                    assert not np.shares_memory(np.asarray(o._value), np.asarray(t._value)), case
+            seen.update(fresh)
+    assert len(seen) >= 10, seen

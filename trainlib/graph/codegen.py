@@ -47,10 +47,20 @@ def _direct_ufunc(op):
     name = op.opdef.ufunc
     if name is not None:
         return name
-    if op.type == "MatMul" and not op.attrs and all(
-            t.shape.rank is not None and t.shape.rank >= 2 for t in op.inputs):
-        return "matmul"  # exactly the kernel when nothing is transposed and ranks are checked
+    if op.type == "MatMul" and all(t.shape.rank is not None and t.shape.rank >= 2 for t in op.inputs):
+        if not any(op.attrs.get(k) for k in ("transpose_a", "transpose_b")):
+            return "matmul"  # exactly the kernel when nothing is transposed and ranks are checked
+        if all(t.shape.rank == 2 for t in op.inputs):
+            return "matmul"  # 2-D: the transposes are `.T` views of the arguments (see _direct_args)
     return None
+
+
+def _direct_args(op, args):
+    """The argument expressions of a direct call: MatMul's transposes become `.T` views."""
+    if op.type == "MatMul":
+        flags = (op.attrs.get("transpose_a"), op.attrs.get("transpose_b"))
+        return [f"{a}.T" if flag else a for a, flag in zip(args, flags)]
+    return args
 
 
 class MemoryPlan:
@@ -121,6 +131,69 @@ class MemoryPlan:
         self.peak_bytes = peak
         self.reused_bytes = reused
         self.total_intermediate_bytes = peak_unplanned
+        self._plan_variable_writes(graph, ops, direct, outputs)
+
+    def _plan_variable_writes(self, graph, ops, direct, outputs):
+        """Which Variable writes may update the array in place, and which reads escape.
+
+        A write is done in place when its own result is unused and every value
+        that may alias an earlier read of that Variable (the read, and what
+        non-direct ops made from it: possibly views) is dead before the write
+        and is no graph output. A read whose aliases reach a graph output
+        "escapes": the caller will hold that array, so it is marked not owned.
+        """
+        position = {id(op): i for i, op in enumerate(ops)}
+        consumers = {}
+        for op in ops:
+            for t in op.inputs:
+                consumers.setdefault(id(t), []).append(op)
+
+        def aliases(t):
+            seen, stack = {id(t): t}, [t]
+            while stack:
+                for c in consumers.get(id(stack.pop()), ()):
+                    if direct[id(c)] is None and c.type not in _FRESH_OUTPUT_OPS:  # maybe a view
+                        for out in c.outputs:
+                            if id(out) not in seen:
+                                seen[id(out)] = out
+                                stack.append(out)
+            return seen.values()
+
+        self.in_place, self.escaping_reads = set(), set()
+        by_handle = {}
+        for op in ops:
+            if op.type in _VARIABLE_OPS:
+                by_handle.setdefault(id(op.inputs[0]), []).append(op)
+        for handle_ops in by_handle.values():
+            handle = handle_ops[0].inputs[0]
+            if any(c.type not in _VARIABLE_OPS for c in consumers.get(id(handle), ())):
+                continue  # read inside If/While or a custom gradient: leave it alone
+            earlier = []  # (values that may alias the array, read op)
+            for op in handle_ops:
+                out = op.outputs[0]
+                used = id(out) in outputs or consumers.get(id(out))
+                if op.type != "ReadVariableOp" and not used and all(
+                        self.last_use.get(id(a), -1) < position[id(op)] and id(a) not in outputs
+                        for group, _ in earlier for a in group):
+                    self.in_place.add(id(op))
+                if used or op.type == "ReadVariableOp":
+                    group = list(aliases(out))
+                    earlier.append((group, op))
+                    if op.type == "ReadVariableOp" and any(id(a) in outputs for a in group):
+                        self.escaping_reads.add(id(op))
+
+
+# ops whose kernels always return newly made arrays (never a view or an input itself);
+# values they produce cannot alias a Variable's array
+_FRESH_OUTPUT_OPS = frozenset((
+    "Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ArgMax", "ArgMin", "MatMul", "BiasAdd",
+    "Relu", "ReluGrad", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Conv2D",
+    "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "AvgPool", "MaxPoolGrad",
+    "AvgPoolGrad", "SparseSoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogitsGrad", "SoftmaxCrossEntropyWithLogits",
+    "SigmoidCrossEntropyWithLogits", "Pow", "RealDiv", "SumToShapeOf", "Square", "Sqrt"))
+
+_VARIABLE_OPS = ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
 
 
 def _nbytes(t):
@@ -213,6 +286,7 @@ class _Emitter:
             args = [env[id(t)] for t in op.inputs]
             ufunc = _direct_ufunc(op)
             if ufunc is not None:
+                args = _direct_args(op, args)
                 if plan is not None and id(op) in plan.out_buffer:
                     args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
                 name = self.fresh(op.name)
@@ -228,8 +302,16 @@ class _Emitter:
                 env[id(op.outputs[0])] = name
                 self.emit(indent, f"{name} = {inline.format(*args)}", op)
                 if plan is not None:
+                    if id(op) in plan.escaping_reads:  # the caller will hold this array
+                        self.emit(indent, f"{args[0]}._owned = False")
                     plan.names[id(op.outputs[0])] = name
                     self._free(plan, op, indent)
+                continue
+            if plan is not None and id(op) in plan.in_place:
+                lowering = self.bind("ip_" + op.type, op.opdef.kernel.in_place)
+                self.emit(indent, f"{lowering}(xp, {', '.join(args)})", op)
+                env[id(op.outputs[0])] = "None"  # unused, by the plan's rule
+                self._free(plan, op, indent)
                 continue
             wanted = _kernel_attrs(op.opdef)
             for key, value in op.attrs.items():

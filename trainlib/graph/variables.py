@@ -56,6 +56,7 @@ class Variable:
             else:
                 array = to_array(state.xp, initial_value, dtype)
         self._array = array
+        self._owned = False  # the array may be the caller's: writes replace it until we own one
         self._dtype = _dt.from_numpy(array.dtype)
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
         if not self._shape.is_compatible_with(array.shape):
@@ -98,6 +99,7 @@ class Variable:
         """The current value as a numpy array."""
         from .backend import to_numpy  # noqa: PLC0415
         value = to_numpy(self._array)
+        value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
         return value[()] if value.ndim == 0 else value
 
     def __array__(self, dtype=None, copy=None):

@@ -4,9 +4,13 @@ Owns: `ReadVariableOp`, `AssignVariableOp`, `AssignAddVariableOp`,
 `AssignSubVariableOp`. A handle is a `resource` tensor whose value is the
 Variable object itself, so the same kernels serve eager calls and graphs
 (where the handle is a captured placeholder fed with the Variable).
-Invariants: writes replace the Variable's array (never mutate it in place),
-so a read taken before a write keeps its value; all four ops are stateful,
-so automatic control dependencies keep reads and writes in program order.
+Invariants: a Variable's array is mutated in place only through the `in_place`
+lowerings, which codegen picks when no read of the old value is used later,
+and only while the Variable owns its array (`_owned`: made by one of its own
+writes and never handed out since). Every kernel that hands the array out
+(reads, writes returning their value) clears `_owned`, so tensors taken
+earlier keep their values. All four ops are stateful, so automatic control
+dependencies keep reads and writes in program order.
 """
 from ..op import defop, spec
 
@@ -17,10 +21,13 @@ def _read_infer(handle, dtype, shape):
 
 @defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,))
 def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
+    variable._owned = False  # the caller now holds the array
     return variable._array
 
 
-_read.inline = "{0}._array"  # codegen emits the read as this expression
+# codegen emits a graph's read as this expression; the graph's own analysis (codegen's
+# MemoryPlan) keeps in-place writes after the read's last use, and marks reads it returns
+_read.inline = "{0}._array"
 
 
 def _assign_infer(name):
@@ -37,20 +44,62 @@ def _assign_infer(name):
 
 @defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False)
 def _assign(xp, variable, value, **_static):
-    if value.shape != variable._array.shape and variable._shape_fixed:
-        raise ValueError(f"cannot assign a value of shape {value.shape} to Variable "
-                         f"'{variable.name}' of shape {variable._array.shape}")
+    _check_shape(variable, value.shape)
     variable._array = value
+    variable._owned = False  # the value may be held elsewhere
     return value
 
 
 @defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True, differentiable=False)
 def _assign_add(xp, variable, delta, **_static):
     variable._array = new = xp.add(variable._array, delta)
+    variable._owned = False  # returned: the caller holds it
     return new
 
 
 @defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True, differentiable=False)
 def _assign_sub(xp, variable, delta, **_static):
     variable._array = new = xp.subtract(variable._array, delta)
+    variable._owned = False
     return new
+
+
+def _check_shape(variable, shape):
+    if shape != variable._array.shape and variable._shape_fixed:
+        raise ValueError(f"cannot assign a value of shape {shape} to Variable "
+                         f"'{variable.name}' of shape {variable._array.shape}")
+
+
+def _fits(delta, old):
+    """True if `delta` broadcasts into `old`'s shape without changing it."""
+    return delta.ndim <= old.ndim and all(
+        d in (1, o) for d, o in zip(delta.shape[::-1], old.shape[::-1]))
+
+
+def _assign_in_place(xp, variable, value, **_static):
+    """AssignVariableOp's in-place lowering, for a write whose result nobody reads."""
+    old = variable._array
+    if variable._owned and old.shape == value.shape:
+        xp.copyto(old, value)
+    else:
+        _check_shape(variable, value.shape)
+        variable._array = xp.array(value, copy=True)  # an array the Variable owns from now on
+        variable._owned = True
+
+
+def _update_in_place(ufunc):
+    """The in-place lowering of AssignAdd/AssignSub (`ufunc` "add" or "subtract")."""
+    def lowering(xp, variable, delta, **_static):
+        old = variable._array
+        if variable._owned and _fits(delta, old):
+            getattr(xp, ufunc)(old, delta, out=old)
+        else:
+            # asarray: numpy gives 0-d results as scalars, which cannot be written in place
+            variable._array = xp.asarray(getattr(xp, ufunc)(old, delta))
+            variable._owned = True
+    return lowering
+
+
+_assign.in_place = _assign_in_place
+_assign_add.in_place = _update_in_place("add")
+_assign_sub.in_place = _update_in_place("subtract")
