@@ -72,6 +72,8 @@ def _check_shape(variable, shape):
 
 def _fits(delta, old):
     """True if `delta` broadcasts into `old`'s shape without changing it."""
+    if delta.shape == old.shape:  # the usual case: a gradient or slot update
+        return True
     return delta.ndim <= old.ndim and all(
         d in (1, o) for d, o in zip(delta.shape[::-1], old.shape[::-1]))
 
@@ -89,13 +91,16 @@ def _assign_in_place(xp, variable, value, **_static):
 
 def _update_in_place(ufunc):
     """The in-place lowering of AssignAdd/AssignSub (`ufunc` "add" or "subtract")."""
+    found = {}  # array module -> its ufunc
+
     def lowering(xp, variable, delta, **_static):
+        fn = found.get(xp) or found.setdefault(xp, getattr(xp, ufunc))
         old = variable._array
         if variable._owned and _fits(delta, old):
-            getattr(xp, ufunc)(old, delta, out=old)
+            fn(old, delta, out=old)
         else:
             # asarray: numpy gives 0-d results as scalars, which cannot be written in place
-            variable._array = xp.asarray(getattr(xp, ufunc)(old, delta))
+            variable._array = xp.asarray(fn(old, delta))
             variable._owned = True
     return lowering
 
