@@ -163,3 +163,20 @@ def test_ops_listed_as_fresh_never_return_their_inputs_memory():
                     assert not np.shares_memory(np.asarray(o._value), np.asarray(t._value)), case
             seen.update(fresh)
     assert len(seen) >= 10, seen
+
+
+def test_a_read_stored_into_another_variable_is_not_written_under_it():
+    w = tl.Variable(np.ones(256, np.float32))
+    v = tl.Variable(np.zeros(256, np.float32))
+
+    @tl.function
+    def copy_then_update():
+        copied = v.assign(w.read_value())   # v now holds w's current value (result used)
+        total = tl.reduce_sum(copied)
+        w.assign_add(tl.ones([256]))        # later writes to w must not change v
+        return total
+
+    for step in range(3):
+        copy_then_update()
+        np.testing.assert_array_equal(v.numpy(), np.full(256, 1.0 + step))
+        np.testing.assert_array_equal(w.numpy(), np.full(256, 2.0 + step))

@@ -179,7 +179,11 @@ class MemoryPlan:
                 if used or op.type == "ReadVariableOp":
                     group = list(aliases(out))
                     earlier.append((group, op))
-                    if op.type == "ReadVariableOp" and any(id(a) in outputs for a in group):
+                    if op.type == "ReadVariableOp" and any(
+                            id(a) in outputs or any(c.type == "AssignVariableOp" and c.inputs[1] is a
+                                                    for c in consumers.get(id(a), ()))
+                            for a in group):
+                        # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
 
