@@ -79,3 +79,19 @@ def test_dtype_variants_and_debugging():
     for name in ("OpError", "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError",
                  "UnimplementedError"):
         assert issubclass(getattr(tl.errors, name), Exception)
+
+
+def test_bad_arguments_get_clear_errors():
+    import numpy as np
+    with pytest.raises(ValueError, match="units"):
+        tl.layers.Dense("a")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="depth must be non-negative"):
+        tl.one_hot([1], -3)
+    with pytest.raises(TypeError, match="callables"):
+        tl.while_loop(1, 2, [tl.constant(0)])
+    with pytest.raises(TypeError, match="callables"):
+        tl.cond(True, 1, 2)
+    model = tl.Sequential([tl.layers.Input((3,)), tl.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="non-empty"):
+        model.fit(np.zeros((0, 3)), np.zeros((0, 1)), verbose=0)

@@ -3,6 +3,8 @@
 Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
 `call` is plain public ops, so it runs eagerly and traces alike.
 """
+import numbers
+
 import trainlib as tl
 from trainlib import activations, initializers
 
@@ -38,8 +40,9 @@ class Dense(Layer):
                           kernel_constraint=(kernel_constraint, None),
                           bias_constraint=(bias_constraint, None), lora_rank=(lora_rank, None),
                           quantization_config=(quantization_config, None))
-        if int(units) <= 0:
-            raise ValueError(f"Dense needs a positive number of units, got {units}")
+        if isinstance(units, bool) or not isinstance(units, numbers.Integral) or units <= 0:
+            raise ValueError("Received an invalid value for `units`, expected a positive "
+                             f"integer. Received: units={units}")
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias

@@ -427,6 +427,9 @@ class Model(Layer):
                  data_adapter._to_numpy(sample_weight)), validation_split)
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, class_weight,
                                             steps_per_epoch)
+        if getattr(batches, "n", None) == 0:
+            raise ValueError("Expected input data to be non-empty: fit got 0 samples (check the "
+                             "arrays passed as x, or validation_split leaving nothing to train on)")
         self._build_for_batch(batches.first_batch())
         strategy = self._distribute_strategy
         if strategy is not None:

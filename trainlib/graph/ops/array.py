@@ -1503,7 +1503,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype "
                         f"{off.dtype.name} of off_value")
     axis = -1 if axis is None else int(axis)
-    return apply("OneHot", i, on, off, depth=_static_int(depth, "depth", "OneHot"), axis=axis)
+    depth = _static_int(depth, "depth", "OneHot")
+    if depth < 0:
+        raise op_error(InvalidArgumentError, "OneHot", f"depth must be non-negative, got {depth}")
+    return apply("OneHot", i, on, off, depth=depth, axis=axis)
 
 
 # ------------------------------------------------------------------ pad

@@ -67,8 +67,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         >>> tl.cond(tl.constant(1) > 0, lambda: 1.0, lambda: -1.0)
         <tl.Tensor: shape=(), dtype=float32, numpy=1.0>
     """
-    if true_fn is None or false_fn is None:
-        raise TypeError("cond needs both true_fn and false_fn")
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("cond needs callables true_fn and false_fn, got "
+                        f"{type(true_fn).__name__} and {type(false_fn).__name__}")
     if not _is_symbolic(pred):
         return true_fn() if bool(pred) else false_fn()
     if pred.dtype is not _dt.bool or pred.shape.rank not in (0, None):
@@ -186,6 +187,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         >>> tl.while_loop(lambda i: i < 10, lambda i: (i + 1,), (tl.constant(0),))
         (<tl.Tensor: shape=(), dtype=int32, numpy=10>,)
     """
+    if not callable(cond) or not callable(body):
+        raise TypeError(f"while_loop needs callables: 'cond' is {type(cond).__name__} and 'body' is "
+                        f"{type(body).__name__}; pass functions of the loop variables")
     single = not isinstance(loop_vars, (list, tuple))
     structure = [loop_vars] if single else loop_vars
     leaves = flatten(structure)
