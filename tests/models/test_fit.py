@@ -309,3 +309,45 @@ def test_verbose_output(capsys):
     assert "Epoch 1/2 - accuracy:" in out and " - loss:" in out
     model.fit(x, y, epochs=1, verbose=1)
     assert "Epoch 1/1" in capsys.readouterr().out
+
+
+def test_digits_mlp_64_128_10_fit_and_custom_loop_reach_095():
+    """The issue's digits classifier: fit, and the same model by a custom loop traced once."""
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = digits.target.astype(np.int32)
+    order = np.random.default_rng(0).permutation(len(x))
+    x, y = x[order], y[order]
+    split = int(len(x) * 0.8)
+
+    def build():
+        tl.random.set_seed(0)
+        return models.Sequential([layers.Input(shape=(64,)), layers.Dense(128, activation="relu"),
+                                  layers.Dense(10)])
+
+    model = build()
+    model.compile(optim.Adam(0.003), losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=32, epochs=12, validation_split=0.2, verbose=0)
+    assert history.history["val_accuracy"][-1] >= 0.95
+
+    custom = build()
+    optimizer = optim.Adam(0.003)
+    optimizer.build(custom.trainable_variables)  # slots before the first trace: one trace
+    loss_fn = losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tl.function
+    def train_step(xb, yb):
+        with tl.GradientTape() as tape:
+            loss = loss_fn(yb, custom(xb, training=True))
+        grads = tape.gradient(loss, custom.trainable_variables)
+        optimizer.apply_gradients(zip(grads, custom.trainable_variables))
+        return loss
+
+    for _ in range(12):
+        for s in range(0, split - 31, 32):  # full batches of the training rows only
+            train_step(tl.constant(x[s:s + 32]), tl.constant(y[s:s + 32]))
+    assert train_step.experimental_get_tracing_count() == 1
+    accuracy = np.mean(np.argmax(custom.predict(x[split:], verbose=0), axis=1) == y[split:])
+    assert accuracy >= 0.95
