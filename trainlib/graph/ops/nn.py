@@ -87,6 +87,18 @@ def _grad_infer(name):
 # incoming gradient in one pass; those ops are linear in the gradient, so their
 # own gradient is the same op applied to the new incoming gradient.
 
+_SAME_SIZE_INT = {2: "int16", 4: "int32", 8: "int64"}
+
+
+def _keep_where(xp, mask, x):
+    """`where(mask, x, 0)` (a select: NaN or inf outside the mask still gives 0), computed as
+    the integer product of x's bits and the mask, which numpy runs several times faster."""
+    ints = _SAME_SIZE_INT.get(x.dtype.itemsize)
+    if ints is None or x.ndim == 0 or mask.shape != x.shape:
+        return xp.where(mask, x, x.dtype.type(0))
+    return (x.view(ints) * mask).view(x.dtype)
+
+
 def _masked_grad(grad_op):
     return lambda op, g: (apply(grad_op, g, op.inputs[1], **op.attrs), None)
 
@@ -99,7 +111,7 @@ def _relu(xp, x):
 
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"))
 def _relu_grad(xp, dy, y):
-    return xp.where(y > 0, dy, dy.dtype.type(0))
+    return _keep_where(xp, y > 0, dy)
 
 
 @defop("Relu6", infer=_real_infer("Relu6"), elementwise=True,
@@ -111,7 +123,7 @@ def _relu6(xp, x):
 @defop("Relu6Grad", infer=_grad_infer("Relu6Grad"), elementwise=True,
        grad=_masked_grad("Relu6Grad"))
 def _relu6_grad(xp, dy, x):
-    return xp.where((x > 0) & (x < 6), dy, dy.dtype.type(0))
+    return _keep_where(xp, (x > 0) & (x < 6), dy)
 
 
 @defop("LeakyRelu", infer=_float_infer("LeakyRelu"), elementwise=True,
