@@ -42,15 +42,14 @@ def numpy_step(params, x, y):
     return loss
 
 
-def main():
-    rng = np.random.default_rng(0)
+def make_step(rng):
+    """(tl.function step, its tensor arguments, numpy params, x, y, init, the eager step,
+    variables) for the benchmark MLP, from the same initial values."""
     x = rng.standard_normal((B, D)).astype(np.float32)
     y = rng.integers(0, C, size=B).astype(np.int32)
     init = [rng.standard_normal((D, H)).astype(np.float32) * 0.05, np.zeros(H, np.float32),
             rng.standard_normal((H, C)).astype(np.float32) * 0.05, np.zeros(C, np.float32)]
-    np_params = [p.copy() for p in init]
     variables = [tl.Variable(p.copy()) for p in init]
-    tx, ty = tl.constant(x), tl.constant(y)
 
     def step(x, y):
         w1, b1, w2, b2 = variables
@@ -63,7 +62,12 @@ def main():
             v.assign_sub(LR * g)
         return loss
 
-    graph = tl.function(step)
+    return (tl.function(step), (tl.constant(x), tl.constant(y)), [p.copy() for p in init], x, y,
+            init, step, variables)
+
+
+def main():
+    graph, (tx, ty), np_params, x, y, init, step, variables = make_step(np.random.default_rng(0))
     start = time.perf_counter()
     graph(tx, ty)
     first_ms = (time.perf_counter() - start) * 1e3
