@@ -119,3 +119,27 @@ def test_cupy_elementwise_kernel_is_compiled_once():
     assert len([k for k in fused._CUPY if k[0] == program]) == 1
     kernel(cupy, x, c2, c1, program=program, jit_compile=True)
     assert len([k for k in fused._CUPY if k[0] == program]) == 1
+
+
+def _drop_pool():
+    for pool in fused._POOL:
+        pool.shutdown()
+    fused._POOL.clear()
+
+
+def test_blocked_jit_runs_slices_on_threads_with_the_same_result():
+    x = tl.constant(np.random.default_rng(3).standard_normal(300_000).astype(np.float32))
+    fn = tl.function(lambda a: tl.tanh(a * 2.0 + 1.0) * tl.sigmoid(a) - a * a, jit_compile=True)
+    saved = fused.THREADS, fused.BLOCK
+    try:
+        fused.BLOCK = 8192
+        fused.THREADS = 1
+        one = fn(x).numpy()
+        fused.THREADS = 3
+        _drop_pool()  # a pool sized for three threads
+        assert len(fused._chunks(300_000, fused.BLOCK, 1)) == 3
+        three = fn(x).numpy()
+    finally:
+        fused.THREADS, fused.BLOCK = saved
+        _drop_pool()
+    np.testing.assert_array_equal(one, three)

@@ -6,9 +6,11 @@ inference from the sub-program, and its three ways of running:
   * `jit_compile=True` on numpy: cache-blocked, the whole chain over a slice of
     `BLOCK` elements that stays in cache, then the next slice, every step
     writing with `out=` into a few preallocated block buffers (liveness-based
-    reuse) and the last one into the output; falls back to plain for small
-    arrays and for broadcasts it cannot slice (the only slicing it does is
-    along the flattened array or along axis 0);
+    reuse) and the last one into the output; large arrays are split into one
+    range of blocks per CPU core, run by a thread pool (numpy releases the GIL
+    inside ufunc loops); falls back to plain for small arrays and for
+    broadcasts it cannot slice (the only slicing it does is along the
+    flattened array or along axis 0);
   * `jit_compile=True` on CuPy: one `cupy.ElementwiseKernel` per (program,
     dtypes), compiled once and cached; plain for ops without a C form.
 The sub-program is attr `program`: a tuple of steps `(op type, input slots,
@@ -270,10 +272,52 @@ class _BlockedRunner:
             whole = [None if a.shape[0] == shape[0] else a for a in padded]
             rows = max(1, BLOCK // n_inner)
         row = _prod(inner)
-        bufs = [xp.empty(rows * row, d) for d in self.registers]
-        with xp.errstate(over="ignore"):  # exp overflowing to inf is the intended limit (see _INTO)
-            self.run(sliced, whole, bufs, view, view.shape[0], rows, row, inner)
+        n = view.shape[0]
+        chunks = _chunks(n, rows, size // max(n, 1))
+        if len(chunks) == 1:
+            self._run_chunk(sliced, whole, view, 0, n, rows, row, inner)
+            return out
+        # numpy releases the GIL inside ufunc loops: slices of the array run on every core
+        futures = [_pool().submit(self._run_chunk, sliced, whole, view, lo, hi, rows, row, inner)
+                   for lo, hi in chunks]
+        for f in futures:
+            f.result()
         return out
+
+    def _run_chunk(self, sliced, whole, view, lo, hi, rows, row, inner):
+        xp = self.xp
+        bufs = [xp.empty(rows * row, d) for d in self.registers]  # each thread its own
+        part = [None if a is None else a[lo:hi] for a in sliced]
+        with xp.errstate(over="ignore"):  # exp overflowing to inf is the intended limit (see _INTO)
+            self.run(part, whole, bufs, view[lo:hi], hi - lo, rows, row, inner)
+
+
+THREADS = None  # worker threads for blocked runs (None: one per CPU core)
+_POOL = []
+
+
+def _pool():
+    if not _POOL:
+        import concurrent.futures  # noqa: PLC0415
+        _POOL.append(concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
+                                                           thread_name_prefix="trainlib-fused"))
+    return _POOL[0]
+
+
+def _threads():
+    import os  # noqa: PLC0415
+    return THREADS or os.cpu_count() or 1
+
+
+def _chunks(n, rows, per_row):
+    """[lo, hi) ranges of axis 0, one per thread, whole blocks each; one range for small work
+    (a thread hand-off costs tens of microseconds: worth it from a few blocks per thread)."""
+    threads = _threads()
+    blocks = -(-n // rows)
+    if threads < 2 or blocks < 4 * threads:
+        return [(0, n)]
+    per = -(-blocks // threads) * rows
+    return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
 
 
 def _prod(dims):
