@@ -150,56 +150,6 @@ def bench_passes_do_not_slow_down():
           f"MLP step {s1:.0f} vs {s0:.0f} us ({s1 / s0:.2f}x) (aim: not slower)")
 
 
-def bench_memory():
-    """Peak memory (tracemalloc, which sees numpy's allocations) of one MLP 784-256-10 SGD step."""
-    import tracemalloc  # noqa: PLC0415
-    from train_step import numpy_step, make_step  # noqa: PLC0415
-    rng = np.random.default_rng(0)
-    args = make_step(rng)
-    graph, tensors, np_params, x, y = args[:5]
-    graph(*tensors)  # traced and warm
-    numpy_step(np_params, x, y)
-
-    def peak(fn):
-        tracemalloc.start()
-        fn()
-        _, top = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        return top
-
-    p_np, p_tl = peak(lambda: numpy_step(np_params, x, y)), peak(lambda: graph(*tensors))
-    print(f"3. peak memory of one MLP 784-256-10 SGD step (batch 128): numpy {p_np / 1e6:.2f} MB, "
-          f"tl.function {p_tl / 1e6:.2f} MB = {p_tl / p_np:.2f}x (aim <= 1.2)")
-
-
-def bench_passes_do_not_slow_down():
-    """power(x, 100) and the MLP step with every pass switched off vs the default pipeline."""
-    from function_overhead import power  # noqa: PLC0415
-    from train_step import make_step  # noqa: PLC0415
-    from trainlib.graph import optimizer_config  # noqa: PLC0415
-    off = {name: False for name in optimizer_config.OPTIONS}
-    x = tl.random.uniform([10, 10], minval=-1, maxval=2, dtype=tl.int32)
-    results = {}
-    for label, options in (("passes off", off), ("passes on", {})):
-        tl.config.optimizer.set_experimental_options({**{n: True for n in off}, **options})
-        try:
-            pw = tl.function(power)
-            pw(x, 100)
-            step, tensors = make_step(np.random.default_rng(0))[:2]
-            step(*tensors)
-            results[label] = (median_us(lambda: pw(x, 100)), median_us(lambda: step(*tensors)))
-        finally:
-            tl.config.optimizer.set_experimental_options({n: True for n in off})
-    (p0, s0), (p1, s1) = results["passes off"], results["passes on"]
-    print(f"4. with the passes vs without: power(x, 100) {p1:.0f} vs {p0:.0f} us ({p1 / p0:.2f}x), "
-          f"MLP step {s1:.0f} vs {s0:.0f} us ({s1 / s0:.2f}x) (aim: not slower)")
-
-
-if __name__ == "__main__":
-    bench_chain()
-    bench_passes()
-
-
 if __name__ == "__main__":
     bench_chain()
     bench_passes()
