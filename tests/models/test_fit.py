@@ -295,8 +295,17 @@ def test_bad_input_errors():
         model.compile("adam", "msee")
     with pytest.raises(ValueError, match="Unknown optimizer"):
         model.compile("adamm", "mse")
-    with pytest.raises(Exception):
-        model.fit(np.zeros((8, 5), np.float32), y[:8], verbose=0)
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"MatMul.*test_fit\.py:\d+"):
+        model.fit(np.zeros((8, 5), np.float32), y[:8], verbose=0)  # 5 features, not 4
+
+
+def test_nan_loss_is_reported_and_stops_with_terminate_on_nan():
+    x, y = _data(32)
+    model = _mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    history = model.fit(np.full_like(x, np.nan), y, epochs=3, verbose=0,
+                        callbacks=[callbacks.TerminateOnNaN()])
+    assert len(history.history["loss"]) == 1 and np.isnan(history.history["loss"][0])
 
 
 def test_verbose_output(capsys):
