@@ -159,7 +159,7 @@ def _serving_function(model, input_signature):
         return model(*args, training=False) if takes_training else model(*args)
 
     serve.__signature__ = inspect.Signature(
-        [inspect.Parameter(f"inputs" if i == 0 else f"inputs_{i}",
+        [inspect.Parameter("inputs" if i == 0 else f"inputs_{i}",
                            inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for i in range(len(input_signature))])
     return Function(serve, input_signature=input_signature, name="serve")

@@ -23,7 +23,7 @@ from ..graph.autodiff import flatten, pack_as
 from ..graph.context import eager_scope
 from ..graph.op import convert_to_tensor
 from ..graph.ops import math as _math
-from ..graph.ops.array import reshape, shape as _shape, size as _size
+from ..graph.ops.array import shape as _shape, size as _size
 from . import ops
 
 __all__ = ["Strategy", "MPIStrategy", "ReduceOp", "ReplicaContext", "get_strategy", "has_strategy",

@@ -130,7 +130,6 @@ def save(model, path, input_signature=None):
         model.save_weights(path)
         print(f"weights written to {path} (model.load_weights({path!r}) reads them)")
         return
-    import trainlib.saving  # noqa: PLC0415 -- not re-exported by `import trainlib`
     tl.saving.save_model(model, path, input_signature=input_signature)
     if path.endswith(".keras"):
         print(f"model written to {path} (tl.saving.load_model({path!r}) gives it back, "

@@ -10,8 +10,6 @@ each epoch. At the end the same train step is timed eagerly and as a graph.
 import sys
 import time
 
-import numpy as np
-
 import trainlib as tl
 from trainlib.examples import _cli
 from trainlib.examples.digits_mlp import load_data

@@ -211,7 +211,6 @@ def train(args):
         path = tl.utils.plot_graph(train_step.get_concrete_function(), args.graph)
         print(f"train-step graph written to {path}")
     if args.save:
-        import trainlib.saved_model  # noqa: F401 -- not re-exported by `import trainlib`
         tl.saved_model.save(model, args.save)
         reloaded = tl.saved_model.load(args.save)
         same = np.allclose(reloaded.predict(tl.constant(x_all[:8])), model.predict(x_all[:8]))

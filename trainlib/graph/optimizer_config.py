@@ -10,7 +10,6 @@ is a bool; unknown names are refused (a typo must not silently do nothing);
 OPTIONS = {
     "pruning": "non-strict execution: drop ops neither outputs nor side effects need",
     "read_forwarding": "reuse a Variable read when no write to it came between (lets CSE merge more)",
-    "read_forwarding": "reuse a Variable read when no write to it came in between",
     "constant_folding": "evaluate ops on constants (and static shape queries) while tracing",
     "common_subexpression_elimination": "merge identical non-stateful ops",
     "arithmetic_optimization": "x*1, x+0, x-0, x/1, --x, transpose/reshape chains, same-dtype casts, identities",

@@ -265,7 +265,7 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, one_sided, where)
         except AutoGraphError:
             set_state(init)
             raise
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError):
             set_state(init)
             if len(results) < 4 or not _learn_if(results, names, excluded, hints, where):
                 raise
@@ -500,7 +500,7 @@ def _graph_loop(test, body, get_state, set_state, names, opts, where):
     # Python numbers are weakly typed: `s = 0` then `s += float_tensor` makes s float32.
     # If the loop fails, one probe trace with them left as Python numbers finds their dtypes.
     weak = [i for i in carried if isinstance(init[i], (int, float)) and not isinstance(init[i], bool)]
-    weak_dtypes, probe = {}, False
+    weak_dtypes, probe, first_error = {}, False, None
     hints = {}
     for _ in range(5):
         slots = carried + sorted(hints)
