@@ -107,7 +107,10 @@ def _compile(fn, node, ctx):
     name = "<lambda>" if isinstance(node, gast.Lambda) else "ag__entity"
     entity = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
     if name == "ag__entity":
-        entity = entity.replace(co_name=fn.__name__, co_qualname=fn.__qualname__)
+        names = {"co_name": fn.__name__}
+        if hasattr(entity, "co_qualname"):  # Python 3.11+
+            names["co_qualname"] = fn.__qualname__
+        entity = entity.replace(**names)
     _register(entity)
     return entity
 

@@ -121,6 +121,8 @@ def _same_place(node, code, moved):
     """True if the lambda's instructions lie within `node`'s body columns (file columns)."""
     body = node.body
     start, end = body.col_offset + moved, body.end_col_offset + moved
+    if not hasattr(code, "co_positions"):  # Python 3.10 keeps no columns: compare bytecode
+        return False
     cols = [(c, e) for ln, _, c, e in code.co_positions()
             if ln == code.co_firstlineno and c is not None and e is not None and e > c
             and body.lineno == body.end_lineno]  # (0, 0) spans are the frame's set-up
