@@ -1,31 +1,126 @@
-"""`tl.data.Dataset`: a small input pipeline (from_tensor_slices, batch, shuffle, map, repeat, take).
+"""`tl.data.Dataset`: an input pipeline with tf.data's API, element structures, dtypes and
+cardinalities.
 
-Owns: lazily chained transformations over elements held as numpy arrays
-(nested in tuples and dicts), and iteration yielding eager `tl.Tensor`s as
-`tf.data` does. Invariants: a Dataset is re-iterable (each `iter` starts over,
-reshuffling when asked); `prefetch` and `cache` change nothing but are
-accepted so that tf.data pipelines port unchanged.
+Owns: lazily chained transformations over elements held as numpy arrays, nested
+in tuples (namedtuples too) and dicts; Python lists are values, not structure,
+as in tf.data. Iteration yields eager `tl.Tensor`s. Invariants: a Dataset is
+re-iterable (each `iter` starts over, reshuffling when asked); `cardinality`
+follows tf.data's rules (INFINITE_CARDINALITY -1, UNKNOWN_CARDINALITY -2);
+`element_spec` is computed on demand (a `map` is traced with `tl.function`
+once to learn its output specs); `prefetch` and `cache` change nothing but are
+accepted so that tf.data pipelines port unchanged. Functions passed to `map`,
+`filter` and `reduce` run eagerly on each element (TF runs a traced graph, so
+Python side effects differ); tuple elements are unpacked into positional
+arguments, dicts are passed whole.
 """
+import itertools
+import types
+import warnings
+
 import numpy as np
 
 import trainlib as tl
-from trainlib.graph.autodiff import flatten, pack_as
+from trainlib.graph.errors import InvalidArgumentError
 
-__all__ = ["Dataset", "AUTOTUNE"]
+__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+_INF, _UNKNOWN = INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
 
 
-def _to_tensors(element):
-    return pack_as(element, [tl.convert_to_tensor(a) for a in flatten(element)])
+# -- element structures: tuples and dicts nest, everything else is a leaf
+
+def _is_struct(s):
+    return isinstance(s, (tuple, dict))
+
+
+def _flat(s):
+    if isinstance(s, dict):
+        return [leaf for k in sorted(s) for leaf in _flat(s[k])]
+    if isinstance(s, tuple):
+        return [leaf for item in s for leaf in _flat(item)]
+    return [s]
+
+
+def _pack(structure, leaves):
+    it = iter(leaves)
+
+    def build(s):
+        if isinstance(s, dict):
+            built = {k: build(s[k]) for k in sorted(s)}
+            return type(s)((k, built[k]) for k in s) if type(s) is not dict else \
+                {k: built[k] for k in s}
+        if isinstance(s, tuple):
+            items = [build(x) for x in s]
+            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
+        return next(it)
+    return build(structure)
+
+
+def _same_structure(a, b):
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
+                and all(_same_structure(a[k], b[k]) for k in a))
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
+                and all(_same_structure(x, y) for x, y in zip(a, b)))
+    return True
+
+
+def _as_array(value):
+    """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
+    `tl.constant` does; numpy arrays keep their dtype."""
+    if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
+        return np.asarray(value.numpy())
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except ValueError as e:
+        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {e}") from None
+    if array.dtype == np.float64:
+        array = array.astype(np.float32)
+    elif array.dtype == np.int64 and (array.size == 0 or (array.min() >= -2 ** 31
+                                                          and array.max() < 2 ** 31)):
+        array = array.astype(np.int32)
+    elif array.dtype == object:
+        raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}")
+    return array
 
 
 def _to_arrays(element):
-    return pack_as(element, [np.asarray(a) for a in flatten(element)])
+    if isinstance(element, list):
+        element = tuple(element)   # tf.data turns a function's returned list into a tuple
+    return _pack(element, [_as_array(a) for a in _flat(element)])
+
+
+def _to_tensors(element):
+    return _pack(element, [tl.convert_to_tensor(a) for a in _flat(element)])
+
+
+def _spec_of(array):
+    return tl.TensorSpec(array.shape, tl.as_dtype(array.dtype))
+
+
+def _call(fn, element):
+    return fn(*element) if isinstance(element, tuple) and not hasattr(element, "_fields") \
+        else fn(element)
+
+
+def _merge_spec(a, b):
+    shape = a.shape.most_specific_compatible_shape(b.shape)
+    return tl.TensorSpec(shape, a.dtype)
+
+
+def _check_positive(value, what, op):
+    if int(value) <= 0:
+        raise InvalidArgumentError(f"{op}: {what} must be greater than zero, got {int(value)}")
 
 
 class Dataset:
-    """A re-iterable sequence of elements (tensors, or tuples/dicts of tensors).
+    """A re-iterable sequence of elements (tensors, or tuples/dicts of tensors), as tf.data.
 
     Example:
         >>> ds = tl.data.Dataset.from_tensor_slices((x, y)).shuffle(100).batch(32)
@@ -33,55 +128,136 @@ class Dataset:
         ...     ...
     """
 
-    def __init__(self, make_iterator, length=None):
+    def __init__(self, make_iterator, cardinality=_UNKNOWN, spec=None):
         self._make_iterator = make_iterator   # () -> iterator of numpy elements
-        self._length = length
+        self._card = int(cardinality)
+        self._spec_fn = spec if callable(spec) else (lambda: spec)
+        self._spec = None
 
     # -- sources
     @staticmethod
-    def from_tensor_slices(tensors):
-        """Elements are the slices of `tensors` (arrays, tensors, or tuples/dicts of them) along
-        their first dim.
+    def from_tensor_slices(tensors, name=None):
+        """Elements are the slices of `tensors` (arrays, tensors, lists, or tuples/dicts of
+        them) along their first dim.
 
         Raises:
-            ValueError: if the components have different first dims.
+            ValueError: if a component is a scalar or the components have different first dims.
         """
-        arrays = pack_as(tensors, [_as_array(a) for a in flatten(tensors)])
-        leaves = flatten(arrays)
-        sizes = {len(a) if a.ndim else None for a in leaves}
-        if None in sizes:
-            raise ValueError("from_tensor_slices needs arrays with at least one dim")
+        arrays = _to_arrays(tensors) if not isinstance(tensors, list) else _as_array(tensors)
+        leaves = _flat(arrays)
+        if any(a.ndim == 0 for a in leaves):
+            raise ValueError("from_tensor_slices needs tensors with at least one dimension")
+        sizes = sorted({len(a) for a in leaves})
         if len(sizes) != 1:
-            raise ValueError(f"from_tensor_slices: components have different first dims {sorted(sizes)}")
-        n = sizes.pop()
+            raise ValueError(f"from_tensor_slices: components have different first dims {sizes}")
+        n = sizes[0]
 
         def make():
             for i in range(n):
-                yield pack_as(arrays, [a[i] for a in leaves])
+                yield _pack(arrays, [a[i] for a in leaves])
         return _Sliced(make, n, arrays)
 
     @staticmethod
-    def from_tensors(tensors):
+    def from_tensors(tensors, name=None):
         """A dataset of one element: `tensors` itself."""
-        element = pack_as(tensors, [_as_array(a) for a in flatten(tensors)])
-        return Dataset(lambda: iter([element]), 1)
+        element = _to_arrays(tensors) if not isinstance(tensors, list) else _as_array(tensors)
+        return Dataset(lambda: iter([element]), 1,
+                       lambda: _pack(element, [_spec_of(a) for a in _flat(element)]))
 
     @staticmethod
-    def range(*args):
-        """Elements start, start+step, ... below stop (int64 scalars), like Python's range."""
-        r = range(*args)
-        return Dataset(lambda: (np.int64(i) for i in r), len(r))
+    def range(*args, dtype=None, name=None):
+        """Elements start, start+step, ... below stop (int64 scalars unless `dtype`), like
+        Python's range."""
+        np_dtype = np.int64 if dtype is None else tl.as_dtype(dtype).as_numpy_dtype
+        r = range(*[int(a) for a in args])
+        return Dataset(lambda: (np.asarray(i, np_dtype) for i in r), len(r),
+                       lambda: tl.TensorSpec([], tl.as_dtype(np_dtype)))
 
     @staticmethod
-    def from_generator(generator, output_signature=None):
-        """Elements from calling `generator()` anew for each iteration."""
-        return Dataset(lambda: (_to_arrays(e) for e in generator()), None)
+    def from_generator(generator, output_types=None, output_shapes=None, args=None,
+                       output_signature=None, name=None):
+        """Elements from calling `generator(*args)` anew for each iteration, converted to and
+        checked against `output_signature` (a structure of `tl.TensorSpec`s).
+
+        Raises:
+            TypeError: without `output_signature` (or `output_types`).
+            InvalidArgumentError: while iterating, when an element does not match the signature.
+        """
+        if output_signature is None:
+            if output_types is None:
+                raise TypeError("To specify the output signature you need to provide either the "
+                                "`output_signature` argument or the `output_types` argument.")
+            shapes = output_shapes
+            if shapes is None:
+                shapes = _pack(output_types, [None] * len(_flat(output_types)))
+            output_signature = _pack(output_types, [
+                tl.TensorSpec(tl.TensorShape(s) if s is not None else tl.TensorShape(None), t)
+                for t, s in zip(_flat(output_types), _flat_shapes(shapes, output_types))])
+        specs = _flat(output_signature)
+        if not all(isinstance(s, tl.TensorSpec) for s in specs):
+            raise TypeError(f"output_signature must be a structure of tl.TensorSpec, got "
+                            f"{output_signature!r}")
+        call_args = tuple(args or ())
+
+        def convert(value):
+            if not _same_structure(output_signature, value) or len(_flat(value)) != len(specs):
+                raise InvalidArgumentError(
+                    f"`generator` yielded an element that did not match the expected structure. "
+                    f"The expected structure was {output_signature}, but the yielded element "
+                    f"was {value!r}.")
+            out = []
+            for v, s in zip(_flat(value), specs):
+                try:
+                    a = np.asarray(v.numpy() if tl.is_tensor(v) else v).astype(
+                        s.dtype.as_numpy_dtype)
+                except (ValueError, TypeError):
+                    raise InvalidArgumentError(
+                        f"`generator` yielded an element that could not be converted to the "
+                        f"expected type. The expected type was {s.dtype.name}, but the yielded "
+                        f"element was {v!r}.") from None
+                if not s.shape.is_compatible_with(tl.TensorShape(a.shape)):
+                    raise InvalidArgumentError(
+                        f"`generator` yielded an element of shape {tuple(a.shape)} where an "
+                        f"element of shape {s.shape} was expected.")
+                out.append(a)
+            return _pack(output_signature, out)
+        return Dataset(lambda: (convert(e) for e in generator(*call_args)), _UNKNOWN,
+                       output_signature)
+
+    @staticmethod
+    def zip(*args, datasets=None, name=None):
+        """Elements are tuples (or the given nesting) of the elements of `datasets`, stopping
+        at the shortest.
+
+        Example:
+            >>> tl.data.Dataset.zip(a, b)            # or zip((a, b)), zip({"x": a, "y": b})
+        """
+        if datasets is None:
+            datasets = args[0] if len(args) == 1 else tuple(args)
+        elif args:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
+        parts = _flat(datasets)
+        if not parts or not all(isinstance(d, Dataset) for d in parts):
+            raise TypeError(f"Dataset.zip expects a (nested) structure of datasets, got "
+                            f"{datasets!r}")
+
+        def make():
+            for items in zip(*[d._make_iterator() for d in parts]):
+                yield _pack(datasets, items)
+        cards = [d._card for d in parts]
+        if _UNKNOWN in cards:
+            card = _UNKNOWN
+        else:
+            finite = [c for c in cards if c != _INF]
+            card = min(finite) if finite else _INF
+        return Dataset(make, card, lambda: _pack(datasets, [d.element_spec for d in parts]))
 
     # -- transformations
-    def batch(self, batch_size, drop_remainder=False):
-        """Stacks consecutive elements into batches of `batch_size` (the last may be smaller)."""
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        """Stacks consecutive elements into batches of `batch_size` (the last may be smaller
+        unless `drop_remainder`)."""
+        _check_positive(batch_size, "Batch size", "batch")
         source = self
 
         def make():
@@ -93,35 +269,126 @@ class Dataset:
                     group = []
             if group and not drop_remainder:
                 yield _stack(group)
-        length = None
-        if self._length is not None:
-            length = self._length // batch_size if drop_remainder else -(-self._length // batch_size)
-        return Dataset(make, length)
+        return Dataset(make, self._batched_card(batch_size, drop_remainder),
+                       self._batched_spec(batch_size, drop_remainder))
 
-    def unbatch(self):
+    def _batched_card(self, batch_size, drop_remainder):
+        n = self._card
+        if n < 0:
+            return n
+        return n // batch_size if drop_remainder else -(-n // batch_size)
+
+    def _batched_spec(self, batch_size, drop_remainder, shapes=None):
+        def spec():
+            inner = self.element_spec
+            flat = _flat(inner)
+            dims = shapes if shapes is not None else [s.shape for s in flat]
+            return _pack(inner, [tl.TensorSpec(
+                tl.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
+                s.dtype) for s, d in zip(flat, dims)])
+        return spec
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
+                     drop_remainder=False, name=None):
+        """Batches elements of different shapes, padding each component to `padded_shapes`
+        (a dim of None or -1 pads to the longest in the batch; by default every dim does).
+
+        Raises:
+            InvalidArgumentError: when an element is larger than its padded shape.
+        """
+        _check_positive(batch_size, "Batch size", "padded_batch")
+        source = self
+        spec = self.element_spec
+        flat_spec = _flat(spec)
+        if padded_shapes is None:
+            shapes = [tl.TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
+                      for s in flat_spec]
+            if any(s is None for s in shapes):
+                raise ValueError("padded_batch needs elements of known rank (or padded_shapes)")
+        else:
+            shapes = [tl.TensorShape([None if d is None or int(d) < 0 else int(d)
+                                      for d in (s.as_list() if isinstance(s, tl.TensorShape) else
+                                                _as_array(s).tolist())])
+                      for s in _flat_shapes(padded_shapes, spec)]
+        for s, p in zip(flat_spec, shapes):
+            if not p.is_compatible_with(tl.TensorShape([None] * p.rank)) or (
+                    s.shape.rank is not None and s.shape.rank != p.rank):
+                raise ValueError(f"padded_batch: padded shape {p} is incompatible with the "
+                                 f"element shape {s.shape}")
+        if padding_values is None:
+            pads = [0] * len(flat_spec)
+        elif _is_struct(padding_values):
+            pads = [_as_array(v) for v in _flat(padding_values)]
+        else:
+            pads = [_as_array(padding_values)] * len(flat_spec)
+
+        def pad_group(group):
+            out = []
+            for i, (p, s) in enumerate(zip(shapes, flat_spec)):
+                parts = [_flat(e)[i] for e in group]
+                target = [d if d is not None else max(a.shape[k] for a in parts)
+                          for k, d in enumerate(p.as_list())]
+                batch = np.full([len(parts)] + target, pads[i], dtype=s.dtype.as_numpy_dtype)
+                for j, a in enumerate(parts):
+                    if a.ndim != len(target) or any(x > t for x, t in zip(a.shape, target)):
+                        raise InvalidArgumentError(
+                            f"padded_batch: attempted to pad to a smaller size than the input "
+                            f"element: element shape {tuple(a.shape)}, padded shape {p}")
+                    batch[(j,) + tuple(slice(0, x) for x in a.shape)] = a
+                out.append(batch)
+            return _pack(group[0], out)
+
+        def make():
+            group = []
+            for e in source._make_iterator():
+                group.append(e)
+                if len(group) == batch_size:
+                    yield pad_group(group)
+                    group = []
+            if group and not drop_remainder:
+                yield pad_group(group)
+        return Dataset(make, self._batched_card(batch_size, drop_remainder),
+                       self._batched_spec(batch_size, drop_remainder, shapes))
+
+    def unbatch(self, name=None):
         """Splits each batch back into its elements."""
         source = self
 
         def make():
             for e in source._make_iterator():
-                leaves = flatten(e)
-                for i in range(len(leaves[0])):
-                    yield pack_as(e, [a[i] for a in leaves])
-        return Dataset(make, None)
+                leaves = _flat(e)
+                sizes = {len(a) if a.ndim else None for a in leaves}
+                if None in sizes or len(sizes) != 1:
+                    raise InvalidArgumentError(f"unbatch: the components' first dims differ or "
+                                               f"are missing: shapes {[a.shape for a in leaves]}")
+                for i in range(sizes.pop()):
+                    yield _pack(e, [a[i] for a in leaves])
 
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
-        """Randomly reorders elements with a buffer of `buffer_size` (as tf.data does)."""
-        if buffer_size <= 0:
-            raise ValueError(f"buffer_size must be positive, got {buffer_size}")
+        def spec():
+            inner = self.element_spec
+            if any(s.shape.rank == 0 for s in _flat(inner)):
+                raise ValueError("Cannot unbatch an input with scalar components.")
+            return _pack(inner, [tl.TensorSpec(s.shape[1:] if s.shape.rank is not None
+                                               else s.shape, s.dtype) for s in _flat(inner)])
+        return Dataset(make, _UNKNOWN, spec)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        """Randomly reorders elements through a buffer of `buffer_size`: each output is drawn
+        from the buffer, whose slot the next input refills, so a small buffer only shuffles
+        locally. With a `seed` each run gives the same orders; `reshuffle_each_iteration`
+        draws a new order for each pass over the data."""
+        _check_positive(buffer_size, "buffer_size", "shuffle")
         source = self
+        base = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2 ** 63)
         state = {"epoch": 0}
 
         def make():
             epoch = state["epoch"]
             if reshuffle_each_iteration:
                 state["epoch"] += 1
-            rng = np.random.default_rng(None if seed is None else (seed, epoch if
-                                                                     reshuffle_each_iteration else 0))
+                if seed is None:
+                    epoch = None
+            rng = np.random.default_rng(None if epoch is None else (base, epoch))
             buffer = []
             for e in source._make_iterator():
                 if len(buffer) < buffer_size:
@@ -131,38 +398,53 @@ class Dataset:
                 yield buffer[i]
                 buffer[i] = e
             while buffer:
-                yield buffer.pop(rng.integers(len(buffer)))
-        return Dataset(make, self._length)
+                i = rng.integers(len(buffer))
+                buffer[i], buffer[-1] = buffer[-1], buffer[i]
+                yield buffer.pop()
+        return Dataset(make, self._card, lambda: self.element_spec)
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None):
-        """Applies `map_func` to each element (tuples are unpacked into arguments)."""
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """Applies `map_func` to each element (tuple elements are unpacked into positional
+        arguments; a returned list becomes a tuple)."""
         source = self
 
         def make():
             for e in source._make_iterator():
-                t = _to_tensors(e)
-                out = map_func(*t) if isinstance(t, tuple) else map_func(t)
-                yield _to_arrays(out)
-        return Dataset(make, self._length)
+                yield _to_arrays(_call(map_func, _to_tensors(e)))
 
-    def filter(self, predicate):
-        """Keeps the elements for which `predicate` is true."""
+        def spec():
+            return _traced_spec(map_func, self)
+        return Dataset(make, self._card, spec)
+
+    def filter(self, predicate, name=None):
+        """Keeps the elements for which `predicate` returns a scalar bool tensor that is true.
+
+        Raises:
+            ValueError: when `predicate` returns something other than a scalar bool.
+        """
         source = self
 
         def make():
             for e in source._make_iterator():
-                t = _to_tensors(e)
-                if bool(predicate(*t) if isinstance(t, tuple) else predicate(t)):
+                keep = _call(predicate, _to_tensors(e))
+                if not tl.is_tensor(keep):
+                    keep = tl.convert_to_tensor(keep)
+                if keep.dtype != tl.bool or keep.shape.rank != 0:
+                    raise ValueError(f"Invalid `predicate`. `predicate` must return a `tl.bool` "
+                                     f"scalar tensor, but its return type is "
+                                     f"{tl.TensorSpec(keep.shape, keep.dtype)}.")
+                if bool(keep.numpy()):
                     yield e
-        return Dataset(make, None)
+        return Dataset(make, _UNKNOWN, lambda: self.element_spec)
 
-    def repeat(self, count=None):
+    def repeat(self, count=None, name=None):
         """Repeats the dataset `count` times (forever when None or -1)."""
         source = self
+        count = -1 if count is None else int(count)
 
         def make():
             i = 0
-            while count is None or count < 0 or i < count:
+            while count < 0 or i < count:
                 empty = True
                 for e in source._make_iterator():
                     empty = False
@@ -170,94 +452,224 @@ class Dataset:
                 if empty:
                     return
                 i += 1
-        length = None if count is None or count < 0 or self._length is None else self._length * count
-        return Dataset(make, length)
+        n = self._card
+        if count < 0:
+            card = 0 if n == 0 else _INF
+        elif count == 0 or n == 0:
+            card = 0
+        else:
+            card = n if n < 0 else n * count
+        return Dataset(make, card, lambda: self.element_spec)
 
-    def take(self, count):
+    def take(self, count, name=None):
         """The first `count` elements (all when -1)."""
-        source = self
+        source, count = self, int(count)
 
         def make():
             if count < 0:
                 yield from source._make_iterator()
-                return
-            for i, e in enumerate(source._make_iterator()):
-                if i >= count:
-                    return
-                yield e
-        length = self._length if count < 0 else (count if self._length is None
-                                                  else min(count, self._length))
-        return Dataset(make, length)
+            else:
+                yield from itertools.islice(source._make_iterator(), count)
+        n = self._card
+        if count < 0 or n == _UNKNOWN:
+            card = n
+        else:
+            card = count if n == _INF else min(count, n)
+        return Dataset(make, card, lambda: self.element_spec)
 
-    def skip(self, count):
-        """All but the first `count` elements."""
+    def skip(self, count, name=None):
+        """All but the first `count` elements (none when -1)."""
+        source, count = self, int(count)
+
+        def make():
+            if count >= 0:
+                yield from itertools.islice(source._make_iterator(), count, None)
+        n = self._card
+        card = n if n < 0 else (0 if count < 0 else max(0, n - count))
+        return Dataset(make, card, lambda: self.element_spec)
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements followed by `dataset`'s (same structure and dtypes).
+
+        Raises:
+            TypeError: when the element structures or dtypes differ.
+        """
+        first, second = self, dataset
+        a, b = self.element_spec, dataset.element_spec
+        if not _same_structure(a, b) or any(x.dtype != y.dtype
+                                            for x, y in zip(_flat(a), _flat(b))):
+            raise TypeError(f"Incompatible dataset elements:\n  {a} vs.   {b}")
+
+        def make():
+            yield from first._make_iterator()
+            yield from second._make_iterator()
+        cards = (self._card, dataset._card)
+        card = _UNKNOWN if _UNKNOWN in cards else _INF if _INF in cards else sum(cards)
+        return Dataset(make, card,
+                       lambda: _pack(a, [_merge_spec(x, y) for x, y in zip(_flat(a), _flat(b))]))
+
+    def enumerate(self, start=0, name=None):
+        """Pairs each element with its int64 index, counting from `start`."""
+        return Dataset.zip(Dataset.range(start, np.iinfo(np.int64).max), self)
+
+    def shard(self, num_shards, index, name=None):
+        """Every `num_shards`-th element, starting at `index`.
+
+        Raises:
+            InvalidArgumentError: unless 0 <= index < num_shards.
+        """
+        num_shards, index = int(num_shards), int(index)
+        _check_positive(num_shards, "Number of shards", "shard")
+        if not 0 <= index < num_shards:
+            raise InvalidArgumentError(f"shard: index must be between 0 and {num_shards - 1} "
+                                       f"(currently index = {index})")
         source = self
 
         def make():
-            for i, e in enumerate(source._make_iterator()):
-                if i >= count:
-                    yield e
-        return Dataset(make, None if self._length is None else max(0, self._length - count))
+            return itertools.islice(source._make_iterator(), index, None, num_shards)
+        n = self._card
+        card = n if n < 0 else n // num_shards + (index < n % num_shards)
+        return Dataset(make, card, lambda: self.element_spec)
 
-    def prefetch(self, buffer_size=None):
+    def apply(self, transformation_func):
+        """`transformation_func(self)`, which must return a Dataset."""
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"`transformation_func` must return a Dataset, got "
+                            f"{type(out).__name__}")
+        return out
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds the elements: state = reduce_func(state, element), starting at
+        `initial_state`; returns the final state as tensors.
+
+        Raises:
+            TypeError: when `reduce_func` changes the state's structure or dtypes.
+        """
+        state = _to_tensors(_to_arrays(initial_state))
+        specs = [(t.dtype, t.shape) for t in _flat(state)]
+        for e in self._make_iterator():
+            new = _to_tensors(_to_arrays(reduce_func(state, _to_tensors(e))))
+            if not _same_structure(state, new) or [t.dtype for t in _flat(new)] != \
+                    [d for d, _ in specs]:
+                raise TypeError(f"The element types for the new state must match the initial "
+                                f"state. Expected {state}; got {new}.")
+            state = new
+        return state
+
+    def prefetch(self, buffer_size=None, name=None):
         """Accepted for tf.data compatibility; elements are produced on demand."""
         return self
 
-    def cache(self, filename=""):
+    def cache(self, filename="", name=None):
         """Accepted for tf.data compatibility; elements are recomputed on each pass."""
         return self
 
-    # -- iteration
+    # -- inspection and iteration
+    @property
+    def element_spec(self):
+        """The structure of `tl.TensorSpec`s of one element (None dims where sizes vary)."""
+        if self._spec is None:
+            self._spec = self._spec_fn()
+            if self._spec is None:   # a source whose spec is learnt from its first element
+                first = next(iter(self._make_iterator()))
+                self._spec = _pack(first, [_spec_of(a) for a in _flat(first)])
+        return self._spec
+
     def __iter__(self):
         for e in self._make_iterator():
             yield _to_tensors(e)
 
     def as_numpy_iterator(self):
-        """Iterates elements as numpy arrays."""
+        """Iterates elements as numpy arrays (in the element's structure)."""
         return iter(self._make_iterator())
 
     def __len__(self):
-        if self._length is None:
-            raise TypeError("The length of this dataset is unknown (infinite or filtered).")
-        return self._length
+        if self._card == _INF:
+            raise TypeError("The dataset is infinite.")
+        if self._card == _UNKNOWN:
+            raise TypeError("The dataset length is unknown.")
+        return self._card
+
+    def __bool__(self):
+        return True   # never through __len__, which may raise
 
     def cardinality(self):
-        """The number of elements, or -2 when unknown (tf.data.UNKNOWN_CARDINALITY)."""
-        return -2 if self._length is None else self._length
+        """The number of elements as an int64 scalar tensor: INFINITE_CARDINALITY (-1) or
+        UNKNOWN_CARDINALITY (-2) when not a known count."""
+        return tl.constant(self._card, dtype=tl.int64)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} element_spec={self.element_spec}>"
 
 
 class _Sliced(Dataset):
     """from_tensor_slices: batching slices contiguous ranges directly instead of stacking."""
 
     def __init__(self, make_iterator, length, arrays):
-        super().__init__(make_iterator, length)
+        super().__init__(make_iterator, length,
+                         lambda: _pack(arrays, [tl.TensorSpec(a.shape[1:], tl.as_dtype(a.dtype))
+                                                for a in _flat(arrays)]))
         self._arrays = arrays
 
-    def batch(self, batch_size, drop_remainder=False):
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        arrays, n = self._arrays, self._length
-        leaves = flatten(arrays)
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        _check_positive(batch_size, "Batch size", "batch")
+        arrays, n = self._arrays, self._card
+        leaves = _flat(arrays)
         stop_at = n - n % batch_size if drop_remainder else n
 
         def make():
             for start in range(0, stop_at, batch_size):
-                yield pack_as(arrays, [a[start:start + batch_size] for a in leaves])
-        length = n // batch_size if drop_remainder else -(-n // batch_size)
-        return Dataset(make, length)
+                yield _pack(arrays, [a[start:start + batch_size] for a in leaves])
+        return Dataset(make, self._batched_card(batch_size, drop_remainder),
+                       self._batched_spec(batch_size, drop_remainder))
 
 
-def _as_array(value):
-    if isinstance(value, tl.Tensor):
-        return value.numpy() if value.shape.rank else np.asarray(value.numpy())
-    array = np.asarray(value)
-    if array.dtype == np.float64 and not isinstance(value, np.ndarray):
-        array = array.astype(np.float32)   # Python floats become float32, as tensors do
-    if array.dtype == np.int64 and not isinstance(value, np.ndarray):
-        array = array.astype(np.int32)
-    return array
+def _flat_shapes(shapes, structure):
+    """`shapes` flattened against `structure` (a shape given as a list or TensorShape is a
+    leaf)."""
+    if isinstance(structure, dict):
+        return [s for k in sorted(structure) for s in _flat_shapes(shapes[k], structure[k])]
+    if isinstance(structure, tuple):
+        return [s for sh, st in zip(shapes, structure) for s in _flat_shapes(sh, st)]
+    return [shapes]
+
+
+def _traced_spec(fn, dataset):
+    """The output specs of `fn` over `dataset`'s elements, found by tracing it with
+    `tl.function` (None dims stay None); if tracing fails, the specs of its first output."""
+    inner = dataset.element_spec
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            concrete = tl.function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
+                *_flat(inner))
+        out = concrete.structured_outputs
+        if isinstance(out, list):
+            out = tuple(out)
+        return _pack(out, [tl.TensorSpec(t.shape, t.dtype) if tl.is_tensor(t) else
+                           _spec_of(_as_array(t)) for t in _flat(out)])
+    except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
+        for e in dataset._make_iterator():
+            out = _to_arrays(_call(fn, _to_tensors(e)))
+            return _pack(out, [_spec_of(a) for a in _flat(out)])
+        raise
 
 
 def _stack(group):
-    leaves = [flatten(e) for e in group]
-    return pack_as(group[0], [np.stack(parts) for parts in zip(*leaves)])
+    leaves = [_flat(e) for e in group]
+    out = []
+    for i, parts in enumerate(zip(*leaves)):
+        shapes = {p.shape for p in parts}
+        if len(shapes) != 1:
+            raise InvalidArgumentError(f"Cannot batch tensors with different shapes in component "
+                                       f"{i}: shapes {sorted(shapes)}")
+        out.append(np.stack(parts))
+    return _pack(group[0], out)
+
+
+experimental = types.SimpleNamespace(
+    AUTOTUNE=AUTOTUNE, INFINITE_CARDINALITY=INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
+    cardinality=lambda dataset: dataset.cardinality())
