@@ -165,10 +165,10 @@ class Dataset:
                        lambda: _pack(element, [_spec_of(a) for a in _flat(element)]))
 
     @staticmethod
-    def range(*args, dtype=None, name=None):
-        """Elements start, start+step, ... below stop (int64 scalars unless `dtype`), like
-        Python's range."""
-        np_dtype = np.int64 if dtype is None else tl.as_dtype(dtype).as_numpy_dtype
+    def range(*args, output_type=None, name=None):
+        """Elements start, start+step, ... below stop (int64 scalars unless `output_type`),
+        like Python's range."""
+        np_dtype = np.int64 if output_type is None else tl.as_dtype(output_type).as_numpy_dtype
         r = range(*[int(a) for a in args])
         return Dataset(lambda: (np.asarray(i, np_dtype) for i in r), len(r),
                        lambda: tl.TensorSpec([], tl.as_dtype(np_dtype)))
@@ -307,8 +307,7 @@ class Dataset:
                 raise ValueError("padded_batch needs elements of known rank (or padded_shapes)")
         else:
             shapes = [tl.TensorShape([None if d is None or int(d) < 0 else int(d)
-                                      for d in (s.as_list() if isinstance(s, tl.TensorShape) else
-                                                _as_array(s).tolist())])
+                                      for d in _dims(s)])
                       for s in _flat_shapes(padded_shapes, spec)]
         for s, p in zip(flat_spec, shapes):
             if not p.is_compatible_with(tl.TensorShape([None] * p.rank)) or (
@@ -504,7 +503,7 @@ class Dataset:
             yield from first._make_iterator()
             yield from second._make_iterator()
         cards = (self._card, dataset._card)
-        card = _UNKNOWN if _UNKNOWN in cards else _INF if _INF in cards else sum(cards)
+        card = _INF if _INF in cards else _UNKNOWN if _UNKNOWN in cards else sum(cards)
         return Dataset(make, card,
                        lambda: _pack(a, [_merge_spec(x, y) for x, y in zip(_flat(a), _flat(b))]))
 
@@ -634,6 +633,15 @@ def _flat_shapes(shapes, structure):
     if isinstance(structure, tuple):
         return [s for sh, st in zip(shapes, structure) for s in _flat_shapes(sh, st)]
     return [shapes]
+
+
+def _dims(shape):
+    """A shape given as a TensorShape, tensor, array, list or tuple, as a list of dims."""
+    if isinstance(shape, tl.TensorShape):
+        return shape.as_list()
+    if tl.is_tensor(shape) or isinstance(shape, np.ndarray):
+        return np.asarray(shape).tolist()
+    return list(shape)
 
 
 def _traced_spec(fn, dataset):
