@@ -44,3 +44,75 @@ def test_errors():
         Dataset.from_tensor_slices(np.zeros(3)).batch(0)
     with pytest.raises(TypeError):
         len(Dataset.from_tensor_slices(np.zeros(3)).repeat())
+
+
+def test_structures_dtypes_and_spec():
+    ds = Dataset.from_tensor_slices({"a": [1, 2, 3], "b": [[1.0], [2.0], [3.0]]})
+    spec = ds.element_spec
+    assert spec["a"].dtype == tl.int32 and spec["b"].dtype == tl.float32
+    assert spec["b"].shape.as_list() == [1]
+    assert ds.batch(2).element_spec["b"].shape.as_list() == [None, 1]
+    assert ds.batch(2, drop_remainder=True).element_spec["a"].shape.as_list() == [2]
+    assert Dataset.from_tensor_slices(np.arange(3)).element_spec.dtype == tl.int64
+    assert Dataset.range(3).map(lambda v: [v, 2.5]).element_spec[1].dtype == tl.float32
+
+
+def test_zip_enumerate_concatenate_shard_reduce():
+    a, b = Dataset.range(4), Dataset.range(10, 13)
+    assert [(int(x), int(y)) for x, y in Dataset.zip(a, b)] == [(0, 10), (1, 11), (2, 12)]
+    assert [int(i) for i, _ in b.enumerate(5)] == [5, 6, 7]
+    assert [int(v) for v in a.concatenate(b)] == [0, 1, 2, 3, 10, 11, 12]
+    assert [int(v) for v in Dataset.range(10).shard(4, 1)] == [1, 5, 9]
+    assert int(Dataset.range(5).reduce(np.int64(0), lambda s, v: s + v)) == 10
+    assert len(Dataset.range(10).shard(4, 1)) == 3 and len(a.apply(lambda d: d.batch(3))) == 2
+    with pytest.raises(TypeError):
+        a.concatenate(Dataset.from_tensor_slices([1.0]))
+    with pytest.raises(tl.errors.InvalidArgumentError):
+        a.shard(2, 2)
+
+
+def test_padded_batch():
+    ds = Dataset.range(1, 4).map(lambda n: tl.range(n))
+    (first, second) = list(ds.padded_batch(2, padding_values=np.int64(-1)))
+    np.testing.assert_array_equal(first.numpy(), [[0, -1], [0, 1]])
+    assert second.shape == (1, 3)
+    assert ds.padded_batch(2, padded_shapes=[4]).element_spec.shape.as_list() == [None, 4]
+    with pytest.raises(tl.errors.InvalidArgumentError):
+        list(ds.padded_batch(2, padded_shapes=[2]))
+
+
+def test_cardinality_len_and_generator_checks():
+    assert int(Dataset.range(3).repeat().cardinality()) == tl.data.INFINITE_CARDINALITY
+    assert int(Dataset.range(3).filter(lambda v: v > 0).cardinality()) == \
+        tl.data.UNKNOWN_CARDINALITY
+    with pytest.raises(TypeError, match="unknown"):
+        len(Dataset.range(3).filter(lambda v: v > 0))
+    with pytest.raises(ValueError, match="bool"):
+        list(Dataset.range(3).filter(lambda v: v))
+    with pytest.raises(TypeError):
+        Dataset.from_generator(lambda: iter([1]))
+    gen = Dataset.from_generator(lambda: iter([[1, 2], [3]]),
+                                 output_signature=tl.TensorSpec((2,), tl.int32))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="shape"):
+        list(gen)
+    assert tl.data.experimental.AUTOTUNE == tl.data.AUTOTUNE == -1
+
+
+def test_shuffle_is_local_and_reshuffles():
+    ds = Dataset.range(40).shuffle(4, seed=1)
+    one, two = [int(v) for v in ds], [int(v) for v in ds]
+    assert one != two and sorted(one) == list(range(40))
+    assert all(v <= i + 3 for i, v in enumerate(one))
+    fixed = Dataset.range(40).shuffle(40, reshuffle_each_iteration=False)
+    assert [int(v) for v in fixed] == [int(v) for v in fixed]
+
+
+def test_fit_accepts_a_dataset_pipeline():
+    x = np.random.default_rng(0).normal(size=(32, 3)).astype(np.float32)
+    y = x.sum(axis=1, keepdims=True)
+    ds = Dataset.from_tensor_slices((x, y)).shuffle(32, seed=0).map(
+        lambda a, b: (a * 1.0, b)).batch(8).prefetch(tl.data.AUTOTUNE)
+    model = tl.Sequential([tl.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(ds, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
