@@ -9,6 +9,7 @@ from ..pyct import Converter, constant, set_location, template
 
 
 class AssertConverter(Converter):
+    """The converter: `assert test, msg` becomes `ag__.assert_stmt(test, lambda: msg)`."""
     def visit_Assert(self, node):
         node = self.generic_visit(node)
         msg = node.msg if node.msg is not None else constant(None)
@@ -17,5 +18,6 @@ class AssertConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return AssertConverter(ctx).visit(node)
 

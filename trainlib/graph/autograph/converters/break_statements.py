@@ -26,6 +26,7 @@ def _has_break(stmts):
 
 
 class BreakConverter(Converter):
+    """The converter: `break` becomes a `break_` flag: the loop stops when it is set, the rest of the body is guarded."""
     def _loop(self, node):
         node = self.generic_visit(node)
         orelse, node.orelse = node.orelse, []
@@ -63,5 +64,6 @@ class BreakConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return BreakConverter(ctx).visit(node)
 

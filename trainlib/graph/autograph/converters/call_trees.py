@@ -21,6 +21,7 @@ def _is_ag_call(func):
 
 
 class CallConverter(Converter):
+    """The converter: calls `f(a, *b, k=c, **d)` become `ag__.converted_call(f, (a, *b), {'k': c, **d})`."""
     def visit_Call(self, node):
         node = self.generic_visit(node)
         func = node.func
@@ -40,4 +41,5 @@ class CallConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return CallConverter(ctx).visit(node)

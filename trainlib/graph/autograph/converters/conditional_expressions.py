@@ -10,6 +10,7 @@ from ..pyct import Converter, constant, set_location, source_of, template
 
 
 class ConditionalExpressionConverter(Converter):
+    """The converter: `a if c else b` becomes `ag__.if_exp(c, lambda: a, lambda: b, 'c')`."""
     def visit_IfExp(self, node):
         node = self.generic_visit(node)
         text = constant(source_of(node.test))
@@ -19,4 +20,5 @@ class ConditionalExpressionConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return ConditionalExpressionConverter(ctx).visit(node)

@@ -24,6 +24,7 @@ def _has_continue(stmts):
 
 
 class ContinueConverter(Converter):
+    """The converter: `continue` becomes a `continue_` flag, reset at the top of each iteration; the rest of the body is guarded."""
     def _loop(self, node):
         node = self.generic_visit(node)
         if not _has_continue(node.body):
@@ -51,4 +52,5 @@ class ContinueConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return ContinueConverter(ctx).visit(node)

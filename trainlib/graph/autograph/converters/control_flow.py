@@ -59,6 +59,7 @@ class _Defined:
 
 
 class ControlFlowConverter(Converter):
+    """The converter: `if`, `while` and `for` become calls of the runtime operators with the body as functions."""
     def visit_FunctionDef(self, node):
         if node.name not in self.ctx.generated:
             _Defined().run(node)
@@ -141,4 +142,5 @@ class ControlFlowConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return ControlFlowConverter(ctx).visit(node)

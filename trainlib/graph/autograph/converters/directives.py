@@ -76,4 +76,5 @@ class DirectivesConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return DirectivesConverter(ctx).visit(node)

@@ -14,6 +14,7 @@ from ..pyct import Converter, modified_names, set_location, template
 
 
 class ListConverter(Converter):
+    """The converter: `l.append(x)` as a statement becomes `l = ag__.list_append(l, x)`."""
     def __init__(self, ctx):
         super().__init__(ctx)
         self.local_names = [set()]
@@ -44,4 +45,5 @@ class ListConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return ListConverter(ctx).visit(node)

@@ -11,6 +11,7 @@ from ..pyct import Converter, set_location, template
 
 
 class LogicalExpressionConverter(Converter):
+    """The converter: `a and b`, `a or b`, `not a` become `ag__.and_(lambda: a, lambda: b)`, `ag__.or_(...)`, `ag__.not_(a)`."""
     def visit_BoolOp(self, node):
         node = self.generic_visit(node)
         fn = "and_" if isinstance(node.op, gast.And) else "or_"
@@ -29,4 +30,5 @@ class LogicalExpressionConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return LogicalExpressionConverter(ctx).visit(node)

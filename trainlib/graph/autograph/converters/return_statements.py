@@ -27,6 +27,7 @@ from ..pyct import Converter, and_not, constant, contains, lower_jumps, set_loca
 
 
 class ReturnConverter(Converter):
+    """The converter: functions: `return` anywhere becomes a `do_return` flag and a `retval_` variable."""
     def visit_FunctionDef(self, node):
         node = self.generic_visit(node)  # nested defs first: each has its own flag
         returns = [n for n in walk_scope(node.body) if isinstance(n, gast.Return)]
@@ -94,4 +95,5 @@ def _else_after_return(stmts):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return ReturnConverter(ctx).visit(node)

@@ -49,5 +49,6 @@ class UnsupportedConverter(Converter):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return UnsupportedConverter(ctx).visit(node)
 

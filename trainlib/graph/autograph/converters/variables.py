@@ -13,6 +13,7 @@ from ..pyct import Converter, set_location, template
 
 
 class VariablesConverter(Converter):
+    """The converter: reads of variables that may hold `ag__.Undefined` become `ag__.ld(x)`."""
     def __init__(self, ctx, maybe_undefined):
         super().__init__(ctx)
         self.maybe_undefined = maybe_undefined
@@ -47,4 +48,5 @@ def _maybe_undefined(node):
 
 
 def transform(node, ctx):
+    """Applies this converter to a function's AST (in the pipeline's order)."""
     return VariablesConverter(ctx, _maybe_undefined(node)).visit(node)
