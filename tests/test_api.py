@@ -95,3 +95,19 @@ def test_bad_arguments_get_clear_errors():
     model.compile("sgd", "mse")
     with pytest.raises(ValueError, match="non-empty"):
         model.fit(np.zeros((0, 3)), np.zeros((0, 1)), verbose=0)
+
+
+def test_keras_utils_to_categorical_and_set_random_seed():
+    import numpy as np
+    out = tl.keras.utils.to_categorical([0, 2, 1], num_classes=3)
+    np.testing.assert_array_equal(out, np.eye(3)[[0, 2, 1]])
+    assert out.dtype == np.float64  # as Keras 3's
+    assert tl.utils.to_categorical(np.array([[1], [0]])).shape == (2, 2)
+    with pytest.raises(ValueError, match="num_classes"):
+        tl.utils.to_categorical([3], num_classes=2)
+    tl.keras.utils.set_random_seed(7)
+    a = tl.random.uniform([3]).numpy(), np.random.rand()
+    tl.keras.utils.set_random_seed(7)
+    b = tl.random.uniform([3]).numpy(), np.random.rand()
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1] == b[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 
-__all__ = ["plot_graph"]
+__all__ = ["plot_graph", "to_categorical", "set_random_seed"]
 
 _TEXT_FORMATS = ("dot", "gv")
 _INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "
@@ -85,3 +85,50 @@ def plot_graph(fn_or_graph, path):
                           f"which was not found on PATH: {_INSTALL}.") from None
     path.write_bytes(image)
     return path
+
+
+def to_categorical(x, num_classes=None):
+    """One-hot rows of integer class labels, as `keras.utils.to_categorical` (numpy in, numpy out).
+
+    Args:
+        x: integer labels (any shape; a trailing dim of size 1 is dropped, as Keras does).
+        num_classes: the number of classes (default: max label + 1).
+
+    Returns:
+        A float64 numpy array of shape x.shape + (num_classes,) (Keras 3 returns float64 too).
+
+    Raises:
+        ValueError: for negative labels or labels >= num_classes.
+
+    Example:
+        >>> tl.utils.to_categorical([0, 2], num_classes=3)
+        array([[1., 0., 0.],
+               [0., 0., 1.]])
+    """
+    import numpy as np  # noqa: PLC0415 -- a host-side data utility, as Keras's
+    labels = np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+    if labels.dtype.kind not in "iub":
+        if labels.dtype.kind == "f" and np.all(np.mod(labels, 1) == 0):
+            labels = labels.astype(np.int64)
+        else:
+            raise ValueError(f"to_categorical needs integer labels, got dtype {labels.dtype}")
+    if labels.ndim > 1 and labels.shape[-1] == 1:
+        labels = labels.reshape(labels.shape[:-1])
+    labels = labels.astype(np.int64)
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"to_categorical got a negative label ({labels.min()})")
+    n = int(num_classes) if num_classes is not None else (int(labels.max()) + 1 if labels.size else 0)
+    if labels.size and labels.max() >= n:
+        raise ValueError(f"to_categorical got label {labels.max()} for num_classes={n}")
+    return np.eye(n)[labels]
+
+
+def set_random_seed(seed):
+    """Seeds Python's `random`, numpy's global generator and `tl.random`, as
+    `keras.utils.set_random_seed` does, so a whole script is reproducible."""
+    import random  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    from .graph.ops import random as tl_random  # noqa: PLC0415
+    random.seed(seed)
+    np.random.seed(seed)
+    tl_random.set_seed(seed)
