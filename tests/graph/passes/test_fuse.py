@@ -122,8 +122,8 @@ def test_cupy_elementwise_kernel_is_compiled_once():
 
 
 def _drop_pool():
-    for pool in fused._POOL:
-        pool.shutdown()
+    if fused._POOL:
+        fused._POOL[0].shutdown()
     fused._POOL.clear()
 
 
@@ -143,3 +143,24 @@ def test_blocked_jit_runs_slices_on_threads_with_the_same_result():
         fused.THREADS, fused.BLOCK = saved
         _drop_pool()
     np.testing.assert_array_equal(one, three)
+
+
+def test_a_forked_child_gets_its_own_thread_pool():
+    import multiprocessing
+    import os
+
+    x = tl.constant(np.random.default_rng(4).standard_normal(300_000).astype(np.float32))
+    fn = tl.function(lambda a: tl.tanh(a) * a + 1.0, jit_compile=True)
+    saved = fused.BLOCK
+    fused.BLOCK = 8192
+    try:
+        want = fn(x).numpy()  # the parent's pool exists now
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        child = ctx.Process(target=lambda: queue.put((os.getpid(), float(np.sum(fn(x).numpy())))))
+        child.start()
+        pid, total = queue.get(timeout=60)
+        child.join(timeout=60)
+    finally:
+        fused.BLOCK = saved
+    assert pid != os.getpid() and total == float(np.sum(want))

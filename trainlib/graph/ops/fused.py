@@ -297,10 +297,14 @@ _POOL = []
 
 
 def _pool():
+    import os  # noqa: PLC0415
+    if _POOL and _POOL[1] != os.getpid():  # a forked child: the parent's threads are not here
+        _POOL.clear()
     if not _POOL:
         import concurrent.futures  # noqa: PLC0415
-        _POOL.append(concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
-                                                           thread_name_prefix="trainlib-fused"))
+        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
+                                                            thread_name_prefix="trainlib-fused"),
+                      os.getpid()))
     return _POOL[0]
 
 
