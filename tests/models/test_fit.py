@@ -360,3 +360,23 @@ def test_digits_mlp_64_128_10_fit_and_custom_loop_reach_095():
     assert train_step.experimental_get_tracing_count() == 1
     accuracy = np.mean(np.argmax(custom.predict(x[split:], verbose=0), axis=1) == y[split:])
     assert accuracy >= 0.95
+
+
+def test_fit_evaluate_predict_from_a_python_generator():
+    x, y = _data(64)
+    model = _mlp()
+    model.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+
+    def batches():
+        while True:
+            for s in range(0, 64, 16):
+                yield x[s:s + 16], y[s:s + 16]
+
+    history = model.fit(batches(), steps_per_epoch=4, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2
+    reference = _mlp()
+    reference.set_weights(model.get_weights())
+    reference.compile("sgd", "sparse_categorical_crossentropy", metrics=["accuracy"])
+    assert model.evaluate(batches(), steps=4, verbose=0) == reference.evaluate(x, y, batch_size=16,
+                                                                             verbose=0)
+    assert model.predict(batches(), steps=2, verbose=0).shape[0] == 32
