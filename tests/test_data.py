@@ -116,3 +116,17 @@ def test_fit_accepts_a_dataset_pipeline():
     model.compile(optimizer="sgd", loss="mse")
     history = model.fit(ds, epochs=2, verbose=0)
     assert len(history.history["loss"]) == 2
+
+
+def test_shuffling_slices_by_index_gives_the_order_of_shuffling_elements():
+    x = np.arange(300, dtype=np.float32).reshape(100, 3)
+    y = np.arange(100, dtype=np.int32)
+    for buffer in (1, 7, 100, 1000):
+        sliced = tl.data.Dataset.from_tensor_slices((x, y)).shuffle(buffer, seed=3)
+        generic = tl.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a, b)).shuffle(
+            buffer, seed=3)
+        for _ in range(2):  # two passes: reshuffled alike
+            a = np.concatenate([b[1].numpy() for b in sliced.batch(16)])
+            b = np.concatenate([b[1].numpy() for b in generic.batch(16)])
+            np.testing.assert_array_equal(a, b)
+        assert [int(e[1]) for e in sliced] == [int(e[1]) for e in generic]

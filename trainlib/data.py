@@ -377,29 +377,11 @@ class Dataset:
         locally. With a `seed` each run gives the same orders; `reshuffle_each_iteration`
         draws a new order for each pass over the data."""
         _check_positive(buffer_size, "buffer_size", "shuffle")
+        next_rng = _pass_generators(seed, reshuffle_each_iteration)
         source = self
-        base = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2 ** 63)
-        state = {"epoch": 0}
 
         def make():
-            epoch = state["epoch"]
-            if reshuffle_each_iteration:
-                state["epoch"] += 1
-                if seed is None:
-                    epoch = None
-            rng = np.random.default_rng(None if epoch is None else (base, epoch))
-            buffer = []
-            for e in source._make_iterator():
-                if len(buffer) < buffer_size:
-                    buffer.append(e)
-                    continue
-                i = rng.integers(len(buffer))
-                yield buffer[i]
-                buffer[i] = e
-            while buffer:
-                i = rng.integers(len(buffer))
-                buffer[i], buffer[-1] = buffer[-1], buffer[i]
-                yield buffer.pop()
+            return _shuffled(source._make_iterator(), buffer_size, next_rng())
         return Dataset(make, self._card, lambda: self.element_spec)
 
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
@@ -602,8 +584,40 @@ class Dataset:
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
 
 
+def _pass_generators(seed, reshuffle_each_iteration):
+    """A function giving the random generator of each pass over a shuffled dataset."""
+    base = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2 ** 63)
+    state = {"epoch": 0}
+
+    def next_rng():
+        epoch = state["epoch"]
+        if reshuffle_each_iteration:
+            state["epoch"] += 1
+            if seed is None:
+                epoch = None
+        return np.random.default_rng(None if epoch is None else (base, epoch))
+    return next_rng
+
+
+def _shuffled(items, buffer_size, rng):
+    """`items` in the order a shuffle buffer of `buffer_size` drawing from `rng` gives them."""
+    buffer = []
+    for e in items:
+        if len(buffer) < buffer_size:
+            buffer.append(e)
+            continue
+        i = rng.integers(len(buffer))
+        yield buffer[i]
+        buffer[i] = e
+    while buffer:
+        i = rng.integers(len(buffer))
+        buffer[i], buffer[-1] = buffer[-1], buffer[i]
+        yield buffer.pop()
+
+
 class _Sliced(Dataset):
-    """from_tensor_slices: batching slices contiguous ranges directly instead of stacking."""
+    """from_tensor_slices: batching slices contiguous ranges directly instead of stacking;
+    shuffling runs the shuffle buffer on indices, and its batches gather those rows."""
 
     def __init__(self, make_iterator, length, arrays):
         super().__init__(make_iterator, length,
@@ -618,11 +632,37 @@ class _Sliced(Dataset):
         leaves = _flat(arrays)
         stop_at = n - n % batch_size if drop_remainder else n
 
+        order = self._order
+
         def make():
+            rows = order() if order is not None else None
             for start in range(0, stop_at, batch_size):
-                yield _pack(arrays, [a[start:start + batch_size] for a in leaves])
+                if rows is None:
+                    yield _pack(arrays, [a[start:start + batch_size] for a in leaves])
+                else:
+                    picked = rows[start:start + batch_size]
+                    yield _pack(arrays, [a[picked] for a in leaves])
         return Dataset(make, self._batched_card(batch_size, drop_remainder),
                        self._batched_spec(batch_size, drop_remainder))
+
+    _order = None  # a function giving each pass's row order (shuffled datasets only)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        _check_positive(buffer_size, "buffer_size", "shuffle")
+        next_rng = _pass_generators(seed, reshuffle_each_iteration)
+        arrays, n = self._arrays, self._card
+        leaves = _flat(arrays)
+
+        def order():  # the same draws as shuffling the elements themselves
+            return np.fromiter(_shuffled(range(n), buffer_size, next_rng()), dtype=np.intp, count=n)
+
+        def make():
+            for i in order():
+                yield _pack(arrays, [a[i] for a in leaves])
+
+        shuffled = _Sliced(make, n, arrays)
+        shuffled._order = order
+        return shuffled
 
 
 def _flat_shapes(shapes, structure):
