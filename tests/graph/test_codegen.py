@@ -180,3 +180,31 @@ def test_a_read_stored_into_another_variable_is_not_written_under_it():
         copy_then_update()
         np.testing.assert_array_equal(v.numpy(), np.full(256, 1.0 + step))
         np.testing.assert_array_equal(w.numpy(), np.full(256, 2.0 + step))
+
+
+def test_loop_owned_tensor_array_writes_in_place_and_keep_calls_independent():
+    @tl.function(autograph=False)
+    def squares(n):
+        ta = tl.TensorArray(tl.float32, size=n)
+        _, ta = tl.while_loop(lambda i, ta: i < n,
+                              lambda i, ta: (i + 1, ta.write(i, tl.cast(i * i, tl.float32))),
+                              (tl.constant(0), ta))
+        return ta.stack()
+
+    src = squares.get_concrete_function(tl.constant(4)).python_source
+    assert "ip_tensorarraywrite(" in src and ".copy()" in src
+    first = squares(tl.constant(4))
+    second = squares(tl.constant(4))   # the initial buffer was not written under the first call
+    np.testing.assert_array_equal(first.numpy(), [0.0, 1.0, 4.0, 9.0])
+    np.testing.assert_array_equal(second.numpy(), first.numpy())
+
+    @tl.function(autograph=False)
+    def running(n):   # the body also reads the buffer: every write copies
+        ta = tl.TensorArray(tl.float32, size=n + 1).write(0, 1.0)
+        _, ta = tl.while_loop(lambda i, ta: i < n,
+                              lambda i, ta: (i + 1, ta.write(i + 1, ta.read(i) * 2.0)),
+                              (tl.constant(0), ta))
+        return ta.stack()
+
+    assert "ip_tensorarraywrite(" not in running.get_concrete_function(tl.constant(3)).python_source
+    np.testing.assert_array_equal(running(tl.constant(3)).numpy(), [1.0, 2.0, 4.0, 8.0])

@@ -235,6 +235,7 @@ class _Emitter:
         self.line_ops = {}
         self.consts = {}      # closure name -> value
         self.used = set(("xp",))
+        self.in_place_ops = set()  # ids of ops lowered in place (loop-owned TensorArray writes)
         self.kernel_names = {}
 
     def fresh(self, base):
@@ -311,6 +312,14 @@ class _Emitter:
                     plan.names[id(op.outputs[0])] = name
                     self._free(plan, op, indent)
                 continue
+            if id(op) in self.in_place_ops:  # a loop-owned TensorArray buffer (_lower_while)
+                lowering = self.bind("ip_" + op.type, op.opdef.kernel.in_place)
+                name = self.fresh(op.name)
+                env[id(op.outputs[0])] = name
+                attrs = "".join(f", {k}={v!r}" for k, v in op.attrs.items()
+                                if not k.startswith("_") and _is_literal(v))
+                self.emit(indent, f"{name} = {lowering}(xp, {', '.join(args)}{attrs})", op)
+                continue
             if plan is not None and id(op) in plan.in_place:
                 lowering = self.bind("ip_" + op.type, op.opdef.kernel.in_place)
                 self.emit(indent, f"{lowering}(xp, {', '.join(args)})", op)
@@ -370,13 +379,49 @@ def _lower_if(em, op, env, indent):
             em.emit(indent, "else:", op)
 
 
+def _loop_owned_writes(body, n_vars):
+    """{loop variable index: the TensorArrayWrite op} for TensorArray buffers the loop may write
+    in place: the body's only use of the variable is one write, whose result is only carried
+    to the next iteration (directly or through one Identity), so no other value can alias it."""
+    consumers = {}
+    for o in body.operations:
+        for t in o.inputs:
+            consumers.setdefault(id(t), []).append(o)
+    owned = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        users = consumers.get(id(p), [])
+        if len(users) != 1:
+            continue
+        write = users[0]
+        if write.type != "TensorArrayWrite" or write.inputs[0] is not p or \
+                any(t is p for t in write.inputs[1:]):
+            continue
+        out = write.outputs[0]
+        after = consumers.get(id(out), [])
+        if not after:
+            carried = out
+        elif len(after) == 1 and after[0].type == "Identity" and \
+                not consumers.get(id(after[0].outputs[0])):
+            carried = after[0].outputs[0]
+        else:
+            continue
+        places = [j for j, t in enumerate(body.outputs) if t is carried or t is out]
+        if places == [i]:
+            owned[i] = write
+    return owned
+
+
 def _lower_while(em, op, env, indent):
     n_vars = len(op.outputs)
     ins = [env[id(t)] for t in op.inputs]
     loop_vars = [em.fresh(f"{op.name}_v{i}") for i in range(n_vars)]
     captures = ins[n_vars:]
-    for var, init in zip(loop_vars, ins[:n_vars]):
-        em.emit(indent, f"{var} = {init}", op)
+    owned = _loop_owned_writes(op.attrs["body"], n_vars)
+    for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
+        # a buffer the loop writes in place starts as the loop's own copy (the value that
+        # enters may be a constant or the caller's)
+        em.emit(indent, f"{var} = {init}.copy()" if i in owned else f"{var} = {init}", op)
+    em.in_place_ops.update(id(w) for w in owned.values())
     limit = op.attrs.get("maximum_iterations")
     counter = None
     if limit is not None:

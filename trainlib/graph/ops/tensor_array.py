@@ -62,34 +62,56 @@ def _write_grad(op, dy):
     return d_buffer, None, d_value
 
 
-@defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad)
-def _write(xp, buffer, index, value, dynamic_size=False):
-    """A copy of `buffer` with row(s) `index` set to `value`, grown if dynamic and needed."""
+def _check_write(xp, buffer, index, value, dynamic_size):
+    """Validates a write; True if it needs a bigger buffer."""
     n = buffer.shape[0]
     if value.shape != index.shape + buffer.shape[1:]:
         raise InvalidArgumentError(f"Incompatible shape for value: {tuple(value.shape)}, expected "
                                    f"{tuple(index.shape + buffer.shape[1:])}")
-    if index.size:
-        low, high = int(index.min()), int(index.max())
-        if low < 0:
-            raise InvalidArgumentError(f"Writing to negative indices (index {low}) is not allowed")
-        if index.ndim == 1 and index.size > 1:
-            ordered = xp.sort(index)
-            if bool((ordered[1:] == ordered[:-1]).any()):
-                raise InvalidArgumentError("Could not scatter to TensorArray: an index appears twice "
-                                           "(each element can be written once per scatter)")
-        if high >= n:
-            if not dynamic_size:
-                raise InvalidArgumentError(
-                    f"Tried to write to index {high} but array is not resizeable and size is: {n}. "
-                    "Create the TensorArray with dynamic_size=True to let it grow.")
-            out = xp.zeros((high + 1,) + buffer.shape[1:], dtype=buffer.dtype)
-            out[:n] = buffer
-            out[index] = value
-            return out
+    if not index.size:
+        return False
+    low, high = int(index.min()), int(index.max())
+    if low < 0:
+        raise InvalidArgumentError(f"Writing to negative indices (index {low}) is not allowed")
+    if index.ndim == 1 and index.size > 1:
+        ordered = xp.sort(index)
+        if bool((ordered[1:] == ordered[:-1]).any()):
+            raise InvalidArgumentError("Could not scatter to TensorArray: an index appears twice "
+                                       "(each element can be written once per scatter)")
+    if high >= n and not dynamic_size:
+        raise InvalidArgumentError(
+            f"Tried to write to index {high} but array is not resizeable and size is: {n}. "
+            "Create the TensorArray with dynamic_size=True to let it grow.")
+    return high >= n
+
+
+def _grown(xp, buffer, index, value):
+    out = xp.zeros((int(index.max()) + 1,) + buffer.shape[1:], dtype=buffer.dtype)
+    out[:buffer.shape[0]] = buffer
+    out[index] = value
+    return out
+
+
+@defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad)
+def _write(xp, buffer, index, value, dynamic_size=False):
+    """A copy of `buffer` with row(s) `index` set to `value`, grown if dynamic and needed."""
+    if _check_write(xp, buffer, index, value, dynamic_size):
+        return _grown(xp, buffer, index, value)
     out = buffer.copy()
     out[index] = value
     return out
+
+
+def _write_in_place(xp, buffer, index, value, dynamic_size=False):
+    """TensorArrayWrite into `buffer` itself: codegen's lowering inside a loop that owns the
+    buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2)."""
+    if _check_write(xp, buffer, index, value, dynamic_size):
+        return _grown(xp, buffer, index, value)
+    buffer[index] = value
+    return buffer
+
+
+_write.in_place = _write_in_place
 
 
 # ------------------------------------------------------------------ the class
