@@ -18,7 +18,7 @@ import trainlib as tl
 from tests.graph.ops.harness import make_inputs
 from tests.graph.strict_xp import StrictArrayError, strict_xp
 from trainlib.graph import backend
-from trainlib.graph.codegen import compile_graph
+from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 

@@ -17,9 +17,9 @@ import weakref
 from . import dtypes as _dt
 from .autodiff import flatten, pack_as
 from .backend import transfer
-from .codegen import compile_graph, translate_error
 from .context import graph_scope, state
 from .errors import OpError
+from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .passes import optimize
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
@@ -444,7 +444,7 @@ def _relax_args(args, old_keys):
 
 # ------------------------------------------------------------------ ConcreteFunction
 
-class ConcreteFunction:
+class ConcreteFunction(CompiledFunction):
     """One traced graph of a Function, compiled to Python; callable with tensors.
 
     Attributes:
@@ -461,11 +461,7 @@ class ConcreteFunction:
         self._output_structure = output_structure
         self._arg_names = arg_names
         self._n_args = len(graph.arg_placeholders)
-        self._capture_values = [_capture_feed(v) for v, _ in graph.captures]
-        self._out_dtypes = [t.dtype for t in graph.outputs]
         self.pass_report = []
-        self._program = None
-        self._fn = None
         self._simple_output = None
         self._arity = len(arg_structure)  # positional arguments after canonicalization
         self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
@@ -506,18 +502,10 @@ class ConcreteFunction:
     def _finish(self):
         self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
                               report=self.pass_report)
-        self._program = compile_graph(self.graph, state.xp, self._function._name)
-        self._fn = self._program.fn
+        self._compile(self._function._name, [_capture_feed(v) for v, _ in self.graph.captures],
+                      state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
-
-    @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
-    def outputs(self):
-        return list(self.graph.outputs)
 
     @property
     def captured_inputs(self):
@@ -528,11 +516,6 @@ class ConcreteFunction:
         return pack_as(self._output_structure, [None if s is None else self.graph.outputs[s.index]
                                                 for s in flatten(self._output_structure)]) \
             if not isinstance(self._output_structure, _OutputSlot) else self.graph.outputs[0]
-
-    @property
-    def python_source(self):
-        """The generated Python code that runs this graph (also shown in tracebacks)."""
-        return self._program.source
 
     @property
     def name(self):
@@ -612,14 +595,7 @@ class ConcreteFunction:
                     _flat_feeds(a, feeds)
         if len(feeds) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
-        feeds += self._capture_values
-        try:
-            results = self._fn(*feeds)
-        except Exception as e:
-            translated = translate_error(self._program, e)
-            if translated is None:
-                raise
-            raise translated from e
+        results = self._run(feeds)
         dtypes = self._out_dtypes
         if self._simple_output:
             return Tensor(results[0], dtypes[0])

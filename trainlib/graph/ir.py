@@ -51,11 +51,11 @@ class Operation:
         write a Variable or print), so it is ordered, never pruned, merged or folded."""
         if self.opdef.stateful:
             return True
-        if self.type in ("If", "While"):
-            return any(op.stateful and op.type != "ReadVariableOp"
-                       for key in ("then_branch", "else_branch", "cond", "body")
-                       if self.attrs.get(key) is not None for op in self.attrs[key].operations)
-        return False
+        if not self.opdef.subgraphs:
+            return False
+        return any(op.stateful and op.opdef.variable_access != "read"
+                   for key in self.opdef.subgraphs
+                   if self.attrs.get(key) is not None for op in self.attrs[key].operations)
 
     def get_attr(self, name):
         return self.attrs[name]
