@@ -35,7 +35,7 @@ from .graph import dtypes as _dt
 from .graph.context import eager_scope, state
 from .graph.exec.interpret import Interpreter
 from .graph.exec.program import CompiledFunction
-from .graph.function import ConcreteFunction, Function, _OutputSlot
+from .graph.function import ConcreteFunction, Function, _OutputSlot, canonical_args
 from .graph.op import convert_to_tensor
 from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _short, decode_graph,
                                   decode_shape, decode_spec, decode_dtype, encode_graph, encode_shape,
@@ -690,7 +690,7 @@ class LoadedConcreteFunction(CompiledFunction):
         return self._call_feeds(feeds)
 
     def _match_call(self, args, kwargs, convert):
-        canonical = _canonical_args(self._params, args, kwargs, self.name)
+        canonical = canonical_args(self._params, args, kwargs, self.name)
         feeds = []
         if not _match(self.structured_input_signature, canonical, feeds, convert):
             return None
@@ -846,25 +846,6 @@ class LoadedModel(Module):
 
 
 # ------------------------------------------------------------------ calling helpers
-
-def _canonical_args(params, args, kwargs, name):
-    """Arguments in the saved Function's canonical order (as Function._canonical_args)."""
-    try:
-        bound = params.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{name}(): {e}") from None
-    bound.apply_defaults()
-    out = []
-    for pname, p in params.parameters.items():
-        value = bound.arguments.get(pname)
-        if p.kind is p.VAR_POSITIONAL:
-            out.extend(value or ())
-        elif p.kind is p.VAR_KEYWORD:
-            out.append(dict(value or {}))
-        else:
-            out.append(value)
-    return tuple(out)
-
 
 def _match(structure, value, feeds, convert):
     """Walks `value` along the saved `structure`, appending tensor feeds; False on a mismatch."""

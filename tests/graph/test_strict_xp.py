@@ -49,7 +49,7 @@ def _record_kernels():
             if xp is strict_xp:
                 EXERCISED.add(name)
             return kernel(xp, *args, **kwargs)
-        run.__dict__.update(kernel.__dict__)  # keeps `ufunc` for codegen's direct calls
+        run.__dict__.update(kernel.__dict__)  # keeps whatever the kernel carries
         run.__name__ = getattr(kernel, "__name__", name)
         return run
 

@@ -254,21 +254,7 @@ class Function:
     def _canonical_args(self, args, kwargs):
         if not kwargs and self._simple and len(args) == len(self._positional):
             return args
-        try:
-            bound = self._signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self._name}(): {e}") from None
-        bound.apply_defaults()
-        out = []
-        for name, p in self._signature.parameters.items():
-            value = bound.arguments.get(name)
-            if p.kind is p.VAR_POSITIONAL:
-                out.extend(value or ())
-            elif p.kind is p.VAR_KEYWORD:
-                out.append(dict(value or {}))
-            else:
-                out.append(value)
-        return tuple(out)
+        return canonical_args(self._signature, args, kwargs, self._name)
 
     def _call_python(self, fn, args):
         """Calls `fn` with canonical args mapped back to positional/keyword form."""
@@ -440,6 +426,27 @@ def _relax_args(args, old_keys):
         return value
     return tuple(relax(a, [k[i] for k in old_keys if k != ("signature",) and len(k) == len(args)])
                  for i, a in enumerate(args))
+
+
+def canonical_args(signature, args, kwargs, name):
+    """The arguments of a call in canonical order: one entry per parameter of `signature`
+    (an inspect.Signature), defaults filled in, `*args` spread, `**kwargs` as one dict.
+    A call that does not fit is a TypeError naming function `name`."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    out = []
+    for pname, p in signature.parameters.items():
+        value = bound.arguments.get(pname)
+        if p.kind is p.VAR_POSITIONAL:
+            out.extend(value or ())
+        elif p.kind is p.VAR_KEYWORD:
+            out.append(dict(value or {}))
+        else:
+            out.append(value)
+    return tuple(out)
 
 
 # ------------------------------------------------------------------ ConcreteFunction
