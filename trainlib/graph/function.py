@@ -602,7 +602,11 @@ class ConcreteFunction(CompiledFunction):
                     _flat_feeds(a, feeds)
         if len(feeds) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
-        results = self._run(feeds)
+        feeds += self._capture_feeds
+        try:  # CompiledFunction._run, inlined: this is the hot path of every call
+            results = self._fn(*feeds)
+        except Exception as e:
+            self._reraise(e)
         dtypes = self._out_dtypes
         if self._simple_output:
             return Tensor(results[0], dtypes[0])

@@ -122,14 +122,20 @@ class CompiledFunction:
         return self._program.source
 
     def _run(self, arrays):
-        """The output arrays for the argument `arrays`; errors name the op and user's line."""
+        """The output arrays for the argument `arrays`; errors name the op and user's line.
+        (A hot caller may inline this: `self._fn(*arrays, *self._capture_feeds)`, and on an
+        exception `self._reraise(e)`.)"""
         try:
             return self._fn(*arrays, *self._capture_feeds)
         except Exception as e:
-            translated = self._program.translate(e)
-            if translated is None:
-                raise
-            raise translated from e
+            self._reraise(e)
+
+    def _reraise(self, error):
+        """Raises `error` (raised inside the program) translated, or as it is."""
+        translated = self._program.translate(error)
+        if translated is None:
+            raise error
+        raise translated from error
 
     def _run_tensors(self, arrays):
         """`_run`, the outputs as tensors."""
