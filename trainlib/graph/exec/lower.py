@@ -59,6 +59,13 @@ def _tuple(names):
     return ", ".join(names) + ("," if len(names) == 1 else "")
 
 
+def _assign(targets, values):
+    """`a = b` for one name, `a, b = c, d` for several."""
+    if len(targets) == 1:
+        return f"{targets[0]} = {values[0]}"
+    return f"{_tuple(targets)} = {_tuple(values)}"
+
+
 def _scalar_text(value):
     """A short text for a scalar constant (`2`, `0.5`, `-1`), or None."""
     if getattr(value, "ndim", None) != 0 or getattr(value, "dtype", None) is None or \
@@ -90,6 +97,8 @@ class GraphLowering:
         opdef = op.opdef
         if opdef.variable_access == "read":
             return f"{env[id(op.inputs[0])]}_value"
+        if opdef.control == "if":
+            return "cond" if index == 0 else f"cond_{index}"
         if opdef.infix is not None and index == 0:
             parts = [self.short.get(id(t)) or env[id(t)] for t in op.inputs]
             name = f"_{opdef.infix}_".join(parts)
@@ -263,7 +272,7 @@ def _lower_if(lo, op, env, indent):
     for key in (then_key, else_key):
         results = lo.inline(op.attrs[key], ins, indent + 1)
         if outs:
-            lo.emit(indent + 1, f"{_tuple(outs)} = {_tuple(results)}", op)
+            lo.emit(indent + 1, _assign(outs, results), op)
         else:
             lo.em.emit(indent + 1, "pass")
         if key == then_key:
@@ -307,7 +316,8 @@ def _lower_while(lo, op, env, indent):
     n_vars = len(op.outputs)
     cond_key, body_key = op.opdef.subgraphs
     ins = [env[id(t)] for t in op.inputs]
-    loop_vars = [lo.define(op, env, i) for i in range(n_vars)]
+    loop_vars = [lo.em.fresh(_loop_var_name(op.attrs[body_key].inputs[i], ins[i], i))
+                 for i in range(n_vars)]
     captures = ins[n_vars:]
     owned = _loop_owned_writes(op.attrs[body_key], n_vars)
     for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
@@ -330,9 +340,20 @@ def _lower_while(lo, op, env, indent):
     lo.em.emit(indent + 2, "break")
     results = lo.inline(op.attrs[body_key], loop_vars + captures, indent + 1)
     if loop_vars:
-        lo.emit(indent + 1, f"{_tuple(loop_vars)} = {_tuple(results)}", op)
+        lo.emit(indent + 1, _assign(loop_vars, results), op)
     for t, var in zip(op.outputs, loop_vars):  # after the loop, its outputs are the variables
         env[id(t)] = var
+        if lo.plan is not None:
+            lo.plan.names[id(t)] = var
+
+
+def _loop_var_name(placeholder, init, i):
+    """The body's name for loop variable `i` when it has one of its own, else the name of
+    the value entering the loop (`x` -> `x_loop`), else `loop_var_i`."""
+    name = placeholder.op.name
+    if not name.startswith("loop_var_"):
+        return name
+    return f"{init}_loop" if not init.startswith("c_") else f"loop_var_{i}"
 
 
 _CONTROL = {"if": _lower_if, "while": _lower_while}
