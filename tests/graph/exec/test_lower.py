@@ -210,3 +210,40 @@ def test_loop_owned_tensor_array_writes_in_place_and_keep_calls_independent():
 
     assert "ip_tensor_array_write(" not in running.get_concrete_function(tl.constant(3)).python_source
     np.testing.assert_array_equal(running(tl.constant(3)).numpy(), [1.0, 2.0, 4.0, 8.0])
+
+
+def test_lowering_facts_agree_with_the_kernels():
+    """Each op's lowering facts (its OpDef fields) say what its kernel does: a `ufunc` op is
+    that xp function, an `into` form writes what the kernel returns (float32 sigmoid and
+    tanh by their faster formulas, within 1e-6), C expressions only on elementwise ops."""
+    from trainlib.graph import dtypes
+    from trainlib.graph.op import REGISTRY
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, size=(4, 5)).astype(np.float32)
+    y = rng.uniform(0.5, 2, size=(4, 5)).astype(np.float32)
+    checked = 0
+    for name, d in REGISTRY.items():
+        if d.c_expr is not None or d.into is not None:
+            assert d.elementwise and not d.stateful, name
+        if d.ufunc is not None:
+            assert d.into == d.ufunc or callable(d.into), name
+        if d.into is None or not d.elementwise or d.num_outputs != 1:
+            continue
+        for inputs in ([x], [x, y], [x > 0, x, y]):
+            attrs = {"DstT": dtypes.float64} if name == "Cast" else {}
+            try:
+                want = d.kernel(np, *inputs, **attrs)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(inputs[0], np.ndarray) and inputs[0].dtype == bool and name != "SelectV2":
+                continue
+            out = np.empty_like(want)
+            if isinstance(d.into, str):
+                getattr(np, d.into)(*inputs, out=out)
+            else:
+                d.into(np, *inputs, out, np.empty_like(want), **attrs)
+            np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6, err_msg=name)
+            checked += 1
+            break
+    assert checked >= 30, checked
