@@ -680,7 +680,7 @@ class LoadedConcreteFunction(CompiledFunction):
         self._params = params
         self.structured_input_signature = arg_structure
         self._output_structure = output_structure
-        self._compile(name, capture_feeds, state.xp)
+        self._compile(graph, name, capture_feeds, state.xp)
 
     def __call__(self, *args, **kwargs):
         feeds = self._match_call(args, kwargs, convert=True)

@@ -509,8 +509,8 @@ class ConcreteFunction(CompiledFunction):
     def _finish(self):
         self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
                               report=self.pass_report)
-        self._compile(self._function._name, [_capture_feed(v) for v, _ in self.graph.captures],
-                      state.xp)
+        self._compile(self.graph, self._function._name,
+                      [_capture_feed(v) for v, _ in self.graph.captures], state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
 

@@ -281,16 +281,17 @@ def _lower_if(lo, op, env, indent):
 
 def _loop_owned_writes(body, n_vars):
     """{loop variable index: its in-place write} for buffers the loop may write in place:
-    the body's only use of the variable is one write by an op with an `in_place` form, whose
-    result is only carried to the next iteration (directly or through one Identity), so no
-    other value can alias it."""
+    the body's only use of the variable is one write by an op with an `in_place` form
+    (besides reads of its shape, which an in-place write keeps), whose result is only
+    carried to the next iteration (directly or through one Identity), so no other value
+    can alias it."""
     consumers = {}
     for o in body.operations:
         for t in o.inputs:
             consumers.setdefault(id(t), []).append(o)
     owned = {}
     for i, p in enumerate(body.inputs[:n_vars]):
-        users = consumers.get(id(p), [])
+        users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
         if len(users) != 1:
             continue
         write = users[0]

@@ -94,17 +94,19 @@ class CompiledFunction:
     """The calling side shared by traced and loaded functions: a graph compiled once, fed the
     argument arrays and then the captured values; outputs as tensors of the graph's dtypes.
 
-    Subclasses set `graph` and call `_compile(name, capture_feeds)`.
+    Subclasses set `graph` (what `inputs`/`outputs` show) and call `_compile`.
     """
 
     graph = None
     _program = None
 
-    def _compile(self, name, capture_feeds, xp):
-        self._program = compile_graph(self.graph, xp, name)
+    def _compile(self, graph, name, capture_feeds, xp):
+        """Compiles `graph` (`self.graph` or an optimized copy) to run on `xp`, fed
+        `capture_feeds` after the arguments."""
+        self._program = compile_graph(graph, xp, name)
         self._fn = self._program.fn
         self._capture_feeds = list(capture_feeds)
-        self._out_dtypes = [t.dtype for t in self.graph.outputs]
+        self._out_dtypes = [t.dtype for t in graph.outputs]
 
     @property
     def inputs(self):
