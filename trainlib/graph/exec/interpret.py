@@ -43,7 +43,8 @@ class Replay(Interpreter):
         if opdef.variable_access == "assign":
             return (args[1],)
         if opdef.variable_access == "update":
-            return (apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"], shape=op.attrs["shape"]),)
+            return (apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"],
+                          shape=op.attrs["shape"]),)
         return super().outputs_of(op, args)
 
 

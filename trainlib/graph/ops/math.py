@@ -169,7 +169,8 @@ _elementwise2("AddV2", "add", _numeric, grad=lambda op, dy: (dy, dy),
               c_expr="({0} + {1})", infix="plus")
 _elementwise2("Sub", "subtract", _numeric, grad=lambda op, dy: (dy, -dy),
               c_expr="({0} - {1})", infix="minus")
-_elementwise2("Mul", "multiply", _numeric, grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]),
+_elementwise2("Mul", "multiply", _numeric,
+              grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]),
               c_expr="({0} * {1})", infix="times")
 
 
@@ -667,7 +668,8 @@ for _name, _fn, _allowed, _c_op in (
         ("Equal", "equal", _any, "({0} == {1})"), ("NotEqual", "not_equal", _any, "({0} != {1})"),
         ("Greater", "greater", _numeric, "({0} > {1})"),
         ("GreaterEqual", "greater_equal", _numeric, "({0} >= {1})"),
-        ("Less", "less", _numeric, "({0} < {1})"), ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
+        ("Less", "less", _numeric, "({0} < {1})"),
+        ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
     _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
                   out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op)
 del _name, _fn, _allowed, _c_op
@@ -1256,10 +1258,14 @@ def _extremum_kernel(fn):
     return kernel
 
 
-defop("Sum", fresh_output=True, infer=_reduce_infer("Sum", _numeric), grad=_sum_grad)(_sum_kernel)
-defop("Mean", fresh_output=True, infer=_reduce_infer("Mean", _numeric), grad=_mean_grad)(_mean_kernel)
-defop("Max", fresh_output=True, infer=_reduce_infer("Max", _numeric), grad=_extremum_grad)(_extremum_kernel("max"))
-defop("Min", fresh_output=True, infer=_reduce_infer("Min", _numeric), grad=_extremum_grad)(_extremum_kernel("min"))
+# reductions always return new arrays (fresh_output)
+defop("Sum", infer=_reduce_infer("Sum", _numeric), grad=_sum_grad, fresh_output=True)(_sum_kernel)
+defop("Mean", infer=_reduce_infer("Mean", _numeric), grad=_mean_grad, fresh_output=True)(
+    _mean_kernel)
+defop("Max", infer=_reduce_infer("Max", _numeric), grad=_extremum_grad, fresh_output=True)(
+    _extremum_kernel("max"))
+defop("Min", infer=_reduce_infer("Min", _numeric), grad=_extremum_grad, fresh_output=True)(
+    _extremum_kernel("min"))
 defop("Prod", fresh_output=True, infer=_reduce_infer("Prod", _numeric), grad=_prod_grad)(
     lambda xp, x, axis=None, keepdims=False: xp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype))
 defop("All", fresh_output=True, infer=_reduce_infer("All", _boolean), differentiable=False)(

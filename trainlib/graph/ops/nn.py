@@ -113,7 +113,8 @@ defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
       c_expr="({0} < 0 ? ({T})0 : {0})")(_relu)
 
 
-@defop("ReluGrad", fresh_output=True, infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"))
+@defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
+       fresh_output=True)
 def _relu_grad(xp, dy, y):
     return _keep_where(xp, y > 0, dy)
 
@@ -412,8 +413,8 @@ def _sigmoid_ce_grad(op, dy):
     return (dy * -logits, dy * (_math.sigmoid(logits) - labels))
 
 
-@defop("SigmoidCrossEntropyWithLogits", fresh_output=True, infer=_sigmoid_ce_infer, grad=_sigmoid_ce_grad,
-       elementwise=True)
+@defop("SigmoidCrossEntropyWithLogits", infer=_sigmoid_ce_infer, grad=_sigmoid_ce_grad,
+       elementwise=True, fresh_output=True)
 def _sigmoid_ce(xp, labels, logits):
     if labels.shape != logits.shape:
         raise ValueError("shapes differ")  # explained by the inference rule
@@ -469,7 +470,8 @@ def _softmax_ce_grad(op, dy):
     return (dy * -log_softmax(logits, axis), dy * (softmax(logits, axis) - labels))
 
 
-@defop("SoftmaxCrossEntropyWithLogits", fresh_output=True, infer=_softmax_ce_infer, grad=_softmax_ce_grad)
+@defop("SoftmaxCrossEntropyWithLogits", infer=_softmax_ce_infer, grad=_softmax_ce_grad,
+       fresh_output=True)
 def _softmax_ce(xp, labels, logits, axis=-1):
     log_p = _log_softmax(xp, logits, axis)
     return -xp.sum(labels * log_p, axis=axis)
@@ -721,8 +723,8 @@ def _backprop_input_grad(op, g):
     return (None, apply("Conv2DBackpropFilter", g, f, dy, **attrs), apply("Conv2D", g, f, **attrs))
 
 
-@defop("Conv2DBackpropInput", fresh_output=True, infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
-       grad=_backprop_input_grad)
+@defop("Conv2DBackpropInput", infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
+       grad=_backprop_input_grad, fresh_output=True)
 def _conv2d_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
     """Gradient of Conv2D with respect to its input; `x` is read only for its shape."""
     kh, kw, c, co = f.shape
@@ -741,8 +743,8 @@ def _backprop_filter_grad(op, g):
     return (apply("Conv2DBackpropInput", x, g, dy, **attrs), None, apply("Conv2D", x, g, **attrs))
 
 
-@defop("Conv2DBackpropFilter", fresh_output=True, infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
-       grad=_backprop_filter_grad)
+@defop("Conv2DBackpropFilter", infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
+       grad=_backprop_filter_grad, fresh_output=True)
 def _conv2d_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
     """Gradient of Conv2D with respect to its filters; `f` is read only for its shape."""
     kh, kw, c, co = f.shape
