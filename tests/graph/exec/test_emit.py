@@ -158,3 +158,18 @@ def test_function_names_of_any_text_compile(name):
         return x + 1.0
     g.__name__ = name
     assert float(tl.function(g)(tl.constant(1.0))) == 2.0
+
+
+def test_cupy_kernels_are_built_from_the_ops_c_expressions():
+    from trainlib.graph.ops import fused
+
+    class FakeCupy:   # records what would be compiled
+        def ElementwiseKernel(self, params, out, body, name):  # noqa: N802 -- CuPy's name
+            return params, out, body
+
+    a = np.ones(4, np.float32)
+    program = (("Mul", (0, 1), ()), ("Sigmoid", (2,), ()), ("Cast", (3,), (("DstT", tl.bool),)))
+    params, out, body = fused._cupy_kernel(FakeCupy(), program, [a, a])
+    assert params == "float32 x0, float32 x1" and out == "bool y"
+    assert "(x0 * x1)" in body and "exp(-t0)" in body and "(t1 != 0)" in body
+    assert fused._cupy_kernel(FakeCupy(), (("Round", (0,), ()),), [a]) is None  # no C form
