@@ -161,15 +161,24 @@ def test_function_names_of_any_text_compile(name):
 
 
 def test_cupy_kernels_are_built_from_the_ops_c_expressions():
+    """An op's C form is a field of its own definition: a new op brings its own."""
+    from trainlib.graph.op import REGISTRY, defop
     from trainlib.graph.ops import fused
 
     class FakeCupy:   # records what would be compiled
         def ElementwiseKernel(self, params, out, body, name):  # noqa: N802 -- CuPy's name
             return params, out, body
 
-    a = np.ones(4, np.float32)
-    program = (("Mul", (0, 1), ()), ("Sigmoid", (2,), ()), ("Cast", (3,), (("DstT", tl.bool),)))
-    params, out, body = fused._cupy_kernel(FakeCupy(), program, [a, a])
+    defop("TestCube", infer=lambda x: x, differentiable=False, elementwise=True,
+          c_expr="({0} * {0} * {0})")(lambda xp, x: x * x * x)
+    try:
+        a = np.ones(4, np.float32)
+        program = (("Mul", (0, 1), ()), ("TestCube", (2,), ()), ("Sigmoid", (3,), ()),
+                   ("Cast", (4,), (("DstT", tl.bool),)))
+        params, out, body = fused._cupy_kernel(FakeCupy(), program, [a, a])
+    finally:
+        del REGISTRY["TestCube"]
     assert params == "float32 x0, float32 x1" and out == "bool y"
-    assert "(x0 * x1)" in body and "exp(-t0)" in body and "(t1 != 0)" in body
+    assert "(x0 * x1)" in body and "(t0 * t0 * t0)" in body and "exp(-t1)" in body
+    assert "(t2 != 0)" in body
     assert fused._cupy_kernel(FakeCupy(), (("Round", (0,), ()),), [a]) is None  # no C form
