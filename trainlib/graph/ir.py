@@ -171,14 +171,8 @@ class AttrValue:
             return pad + "shape {\n" + _shape_text(v, indent + 2) + pad + "}\n"
         if isinstance(v, (np.ndarray, np.generic)) or _is_array(v):
             return pad + "tensor {\n" + _tensor_text(np.asarray(_host(v)), indent + 2) + pad + "}\n"
-        if isinstance(v, bool):
-            return f"{pad}b: {str(v).lower()}\n"
-        if isinstance(v, int):
-            return f"{pad}i: {v}\n"
-        if isinstance(v, float):
-            return f"{pad}f: {v}\n"
-        if isinstance(v, str):
-            return f'{pad}s: "{v}"\n'
+        if isinstance(v, (bool, int, float, str)):
+            return f"{pad}{_list_item(v)}\n"
         if isinstance(v, (list, tuple)):
             items = " ".join(_list_item(x) for x in v)
             return pad + "list {" + (" " + items + " " if items else "") + "}\n"

@@ -23,6 +23,8 @@ Invariants: every step is an elementwise, non-stateful op; not differentiable
 floating-point tolerance (sigmoid is evaluated by another formula), not bit
 for bit.
 """
+import math
+
 from .. import dtypes as _dt
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
@@ -197,7 +199,7 @@ class _BlockedRunner:
             sliced = [a if a.shape[0] == shape[0] else None for a in padded]
             whole = [None if a.shape[0] == shape[0] else a for a in padded]
             rows = max(1, BLOCK // n_inner)
-        row = _prod(inner)
+        row = math.prod(inner)
         n = view.shape[0]
         chunks = _chunks(n, rows, size // max(n, 1))
         if len(chunks) == 1:
@@ -251,17 +253,11 @@ def _chunks(n, rows, per_row):
     return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
 
 
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 # ------------------------------------------------------------------ CuPy ElementwiseKernel
 
 _C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char", "int16": "short",
             "int32": "int", "int64": "long long", "uint8": "unsigned char", "bool": "bool"}
+
 
 def _cupy_kernel(cp, program, arrays):
     """One ElementwiseKernel for the whole program, or None if a step has no C form."""
