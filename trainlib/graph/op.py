@@ -122,7 +122,7 @@ def defop(name, *, infer, grad=None, stateful=False, differentiable=True, elemen
 
 def defufunc(name, ufunc, *, infer, **fields):
     """Registers op `name` whose kernel is exactly the array module's ufunc `ufunc`
-    (`defufunc("AddV2", "add", ...)`); codegen calls that ufunc directly."""
+    (`defufunc("AddV2", "add", ...)`); compiled graphs call that ufunc directly."""
     return defop(name, infer=infer, ufunc=ufunc, **fields)(_ufunc_kernel(ufunc))
 
 

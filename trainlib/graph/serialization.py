@@ -12,8 +12,9 @@ plain data (naming the op and attr); decoding only ever creates registered
 op types with attrs of the known kinds, never imports, evaluates or
 unpickles anything, and raises `LoadError` (a ValueError) for anything that
 is not a well-formed graph whose saved output specs agree with each op's
-inference rule. Attr keys must be identifiers because codegen writes them
-into generated source.
+inference rule. Attr keys must be identifiers because the lowering (graph/exec)
+writes them into generated source; operation names may be any printable text
+(generated code makes its own ASCII names).
 """
 import keyword
 import math
@@ -347,7 +348,7 @@ def _decode_op(graph, item, by_name, loader, where):
 
 
 def _check_subgraphs(opdef, inputs, attrs, specs, where):
-    """If/While: the subgraphs' inputs and outputs line up with the op (codegen relies on it)."""
+    """If/While: the subgraphs' inputs and outputs line up with the op (lowering relies on it)."""
     def match(values, graph_tensors, what):
         if len(values) != len(graph_tensors):
             raise LoadError(f"{where}: {what} has {len(graph_tensors)} entries, expected {len(values)}")
