@@ -273,8 +273,6 @@ def _cupy_kernel(cp, program, arrays):
         if ctype is None or template is None or \
                 any(_C_TYPES.get(values[s].dtype.name) is None for s in slots):
             return None
-        if template == "(({T}){0})" and out.dtype is _dt.bool:  # a cast to bool: non-zero
-            template = "({0} != 0)"
         expr = template.format(*[names[s] for s in slots], T=ctype)
         names.append(f"t{k}")
         body.append(f"{ctype} t{k} = ({ctype}){expr};")

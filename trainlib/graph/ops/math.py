@@ -816,7 +816,7 @@ def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
     xp.copyto(out, x, casting="unsafe")  # the C casts `astype` does
 
 
-# the C form to bool is `x != 0` (see ops/fused.py)
+# C++ casts as TensorFlow: floats truncate toward zero; to bool, non-zero (NaN too) is true
 @defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True, into=_cast_into,
        c_expr="(({T}){0})")
 def _cast(xp, x, DstT):  # noqa: N803
