@@ -24,7 +24,9 @@ Invariants:
 """
 import math
 import os
+import shutil
 import stat
+import time
 import zipfile
 
 import numpy as np
@@ -314,7 +316,6 @@ def _is_stale(path):
     """True for a temporary no running save holds (its lock is free, or, without locks, old)."""
     if fcntl is None:
         try:
-            import time  # noqa: PLC0415 -- only where locks are missing
             return time.time() - os.lstat(path).st_mtime > _STALE_AGE_S
         except OSError:
             return False
@@ -348,7 +349,6 @@ def remove_stale(folder, matches):
 def _remove(path):
     try:
         if os.path.isdir(path) and not os.path.islink(path):
-            import shutil  # noqa: PLC0415 -- only old layouts left folders behind
             shutil.rmtree(path, ignore_errors=True)
         else:
             os.remove(path)
