@@ -22,6 +22,7 @@ Invariants:
   `LoadError` naming the file and what was wrong, never as a zip, zlib or
   numpy exception.
 """
+import errno
 import math
 import os
 import shutil
@@ -38,13 +39,14 @@ try:  # advisory locks: which temporaries belong to a save still running (POSIX 
 except ImportError:  # pragma: no cover -- Windows: stale entries are judged by age instead
     fcntl = None
 
-__all__ = ["set_load_limits", "get_load_limits", "LoadBudget", "open_regular", "read_json",
+__all__ = ["set_load_limits", "get_load_limits", "LoadBudget", "open_regular", "open_zip", "read_json",
            "read_zip_member", "read_npz", "write_file_atomically", "update_directory"]
 
 MiB = 1 << 20
 MARGIN = 64 * MiB        # added to the declared weights: metadata, names, small arrays
 DECLARED_FACTOR = 8      # optimizer slots (up to 3 per weight) times two levels of nesting
 JSON_LIMIT = 64 * MiB    # a config or saved_model.json larger than this is not a model's
+MAX_MEMBERS = 100_000    # zip entries in one archive (a model's arrays are far fewer)
 TEMP_PREFIX = ".tmp-"
 _STALE_AGE_S = 3600
 _CHUNK = 16 * MiB        # arrays are read in pieces: no second copy of a whole array      # without locks (Windows), a temporary this old is stale
@@ -123,6 +125,7 @@ class LoadBudget:
             self.limit = DECLARED_FACTOR * int(declared_bytes) + MARGIN + self.used
 
     def json_limit(self):
+        """The most bytes one JSON member may hold (64 MiB unless a limit was given)."""
         if self.max_member_bytes is not None:
             return self.max_member_bytes
         return min(JSON_LIMIT, self.max_bytes or JSON_LIMIT)
@@ -187,10 +190,11 @@ def open_regular(path, follow_symlinks=False):
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
-    except OSError as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise LoadError(f"{path}: cannot be opened ({e.strerror or e})") from None
+    except OSError as e:   # a link swapped in after lstat; other errors (permissions) stay
+        if e.errno == errno.ELOOP:
+            raise LoadError(f"{path}: is a symbolic link; a saved model's files must be "
+                            "regular files") from None
+        raise
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
@@ -231,25 +235,39 @@ def read_npz(source, budget, where="the arrays"):
     checked. Any defect is a LoadError naming `budget.label`.
     """
     try:
-        with zipfile.ZipFile(source) as archive:
+        with open_zip(source) as archive:
             infos = archive.infolist()
             keys = {}
             for info in infos:
                 if not info.filename.endswith(".npy") or info.filename[:-4] in keys:
-                    raise LoadError(f"{where}: unexpected member {info.filename!r}")
+                    raise LoadError(f"unexpected member {info.filename!r}")
                 keys[info.filename[:-4]] = info
             for info in infos:
                 budget.take(info.file_size, f"{where}: member {info.filename!r}")
             return {key: _read_npy(archive, info) for key, info in keys.items()}
     except LoadError as e:
-        raise LoadError(f"{budget.label}: {e}" if not str(e).startswith(budget.label) else str(e)) \
-            from None
+        text = str(e)
+        raise LoadError(text if text.startswith(budget.label) else
+                        f"{budget.label}: {where}: {text}") from None
     except MemoryError:
         raise LoadError(f"{budget.label}: {where}: not enough memory for the arrays it declares"
                         f"{_HOW_TO_RAISE}") from None
     except Exception as e:  # noqa: BLE001 -- zip, zlib, npy header: every defect is the file's
-        raise LoadError(f"{budget.label}: {where} are truncated or corrupted "
+        raise LoadError(f"{budget.label}: {where}: truncated or corrupted "
                         f"({type(e).__name__}: {e})") from None
+
+
+def open_zip(source):
+    """A zipfile.ZipFile of `source`, refused (LoadError) when its central directory lists
+    more than MAX_MEMBERS entries: zipfile would hold an object per entry before any check."""
+    if hasattr(source, "seek"):
+        end = getattr(zipfile, "_EndRecData", None)   # reads only the end record
+        record = end(source) if end is not None else None
+        if record is not None and record[4] > MAX_MEMBERS:   # _ECD_ENTRIES_TOTAL
+            raise LoadError(f"the archive lists {record[4]} members, more than the "
+                            f"{MAX_MEMBERS} a saved model may hold")
+        source.seek(0)
+    return zipfile.ZipFile(source)
 
 
 def _read_npy(archive, info):

@@ -1,17 +1,24 @@
 """`tl.saved_model.save` / `load`: traced graphs and their variables, runnable without the Python code.
 
 Owns: the saved-model directory (`saved_model.json`: format version, trainlib
-version, functions with their traced concrete functions, signatures, graphs;
-`variables.npz`: variable values and captured constants and Const arrays, no
-pickle), writing it atomically, and the loaded object (`.signatures`, the saved
-Functions as attributes, `.variables`). `export_model` builds Keras's
-`serve` endpoint and `serving_default` signature for `Model.export`.
+version, functions with their traced concrete functions, signatures, graphs,
+and the name and SHA-256 of the arrays file; `variables.<hash>.npz`, named by
+its content (`variables.npz` in directories written before): variable values
+and captured constants and Const arrays, no pickle), writing it atomically,
+and the loaded object (`.signatures`, the saved Functions as attributes,
+`.variables`). `export_model` builds Keras's `serve` endpoint and
+`serving_default` signature for `Model.export` (and `save` for any Model
+whose input shape is known).
 
-Invariants: a save either writes a complete directory or leaves what was
-there untouched (everything is encoded first, written to a temporary folder,
-then renamed into place). Loading never runs code from the files: op types come
-only from the registry, attrs only of the known kinds (see
-`graph/serialization.py`), arrays through `np.load(allow_pickle=False)`.
+Invariants: the directory is complete at every instant of a save: everything
+is encoded first, the new arrays file is written beside the old one, and
+replacing `saved_model.json` (one `os.replace`) switches versions; the old
+arrays file is removed after, and the next save removes what a killed one left
+(`file_io.update_directory`). A load reads only regular files within its
+limits (`file_io.LoadBudget`), and re-reads `saved_model.json` if a save
+replaced the arrays file it named meanwhile. Loading never runs code from the
+files: op types come only from the registry, attrs only of the known kinds
+(see `graph/serialization.py`), arrays through `file_io.read_npz` (no pickle).
 A SHA-256 of the JSON payload and of the `.npz` file is checked first, so a
 corrupted file fails with `LoadError` instead of giving different numbers;
 every other defect raises `LoadError` too (naming the file and what is

@@ -347,3 +347,16 @@ def test_damaged_weights_npz_is_a_load_error(tmp_path, damage):
         model.load_weights(path)
     for v, b in zip(model.weights, before):   # nothing was assigned
         np.testing.assert_array_equal(v.numpy(), b)
+
+
+def test_archives_listing_too_many_members_are_refused_before_parsing(tmp_path, monkeypatch):
+    """zipfile builds an object per listed member: the count is checked from the end record."""
+    from trainlib import file_io  # noqa: PLC0415 -- the limit is patched down for the test
+    model, path = _weights_file(tmp_path)
+    monkeypatch.setattr(file_io, "MAX_MEMBERS", len(model.weights) + 1)
+    with pytest.raises(tl.saving.LoadError, match=r"model\.weights\.npz.*lists 4 members"):
+        model.load_weights(path)
+    model.save(tmp_path / "m.keras")
+    monkeypatch.setattr(file_io, "MAX_MEMBERS", 2)
+    with pytest.raises(tl.saving.LoadError, match=r"m\.keras.*lists 3 members"):
+        tl.saving.load_model(tmp_path / "m.keras")

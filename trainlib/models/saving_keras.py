@@ -3,14 +3,18 @@
 Owns: the archive (a zip holding `config.json`: the model's class, config,
 per-layer build shapes and compile config; `metadata.json`: format and
 versions; `model.weights.npz`: the model's weights in `weights` order and the
-optimizer's variables in `variables` order), `register_keras_serializable`,
-and the whole-model half of `tl.saving.save_model` / `load_model`.
+optimizer's variables in `variables` order), the `.weights.npz` file of
+`save_weights` / `load_weights`, `register_keras_serializable`, and the
+whole-model half of `tl.saving.save_model` / `load_model`.
 
 Invariants: a save writes a temporary file in the target's folder and renames
-it into place, so an existing file is never left half-written. Loading never
+it into place, so an existing file is never left half-written (and removes the
+temporaries of killed saves: `file_io.write_file_atomically`). A load reads
+`config.json` first, rebuilds the model, and reads the weights within limits
+sized to the rebuilt model's weights (`file_io.LoadBudget`). Loading never
 runs code from the file: layer classes come only from the layer registry (or
 the caller's `custom_objects`), optimizers, losses and metrics only from
-trainlib's tables, arrays only through `np.load(allow_pickle=False)`. Every
+trainlib's tables, arrays only through `file_io.read_npz` (no pickle). Every
 defect of the file (truncated, corrupted, edited, unknown class, weights that
 do not fit the rebuilt model) raises `LoadError` (a ValueError) naming the file
 and the problem; weights are assigned only after all of them were checked
@@ -27,7 +31,7 @@ import numpy as np
 
 import trainlib as tl
 from trainlib import losses as losses_module, metrics as metrics_module, optim
-from trainlib.file_io import LoadBudget, open_regular, read_npz, read_zip_member, \
+from trainlib.file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
     write_file_atomically
 from trainlib.graph.serialization import LoadError
 from trainlib.layers import base as layers_base
@@ -364,7 +368,7 @@ class _Archive:
         self.path, self.budget = path, budget
         f, _ = open_regular(path, follow_symlinks=True)   # never a pipe or a device
         try:
-            self.zip = zipfile.ZipFile(f)
+            self.zip = open_zip(f)
         except BaseException:
             f.close()
             raise
