@@ -182,3 +182,28 @@ def test_refuses_to_replace_a_foreign_directory(models, tmp_path):
     with pytest.raises(FileExistsError, match="holds no saved model"):
         old.export(tmp_path / "photos", verbose=False)
     assert os.listdir(tmp_path / "photos") == ["cat.jpg"]
+
+
+def test_concurrent_saves_take_turns(models, tmp_path):
+    """Two processes exporting into one directory never remove each other's files (a lock on the
+    directory): both succeed, and the directory holds one complete version and nothing else."""
+    old, new, old_out, new_out = models
+    path = tmp_path / "export"
+    old.export(path, verbose=False)
+    children = []
+    for model in (old, new):
+        pid = os.fork()
+        if pid == 0:
+            code = 3
+            try:
+                for _ in range(10):
+                    model.export(path, verbose=False)
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+    assert codes == [0, 0]
+    got = _serve(path)
+    assert np.array_equal(got, old_out) or np.array_equal(got, new_out)
+    assert sorted(os.listdir(path)) == sorted(["saved_model.json", arrays_path(path).name])

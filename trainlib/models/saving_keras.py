@@ -426,9 +426,13 @@ def _with_archive(path, budget, work):
 
 
 def _named(path, error):
+    """The message of `error` as "Cannot load '<path>': what is wrong"."""
     text = str(error)
-    return text if text.startswith(f"Cannot load {path!r}") or text.startswith(path) else \
-        f"Cannot load {path!r}: {text}"
+    if text.startswith(f"Cannot load {path!r}"):
+        return text
+    if text.startswith(f"{path}: "):   # the limits and the npz reader name the file first
+        text = text[len(path) + 2:]
+    return f"Cannot load {path!r}: {text}"
 
 
 def _declared_bytes(variables):
