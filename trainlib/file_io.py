@@ -487,7 +487,7 @@ def update_directory(folder, files, pointer, keep, is_ours):
             finally:
                 f.close()
             _step(f"renamed {name}")
-        _fsync_dir(folder)
+            _fsync_dir(folder)   # each rename durable before the next: the pointer comes last
         _step("synced")
         for name in os.listdir(folder):   # the previous version's files, now unreferenced
             if is_ours(name) and not keep(name):
