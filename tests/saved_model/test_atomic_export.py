@@ -67,10 +67,23 @@ def _leftovers(folder):
     return sorted(n for n in os.listdir(folder) if n.startswith((".tmp-", ".old-")))
 
 
-def test_export_killed_at_every_step_loads_old_or_new(models, tmp_path):
+def _to_old_layout(path):
+    """Rewrites an export as versions before versioned arrays files wrote it (`variables.npz`)."""
+    os.replace(arrays_path(path), path / "variables.npz")
+    edit_json(path, lambda doc: doc["model"]["files"]["variables.npz"].pop("file"))
+
+
+@pytest.mark.parametrize("layout", ["current", "old"])
+def test_export_killed_at_every_step_loads_old_or_new(models, tmp_path, layout):
     old, new, old_out, new_out = models
     path = tmp_path / "export"
-    old.export(path, verbose=False)
+
+    def export_old():
+        old.export(path, verbose=False)
+        if layout == "old":
+            _to_old_layout(path)
+
+    export_old()
     step, outcomes = 1, []
     while True:
         steps, killed = _save_killed_at(step, lambda: new.export(path, verbose=False))
@@ -80,7 +93,7 @@ def test_export_killed_at_every_step_loads_old_or_new(models, tmp_path):
         outcomes.append((steps[-1] if steps else None, "old" if same_as_old else "new"))
         if not killed:
             break
-        old.export(path, verbose=False)   # back to the old export; removes the killed save's rest
+        export_old()   # back to the old export; removes the killed save's rest
         assert _leftovers(path) == [] and _leftovers(tmp_path) == []
         assert sorted(os.listdir(path)) == sorted(["saved_model.json", arrays_path(path).name])
         step += 1
@@ -144,8 +157,7 @@ def test_old_layout_exports_load_and_are_replaced(models, tmp_path):
     old, new, old_out, new_out = models
     path = tmp_path / "export"
     old.export(path, verbose=False)
-    os.replace(arrays_path(path), path / "variables.npz")
-    edit_json(path, lambda doc: doc["model"]["files"]["variables.npz"].pop("file"))
+    _to_old_layout(path)
     np.testing.assert_array_equal(_serve(path), old_out)
     new.export(path, verbose=False)
     assert sorted(os.listdir(path)) == sorted(["saved_model.json", arrays_path(path).name])
