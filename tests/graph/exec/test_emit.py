@@ -28,6 +28,7 @@ def test_identifiers_are_ascii_and_stay_distinct_after_nfkc():
     assert len(set(made)) == len(made)
     assert "sum" not in made and "lambda" not in made
     assert identifier("x²") == "x2" and identifier("ﬁ") == "fi"
+    assert identifier("σ_max") == "sigma_max" and identifier("é") == "e"
 
 
 def test_a_variable_named_x_squared_compiles():

@@ -22,10 +22,17 @@ RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset
 
 
 def identifier(text, default="t"):
-    """A lower-case ASCII identifier from any text: NFKC-normalised as Python reads names
-    (`ﬁ` is `fi`, `x²` is `x2`), other characters as `_`; never starts with a digit."""
-    text = unicodedata.normalize("NFKC", str(text))
-    text = re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_").lower()
+    """A lower-case ASCII identifier from any text: decomposed as Python's NFKC folding of
+    names does (`ﬁ` is `fi`, `x²` is `x2`), accents dropped (`é` is `e`), other letters by
+    their Unicode name (`σ` is `sigma`), anything else `_`; never starts with a digit."""
+    parts = []
+    for ch in unicodedata.normalize("NFKD", str(text)):
+        if ch.isascii():
+            parts.append(ch)
+        elif not unicodedata.combining(ch):
+            word = unicodedata.name(ch, "").rsplit(" ", 1)[-1]
+            parts.append(f"_{word}_" if ch.isalpha() and word.isalpha() else "_")
+    text = re.sub(r"[^0-9A-Za-z]+", "_", "".join(parts)).strip("_").lower()
     if not text:
         text = default
     if text[0].isdigit():
