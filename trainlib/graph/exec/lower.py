@@ -192,8 +192,14 @@ class GraphLowering:
         value = op.attrs["value"]
         text = _scalar_text(value)
         if text is not None:
-            self.short[id(op.outputs[0])] = re.sub(r"\W", "_", text.replace("-", "neg"))
-            base = "c_" + text.replace("-", "neg_")
+            # 0.5 -> 0_5, -1 -> neg_1, 1e-07 -> 1e_neg7
+            scientific = re.fullmatch(r"(-?[0-9.]+)e([+-][0-9]+)", text)
+            if scientific:
+                exponent = int(scientific.group(2))
+                text = f"{scientific.group(1)}e{'_neg' if exponent < 0 else ''}{abs(exponent)}"
+            text = re.sub(r"\W", "_", text.replace("-", "neg_"))
+            self.short[id(op.outputs[0])] = text
+            base = "c_" + text
         else:
             base = self.op_base(op)
         env[id(op.outputs[0])] = self.em.bind(base, value)
