@@ -16,6 +16,7 @@ _CHECKED_ELSEWHERE = {
     "While": "tests/graph/test_autodiff.py::test_gradient_through_while_with_input_dependent_trip_count",
     "ReadVariableOp": "tests/graph/test_autodiff.py::test_variables_are_watched_automatically",
     "Identity": "tests/graph/test_autodiff.py::test_custom_gradient",
+    "CustomGradient": "tests/graph/test_autodiff.py::test_custom_gradient_several_inputs_outputs_and_variables",
     "Cast": "tests/graph/ops/test_math.py::test_cast_gradient_between_floats",
     "SumToShapeOf": "tests/graph/ops/test_math.py (gradients with None-dim input signatures)",
     "BroadcastToShapeOf": "tests/graph/ops/test_math.py (second order with None dims)",

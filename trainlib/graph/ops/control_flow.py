@@ -358,7 +358,9 @@ def replay(graph, inputs):
         if op.type in _SIDE_EFFECTS:
             continue
         args = [env[id(t)] for t in op.inputs]
-        if op.type.startswith("Assign"):
+        if "_retrace" in op.attrs:  # a custom gradient: re-run, so its rule closes over new tensors
+            outs = tuple(op.attrs["_retrace"](args[op.attrs["num_results"]:]))
+        elif op.type.startswith("Assign"):
             outs = (args[1] if op.type == "AssignVariableOp" else
                     apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"], shape=op.attrs["shape"]),)
         else:
