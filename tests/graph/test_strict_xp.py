@@ -263,6 +263,24 @@ def test_gradient_driver_ops_on_strict_xp():
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[1, 1, 1], [2, 2, 2]])
 
 
+def test_engine_ops_on_strict_xp():
+    """CustomGradient eagerly and in a graph on the strict array module."""
+    @tl.custom_gradient
+    def clip(y):
+        return y * 1.0, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
+
+    def run(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = clip(x) * 3.0
+        return tape.gradient(y, x)
+
+    with strict():
+        x = tl.constant([2.0, -2.0])
+        np.testing.assert_allclose(run(x).numpy(), [1.0, 1.0])
+        np.testing.assert_allclose(tl.function(run)(x).numpy(), [1.0, 1.0])
+
+
 def test_shim_is_strict():
     """The shim catches what CuPy would reject: numpy calls on device arrays, numpy operands."""
     a = strict_xp.asarray(np.arange(6.0).reshape(2, 3))

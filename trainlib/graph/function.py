@@ -448,7 +448,9 @@ class ConcreteFunction:
     """One traced graph of a Function, compiled to Python; callable with tensors.
 
     Attributes:
-        graph: the FuncGraph (after optimization).
+        graph: the FuncGraph as traced (what the Python code built, loops unrolled, as
+            TensorFlow's `ConcreteFunction.graph`).
+        optimized_graph: the copy of `graph` the optimization passes rewrote, which runs.
         inputs / outputs: the graph's placeholders and output tensors.
         python_source: the generated code that runs it.
         pass_report: (pass, ops before, ops after) for each optimization pass.
@@ -464,6 +466,7 @@ class ConcreteFunction:
         self._capture_values = [_capture_feed(v) for v, _ in graph.captures]
         self._out_dtypes = [t.dtype for t in graph.outputs]
         self.pass_report = []
+        self.optimized_graph = None
         self._program = None
         self._fn = None
         self._simple_output = None
@@ -490,8 +493,8 @@ class ConcreteFunction:
                 t = _output_tensor(leaf)
                 if isinstance(t, SymbolicTensor) and t.op.graph is not graph:
                     raise ValueError(f"{function._name} returned a tensor of another graph")
-                if isinstance(t, SymbolicTensor) and t.op.type == "Placeholder":
-                    t = apply("Identity", t)
+                if isinstance(t, SymbolicTensor) and not isinstance(leaf, Tensor):
+                    t = apply("Identity", t)  # every output an Identity, as TensorFlow's graphs
                 out_tensors.append(t)
                 structure_leaves.append(_OutputSlot(len(out_tensors) - 1))
         graph.outputs = out_tensors
@@ -504,9 +507,15 @@ class ConcreteFunction:
         return concrete
 
     def _finish(self):
-        self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
-                              report=self.pass_report)
-        self._program = compile_graph(self.graph, state.xp, self._function._name)
+        optimized = self.graph.copy()
+        # the output Identities of the trace copy nothing: the copy returns what they read
+        optimized.outputs = [t.op.inputs[0] if t.op.type == "Identity" and not t.op.control_inputs
+                             and t.op.inputs[0].op.type != "Placeholder" else t
+                             for t in optimized.outputs]
+        self.optimized_graph = optimize(optimized,
+                                        options={"jit_compile": bool(self._function._jit_compile)},
+                                        report=self.pass_report)
+        self._program = compile_graph(self.optimized_graph, state.xp, self._function._name)
         self._fn = self._program.fn
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
