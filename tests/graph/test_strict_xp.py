@@ -264,7 +264,8 @@ def test_gradient_driver_ops_on_strict_xp():
 
 
 def test_engine_ops_on_strict_xp():
-    """CustomGradient eagerly and in a graph on the strict array module."""
+    """CustomGradient eagerly and in a graph, and calls of Functions under a tape (the call
+    ops: PartitionedCall, StatefulPartitionedCall) on the strict array module."""
     @tl.custom_gradient
     def clip(y):
         return y * 1.0, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
@@ -279,6 +280,14 @@ def test_engine_ops_on_strict_xp():
         x = tl.constant([2.0, -2.0])
         np.testing.assert_allclose(run(x).numpy(), [1.0, 1.0])
         np.testing.assert_allclose(tl.function(run)(x).numpy(), [1.0, 1.0])
+        v = tl.Variable([1.0, 2.0])
+        pure = tl.function(lambda x: x * v)
+        stateful = tl.function(lambda x: (v.assign_add(x), x * 2.0)[1])
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y, z = pure(x), stateful(x)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 2.0])
+        np.testing.assert_allclose(tape.gradient(z, x).numpy(), [2.0, 2.0])
 
 
 def test_shim_is_strict():

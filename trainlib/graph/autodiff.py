@@ -28,6 +28,8 @@ def variable_of_handle(handle):
 
 # ops whose resource inputs are Variables read inside them (their gradients reach the Variables)
 READS_VARIABLES_INSIDE = {"CustomGradient", "If", "While"}
+# ops whose gradient rule gets None (not zeros) for outputs that received no gradient
+NONE_FOR_MISSING_GRADIENTS = set()
 
 
 def _differentiable_dtype(dtype):
@@ -294,8 +296,11 @@ def backprop(ops, targets, seeds):
         outs = op.outputs
         if not any(id(o) in grads for o in outs):
             continue
-        dys = [grads.get(id(o)) if id(o) in grads else
-               (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
+        if op.opdef.name in NONE_FOR_MISSING_GRADIENTS:
+            dys = [grads.get(id(o)) for o in outs]
+        else:
+            dys = [grads.get(id(o)) if id(o) in grads else
+                   (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
         rule = op.opdef.grad
         if rule is None:
             from .errors import UnimplementedError  # noqa: PLC0415

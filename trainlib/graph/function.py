@@ -17,11 +17,11 @@ import weakref
 from . import dtypes as _dt
 from .autodiff import flatten, pack_as
 from .backend import transfer
-from .codegen import compile_graph, translate_error
+from .calls import GraphFunction, optimize_and_compile
+from .codegen import translate_error
 from .context import graph_scope, state
 from .errors import OpError
 from .op import apply, convert_to_tensor
-from .passes import optimize
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .tracing import FuncGraph
 
@@ -467,6 +467,7 @@ class ConcreteFunction:
         self._out_dtypes = [t.dtype for t in graph.outputs]
         self.pass_report = []
         self.optimized_graph = None
+        self._callable = None
         self._program = None
         self._fn = None
         self._simple_output = None
@@ -507,15 +508,9 @@ class ConcreteFunction:
         return concrete
 
     def _finish(self):
-        optimized = self.graph.copy()
-        # the output Identities of the trace copy nothing: the copy returns what they read
-        optimized.outputs = [t.op.inputs[0] if t.op.type == "Identity" and not t.op.control_inputs
-                             and t.op.inputs[0].op.type != "Placeholder" else t
-                             for t in optimized.outputs]
-        self.optimized_graph = optimize(optimized,
-                                        options={"jit_compile": bool(self._function._jit_compile)},
-                                        report=self.pass_report)
-        self._program = compile_graph(self.optimized_graph, state.xp, self._function._name)
+        self.optimized_graph, self._program = optimize_and_compile(
+            self.graph, self._function._name,
+            options={"jit_compile": bool(self._function._jit_compile)}, report=self.pass_report)
         self._fn = self._program.fn
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
@@ -603,7 +598,29 @@ class ConcreteFunction:
             return args
         return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
 
+    def _graph_function(self):
+        """This trace as a GraphFunction: what a differentiable call op runs."""
+        if self._callable is None:
+            self._callable = GraphFunction(self.graph, self.name, program=self._program)
+        return self._callable
+
+    def _call_recorded(self, args):
+        """The call as one op that active tapes record (as TensorFlow's PartitionedCall), its
+        gradient built from this trace's graph."""
+        tensors = []
+        for a in args:
+            if not isinstance(a, (bool, int, float, str, type(None))):
+                _flat_feeds(a, tensors, as_tensors=True)
+        if len(tensors) != self._n_args:
+            raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(tensors)}")
+        results = list(self._graph_function().call(tensors))
+        if self._simple_output:
+            return results[0]
+        return _fill_outputs(self._output_structure, results)
+
     def _call_structured(self, args):
+        if state.tapes:
+            return self._call_recorded(args)
         feeds = None
         if self._tensor_args_only:
             try:
@@ -716,21 +733,23 @@ def _capture_feed(value):
     raise TypeError(f"cannot feed capture {value!r}")
 
 
-def _flat_feeds(value, feeds):
+def _flat_feeds(value, feeds, as_tensors=False):
+    """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
     if isinstance(value, Tensor):
-        feeds.append(value._value)
+        feeds.append(value if as_tensors else value._value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _flat_feeds(v, feeds)
+            _flat_feeds(v, feeds, as_tensors)
     elif isinstance(value, dict):
         for k in sorted(value):
-            _flat_feeds(value[k], feeds)
+            _flat_feeds(value[k], feeds, as_tensors)
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
-        feeds.append(transfer(state.xp, value))
+        array = transfer(state.xp, value)
+        feeds.append(Tensor(array) if as_tensors else array)
     elif hasattr(type(value), "_tl_flatten"):
         for leaf in value._tl_flatten():
-            _flat_feeds(leaf, feeds)
+            _flat_feeds(leaf, feeds, as_tensors)
 
 
 def _flat_arg_names(params, args):

@@ -149,7 +149,7 @@ class Graph:
         """An independent copy: new Operations and tensors (nested If/While graphs copied too),
         the same op types, attrs and captured outside values. Passes rewrite the copy in place
         while the original stays as traced."""
-        return _copy_graph(self, {}, {}, None)
+        return copy_graph(self, {}, {}, None)
 
     def to_dot(self):
         """Graphviz DOT text of this graph (see `trainlib.graph.visualize.to_dot`)."""
@@ -162,7 +162,7 @@ class Graph:
         return GraphDef([NodeDef.from_operation(op) for op in self.operations])
 
 
-def _copy_graph(graph, env, op_env, outer):
+def copy_graph(graph, env, op_env, outer):
     """Copies `graph`; `env`/`op_env` map id(old tensor/op) -> new ones, shared with nested
     graphs so that their captures of the enclosing graph's tensors follow the copy."""
     new = object.__new__(type(graph))
@@ -170,7 +170,7 @@ def _copy_graph(graph, env, op_env, outer):
     new._names = dict(graph._names)
     new.operations = []
     for op in graph.operations:
-        attrs = {k: _copy_graph(v, env, op_env, new) if isinstance(v, Graph) else v
+        attrs = {k: copy_graph(v, env, op_env, new) if isinstance(v, Graph) else v
                  for k, v in op.attrs.items()}
         copied = Operation(new, op.name, op.opdef, [env.get(id(t), t) for t in op.inputs], attrs,
                            op.outputs, op.location)

@@ -16,6 +16,8 @@ _CHECKED_ELSEWHERE = {
     "While": "tests/graph/test_autodiff.py::test_gradient_through_while_with_input_dependent_trip_count",
     "ReadVariableOp": "tests/graph/test_autodiff.py::test_variables_are_watched_automatically",
     "Identity": "tests/graph/test_autodiff.py::test_custom_gradient",
+    "PartitionedCall": "tests/graph/test_calls.py::test_eager_tape_differentiates_through_a_function_call",
+    "StatefulPartitionedCall": "tests/graph/test_calls.py::test_side_effects_run_once_per_call_and_the_pair_is_built_once",
     "CustomGradient": "tests/graph/test_autodiff.py::test_custom_gradient_several_inputs_outputs_and_variables",
     "Cast": "tests/graph/ops/test_math.py::test_cast_gradient_between_floats",
     "SumToShapeOf": "tests/graph/ops/test_math.py (gradients with None-dim input signatures)",
