@@ -86,20 +86,19 @@ def test_side_effects_run_once_per_call_and_the_pair_is_built_once():
     assert concrete._graph_function()._pair is pair  # traced once, cached per trace
 
 
+def _derivatives(fn, x, order):
+    """[f(x), f'(x), ..., the `order`-th derivative], each tape recording the ones inside it."""
+    if order == 0:
+        return [fn(x)]
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        lower = _derivatives(fn, x, order - 1)
+    return lower + [tape.gradient(lower[-1], x)]
+
+
 def test_second_and_third_order_through_a_call():
     cube = tl.function(lambda x: x * x * x)
-    x = f64(2.0)
-    with tl.GradientTape() as t3:
-        t3.watch(x)
-        with tl.GradientTape() as t2:
-            t2.watch(x)
-            with tl.GradientTape() as t1:
-                t1.watch(x)
-                y = cube(x)
-            g1 = t1.gradient(y, x)
-        g2 = t2.gradient(g1, x)
-    g3 = t3.gradient(g2, x)
-    assert [float(g1), float(g2), float(g3)] == [12.0, 12.0, 6.0]
+    assert [float(d) for d in _derivatives(cube, f64(2.0), 3)] == [8.0, 12.0, 12.0, 6.0]
 
 
 def test_no_tape_keeps_the_fast_path_and_outputs_keep_their_structure():

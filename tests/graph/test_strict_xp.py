@@ -265,7 +265,8 @@ def test_gradient_driver_ops_on_strict_xp():
 
 def test_engine_ops_on_strict_xp():
     """CustomGradient eagerly and in a graph, and calls of Functions under a tape (the call
-    ops: PartitionedCall, StatefulPartitionedCall) on the strict array module."""
+    ops: PartitionedCall, StatefulPartitionedCall) and dataset iterators in graphs
+    (AnonymousIterator, IteratorGetNext, IteratorGetNextAsOptional) on the strict array module."""
     @tl.custom_gradient
     def clip(y):
         return y * 1.0, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
@@ -288,6 +289,19 @@ def test_engine_ops_on_strict_xp():
             y, z = pure(x), stateful(x)
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 2.0])
         np.testing.assert_allclose(tape.gradient(z, x).numpy(), [2.0, 2.0])
+        ds = tl.data.Dataset.range(4).batch(3)
+        it = iter(ds)
+        step = tl.function(lambda: next(it))
+        assert step().device == "gpu" and step().numpy().tolist() == [3]
+
+        @tl.function
+        def total(ds):
+            s = tl.constant(0, tl.int64)
+            for b in ds:
+                s += tl.reduce_sum(b)
+            return s
+
+        assert int(total(ds).numpy()) == 6
 
 
 def test_shim_is_strict():

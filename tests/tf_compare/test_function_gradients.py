@@ -59,13 +59,15 @@ def second_order(lib):
         return x * x * x
 
     x = lib.constant([1.0, 2.0])
-    with lib.GradientTape() as outer:
+    outer = lib.GradientTape(persistent=True)
+    inner = lib.GradientTape()
+    with outer:
         outer.watch(x)
-        with lib.GradientTape() as inner:
+        with inner:
             inner.watch(x)
             y = cube(x)
-        g = inner.gradient(y, x)
-    return [g, outer.gradient(g, x)]
+        first = inner.gradient(y, x)
+    return [first, outer.gradient(first, x), outer.gradient(y, x)]
 
 
 def persistent_and_unconnected(lib):

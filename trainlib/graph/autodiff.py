@@ -21,9 +21,8 @@ def _variable_class():
 
 def variable_of_handle(handle):
     """The Variable behind a resource handle (eager: its value; traced: the capture's Variable)."""
-    if isinstance(handle, Tensor):
-        return handle._value
-    return handle.op.attrs.get("_variable")
+    value = handle._value if isinstance(handle, Tensor) else handle.op.attrs.get("_variable")
+    return value if isinstance(value, _variable_class()) else None  # not an iterator's object
 
 
 # ops whose resource inputs are Variables read inside them (their gradients reach the Variables)
