@@ -122,8 +122,33 @@ def test_errors_inside_a_recorded_call_name_the_user_line():
         tl.debugging.assert_greater(x, tl.zeros_like(x), message="needs positive")
         return x * 2.0
 
+    x, ok = f64(-1.0), f64(2.0)
     with tl.GradientTape() as tape:
-        x = f64(-1.0)
-        tape.watch(x)
-        with pytest.raises(tl.errors.InvalidArgumentError, match="needs positive"):
+        tape.watch([x, ok])
+        with pytest.raises(tl.errors.InvalidArgumentError, match="needs positive") as info:
             f(x)
+        y = f(ok)  # the tape goes on recording after the failed call
+    assert "test_calls.py" in str(info.value)  # the user's line of the assertion
+    assert float(tape.gradient(y, ok)) == 2.0
+
+
+def test_custom_gradients_and_unknown_dims_inside_a_called_function():
+    v = tl.Variable(np.array(2.0))
+
+    @tl.custom_gradient
+    def clip(y):
+        def backward(dy, variables=None):
+            return tl.clip_by_value(dy, -1.0, 1.0), [tl.reduce_sum(dy) * 100.0]
+        return y * v, backward
+
+    @tl.function(input_signature=[tl.TensorSpec([None], tl.float64)])
+    def f(x):
+        return tl.reduce_sum(clip(x * x) * 3.0 + x)
+
+    x = f64([1.0, -2.0, 0.5])
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    gx, gv = tape.gradient(y, [x, v])
+    np.testing.assert_allclose(gx.numpy(), 2 * x.numpy() + 1.0)  # the clipped 3.0 is 1.0
+    assert float(gv) == 300.0 * 3
