@@ -24,7 +24,7 @@ from trainlib.graph.context import state
 from trainlib.graph.errors import InvalidArgumentError
 from trainlib.graph.ops import iterator as _iterator_ops
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1

@@ -152,3 +152,24 @@ def test_custom_gradients_and_unknown_dims_inside_a_called_function():
     gx, gv = tape.gradient(y, [x, v])
     np.testing.assert_allclose(gx.numpy(), 2 * x.numpy() + 1.0)  # the clipped 3.0 is 1.0
     assert float(gv) == 300.0 * 3
+
+
+def test_calls_no_tape_records_take_the_plain_path_and_run_once():
+    counter = tl.Variable(np.array(0.0), trainable=False)
+
+    @tl.function
+    def bump(x):
+        counter.assign_add(1.0)
+
+    @tl.function
+    def double(x):
+        return x * 2.0
+
+    x = f64(1.0)
+    with tl.GradientTape() as tape:
+        assert bump(x) is None and float(double(x)) == 2.0  # x is not watched
+        tape.watch(x)
+        y = double(x)
+        bump(x)
+    assert float(counter) == 2.0 and float(tape.gradient(y, x)) == 2.0
+    assert double.get_concrete_function(x)._graph_function()._pair is not None

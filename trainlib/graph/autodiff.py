@@ -31,6 +31,22 @@ READS_VARIABLES_INSIDE = {"CustomGradient", "If", "While"}
 NONE_FOR_MISSING_GRADIENTS = set()
 
 
+def recording(tensors):
+    """True if an active tape would record an op reading `tensors`: one of them is watched or
+    computed from watched values, or is the handle of a Variable a tape watches (explicitly,
+    or as a trainable Variable it watches when accessed)."""
+    for tape in state.tapes:
+        for t in tensors:
+            if id(t) in tape._tracked:
+                return True
+            if t.dtype is _dt.resource:
+                var = variable_of_handle(t)
+                if var is not None and (id(var) in tape._watched_vars or
+                                        tape._watch_accessed and var.trainable):
+                    return True
+    return False
+
+
 def _differentiable_dtype(dtype):
     return dtype.is_floating or dtype.is_complex
 

@@ -6,7 +6,9 @@ and the call's gradient, as TensorFlow's forward/backward function pair: built o
 callee from its traced graph, the forward function returns the callee's outputs followed by
 the intermediates the backward pass reads, and the backward function maps (inputs, those
 intermediates, output gradients) to input gradients, so random draws and other state are
-never recomputed. A tl.function called eagerly under a GradientTape becomes this op.
+not recomputed (for first-order gradients; when the saved intermediates get gradients of
+their own, in higher orders, one more function recomputes the forward pass). A tl.function
+called eagerly under a GradientTape becomes this op.
 Invariants: a call op's inputs are the callee's graph inputs in order (arguments, then the
 captured values: Variable handles give their Variables gradients); the backward function is
 itself a call, so gradients of any order work.
@@ -51,10 +53,14 @@ class GraphFunction:
         self._pair = None        # the forward/backward pair built for this graph
         self._forward_of = None  # the pair whose forward function this is
         self._recompute = None
+        self._stateful = None
 
     @property
     def stateful(self):
-        return any(op.stateful for op in self.graph.operations)
+        """True if an op of the graph has side effects (the call is StatefulPartitionedCall)."""
+        if self._stateful is None:
+            self._stateful = any(op.stateful for op in self.graph.operations)
+        return self._stateful
 
     def run(self, arrays):
         """The output arrays of the graph on `arrays` (one per graph input)."""

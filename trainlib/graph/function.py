@@ -15,7 +15,7 @@ import warnings
 import weakref
 
 from . import dtypes as _dt
-from .autodiff import flatten, pack_as
+from .autodiff import flatten, pack_as, recording
 from .backend import transfer
 from .calls import GraphFunction, optimize_and_compile
 from .codegen import translate_error
@@ -26,6 +26,7 @@ from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .tracing import FuncGraph
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
+_NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
 RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
 
 
@@ -606,13 +607,15 @@ class ConcreteFunction:
 
     def _call_recorded(self, args):
         """The call as one op that active tapes record (as TensorFlow's PartitionedCall), its
-        gradient built from this trace's graph."""
+        gradient built from this trace's graph; _NOT_RECORDED when no tape would record it."""
         tensors = []
         for a in args:
             if not isinstance(a, (bool, int, float, str, type(None))):
                 _flat_feeds(a, tensors, as_tensors=True)
         if len(tensors) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(tensors)}")
+        if not recording(tensors + self.captured_inputs):
+            return _NOT_RECORDED
         results = list(self._graph_function().call(tensors))
         if self._simple_output:
             return results[0]
@@ -620,7 +623,9 @@ class ConcreteFunction:
 
     def _call_structured(self, args):
         if state.tapes:
-            return self._call_recorded(args)
+            recorded = self._call_recorded(args)
+            if recorded is not _NOT_RECORDED:
+                return recorded
         feeds = None
         if self._tensor_args_only:
             try:
