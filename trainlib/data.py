@@ -604,12 +604,16 @@ class Dataset:
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
 
 
+_GET_NEXT_LIMIT = 32  # reads of one iterator in one trace before it is taken as a Python `for`
+
+
 class _GraphIterator:
     """`iter(dataset)` inside a traced Function: a symbolic iterator made at every call."""
 
     def __init__(self, dataset, handle):
         self._dataset = dataset
         self.handle = handle
+        self._reads = (None, 0)  # (id of the graph being traced, get_next ops added to it)
 
     def __iter__(self):
         return self
@@ -619,6 +623,15 @@ class _GraphIterator:
 
     def get_next(self):
         """The next element (an `IteratorGetNext` op while tracing)."""
+        graph, count = self._reads
+        count = count + 1 if graph == id(state.graph) else 1
+        self._reads = (id(state.graph), count)
+        if count > _GET_NEXT_LIMIT:  # a Python `for` never ends on a graph iterator
+            raise ValueError(
+                f"{count} reads of one iterator while tracing one tl.function: `for x in dataset` "
+                "runs as a graph loop only with AutoGraph (tl.function(autograph=True), the "
+                "default); without it the Python loop would never end. Use next(it) a bounded "
+                "number of times, or tl.while_loop.")
         specs, pack = _leaf_specs(self._dataset)
         return pack(_iterator_ops.get_next(self.handle, specs))
 

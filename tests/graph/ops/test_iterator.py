@@ -103,3 +103,15 @@ def test_iterator_ops_are_stateful_and_never_folded():
     assert [int(twice()), int(twice())] == [0, 2]
     ops = twice.get_concrete_function().optimized_graph.get_operations()
     assert [op.type for op in ops].count("IteratorGetNext") == 2
+
+
+def test_a_python_for_over_a_dataset_without_autograph_is_a_clear_error():
+    @tl.function(autograph=False)
+    def total():
+        s = tl.constant(0, tl.int64)
+        for x in tl.data.Dataset.range(3):
+            s += x
+        return s
+
+    with pytest.raises(ValueError, match="AutoGraph"):
+        total()
