@@ -37,6 +37,7 @@ class GlobalAveragePooling1D(_GlobalPooling):
     """Mean over the time axis: (batch, steps, channels) -> (batch, channels)."""
     _axes = (1,)
     _reduce = tl.reduce_mean
+    _promotes_integer_inputs = True   # Keras's mean of integers is floating
 
 
 @register
@@ -51,6 +52,7 @@ class GlobalAveragePooling2D(_GlobalPooling):
     """Mean over height and width: (batch, h, w, channels) -> (batch, channels)."""
     _axes = (1, 2)
     _reduce = tl.reduce_mean
+    _promotes_integer_inputs = True
 
 
 @register
