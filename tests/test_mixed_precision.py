@@ -80,6 +80,7 @@ def test_mixed_float16_layers(mixed_float16):
     assert tape.gradient(out, dense.kernel).dtype == "float32"
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 def test_compile_wraps_the_optimizer_and_scales_the_loss(mixed_float16):
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
                               keras.layers.Dense(1, dtype="float32")])

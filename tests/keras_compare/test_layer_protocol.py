@@ -99,6 +99,7 @@ def test_autocast_of_inputs(dtype):
     fit_both(km, tm, x, np.arange(5) % 3, batch_size=2, epochs=2, rtol=1e-3, atol=1e-4)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # float16 overflow is the point
 def test_mixed_float16_loss_scale_over_steps():
     def build(k):
         return k.Sequential([k.Input((4,)), k.layers.Dense(16, activation="relu"),
@@ -138,3 +139,24 @@ def test_mixed_float16_loss_scale_over_steps():
     finally:
         for k in (keras, tl.keras):
             k.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.parametrize("make", [
+    lambda k: k.layers.Dense(3, kernel_regularizer=k.regularizers.L1L2(0.1, 0.2),
+                             bias_constraint="non_neg", activity_regularizer="l1",
+                             dtype="mixed_float16"),
+    lambda k: k.layers.Conv2D(2, 3, kernel_constraint=k.constraints.UnitNorm(axis=[0, 1, 2]),
+                              bias_regularizer="l2"),
+    lambda k: k.layers.BatchNormalization(gamma_regularizer="l2",
+                                          beta_constraint=k.constraints.MinMaxNorm(0.1, 2.0)),
+    lambda k: k.layers.LayerNormalization(beta_regularizer=k.regularizers.L1(0.3),
+                                          gamma_constraint=k.constraints.MaxNorm(2, axis=0)),
+    lambda k: k.layers.Embedding(5, 2, embeddings_constraint="unit_norm",
+                                 embeddings_regularizer=k.regularizers.OrthogonalRegularizer(
+                                     0.2, "columns")),
+], ids=["Dense", "Conv2D", "BatchNormalization", "LayerNormalization", "Embedding"])
+def test_regularizer_constraint_and_policy_configs_as_keras(make):
+    keras_config = make(keras).get_config()
+    layer = type(make(tl.keras)).from_config(keras_config)
+    assert {**layer.get_config(), "name": None} == {**keras_config, "name": None}
+    assert {**make(tl.keras).get_config(), "name": None} == {**keras_config, "name": None}

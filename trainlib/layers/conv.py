@@ -1,10 +1,11 @@
 """Convolution and pooling layers (NHWC): Conv2D, MaxPooling2D, AveragePooling2D.
 
 Owns: their weights, defaults and Keras argument names; the math is
-`tl.nn.conv2d` / `tl.nn.max_pool2d` / `tl.nn.avg_pool2d`.
+`_nn.conv2d` / `_nn.max_pool2d` / `_nn.avg_pool2d`.
 """
-import trainlib as tl
-from trainlib import activations, constraints, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
+
+from ..graph.ops import nn as _nn
 
 from .base import Layer, check_unsupported, register
 
@@ -83,10 +84,10 @@ class Conv2D(Layer):
 
     def call(self, inputs):
         kwargs = {"dilations": self.dilation_rate} if self.dilation_rate != (1, 1) else {}
-        x = tl.nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
+        x = _nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
                          **kwargs)
         if self.bias is not None:
-            x = tl.nn.bias_add(x, self.bias)
+            x = _nn.bias_add(x, self.bias)
         return self.activation(x)
 
     def get_config(self):
@@ -117,7 +118,7 @@ class _Pooling2D(Layer):
         self.padding = _padding(padding)
 
     def call(self, inputs):
-        return getattr(tl.nn, self._op)(inputs, ksize=self.pool_size, strides=self.strides,
+        return getattr(_nn, self._op)(inputs, ksize=self.pool_size, strides=self.strides,
                                         padding=self.padding.upper())
 
     def get_config(self):

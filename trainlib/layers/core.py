@@ -5,8 +5,9 @@ Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
 """
 import numbers
 
-import trainlib as tl
-from trainlib import activations, constraints, initializers, regularizers
+from .. import activations, constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, check_unsupported, register
 
@@ -69,9 +70,9 @@ class Dense(Layer):
     _promotes_integer_inputs = True   # Keras's matmul promotes uint8/int inputs
 
     def call(self, inputs):
-        x = tl.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
+        x = _math.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
         if self.bias is not None:
-            x = tl.nn.bias_add(x, self.bias)
+            x = _nn.bias_add(x, self.bias)
         return self.activation(x)
 
     def get_config(self):
@@ -113,8 +114,8 @@ class Flatten(Layer):
         rest = inputs.shape[1:]
         if rest.is_fully_defined():
             n = rest.num_elements()
-            return tl.reshape(inputs, [-1, n])
-        return tl.reshape(inputs, tl.stack([tl.shape(inputs)[0], -1]))
+            return _array.reshape(inputs, [-1, n])
+        return _array.reshape(inputs, _array.stack([_array.shape(inputs)[0], -1]))
 
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format or "channels_last"}
@@ -140,7 +141,7 @@ class Dropout(Layer):
 
     def call(self, inputs, training=False):
         if training and self.rate > 0:
-            return tl.nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
+            return _nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
         return inputs
 
     def get_config(self):
@@ -181,8 +182,8 @@ class Embedding(Layer):
 
     def call(self, inputs):
         if not inputs.dtype.is_integer:
-            inputs = tl.cast(inputs, tl.int32)
-        return tl.gather(self.embeddings, inputs)
+            inputs = _math.cast(inputs, _dt.int32)
+        return _array.gather(self.embeddings, inputs)
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,

@@ -5,8 +5,9 @@ LayerNormalization epsilon 1e-3) and update rule
 `moving = moving * momentum + batch_stat * (1 - momentum)`, written with
 `assign` so that inside a traced train step it is part of the same graph.
 """
-import trainlib as tl
-from trainlib import constraints, initializers, regularizers
+from .. import constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, check_unsupported, register
 
@@ -37,8 +38,8 @@ class _Normalization(Layer):
                 "gamma_constraint": constraints.serialize(self.gamma_constraint)}
 
     def call(self, inputs, **kwargs):
-        if inputs.dtype is tl.float16:
-            return tl.cast(self._normalize(tl.cast(inputs, tl.float32), **kwargs), inputs.dtype)
+        if inputs.dtype is _dt.float16:
+            return _math.cast(self._normalize(_math.cast(inputs, _dt.float32), **kwargs), inputs.dtype)
         return self._normalize(inputs, **kwargs)
 
 
@@ -101,7 +102,7 @@ class BatchNormalization(_Normalization):
                                                trainable=False, autocast=False)
 
     def _shaped(self, v):
-        return tl.reshape(v, self._broadcast) if len(self._feature_axes) != 1 or \
+        return _array.reshape(v, self._broadcast) if len(self._feature_axes) != 1 or \
             self._feature_axes[0] != len(self._broadcast) - 1 else v
 
     def call(self, inputs, training=False):
@@ -110,15 +111,15 @@ class BatchNormalization(_Normalization):
     def _normalize(self, inputs, training=False):
         # a frozen BatchNormalization runs in inference mode, as in Keras
         if training and self.trainable:
-            mean = tl.reduce_mean(inputs, axis=self._reduction_axes)
-            variance = tl.reduce_mean(tl.square(inputs - self._shaped(mean)),
+            mean = _math.reduce_mean(inputs, axis=self._reduction_axes)
+            variance = _math.reduce_mean(_math.square(inputs - self._shaped(mean)),
                                       axis=self._reduction_axes)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
         else:
             mean, variance = self.moving_mean.read_value(), self.moving_variance.read_value()
-        inv = tl.math.rsqrt(variance + self.epsilon)
+        inv = _math.rsqrt(variance + self.epsilon)
         if self.gamma is not None:
             inv = inv * self.gamma
         out = (inputs - self._shaped(mean)) * self._shaped(inv)
@@ -173,13 +174,13 @@ class LayerNormalization(_Normalization):
         return super().call(inputs)
 
     def _normalize(self, inputs):
-        mean = tl.reduce_mean(inputs, axis=self._norm_axes, keepdims=True)
-        variance = tl.reduce_mean(tl.square(inputs - mean), axis=self._norm_axes, keepdims=True)
-        out = (inputs - mean) * tl.math.rsqrt(variance + self.epsilon)
+        mean = _math.reduce_mean(inputs, axis=self._norm_axes, keepdims=True)
+        variance = _math.reduce_mean(_math.square(inputs - mean), axis=self._norm_axes, keepdims=True)
+        out = (inputs - mean) * _math.rsqrt(variance + self.epsilon)
         if self.gamma is not None:
-            out = out * tl.reshape(self.gamma, self._broadcast)
+            out = out * _array.reshape(self.gamma, self._broadcast)
         if self.beta is not None:
-            out = out + tl.reshape(self.beta, self._broadcast)
+            out = out + _array.reshape(self.beta, self._broadcast)
         return out
 
     def get_config(self):
