@@ -75,16 +75,17 @@ def test_mixed_float16_layers(mixed_float16):
     x = keras.Input((2,))
     assert x.dtype == "float32" and keras.layers.Dense(4)(x).dtype == "float16"
 
+    # the gradient reaches the float32 kernel through the cast, in float32
+    with tl.GradientTape() as tape:
+        out = tl.reduce_sum(tl.cast(dense(np.ones((2, 2), np.float32)), tl.float32))
+    assert tape.gradient(out, dense.kernel).dtype == "float32"
+
 
 def test_a_layers_own_mixed_policy():
     dense = keras.layers.Dense(2, dtype="mixed_float16")
     assert dense(np.ones((1, 3), np.float64)).dtype == "float16" and dense.dtype == "float32"
     assert dense.dtype_policy == mp.Policy("mixed_float16")
     assert keras.layers.Dense(2, dtype=mp.Policy("float64")).compute_dtype == "float64"
-    # the gradient reaches the float32 kernel through the cast, in float32
-    with tl.GradientTape() as tape:
-        out = tl.reduce_sum(tl.cast(dense(np.ones((2, 2), np.float32)), tl.float32))
-    assert tape.gradient(out, dense.kernel).dtype == "float32"
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
