@@ -7,6 +7,8 @@ it seeds its own op seed, derived from the generator's seed and a counter, so dr
 are reproducible yet differ from one another. The draws themselves are tl.random's
 ops (a random op inside a graph draws fresh values on every call).
 """
+import numpy as np
+
 from .graph import dtypes as _dt
 from .graph.ops import array as _array, nn as _nn, random as _random
 
@@ -28,7 +30,6 @@ class SeedGenerator:
 
     def __init__(self, seed=None, name=None, **kwargs):
         if seed is None:
-            import numpy as np  # noqa: PLC0415 -- a host-side random seed
             seed = int(np.random.randint(1, 2 ** 31 - 1))
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise ValueError(f"Argument `seed` must be an integer. Received: seed={seed}")

@@ -5,15 +5,14 @@ Owns: DTypePolicy (a name giving a compute dtype and a variable dtype: "float32"
 refused as trainlib has no bfloat16), the global policy that layers made without
 `dtype=` take (`set_global_policy`, also `keras.config.set_dtype_policy`), and
 `get`, which turns what a layer's `dtype=` accepts (None, a name, a policy, a
-serialized policy, a DType) into a policy. `LossScaleOptimizer` lives in `optim`
-and is re-exported here.
+serialized policy, a DType) into a policy. `LossScaleOptimizer` lives in `optim`;
+`trainlib.keras.mixed_precision` shows both, as Keras does.
 Invariant: a policy is immutable; layers read the global one only when made.
 """
 from .graph import dtypes as _dt
-from .optim.loss_scale_optimizer import LossScaleOptimizer
 
-__all__ = ["DTypePolicy", "Policy", "LossScaleOptimizer", "set_global_policy", "global_policy",
-           "set_dtype_policy", "dtype_policy"]
+__all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy",
+           "dtype_policy"]
 
 
 class DTypePolicy:

@@ -20,6 +20,7 @@ import functools
 import inspect
 import itertools
 import collections
+import os
 import re
 import warnings
 
@@ -91,7 +92,6 @@ def auto_name(class_name):
 
 def _user_stacklevel():
     """The stacklevel of the first frame outside trainlib (warnings name the user's line)."""
-    import os  # noqa: PLC0415
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = inspect.currentframe().f_back, 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):

@@ -14,6 +14,7 @@ import itertools
 import collections
 
 from ..graph.dtypes import as_dtype
+from .. import initializers
 from ..graph.context import state
 from ..graph.variables import Variable as _BaseVariable
 
@@ -72,7 +73,6 @@ class Variable(_BaseVariable):
             raise ValueError("Argument `name` must be a string and cannot contain character `/`. "
                              f"Received: name={name}")
         if isinstance(initializer, str) or (callable(initializer) and shape is not None):
-            from .. import initializers  # noqa: PLC0415 -- initializers sit beside layers
             init = initializers.get(initializer)
             if shape is None:
                 raise ValueError("When creating a Variable from an initializer, the `shape` "
