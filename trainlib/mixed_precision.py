@@ -48,6 +48,8 @@ class DTypePolicy:
                                  "Valid policies include 'mixed_float16', 'mixed_bfloat16', and "
                                  "the name of any float dtype such as 'float32'.") from None
             self._compute = self._variable = dtype
+        # the DTypes themselves, for layers' per-call checks
+        self._compute_dt, self._variable_dt = _dt.as_dtype(self._compute), _dt.as_dtype(self._variable)
 
     @property
     def name(self):

@@ -230,7 +230,8 @@ class Module:
 
     @property
     def name(self):
-        return getattr(self, "_name", snake_case(type(self).__name__))
+        name = self.__dict__.get("_name")  # no default computed on every access
+        return name if name is not None else snake_case(type(self).__name__)
 
     @property
     def variables(self):

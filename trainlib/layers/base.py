@@ -603,7 +603,7 @@ class Layer(Module):
         self.built = True
 
     def _convert_inputs(self, value):
-        compute = _dt.as_dtype(self.compute_dtype)
+        compute = self._dtype_policy._compute_dt
         out = []
         for x in flatten(value):
             if isinstance(x, (np.ndarray, np.generic)):
@@ -624,12 +624,12 @@ class Layer(Module):
         autocast or computes in a non-floating dtype, the compute dtype where it differs
         from the enclosing scope's or (outside any scope) from the variable dtype."""
         current = current_autocast_dtype()
-        compute = _dt.as_dtype(self.compute_dtype)
+        compute = self._dtype_policy._compute_dt
         if current is not None:
             if not self.autocast or not compute.is_floating:
                 return None, True
             return compute, current is not compute
-        if self.compute_dtype != self.variable_dtype:
+        if compute is not self._dtype_policy._variable_dt:
             return compute, True
         return None, False
 
@@ -650,23 +650,25 @@ class Layer(Module):
             kwargs.pop("training", None)
         if not _training_stack:   # the outermost call: last call's add_loss losses go
             self._clear_losses()
-        with name_scope(self.name, owner=self):
-            self._maybe_build(args)
-        _training_stack.append(bool(training) if training is not None else False)
         call = self.call
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
             from ..graph import autograph  # noqa: PLC0415
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
-        try:
-            with name_scope(self.name, owner=self), \
-                    (autocast_scope(scope_dtype) if change_scope else contextlib.nullcontext()):
-                outputs = call(*args, **kwargs)
-            if self.activity_regularizer is not None:
-                self._add_activity_losses(outputs)
-            return outputs
-        finally:
-            _training_stack.pop()
+        with name_scope(self.name, owner=self):
+            self._maybe_build(args)
+            _training_stack.append(bool(training) if training is not None else False)
+            try:
+                if change_scope:
+                    with autocast_scope(scope_dtype):
+                        outputs = call(*args, **kwargs)
+                else:
+                    outputs = call(*args, **kwargs)
+                if self.activity_regularizer is not None:
+                    self._add_activity_losses(outputs)
+                return outputs
+            finally:
+                _training_stack.pop()
 
     def _add_activity_losses(self, outputs):
         for output in flatten(outputs):

@@ -9,7 +9,6 @@ tape and graph treats it as one); it autocasts (reads as the compute dtype insid
 mixed-precision layer's call, see `graph.variables.autocast_scope`) unless made with
 `autocast=False`.
 """
-import contextlib
 import itertools
 import collections
 
@@ -29,18 +28,28 @@ def current_path():
     return "/".join(name for name, _ in _scope)
 
 
-@contextlib.contextmanager
-def name_scope(name, owner=None):
+class name_scope:  # noqa: N801 -- used as a function, as Keras's name_scope
     """Opens the name scope `name` (a layer's name) for the Variables made inside; a no-op
-    when `owner` (the layer) already holds the innermost scope (its build inside its call)."""
-    if owner is not None and _scope and _scope[-1][1] is owner:
-        yield
-        return
-    _scope.append((name, owner))
-    try:
-        yield
-    finally:
-        _scope.pop()
+    when `owner` (the layer) already holds the innermost scope (its build inside its call).
+    A plain class, not a generator: layers enter one on every call."""
+
+    __slots__ = ("entry", "pushed")
+
+    def __init__(self, name, owner=None):
+        self.entry, self.pushed = (name, owner), False
+
+    def __enter__(self):
+        owner = self.entry[1]
+        if owner is None or not _scope or _scope[-1][1] is not owner:
+            _scope.append(self.entry)
+            self.pushed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.pushed:
+            _scope.pop()
+            self.pushed = False
+        return False
 
 
 def _auto_name():
