@@ -125,6 +125,9 @@ def test_loss_scale_optimizer_skips_non_finite_steps_and_grows():
     assert not bool(step(tl.constant(np.nan)))
     assert float(opt.dynamic_scale) == 4.0
     assert float(opt.scale_loss(tl.constant(2.0))) == 8.0
+    assert [v.name.split(":")[0] for v in opt.variables] == [
+        "iteration", "learning_rate", "step_counter", "dynamic_scale", "iteration",
+        "learning_rate"]                                 # Keras 3's order
     config = opt.get_config()
     assert config["initial_scale"] == 8.0 and config["inner_optimizer"]["class_name"] == "SGD"
     again = mp.LossScaleOptimizer.from_config(config)

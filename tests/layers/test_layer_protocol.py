@@ -165,3 +165,15 @@ def test_regularizer_and_constraint_configs_round_trip():
     again = keras.layers.Dense.from_config(config)
     assert again.kernel_regularizer.l2 == 0.2 and again.bias_constraint.max_value == 3
     assert isinstance(again.activity_regularizer, keras.regularizers.L2)
+
+
+def test_variables_are_lists_and_bad_arguments_are_keras_errors():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3),
+                              keras.layers.BatchNormalization()])
+    for attribute in ("variables", "trainable_variables", "non_trainable_variables", "weights"):
+        assert isinstance(getattr(model, attribute), list), attribute
+    assert len(model.non_trainable_variables) == 2 and len(model.variables) == 6
+    with pytest.raises(ValueError, match="Unrecognized keyword arguments passed to Dense"):
+        keras.layers.Dense(3, kernel_size=2)
+    with pytest.raises(ValueError, match="Expected `trainable` to be a boolean"):
+        keras.layers.Dense(3, trainable="yes")

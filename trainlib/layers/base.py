@@ -286,7 +286,11 @@ class Layer(Module):
     def __init__(self, trainable=True, name=None, dtype=None, autocast=True,
                  activity_regularizer=None, input_shape=None, input_dim=None, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
+            raise ValueError("Unrecognized keyword arguments passed to "
+                             f"{type(self).__name__}: {kwargs}")
+        if not isinstance(trainable, bool):
+            raise ValueError("Expected `trainable` to be a boolean. Received: "
+                             f"trainable={trainable} (of type {type(trainable)})")
         self._init_tracker()
         super().__init__(name or auto_name(type(self).__name__))
         self._trainable = bool(trainable)

@@ -77,7 +77,10 @@ class LossScaleOptimizer(Optimizer):
 
     @property
     def variables(self):
-        own = [v for v in (self.step_counter, self.dynamic_scale) if v is not None]
+        """Keras 3's order: its own (unused) iteration and learning-rate Variables, the step
+        counter and the scale, then the inner optimizer's variables."""
+        own = [self._own_iterations, self._learning_rate] + \
+            [v for v in (self.step_counter, self.dynamic_scale) if v is not None]
         return own + list(self.inner_optimizer.variables)
 
     @property
