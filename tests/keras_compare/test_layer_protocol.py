@@ -160,3 +160,38 @@ def test_regularizer_constraint_and_policy_configs_as_keras(make):
     layer = type(make(tl.keras)).from_config(keras_config)
     assert {**layer.get_config(), "name": None} == {**keras_config, "name": None}
     assert {**make(tl.keras).get_config(), "name": None} == {**keras_config, "name": None}
+
+
+def test_printing_paths_and_warnings_as_keras():
+    import warnings  # noqa: PLC0415
+
+    def build(k):
+        class Block(k.layers.Layer):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.inner = k.layers.Dense(2, kernel_initializer="ones", name="inner")
+
+            def call(self, x):
+                return self.inner(x)
+
+        seq = k.Sequential([k.Input((3,)), k.layers.Dense(2, name="d1", kernel_initializer="ones"),
+                            Block(name="block")], name="seq")
+        inputs = k.Input((3,), name="pixels")
+        functional = k.Model(inputs, k.layers.Dense(4, name="head")(inputs), name="fn")
+        return seq, functional, inputs
+
+    (kseq, kfn, kin), (tseq, tfn, tin) = build(keras), build(tl.keras)
+    kseq(np.ones((1, 3), np.float32))
+    tseq(np.ones((1, 3), np.float32))
+    for km, tm in ((kseq, tseq), (kfn, tfn)):
+        assert [v.path for v in km.weights] == [v.path for v in tm.weights]
+        assert [v.name for v in km.weights] == [v.name for v in tm.weights]
+    assert repr(kseq.weights[0]) == repr(tseq.weights[0])
+    assert repr(kin) == repr(tin) and kin.shape == tin.shape and kin.dtype == tin.dtype
+    messages = []
+    for k in (keras, tl.keras):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            k.layers.Dense(3, input_shape=(4,))
+        messages.append([(str(w.message), w.category) for w in caught])
+    assert messages[0] == messages[1]
