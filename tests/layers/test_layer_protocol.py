@@ -177,3 +177,11 @@ def test_variables_are_lists_and_bad_arguments_are_keras_errors():
         keras.layers.Dense(3, kernel_size=2)
     with pytest.raises(ValueError, match="Expected `trainable` to be a boolean"):
         keras.layers.Dense(3, trainable="yes")
+
+
+def test_layer_dtype_attributes_are_keras_strings():
+    layer = keras.layers.Dense(2, dtype="float64")
+    assert (layer.dtype, layer.compute_dtype, layer.variable_dtype) == ("float64",) * 3
+    assert isinstance(layer.dtype, str) and repr(layer.dtype_policy) == '<DTypePolicy "float64">'
+    assert layer.get_config()["dtype"] == {"module": "keras", "class_name": "DTypePolicy",
+                                           "config": {"name": "float64"}, "registered_name": None}

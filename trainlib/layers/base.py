@@ -557,8 +557,8 @@ class Layer(Module):
 
     @property
     def dtype(self):
-        """The variable dtype (a tl.DType, equal to its name as a string)."""
-        return _dt.as_dtype(self._dtype_policy.variable_dtype)
+        """The variable dtype, as Keras: a string ("float32")."""
+        return self._dtype_policy.variable_dtype
 
     @dtype.setter
     def dtype(self, value):
@@ -783,7 +783,7 @@ class InputLayer(Layer):
         return inputs
 
     def get_config(self):
-        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype.name, "name": self.name}
+        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype, "name": self.name}
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):  # noqa: N802
