@@ -250,8 +250,7 @@ class Model(Layer):
 
     # -- steps (override train_step / test_step / predict_step to customize)
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of a batch plus the model's `losses` (add_loss, regularizers).
-        """
+        """The compiled loss of a batch plus the model's `losses` (add_loss, regularizers)."""
         # -- layer losses (keras-layer): Keras 3 adds each of `self.losses`, in float32
         total = self._compiled_loss(y, y_pred, sample_weight) if self._loss_fns is not None \
             else None
