@@ -5,7 +5,6 @@ known (from a leading `Input`, an `input_shape=` on the first layer, or the
 first call), which records each layer's output shape for `summary`.
 Invariant: `layers` excludes the input layer; weights follow layer order.
 """
-from trainlib.graph import dtypes as _dt
 from trainlib.graph.tensor import TensorShape
 from trainlib.layers.base import InputLayer, KerasTensor, Layer, deserialize, register, \
     scratch_graph, serialize
@@ -84,8 +83,7 @@ class Sequential(Model):
         if input_shape is None:
             raise ValueError("Sequential.build needs an input shape")
         input_shape = tuple(input_shape)
-        dtype = _dt.as_dtype(self._input_layer.dtype if self._input_layer is not None
-                             else self.compute_dtype)
+        dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
         with scratch_graph() as graph:
             # the batch dim as given, as Keras records it in the output shapes
             x = graph.add_argument(TensorShape(input_shape), dtype, "x")
