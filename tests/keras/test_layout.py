@@ -9,7 +9,7 @@ import trainlib.keras as keras
 
 SUBMODULES = ["activations", "callbacks", "constraints", "initializers", "layers", "losses",
               "metrics", "mixed_precision", "models", "optimizers", "optimizers.schedules",
-              "random", "regularizers", "saving", "utils"]
+              "regularizers", "saving", "utils"]
 TOP_LEVEL = ["Input", "Layer", "Model", "Sequential", "Variable", "KerasTensor", "Loss", "Metric",
              "Optimizer", "Regularizer", "Initializer", "DTypePolicy", "FloatDTypePolicy"]
 # module imports and engine helpers that must never leak into a public module
@@ -48,25 +48,3 @@ def test_top_level_names_are_keras_3s():
     assert Dense is keras.layers.Dense and L2 is keras.regularizers.l2
     assert Policy is keras.DTypePolicy and LossScaleOptimizer is keras.optimizers.LossScaleOptimizer
 
-
-def test_keras_random_draws_with_keras_signatures():
-    r = keras.random
-    assert r.uniform((3,)).dtype == "float32" and r.randint((4,), 0, 5).dtype == "int32"
-    values = r.randint((100,), 2, 5).numpy()
-    assert values.min() >= 2 and values.max() < 5
-    assert r.truncated_normal((50,), stddev=1.0).numpy().__abs__().max() <= 2.0
-    gen = r.SeedGenerator(7)
-    a, b = r.normal((5,), seed=gen).numpy(), r.normal((5,), seed=gen).numpy()
-    assert (a != b).any()
-    assert [r.SeedGenerator(7).next() for _ in range(2)] == [r.SeedGenerator(7).next()] * 2
-    import numpy as np
-    m = np.arange(12).reshape(3, 4)
-    shuffled = r.shuffle(m, axis=1, seed=3).numpy()
-    assert sorted(shuffled[0].tolist()) == [0, 1, 2, 3] and (shuffled[:, 0] % 4 ==
-                                                               shuffled[0, 0]).all()
-    dropped = r.dropout(np.ones((1000,), np.float32), 0.5, seed=1).numpy()
-    assert set(np.unique(dropped).tolist()) <= {0.0, 2.0} and 300 < (dropped == 0).sum() < 700
-    with pytest.raises(ValueError, match="floating point"):
-        r.uniform((2,), dtype="int32")
-    with pytest.raises(ValueError, match="SeedGenerator"):
-        r.normal((2,), seed="x")

@@ -5,7 +5,7 @@
 `from trainlib.keras.layers import Dense`, as with `import keras`. Each submodule only re-exports.
 """
 from . import (activations, callbacks, constraints, initializers, layers, losses,  # noqa: F401
-               metrics, mixed_precision, models, optimizers, random, regularizers, saving, utils)
+               metrics, mixed_precision, models, optimizers, regularizers, saving, utils)
 from ..initializers import Initializer  # noqa: F401
 from ..layers.base import Input, KerasTensor, Layer  # noqa: F401
 from ..layers.variables import Variable  # noqa: F401
