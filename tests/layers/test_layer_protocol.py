@@ -185,3 +185,14 @@ def test_layer_dtype_attributes_are_keras_strings():
     assert isinstance(layer.dtype, str) and repr(layer.dtype_policy) == '<DTypePolicy "float64">'
     assert layer.get_config()["dtype"] == {"module": "keras", "class_name": "DTypePolicy",
                                            "config": {"name": "float64"}, "registered_name": None}
+
+
+def test_a_deep_copy_tracks_its_own_weights():
+    import copy  # noqa: PLC0415
+    block = Block()
+    block(np.ones((1, 4), np.float32))
+    twin = copy.deepcopy(block)
+    assert len(twin.weights) == len(block.weights) == 7
+    assert not {id(v) for v in twin.weights} & {id(v) for v in block.weights}
+    twin.again = twin.first                              # already tracked: not added twice
+    assert twin.layers == [twin.first, twin.stack[0], twin.table["extra"]]

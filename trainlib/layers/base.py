@@ -361,6 +361,13 @@ class Layer(Module):
             value = self._track(value)
         object.__setattr__(self, name, value)
 
+    def __setstate__(self, state):
+        # a copy (copy.deepcopy) holds new objects: the identities tracked are theirs
+        self.__dict__.update(state)
+        object.__setattr__(self, "_tracked_ids", {
+            id(v) for store in (self._trainable_variables, self._non_trainable_variables,
+                                self._tracked_layers) for v in store})
+
     def __delattr__(self, name):
         value = getattr(self, name, None)
         if isinstance(value, (_EngineVariable, Layer)):
