@@ -195,3 +195,33 @@ def test_printing_paths_and_warnings_as_keras():
             k.layers.Dense(3, input_shape=(4,))
         messages.append([(str(w.message), w.category) for w in caught])
     assert messages[0] == messages[1]
+
+
+def test_mixed_float16_cnn_with_normalization_trains_as_keras():
+    """Conv2D, BatchNormalization (float32 math inside), LayerNormalization and a float32
+    softmax under mixed_float16: per-epoch losses and weights as Keras's."""
+    x = RNG.normal(size=(32, 8, 8, 2)).astype(np.float32)
+    y = RNG.integers(0, 3, 32)
+
+    def build(k):
+        return k.Sequential([
+            k.Input((8, 8, 2)), k.layers.Conv2D(4, 3, activation="relu"),
+            k.layers.BatchNormalization(), k.layers.Flatten(),
+            k.layers.Dense(8, activation="relu"), k.layers.LayerNormalization(),
+            k.layers.Dense(3), k.layers.Activation("softmax", dtype="float32")])
+
+    for k in (keras, tl.keras):
+        k.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        km, tm = pair(build, lambda k: {"optimizer": k.optimizers.Adam(1e-2),
+                                        "loss": "sparse_categorical_crossentropy"})
+        assert tm.layers[0].compute_dtype == "float16" and tm.layers[0].kernel.dtype == "float32"
+        kh = km.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history["loss"]
+        th = tm.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history["loss"]
+        close(kh, th, "per-epoch losses", rtol=2e-3)
+        close_weights(km.get_weights(), tm.get_weights(), "weights", rtol=1e-2, atol=2e-3)
+        assert float(km.optimizer.dynamic_scale) == float(tm.optimizer.dynamic_scale)
+        assert int(km.optimizer.iterations) == int(tm.optimizer.iterations) == 12
+    finally:
+        for k in (keras, tl.keras):
+            k.mixed_precision.set_global_policy("float32")
