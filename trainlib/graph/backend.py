@@ -114,9 +114,13 @@ def first_input_elsewhere(values, device):
     return None
 
 
+def _context():
+    from . import context  # noqa: PLC0415 -- context imports nothing from trainlib
+    return context
+
+
 def _state():
-    from .context import state  # noqa: PLC0415 -- context imports nothing from trainlib
-    return state
+    return _context().state
 
 
 def set_default_device(name):
@@ -131,8 +135,7 @@ def set_default_device(name):
     """
     name = canonical_device(name)
     xp = array_module(name)
-    state = _state()
-    state.device, state.xp = name, xp
+    _context().set_default_device(name, xp)  # for this thread and threads started later
 
 
 def get_default_device():

@@ -131,16 +131,19 @@ def apply(name, *inputs, **attrs):
         One tensor, a tuple of tensors (several outputs), or None (no outputs).
     """
     opdef = REGISTRY[name]
-    graph = state.graph
+    # this thread's state as one dict, read once: each attribute read of a thread-local looks
+    # the thread up again, and this is the per-op hot path
+    here = state.__dict__
+    graph = here["graph"]
     if graph is None:
-        outputs = _run_eagerly(opdef, inputs, attrs)
-        if state.tapes and opdef.differentiable and outputs is not None:
+        outputs = _run_eagerly(opdef, inputs, attrs, here["xp"])
+        if here["tapes"] and opdef.differentiable and outputs is not None:
             _record(opdef, inputs, outputs, attrs)
         return outputs
     op = graph.add_op(opdef, inputs, attrs)
     outputs = op.outputs
-    if state.tapes and opdef.differentiable:
-        for tape in state.tapes:
+    if here["tapes"] and opdef.differentiable:
+        for tape in here["tapes"]:
             tape._record(op)
     n = len(outputs)
     if opdef.num_outputs == 1:
@@ -154,7 +157,7 @@ def _record(opdef, inputs, outputs, attrs):
         tape._record(op)
 
 
-def _run_eagerly(opdef, inputs, attrs):
+def _run_eagerly(opdef, inputs, attrs, xp):
     try:
         values = [t._value for t in inputs]
     except AttributeError:
@@ -162,7 +165,7 @@ def _run_eagerly(opdef, inputs, attrs):
     if len(_backend._modules) > 1 and opdef.name != "Identity":  # Identity is the copy op
         _check_one_device(opdef, values)
     try:
-        out = opdef.kernel(state.xp, *values, **attrs)
+        out = opdef.kernel(xp, *values, **attrs)
     except OpError as e:
         if e.location is None:
             raise op_error(type(e), opdef.name, e.message) from None

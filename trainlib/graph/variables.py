@@ -9,7 +9,7 @@ tape and graphs see them; a Variable's array always has the Variable's dtype.
 import itertools
 
 from . import dtypes as _dt
-from .context import eager_scope, state
+from .context import eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
@@ -57,6 +57,7 @@ class Variable:
                 array = to_array(state.xp, initial_value, dtype)
         self._array = array
         self._owned = False  # the array may be the caller's: writes replace it until we own one
+        self._lock = fork_safe_lock(self)  # the state ops' kernels write under it (threads)
         self._dtype = _dt.from_numpy(array.dtype)
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
         if not self._shape.is_compatible_with(array.shape):
