@@ -753,7 +753,9 @@ def _flat_feeds(value, feeds):
             _flat_feeds(value[k], feeds)
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
-        feeds.append(transfer(state.xp, value))
+        array = transfer(state.xp, value)
+        # the caller's array: copied, as a tensor made of it would be (an output may be it)
+        feeds.append(array.copy() if array is value else array)
     elif hasattr(type(value), "_tl_flatten"):
         for leaf in value._tl_flatten():
             _flat_feeds(leaf, feeds)

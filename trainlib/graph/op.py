@@ -287,6 +287,16 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))
 
 
+def owned_tensor(array):
+    """A tensor over `array` itself, without the copy `convert_to_tensor` makes: only for an
+    array made inside trainlib that nothing else holds or writes (a batch the input pipeline
+    gathered). Anything else (another device's array, a value while tracing) is converted."""
+    here = state.__dict__
+    if here["graph"] is None and type(array) is here["xp"].ndarray:
+        return Tensor(array)
+    return convert_to_tensor(array)
+
+
 def _at():
     loc = user_location()
     return f" (at {loc})" if loc else ""
