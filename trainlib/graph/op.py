@@ -11,7 +11,7 @@ traced, through the same `record` call.
 from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
-from .errors import InvalidArgumentError, OpError, op_error, user_location
+from .errors import InvalidArgumentError, OpError, ResourceExhaustedError, op_error, user_location
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
 
 REGISTRY = {}
@@ -380,6 +380,29 @@ def broadcast_shapes(*shapes):
                                  + " vs ".join(str(s) for s in shapes))
         result.append(dim)
     return TensorShape(result)
+
+
+def check_result_size(shape, dtype):
+    """Raises ResourceExhaustedError if a result of `shape` (dims may be None: not known yet, it
+    passes) and `dtype` (a DType or numpy dtype) would not fit in the device's memory. Ops whose
+    output size comes from their arguments (a broadcast, a tile, a fill) call it in inference
+    and kernel, so they fail at once rather than make a view that a later op works through for
+    minutes."""
+    n = 1
+    for d in shape:
+        if d is None:
+            return
+        n *= int(d)
+    np_dtype = _backend.numpy.dtype(getattr(dtype, "np", dtype))
+    size = n * np_dtype.itemsize
+    if size > 1 << 30:  # a result under 1 GiB needs no look at the limit
+        limit = _backend.memory_limit(state.xp)
+        if size > limit:
+            raise ResourceExhaustedError(
+                f"the result, of shape {list(shape)} and dtype {np_dtype.name}, would take "
+                f"{size / 2**30:.4g} GiB ({size} bytes), more than the {limit / 2**30:.4g} GiB of "
+                "memory of this device; make it smaller (a broadcast that a reduction follows can "
+                "often be reduced first)")
 
 
 def same_dtype(op_name, *specs):
