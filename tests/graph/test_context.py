@@ -94,6 +94,23 @@ def test_assign_add_from_four_threads_gives_the_exact_total(switch_often):
     np.testing.assert_array_equal(w.numpy(), [-4000.0, -8000.0, -12000.0])
 
 
+def test_traced_in_place_writes_from_four_threads_give_the_exact_total():
+    # large enough that numpy releases the GIL inside the in-place add: unguarded, two threads'
+    # adds into the same buffer interleave and lose updates
+    v = tl.Variable(np.zeros(1 << 20, np.float32))
+    one = tl.ones([1 << 20])
+    step = tl.function(lambda d: v.assign_add(d, read_value=False))
+    step(one)
+    step(one)  # the Variable owns its array now: the graph writes it in place
+
+    def run(i):
+        for _ in range(100):
+            step(one)
+    assert not run_threads(run)
+    values = v.numpy()
+    assert values.min() == values.max() == 402.0
+
+
 def test_eager_work_in_another_thread_is_not_recorded_into_a_trace():
     v = tl.Variable(0.0)
     tracing, release = threading.Event(), threading.Event()
