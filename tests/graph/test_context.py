@@ -2,7 +2,9 @@
 Function caches under concurrent first calls, Variable writes from several threads, the fork
 handler. Races are made likely with a tiny thread switch interval and a barrier, and every
 check is on exact final values."""
+import copy
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -47,7 +49,7 @@ def run_threads(target, n=4):
 
 
 def test_four_threads_racing_on_a_new_function_trace_it_once(switch_often):
-    for _ in range(3):  # a fresh Function each round: each round races on its first call
+    for round_ in range(3):  # a fresh Function each round: each round races on its first call
         traces = []
 
         @tl.function
@@ -55,6 +57,8 @@ def test_four_threads_racing_on_a_new_function_trace_it_once(switch_often):
             traces.append(1)
             time.sleep(0.005)  # a slow trace: the other threads arrive while it runs
             return x * 2.0 + 1.0
+        if round_ == 2:
+            f = copy.deepcopy(f)  # a copy has a trace lock of its own
 
         results = [None] * 4
         errors = run_threads(lambda i: results.__setitem__(i, float(f(tl.constant(float(i))))))
@@ -83,7 +87,8 @@ def test_threads_racing_on_a_method_share_one_trace(switch_often):
 
 def test_assign_add_from_four_threads_gives_the_exact_total(switch_often):
     v = tl.Variable(0.0)
-    w = tl.Variable(np.zeros(3, np.float32))
+    w = pickle.loads(pickle.dumps(copy.deepcopy(tl.Variable(np.zeros(3, np.float32)))))
+    assert w._lock is not None  # copies and pickles get a lock of their own
 
     def add(i):
         for _ in range(1000):

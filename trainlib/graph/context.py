@@ -85,6 +85,23 @@ def fork_safe_lock(owner, reentrant=False):
     return threading.RLock() if reentrant else threading.Lock()
 
 
+class LockOwner:
+    """Mixin for objects with a `fork_safe_lock` in `self._lock`: copies and pickles leave the
+    lock out (a lock cannot be copied), and each copy gets a new one of the same kind."""
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        lock = state.pop("_lock", None)
+        state["_lock_reentrant"] = isinstance(lock, _RLOCK)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        reentrant = state.pop("_lock_reentrant", False)
+        self.__dict__.update(state)
+        self._lock = fork_safe_lock(self, reentrant)
+
+
 def _after_fork_in_child():
     """The child of a fork: only the forking thread survives. Its own state is kept (its frames
     continue and unwind their scopes); the other threads' states are gone with them; every lock

@@ -21,7 +21,7 @@ from . import dtypes as _dt
 from .autodiff import flatten, pack_as
 from .backend import transfer
 from .codegen import compile_graph, translate_error
-from .context import fork_safe_lock, graph_scope, process, state
+from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import OpError
 from .op import apply, convert_to_tensor
 from .passes import optimize
@@ -133,7 +133,7 @@ def _type_text(value):
 
 # ------------------------------------------------------------------ Function
 
-class Function:
+class Function(LockOwner):
     """A Python function compiled to graphs, one per input signature (see `tl.function`)."""
 
     def __init__(self, python_function, input_signature=None, autograph=True, jit_compile=False,

@@ -9,14 +9,14 @@ tape and graphs see them; a Variable's array always has the Variable's dtype.
 import itertools
 
 from . import dtypes as _dt
-from .context import eager_scope, fork_safe_lock, state
+from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
 _uid = itertools.count()
 
 
-class Variable:
+class Variable(LockOwner):
     """A mutable tensor: created once, then read and updated by ops.
 
     Args:
