@@ -99,8 +99,9 @@ class Variable(LockOwner):
     def numpy(self):
         """The current value as a numpy array."""
         from .backend import to_numpy  # noqa: PLC0415
-        value = to_numpy(self._array)
-        value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
+        with self._lock:  # not while another thread writes the array in place
+            value = to_numpy(self._array)
+            value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
         return value[()] if value.ndim == 0 else value
 
     def __array__(self, dtype=None, copy=None):
