@@ -2,8 +2,11 @@
 
 Owns: the definition of an op (kernel on `xp`, shape/dtype inference,
 gradient rule, stateful flag), the registry by type name, argument conversion
-with TensorFlow's weak-type rules, and the one fork between running a kernel
-now (eager) and adding an Operation to the graph being traced.
+with TensorFlow's weak-type rules (copying arrays; `owned_tensor` is the one
+zero-copy entry, for arrays trainlib made), the one fork between running a
+kernel now (eager) and adding an Operation to the graph being traced (decided
+by the calling thread's state), and helpers for inference rules (broadcast
+shapes, axes, the result-size check against the device's memory).
 Invariants: every op is registered once; public op functions convert their
 arguments and call `apply`; active tapes see every differentiable op, eager or
 traced, through the same `record` call.

@@ -3,8 +3,9 @@
 Owns: how values look (printing as TensorFlow prints, with `tl.`), their static
 shape and dtype, and conversion of Python/numpy data to arrays (`to_array`).
 Invariants: a Tensor's value is an array of the active array module whose
-dtype is the Tensor's dtype; a SymbolicTensor is produced by exactly one
-Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
+dtype is the Tensor's dtype, and nobody writes into it: arrays coming in are
+copied (`to_array`), and `numpy()` / `np.asarray` hand out read-only views; a
+SymbolicTensor is produced by exactly one Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
 this module stays below the op registry.
 """
 import numpy as np
