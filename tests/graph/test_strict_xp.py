@@ -18,7 +18,7 @@ import trainlib as tl
 from tests.graph.ops.harness import make_inputs
 from tests.graph.strict_xp import StrictArrayError, strict_xp
 from trainlib.graph import backend
-from trainlib.graph.codegen import compile_graph
+from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
@@ -49,7 +49,7 @@ def _record_kernels():
             if xp is strict_xp:
                 EXERCISED.add(name)
             return kernel(xp, *args, **kwargs)
-        run.__dict__.update(kernel.__dict__)  # keeps `ufunc` for codegen's direct calls
+        run.__dict__.update(kernel.__dict__)  # keeps whatever the kernel carries
         run.__name__ = getattr(kernel, "__name__", name)
         return run
 

@@ -20,9 +20,9 @@ import weakref
 from . import dtypes as _dt
 from .autodiff import flatten, pack_as
 from .backend import transfer
-from .codegen import compile_graph, translate_error
 from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import OpError
+from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .passes import optimize
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
@@ -287,21 +287,7 @@ class Function(LockOwner):
     def _canonical_args(self, args, kwargs):
         if not kwargs and self._simple and len(args) == len(self._positional):
             return args
-        try:
-            bound = self._signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self._name}(): {e}") from None
-        bound.apply_defaults()
-        out = []
-        for name, p in self._signature.parameters.items():
-            value = bound.arguments.get(name)
-            if p.kind is p.VAR_POSITIONAL:
-                out.extend(value or ())
-            elif p.kind is p.VAR_KEYWORD:
-                out.append(dict(value or {}))
-            else:
-                out.append(value)
-        return tuple(out)
+        return canonical_args(self._signature, args, kwargs, self._name)
 
     def _call_python(self, fn, args):
         """Calls `fn` with canonical args mapped back to positional/keyword form."""
@@ -477,9 +463,30 @@ def _relax_args(args, old_keys):
                  for i, a in enumerate(args))
 
 
+def canonical_args(signature, args, kwargs, name):
+    """The arguments of a call in canonical order: one entry per parameter of `signature`
+    (an inspect.Signature), defaults filled in, `*args` spread, `**kwargs` as one dict.
+    A call that does not fit is a TypeError naming function `name`."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    out = []
+    for pname, p in signature.parameters.items():
+        value = bound.arguments.get(pname)
+        if p.kind is p.VAR_POSITIONAL:
+            out.extend(value or ())
+        elif p.kind is p.VAR_KEYWORD:
+            out.append(dict(value or {}))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
 # ------------------------------------------------------------------ ConcreteFunction
 
-class ConcreteFunction:
+class ConcreteFunction(CompiledFunction):
     """One traced graph of a Function, compiled to Python; callable with tensors.
 
     Attributes:
@@ -496,11 +503,7 @@ class ConcreteFunction:
         self._output_structure = output_structure
         self._arg_names = arg_names
         self._n_args = len(graph.arg_placeholders)
-        self._capture_values = [_capture_feed(v) for v, _ in graph.captures]
-        self._out_dtypes = [t.dtype for t in graph.outputs]
         self.pass_report = []
-        self._program = None
-        self._fn = None
         self._simple_output = None
         self._arity = len(arg_structure)  # positional arguments after canonicalization
         self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
@@ -541,18 +544,10 @@ class ConcreteFunction:
     def _finish(self):
         self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
                               report=self.pass_report)
-        self._program = compile_graph(self.graph, state.xp, self._function._name)
-        self._fn = self._program.fn
+        self._compile(self.graph, self._function._name,
+                      [_capture_feed(v) for v, _ in self.graph.captures], state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
-
-    @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
-    def outputs(self):
-        return list(self.graph.outputs)
 
     @property
     def captured_inputs(self):
@@ -563,11 +558,6 @@ class ConcreteFunction:
         return pack_as(self._output_structure, [None if s is None else self.graph.outputs[s.index]
                                                 for s in flatten(self._output_structure)]) \
             if not isinstance(self._output_structure, _OutputSlot) else self.graph.outputs[0]
-
-    @property
-    def python_source(self):
-        """The generated Python code that runs this graph (also shown in tracebacks)."""
-        return self._program.source
 
     @property
     def name(self):
@@ -647,14 +637,11 @@ class ConcreteFunction:
                     _flat_feeds(a, feeds)
         if len(feeds) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
-        feeds += self._capture_values
-        try:
+        feeds += self._capture_feeds
+        try:  # CompiledFunction._run, inlined: this is the hot path of every call
             results = self._fn(*feeds)
         except Exception as e:
-            translated = translate_error(self._program, e)
-            if translated is None:
-                raise
-            raise translated from e
+            self._reraise(e)
         dtypes = self._out_dtypes
         if self._simple_output:
             return Tensor(results[0], dtypes[0])

@@ -51,11 +51,11 @@ class Operation:
         write a Variable or print), so it is ordered, never pruned, merged or folded."""
         if self.opdef.stateful:
             return True
-        if self.type in ("If", "While"):
-            return any(op.stateful and op.type != "ReadVariableOp"
-                       for key in ("then_branch", "else_branch", "cond", "body")
-                       if self.attrs.get(key) is not None for op in self.attrs[key].operations)
-        return False
+        if not self.opdef.subgraphs:
+            return False
+        return any(op.stateful and op.opdef.variable_access != "read"
+                   for key in self.opdef.subgraphs
+                   if self.attrs.get(key) is not None for op in self.attrs[key].operations)
 
     def get_attr(self, name):
         return self.attrs[name]
@@ -171,14 +171,8 @@ class AttrValue:
             return pad + "shape {\n" + _shape_text(v, indent + 2) + pad + "}\n"
         if isinstance(v, (np.ndarray, np.generic)) or _is_array(v):
             return pad + "tensor {\n" + _tensor_text(np.asarray(_host(v)), indent + 2) + pad + "}\n"
-        if isinstance(v, bool):
-            return f"{pad}b: {str(v).lower()}\n"
-        if isinstance(v, int):
-            return f"{pad}i: {v}\n"
-        if isinstance(v, float):
-            return f"{pad}f: {v}\n"
-        if isinstance(v, str):
-            return f'{pad}s: "{v}"\n'
+        if isinstance(v, (bool, int, float, str)):
+            return f"{pad}{_list_item(v)}\n"
         if isinstance(v, (list, tuple)):
             items = " ".join(_list_item(x) for x in v)
             return pad + "list {" + (" " + items + " " if items else "") + "}\n"

@@ -13,8 +13,6 @@ builds layers from a scratch trace of the model, then the optimizer;
 `Model(inputs, outputs)` returns a functional model.
 """
 import os
-import tempfile
-import zipfile
 
 import numpy as np
 
@@ -639,50 +637,24 @@ class Model(Layer):
                              f"{filepath!r}")
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(filepath)
-        weights = self.weights
-        arrays = {f"w{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
-        arrays["__names__"] = np.array([v.name for v in weights], dtype=np.str_)
-        arrays["__format__"] = np.array("trainlib.weights.v1")
-        folder = os.path.dirname(os.path.abspath(filepath))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, filepath)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        from .saving_keras import save_weights_npz  # noqa: PLC0415
+        save_weights_npz(self, filepath)
 
     def load_weights(self, filepath):
-        """Reads weights written by `save_weights` (never unpickles anything).
+        """Reads weights written by `save_weights` (never unpickles anything), within the load
+        limits (`tl.saving.set_load_limits`).
 
         Raises:
-            ValueError: for a truncated, foreign or mismatched file (naming it).
+            LoadError: (a ValueError) naming the file, for a truncated, corrupted, foreign or
+                mismatched file, or a pipe or device instead of a file.
+            ValueError: for an unbuilt model.
         """
         filepath = os.fspath(filepath)
         if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
             from .saving_keras import load_weights  # noqa: PLC0415
             return load_weights(self, filepath)
-        try:
-            with np.load(filepath, allow_pickle=False) as data:
-                if "__format__" not in data.files or str(data["__format__"]) != "trainlib.weights.v1":
-                    raise ValueError("it is not a trainlib weights file")
-                keys = sorted(k for k in data.files if k.startswith("w"))
-                arrays = [data[k] for k in keys]
-        except FileNotFoundError:
-            raise
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
-            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
-        if not self.built:
-            raise ValueError(f"Cannot load weights from {filepath!r} into an unbuilt model: call it "
-                             "on data or build() it first")
-        try:
-            self.set_weights(arrays)
-        except ValueError as e:
-            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
+        from .saving_keras import load_weights_npz  # noqa: PLC0415
+        load_weights_npz(self, filepath)
 
     # -- summary
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,

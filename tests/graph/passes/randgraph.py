@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import trainlib as tl
 from trainlib.graph import optimizer_config
-from trainlib.graph.codegen import compile_graph
+from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes import PIPELINE
 
 SHAPES = [(3, 4), (2, 3), (4, 1)]
