@@ -381,15 +381,16 @@ def _lower_if(em, op, env, indent):
 
 def _loop_owned_writes(body, n_vars):
     """{loop variable index: the TensorArrayWrite op} for TensorArray buffers the loop may write
-    in place: the body's only use of the variable is one write, whose result is only carried
-    to the next iteration (directly or through one Identity), so no other value can alias it."""
+    in place: the body's only use of the variable is one write (besides reads of its shape,
+    which an in-place write keeps), whose result is only carried to the next iteration
+    (directly or through one Identity), so no other value can alias it."""
     consumers = {}
     for o in body.operations:
         for t in o.inputs:
             consumers.setdefault(id(t), []).append(o)
     owned = {}
     for i, p in enumerate(body.inputs[:n_vars]):
-        users = consumers.get(id(p), [])
+        users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]
         if len(users) != 1:
             continue
         write = users[0]

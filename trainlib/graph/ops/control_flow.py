@@ -342,6 +342,7 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
 # op's intermediates, so it works for any nesting and for second order.
 # While's gradient first re-runs the loop saving each iteration's variables
 # (the forward loop saves what the backward loop needs), then walks them back.
+# (A loop of n iterations costs O(n) both ways: see _Accumulator.)
 
 _SIDE_EFFECTS = ("PrintV2", "Assert")
 
@@ -418,60 +419,148 @@ def _if_grad(op, *dys):
     return (None,) + tuple(next(it) if _differentiable(x) else None for x in ins)
 
 
+# The forward loop of a While gradient saves each iteration's loop variables in accumulator
+# buffers, one row per iteration, written with TensorArrayWrite: the loop owns them, so codegen
+# writes them in place, and they grow geometrically (or start at `maximum_iterations` rows), so
+# n iterations cost O(n) to save and O(n) to walk back. What a variable needs saved depends on
+# how the body uses it (see _save_kind).
+_PREALLOCATE_ELEMENTS = 1 << 20  # start at maximum_iterations rows when that many elements fit
+
+
+def _consumers(graph, t):
+    return [o for o in graph.operations if any(x is t for x in o.inputs)]
+
+
+def _save_kind(k, init, cond_graph, body_graph):
+    """How the forward loop saves loop variable k for the backward loop:
+
+    "same"  the body passes it through unchanged: the value that entered the loop serves;
+    "shape" the body only writes into it (a TensorArray buffer) and the test does not read it:
+            its values never reach a gradient, only its shape (a zeros buffer stands in);
+    "rows"  its shape is the same in every iteration: one row per iteration;
+    "flat"  its shape changes (a growing buffer that is also read): flattened, with its
+            shape and offset per iteration.
+    """
+    place, out = body_graph.inputs[k], body_graph.outputs[k]
+    if out.op.type == "Identity" and out.op.inputs[0] is place:
+        return "same"
+    users = _consumers(body_graph, place)
+    cond_place = cond_graph.inputs[k]
+    if users and all(o.type == "TensorArrayWrite" and o.inputs[0] is place and
+                     not any(x is place for x in o.inputs[1:]) for o in users) and \
+            not _consumers(cond_graph, cond_place) and \
+            not any(t is cond_place for t in cond_graph.outputs):
+        return "shape"
+    if place.shape.rank is not None and TensorShape(place.shape) != TensorShape(init.shape):
+        return "flat"
+    return "rows"
+
+
+class _Accumulator:
+    """The saved iterations of one loop variable: buffers written by the forward loop (state),
+    read back by the backward loop (`value(j)`)."""
+
+    def __init__(self, kind, init, place, limit):
+        from . import array as _array  # noqa: PLC0415 -- sibling op module
+        self.kind, self.init, self.dtype = kind, init, init.dtype
+        rank = place.shape.rank
+        self.static = kind == "shape" and place.shape.is_fully_defined()
+        self.static_shape = TensorShape(place.shape).as_list() if self.static else None
+        shape = TensorShape(init.shape)
+        if kind == "same" or self.static:
+            self.state, self.invariants = [], []
+        elif kind == "rows":
+            rows = 0
+            if limit is not None and shape.is_fully_defined() and \
+                    limit * max(shape.num_elements(), 1) <= _PREALLOCATE_ELEMENTS:
+                rows = limit  # the loop never runs longer: no growth at all
+            buffer = _array.zeros([rows] + shape.as_list(), dtype=init.dtype) \
+                if shape.is_fully_defined() else _array.expand_dims(init, 0)[:0]
+            self.state = [buffer]
+            self.invariants = [TensorShape([None]).concatenate(place.shape)]
+        else:  # per iteration its shape; "flat" also its values, flattened, and their offset
+            self.state = [_array.zeros([0, rank], dtype=_dt.int32)]
+            self.invariants = [TensorShape([None, rank])]
+            if kind == "flat":
+                self.state += [_array.zeros([0], dtype=init.dtype), _array.zeros([0], dtype=_dt.int32),
+                               convert_to_tensor(0)]
+                self.invariants += [TensorShape([None]), TensorShape([None]), TensorShape([])]
+
+    def push(self, i, value, state):
+        """The state after saving `value` as iteration `i`."""
+        from . import array as _array, math as _math  # noqa: PLC0415
+        if not state:
+            return []
+        if self.kind == "rows":
+            return [_write(state[0], i, value)]
+        shape = _array.shape(value)
+        shapes = _write(state[0], i, shape)
+        if self.kind == "shape":
+            return [shapes]
+        _, flat, offsets, offset = state
+        size = _math.reduce_prod(shape)
+        flat = _write(flat, _array.range(offset, offset + size), _array.reshape(value, [-1]))
+        return [shapes, flat, _write(offsets, i, offset), offset + size]
+
+    def value(self, j, state):
+        """Iteration j's value, from the state the forward loop ended with."""
+        from . import array as _array, math as _math  # noqa: PLC0415
+        if self.kind == "same":
+            return self.init
+        if self.static:
+            return _array.zeros(self.static_shape, dtype=self.dtype)
+        if self.kind == "rows":
+            return _array.gather(state[0], j)
+        shape = _array.gather(state[0], j)
+        if self.kind == "shape":
+            return _array.zeros(shape, dtype=self.dtype)
+        _, flat, offsets, _ = state
+        start = _array.reshape(_array.gather(offsets, j), [1])
+        size = _array.reshape(_math.reduce_prod(shape), [1])
+        return _array.reshape(_array.slice(flat, start, size), shape)
+
+
+def _write(buffer, index, value):
+    return apply("TensorArrayWrite", buffer, index, value, geometric=True)
+
+
 def _while_grad(op, *dys):
-    from . import array as _array, math as _math  # noqa: PLC0415 -- sibling op modules
+    from . import math as _math  # noqa: PLC0415 -- sibling op module
     n_vars = len(op.outputs)
     init, captured = list(op.inputs[:n_vars]), list(op.inputs[n_vars:])
     cond_graph, body_graph = op.attrs["cond"], op.attrs["body"]
     limit = op.attrs.get("maximum_iterations")
     floats = [i for i, t in enumerate(init) if _float(t)]
-
-    # 1. re-run the loop, stacking every iteration's loop variables (float ones feed gradients,
-    #    all of them feed the body replay). A variable whose shape changes from one iteration
-    #    to the next (a growing TensorArray buffer) is saved flat, with its shape per iteration.
     places = body_graph.inputs[:n_vars]
-    changing = [k for k in range(n_vars) if places[k].shape.rank is not None and
-                TensorShape(places[k].shape) != TensorShape(init[k].shape)]
-    histories = [_array.zeros([0], dtype=t.dtype) if k in changing else
-                 _array.zeros(TensorShape([0]).concatenate(t.shape).as_list(), dtype=t.dtype)
-                 if t.shape.is_fully_defined() else _array.expand_dims(t, 0)[:0]
-                 for k, t in enumerate(init)]
-    shape_histories = [_array.zeros([0, places[k].shape.rank], dtype=_dt.int32) for k in changing]
+    accs = [_Accumulator(_save_kind(k, init[k], cond_graph, body_graph), init[k], places[k], limit)
+            for k in range(n_vars)]
+    sizes = [len(a.state) for a in accs]
 
+    def split(flat):
+        out, at = [], 0
+        for n in sizes:
+            out.append(list(flat[at:at + n]))
+            at += n
+        return out
+
+    # 1. the forward loop again, saving every iteration's loop variables
     def fwd_cond(i, *state):
-        vars_ = list(state[:n_vars])
-        c = replay(cond_graph, vars_ + captured)[0]
+        c = replay(cond_graph, list(state[:n_vars]) + captured)[0]
         if limit is not None:
             c = _math.logical_and(c, _math.less(i, limit))
         return c
 
     def fwd_body(i, *state):
-        vars_, hist = list(state[:n_vars]), list(state[n_vars:2 * n_vars])
-        shapes = list(state[2 * n_vars:])
-        hist = [_array.concat([h, _array.reshape(v, [-1]) if k in changing else
-                               _array.expand_dims(v, 0)], 0)
-                for k, (h, v) in enumerate(zip(hist, vars_))]
-        shapes = [_array.concat([s, _array.expand_dims(_array.shape(vars_[k]), 0)], 0)
-                  for s, k in zip(shapes, changing)]
+        vars_, saved = list(state[:n_vars]), split(state[n_vars:])
+        saved = [x for a, v, s in zip(accs, vars_, saved) for x in a.push(i, v, s)]
         new = replay(body_graph, vars_ + captured)
-        return (i + 1, *new, *hist, *shapes)
+        return (i + 1, *new, *saved)
 
     shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in places] + \
-        [TensorShape([None]) if k in changing else TensorShape([None]).concatenate(t.shape)
-         for k, t in enumerate(places)] + [TensorShape([None, places[k].shape.rank]) for k in changing]
-    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *histories, *shape_histories),
+        [s for a in accs for s in a.invariants]
+    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *[s for a in accs for s in a.state]),
                         shape_invariants=shape_inv)
-    count, hist = result[0], list(result[1 + n_vars:1 + 2 * n_vars])
-    shape_hist = dict(zip(changing, result[1 + 2 * n_vars:]))
-
-    def saved(k, j):
-        if k not in changing:
-            return _array.gather(hist[k], j)
-        sizes = _math.reduce_prod(shape_hist[k], axis=1)
-        end = _array.gather(_math.cumsum(sizes), j)
-        size = _array.gather(sizes, j)
-        flat = _array.slice(hist[k], _array.reshape(end - size, [1]), _array.reshape(size, [1]))
-        return _array.reshape(flat, _array.gather(shape_hist[k], j))
+    count, final = result[0], split(result[1 + n_vars:])
 
     # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
     caps_diff = [c for c in captured if _differentiable(c)]
@@ -483,14 +572,14 @@ def _while_grad(op, *dys):
 
     def bwd_body(j, *acc):
         dv, dc = list(acc[:len(floats)]), list(acc[len(floats):])
-        inner = [apply("Identity", saved(k, j)) for k in range(n_vars)]
+        inner = [apply("Identity", a.value(j, s)) for a, s in zip(accs, final)]
         caps = [apply("Identity", c) if c.dtype is not _dt.resource else c for c in captured]
         # sources: the float loop variables, then the differentiable captures
         g = _tape_gradient(body_graph, inner + caps, dv, floats)
         return (j - 1, *g[:len(floats)], *[a + b for a, b in zip(dc, g[len(floats):])])
 
-    back_inv = [TensorShape([])] + [TensorShape(places[i].shape) if i in changing else None
-                                    for i in floats] + [None] * len(d_caps)
+    back_inv = [TensorShape([])] + [TensorShape(places[i].shape) if accs[i].kind in ("flat", "shape")
+                                    else None for i in floats] + [None] * len(d_caps)
     back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps), shape_invariants=back_inv)
     d_init = list(back[1:1 + len(floats)])
     d_cap = list(back[1 + len(floats):])
