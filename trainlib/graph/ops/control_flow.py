@@ -74,8 +74,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         return true_fn() if bool(pred) else false_fn()
     if pred.dtype is not _dt.bool or pred.shape.rank not in (0, None):
         raise TypeError(f"cond needs a scalar bool predicate, got shape {pred.shape} dtype {pred.dtype.name}")
+    return build_if(pred, true_fn, false_fn)
+
+
+def build_if(pred, true_fn, false_fn, join=None):
+    """The graph `If` of `cond` for a symbolic `pred`, each branch traced once.
+
+    `join(then_out, else_out)`, if given, runs after both branches are traced and
+    returns what each branch gives the op (AutoGraph decides there what the
+    branches carry, knowing both); the op returns the joined structure.
+    """
     then_graph, then_out = _trace_branch("then", true_fn)
     else_graph, else_out = _trace_branch("else", false_fn)
+    if join is not None:
+        then_out, else_out = join(then_out, else_out)
     then_leaves, else_leaves = flatten(then_out), flatten(else_out)
     if len(then_leaves) != len(else_leaves) or _structure(then_out) != _structure(else_out):
         raise ValueError("true_fn and false_fn must return the same structure; got "
@@ -190,6 +202,22 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not callable(cond) or not callable(body):
         raise TypeError(f"while_loop needs callables: 'cond' is {type(cond).__name__} and 'body' is "
                         f"{type(body).__name__}; pass functions of the loop variables")
+    return build_while(cond, body, loop_vars, shape_invariants, maximum_iterations)
+
+
+def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None,
+                leaf_names=None, where=None, write_only=None):
+    """`while_loop` (a graph `While` op while tracing, cond and body traced once each).
+
+    `leaf_names` names each tensor of `loop_vars` in error messages (by default `#k`)
+    and `where` (file:line) says which loop they are about: AutoGraph passes the
+    user's variable names and line.
+    `write_only()`, if given, is called right after the body is traced (in its graph)
+    and returns more tensors the body made: values no iteration reads back (AutoGraph's
+    value returned from inside the loop, found by this one trace). Each becomes one
+    more loop variable, zeros before the first iteration; the result is then
+    (loop variables, list of their final values).
+    """
     single = not isinstance(loop_vars, (list, tuple))
     structure = [loop_vars] if single else loop_vars
     leaves = flatten(structure)
@@ -207,7 +235,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     invariants = flatten(shape_invariants) if shape_invariants is not None else [None] * len(tensors)
     invariants = [c if inv is None else inv
                   for inv, c in zip(invariants, _composite_invariants(structure))]
-    names = _names(structure)
+    names = list(leaf_names) if leaf_names is not None else _names(structure)
+    at = f" (in the loop at {where})" if where else ""
     specs = [TensorShape(t.shape) if inv is None else as_shape(inv) for t, inv in zip(tensors, invariants)]
 
     cond_graph = _new_graph("while_cond")
@@ -217,7 +246,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         c = call(cond, cond_vars)
         c = convert_to_tensor(c)
         if c.dtype is not _dt.bool or c.shape.rank not in (0, None):
-            raise TypeError(f"while_loop cond must return a scalar bool, got shape {c.shape} dtype {c.dtype.name}")
+            raise TypeError(f"while_loop cond must return a scalar bool, got shape {c.shape} dtype "
+                            f"{c.dtype.name}{at}")
         cond_graph.outputs = [apply("Identity", c)]
 
     body_graph = _new_graph("while_body")
@@ -226,29 +256,45 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         body_graph.loop_placeholders = body_vars
         new_leaves = _body_leaves(call(body, body_vars), single)
         if len(new_leaves) != len(tensors):
-            raise ValueError(f"while_loop body returned {len(new_leaves)} values for {len(tensors)} loop variables")
+            raise ValueError(f"while_loop body returned {len(new_leaves)} values for {len(tensors)} "
+                             f"loop variables{at}")
         outs = []
         for i, (v, old, s) in enumerate(zip(new_leaves, tensors, specs)):
             t = _to_tensor(v, old.dtype)
             if t.dtype is not old.dtype:
                 raise TypeError(f"loop variable {names[i]} enters the loop as {old.dtype.name} and "
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
-                                f"Cast it with tl.cast(..., tl.{old.dtype.name}).")
+                                f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
                 raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
                                  f"body makes it {t.shape}; a loop variable keeps its shape unless "
-                                 "relaxed with shape_invariants (e.g. None for the changing dim).")
+                                 f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+            outs.append(apply("Identity", t))
+        late = [] if write_only is None else [_to_tensor(v, None) for v in write_only()]
+        for t in late:
+            if not t.shape.is_fully_defined():
+                raise ValueError(f"a value the loop body makes has shape {t.shape}, which is not "
+                                 f"fully known, so the loop cannot start it as zeros{at}; give it a "
+                                 "value before the loop")
             outs.append(apply("Identity", t))
         body_graph.outputs = outs
+    for t in late:  # unread placeholders: the loop carries these values out, never in
+        for g in (cond_graph, body_graph):
+            with graph_scope(g):
+                g.loop_placeholders.append(g.add_placeholder(TensorShape(t.shape), t.dtype, "write_only"))
 
     captured = _align_captures([cond_graph, body_graph])
     attrs = {"cond": cond_graph, "body": body_graph}
     if maximum_iterations is not None:
         attrs["maximum_iterations"] = int(maximum_iterations)
-    results = apply("While", *tensors, *captured, **attrs)
+    from .array import zeros  # noqa: PLC0415 -- a sibling op module
+    starts = [zeros(t.shape.as_list(), dtype=t.dtype) for t in late]
+    results = apply("While", *tensors, *starts, *captured, **attrs)
     results = list(results) if isinstance(results, tuple) else [results]
+    results, late_results = results[:len(tensors)], results[len(tensors):]
     packed = pack_as(structure, results)
-    return packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+    packed = packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+    return packed if write_only is None else (packed, late_results)
 
 
 def _composite_invariants(structure):
@@ -272,17 +318,27 @@ def _composite_invariants(structure):
     return out
 
 
+def probe(fn, values):
+    """`fn(*values)` traced in a scratch graph that is then dropped, each tensor among
+    `values` (leaves of nested structures too) replaced by a placeholder of its spec.
+
+    What a loop needs to know before its real trace (the dtype a Python number takes in
+    the body, the element shape a TensorArray gets) comes from this one extra trace.
+    """
+    scratch = _new_graph("while_probe")
+    leaves = flatten(list(values))
+    with graph_scope(scratch):
+        stand_ins = [scratch.add_placeholder(TensorShape(v.shape), v.dtype, f"probe_{i}")
+                     if is_tensor(v) or hasattr(v, "_array") else v for i, v in enumerate(leaves)]
+        return fn(*pack_as(list(values), stand_ins))
+
+
 def _complete_composites(structure, leaves, call, body, single):
     """Composite loop variables missing a tensor (a None leaf: a TensorArray of unknown element
-    shape before its first write) learn it from one trace of the body in a scratch graph
+    shape before its first write) learn it from one probe trace of the body
     (`_tl_complete(what the body made of it)`); the real loop is traced after."""
-    scratch = _new_graph("while_probe")
-    outer = [None if v is None else convert_to_tensor(v) for v in leaves]
-    with graph_scope(scratch):
-        probe = [None if t is None else
-                 scratch.add_placeholder(TensorShape(t.shape), t.dtype, f"probe_{i}")
-                 for i, t in enumerate(outer)]
-        out = call(body, probe)
+    out = probe(lambda *vs: call(body, list(vs)),
+                [None if v is None else convert_to_tensor(v) for v in leaves])
     if single:
         out = [out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out]
 
