@@ -230,9 +230,12 @@ def test_while_and_for_become_operator_calls():
             s += x
         return s
     out = run(f, control_flow)
-    # n -= 1 is literal arithmetic: n keeps its kind; the target x is not read after the loop
-    assert "ag__.while_stmt(loop_test, loop_body, get_state, set_state, ('n',), None, (('n',), ('n',)))" in out
-    assert "ag__.for_stmt(xs, None, loop_body_1, get_state_1, set_state_1, ('s',), None, ((), ()))" in out
+    # the target x is not read after the loop: not state. The last argument: n and s are
+    # bound only by arithmetic (on n; on s and the target x), so the runtime knows their dtypes
+    assert "ag__.while_stmt(loop_test, loop_body, get_state, set_state, ('n',), None, " \
+        "((('n', ('n',), False),), (), lambda: (), ()))" in out
+    assert "ag__.for_stmt(xs, None, loop_body_1, get_state_1, set_state_1, ('s',), None, " \
+        "((('s', ('s', 'x'), False),), (), lambda: (), ('x',)))" in out
     assert "x = ag__.Undefined('x')" not in out and "s = ag__.Undefined" not in out
 
 

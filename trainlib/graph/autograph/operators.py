@@ -309,7 +309,8 @@ def _if_carries(a, b, name, where):
 
 
 def _has_dtype(x):
-    return is_tensor(x) or hasattr(x, "_array")
+    """Tensors and Variables (not an Undefined, whose attributes raise)."""
+    return not isinstance(x, Undefined) and (is_tensor(x) or hasattr(x, "_array"))
 
 
 def _given(v, other, where):
@@ -378,18 +379,18 @@ def not_(a):
 
 # ------------------------------------------------------------------ loops
 
-def while_stmt(test, body, get_state, set_state, symbol_names, opts=None, stable=((), ())):
+def while_stmt(test, body, get_state, set_state, symbol_names, opts=None, kinds=None):
     """`while test(): body()`: plain Python while the test is a Python/eager value; as soon
     as it is a symbolic tensor, the rest of the loop becomes a graph `While`.
 
-    `symbol_names` are the loop's live state variables; `stable` (ints, numbers) the
-    ones whose Python numbers keep their kind in the body (static analysis).
+    `symbol_names` are the loop's live state variables; `kinds` says how the dtypes
+    its Python numbers take follow from other values (static analysis; see _static_dtypes).
     """
     while True:
         t = test()
         if _symbolic(t):
-            _graph_loop(test, body, get_state, set_state, tuple(symbol_names), opts or {}, stable,
-                        _where())
+            _graph_loop(test, body, get_state, set_state, tuple(symbol_names), opts or {}, kinds,
+                        None, _where())
             return
         if not t:
             return
@@ -400,7 +401,7 @@ _warned_unrolls = set()
 
 
 def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opts=None,
-             stable=((), ())):
+             kinds=None):
     """`for x in iterable: body(x)`, stopping when `extra_test()` (break/return flags) is false.
 
     A symbolic tensor iterates its first axis in a graph `While`; anything
@@ -410,7 +411,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
     where = _where()
     if _symbolic(iterable):
         _graph_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names), opts or {},
-                   stable, where)
+                   kinds, where)
         return
     if state.graph is not None and isinstance(iterable, range) and \
             len(iterable) > UNROLL_WARNING_ITERATIONS and where not in _warned_unrolls:
@@ -432,7 +433,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
         body(item)
 
 
-def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, stable, where):
+def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, kinds, where):
     from ..op import convert_to_tensor  # noqa: PLC0415
     math, array = _ops()
     if iterable.shape.rank == 0:
@@ -460,7 +461,8 @@ def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, st
         body(array.gather(iterable, i))
         counter[0] = math.add(i, 1)
 
-    _graph_loop(test, step, get_all, set_all, ("<loop counter>",) + names, opts, stable, where)
+    _graph_loop(test, step, get_all, set_all, ("<loop counter>",) + names, opts, kinds, iterable.dtype,
+                where)
 
 
 def _weak(v):
@@ -468,26 +470,70 @@ def _weak(v):
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
-def _known_kinds(names, init, weak, stable):
-    """The weak slots whose dtype static analysis vouches for: their default dtype holds."""
-    ints, numbers = (frozenset(s) for s in stable)
-    value = dict(zip(names, init))
-    if not all(_weak(value[n]) for n in numbers if n in value):
-        return set()  # a tensor among them: its dtype decides; probe
-    all_ints = all(isinstance(value[n], (int, np.integer)) for n in ints if n in value)
-    return {i for i in weak if names[i] in numbers and
-            (isinstance(init[i], (float, np.floating)) or (names[i] in ints and all_ints))}
+def _static_dtypes(names, init, kinds, element_dtype):
+    """{name: dtype or None (Python int/float: the default)} for the loop's variables whose
+    dtype static analysis can tell from the values entering the loop; absent: unknown.
+
+    `kinds` = (recipes, outer names, outer values, target names) from the converter: a
+    recipe `(name, deps, uses_float)` says the body binds `name` only with arithmetic
+    on `deps` and number literals, so (weak typing) it takes the dtype of the tensors
+    among them, else stays a Python number.
+    """
+    if not kinds:
+        return {}
+    recipes, outer_names, outer_values, targets = kinds
+    recipes = {name: (deps, uses_float) for name, deps, uses_float in recipes}
+    entering = dict(zip(names, init))
+    try:
+        entering.update((n, v) for n, v in zip(outer_names, outer_values()) if n not in entering)
+    except NameError:
+        pass  # an outer name not bound yet: what depends on it stays unknown
+
+    def of_value(v):
+        if _has_dtype(v):
+            return ("dtype", v.dtype)
+        return ("py", float if isinstance(v, (float, np.floating)) else int) if _weak(v) else None
+
+    def resolve(name, visiting):
+        if name in targets:
+            return ("dtype", element_dtype) if element_dtype is not None else None
+        value = entering.get(name)
+        if name not in recipes or name in visiting or _has_dtype(value):
+            return of_value(value) if name in entering else None  # a tensor keeps its dtype
+        deps, uses_float = recipes[name]
+        parts = [of_value(value)] if name in entering else []
+        parts += [("py", float)] if uses_float else []
+        return _combine(parts + [resolve(d, visiting | {name}) for d in deps if d != name])
+
+    out = {}
+    for name in names:
+        kind = resolve(name, frozenset())
+        if kind is not None:
+            out[name] = kind[1] if kind[0] == "dtype" else None
+    return out
 
 
-def _graph_loop(test, body, get_state, set_state, names, opts, stable, where):
+def _combine(parts):
+    """The kind of an arithmetic result: the tensors' dtype, else int or float; None: unknown."""
+    if any(p is None for p in parts):
+        return None
+    dtypes = {d for k, d in parts if k == "dtype"}
+    if len(dtypes) > 1:
+        return None
+    if dtypes:
+        return ("dtype", dtypes.pop())
+    return ("py", float if any(d is float for _, d in parts) else int)
+
+
+def _graph_loop(test, body, get_state, set_state, names, opts, kinds, element_dtype, where):
     """Traces the loop once as a graph `While`.
 
     The loop variables are the live state variables that hold tensors or Python numbers.
     A variable without a value yet (the value returned from inside the loop) is carried
     out only: the trace finds its spec (build_while's write_only). A Python number takes
     the dtype the body gives it: static analysis knows it for literal arithmetic
-    (`i += 1`); otherwise one probe trace of the body, with the numbers as they are,
-    finds it first.
+    (`s += x` takes x's dtype); otherwise one probe trace of the body, with the numbers
+    as they are, finds it first.
     """
     from ..op import convert_to_tensor  # noqa: PLC0415
     from ..ops.control_flow import build_while  # noqa: PLC0415
@@ -496,8 +542,11 @@ def _graph_loop(test, body, get_state, set_state, names, opts, stable, where):
     slots = [i for i, v in enumerate(init) if _carriable(v)]
     returns = [i for i, v in enumerate(init) if isinstance(v, UndefinedReturnValue)]
     weak = [i for i in slots if _weak(init[i])]
-    unknown = [i for i in weak if i not in _known_kinds(names, init, weak, stable)]
-    dtypes = _probe_dtypes(test, body, get_state, set_state, init, slots, unknown) if unknown else {}
+    static = _static_dtypes(names, init, kinds, element_dtype)
+    dtypes = {i: static[names[i]] for i in weak if names[i] in static}
+    unknown = [i for i in weak if names[i] not in static]
+    if unknown:
+        dtypes.update(_probe_dtypes(test, body, get_state, set_state, init, slots, unknown))
     loop_vars = tuple(convert_to_tensor(init[i], dtype=dtypes.get(i)) if i in weak else
                       pack_as(init[i], [x if x is None else convert_to_tensor(x)  # None: a
                                         for x in flatten(init[i])])  # composite's missing leaf

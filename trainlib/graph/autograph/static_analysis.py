@@ -13,11 +13,9 @@ function (not those of nested functions: each def is analysed on its own) with
   - `outputs`:  for an `if`, the state variables live after it (the others are
                 only read and rebound inside the branches);
   - `defined_before`: (possibly bound, definitely bound) variables at its entry;
-  - `retype_free`: for a loop, (ints, numbers): the state variables that every
-                assignment in the body gives a value built with + - * // % from number
-                literals (ints only, for the first set) and other such variables: a
-                Python number there keeps its kind, so the runtime needs no probe
-                trace to learn the dtype it takes.
+  - `kinds`:    for a loop, how the dtypes its Python numbers take follow from the
+                dtypes of other values (see _kinds), so the runtime knows them without
+                a probe trace of the body;
 Rules: reads inside nested defs and classes count as live everywhere (they may run
 at any later call); lambdas and comprehensions read where they are written.
 Invariant: the analysed code is structured: earlier converters lowered break,
@@ -130,7 +128,7 @@ class _Liveness:
                     break
                 head = new
             self._mark(s, head, live, modified_names(s.body) | _invariant_names(s))
-            s.retype_free = _retype_free(s.body, s.state)
+            s.kinds = _kinds(s, s.body)
             return head | _option_reads(s)
         if isinstance(s, gast.For):
             target = set(_target_names(s.target))
@@ -143,7 +141,7 @@ class _Liveness:
                     break
                 head = new
             self._mark(s, head, live, modified_names([s]) | _invariant_names(s))
-            s.retype_free = _retype_free(s.body, s.state)
+            s.kinds = _kinds(s, s.body)
             return head | _reads(s.iter) | _option_reads(s)
         if isinstance(s, gast.With):
             bound = {n for item in s.items if item.optional_vars is not None
@@ -165,11 +163,17 @@ class _Liveness:
         s.state = frozenset(v for v in mods if v in s.live_in or v in s.live_out)
 
 
-def _retype_free(body, state):
-    """(ints, numbers): the state variables whose every assignment in `body` is built with
-    + - * // % from number literals (ints only, for the first set) and other such
-    variables. A Python int in the first set stays an int, a Python float in the second a
-    float (when all of them hold Python numbers)."""
+def _kinds(loop, body):
+    """What the runtime needs to know the dtype a Python number takes in the loop without
+    tracing the body: (recipes, outer names, target names).
+
+    A recipe `(name, deps, uses_float)` is given for each variable the body binds only
+    with arithmetic (+ - * // % and unary -, on names and number literals): under
+    trainlib's weak typing its dtype is the one of the tensors among `deps` (the names
+    those assignments read) or, with none, int or float by the Python numbers. Outer
+    names are the deps bound outside the loop and not by it (the runtime reads their
+    values); target names are bound by a `for` to the elements it iterates.
+    """
     exprs, seen = {}, set()  # seen: target names already accounted for
     for n in walk_scope(body):
         if isinstance(n, (gast.Assign, gast.AugAssign)):
@@ -189,30 +193,32 @@ def _retype_free(body, state):
                                           type_comment=None), op=n.op, right=n.value))
         elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in seen:
             exprs.setdefault(n.id, []).append(None)  # bound another way (for target, with ...)
-    return tuple(_closed(exprs, state, kinds) for kinds in ((int,), (int, float)))
+    recipes = []
+    for name in sorted(exprs):
+        deps, floats = set(), [False]
+        if all(e is not None and _arithmetic(e, deps, floats) for e in exprs[name]):
+            recipes.append((name, tuple(sorted(deps)), floats[0]))
+    targets = tuple(sorted(_target_names(loop.target))) if isinstance(loop, gast.For) else ()
+    bound = set(exprs) | set(targets)
+    outer = sorted({d for _, deps, _ in recipes for d in deps} - bound)
+    return tuple(recipes), tuple(outer), targets
 
 
-def _closed(exprs, state, kinds):
-    """The greatest set of variables whose assignments use only literals of `kinds` and each other."""
-    free = {v for v in state if v in exprs}
-    while True:
-        keep = {v for v in free if all(e is not None and _literal_arithmetic(e, free, kinds)
-                                       for e in exprs[v])}
-        if keep == free:
-            return frozenset(free)
-        free = keep
-
-
-def _literal_arithmetic(e, free, kinds):
+def _arithmetic(e, deps, floats):
+    """True if `e` is arithmetic on names and number literals; collects the names it reads
+    into `deps` and notes a float literal in `floats[0]`."""
     if isinstance(e, gast.Constant):
-        return isinstance(e.value, kinds) and not isinstance(e.value, bool)
+        if isinstance(e.value, float):
+            floats[0] = True
+        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
     if isinstance(e, gast.Name):
-        return e.id in free
+        deps.add(e.id)
+        return True
     if isinstance(e, gast.UnaryOp):
-        return isinstance(e.op, (gast.USub, gast.UAdd)) and _literal_arithmetic(e.operand, free, kinds)
+        return isinstance(e.op, (gast.USub, gast.UAdd)) and _arithmetic(e.operand, deps, floats)
     if isinstance(e, gast.BinOp):
         return isinstance(e.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)) and \
-            _literal_arithmetic(e.left, free, kinds) and _literal_arithmetic(e.right, free, kinds)
+            _arithmetic(e.left, deps, floats) and _arithmetic(e.right, deps, floats)
     return False
 
 

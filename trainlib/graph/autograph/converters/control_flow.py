@@ -16,8 +16,8 @@ along so that errors can name them. Variables a body binds that are not live
 outside one run of it are locals of the body function: never carried. For `if`,
 the state variables not live after it (only read and rebound inside the branches)
 are listed last: the runtime does not carry them out. For loops the last argument
-names the Python numbers that keep their kind in the body (ints, numbers), so
-the runtime knows their dtype without a probe trace.
+says how the dtypes of Python numbers follow from other values (static_analysis
+`kinds`), so the runtime knows them without a probe trace.
 `if_stmt`/`while_stmt`/`for_stmt` then decide per call: plain Python for
 Python/eager values, graph `If`/`While` for symbolic tensors.
 A state variable not bound before the statement starts as
@@ -47,9 +47,11 @@ class ControlFlowConverter(Converter):
         return sorted(state if state is not None else modified_names(stmts, self.ctx.generated))
 
     @staticmethod
-    def _stable(node):
-        ints, numbers = getattr(node, "retype_free", ((), ()))
-        return gast.Tuple(elts=[strings_tuple(sorted(ints)), strings_tuple(sorted(numbers))], ctx=gast.Load())
+    def _kinds(node):
+        """`(recipes, outer names, lambda: outer values, target names)` (static_analysis._kinds)."""
+        recipes, outer, targets = getattr(node, "kinds", ((), (), ()))
+        values = "".join(f"{name}, " for name in outer)
+        return template(f"({recipes!r}, {outer!r}, lambda: ({values}), {targets!r})")[0].value
 
     def _inits(self, node, mods):
         possible, definite = getattr(node, "defined_before", (frozenset(), frozenset()))
@@ -99,10 +101,10 @@ class ControlFlowConverter(Converter):
         state_src, get_state, set_state, nonlocal_ = self._state_functions(mods)
         src = (f"def {test}():\n    return test_\n"
                f"def {body}():\n    {nonlocal_}\n    body_\n" + state_src +
-               f"ag__.while_stmt({test}, {body}, {get_state}, {set_state}, names_, opts_, stable_)")
+               f"ag__.while_stmt({test}, {body}, {get_state}, {set_state}, names_, opts_, kinds_)")
         out = self._inits(node, mods) + template(
             src, test_=node.test, body_=node.body, names_=strings_tuple(mods),
-            opts_=getattr(node, "loop_options", None) or constant(None), stable_=self._stable(node))
+            opts_=getattr(node, "loop_options", None) or constant(None), kinds_=self._kinds(node))
         return set_location(out, node)
 
     def visit_For(self, node):
@@ -115,11 +117,11 @@ class ControlFlowConverter(Converter):
         src = (f"def {extra_name}():\n    return extra_\n" if extra is not None else "") + \
             (f"def {body}({itr}):\n    {nonlocal_}\n    target_ = {itr}\n    body_\n" + state_src +
              f"ag__.for_stmt(iter_, {extra_name}, {body}, {get_state}, {set_state}, names_, opts_, "
-             "stable_)")
+             "kinds_)")
         out = self._inits(node, mods) + template(
             src, extra_=extra, target_=node.target, body_=node.body, iter_=node.iter,
             names_=strings_tuple(mods), opts_=getattr(node, "loop_options", None) or constant(None),
-            stable_=self._stable(node))
+            kinds_=self._kinds(node))
         return set_location(out, node)
 
 
