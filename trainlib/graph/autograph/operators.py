@@ -483,7 +483,7 @@ def _static_dtypes(names, init, kinds, element_dtype):
         return {}
     recipes, outer_names, outer_values, targets = kinds
     recipes = {name: (deps, uses_float) for name, deps, uses_float in recipes}
-    entering = dict(zip(names, init))
+    entering, bound = dict(zip(names, init)), set(names)  # the loop's state: bound by it
     try:
         entering.update((n, v) for n, v in zip(outer_names, outer_values()) if n not in entering)
     except NameError:
@@ -498,8 +498,10 @@ def _static_dtypes(names, init, kinds, element_dtype):
         if name in targets:
             return ("dtype", element_dtype) if element_dtype is not None else None
         value = entering.get(name)
-        if name not in recipes or name in visiting or _has_dtype(value):
-            return of_value(value) if name in entering else None  # a tensor keeps its dtype
+        if _has_dtype(value) or name in visiting:
+            return of_value(value)  # a tensor loop variable keeps its dtype
+        if name not in recipes:  # bound in the loop some other way (a call...), or unknown
+            return None if name in bound or name not in entering else of_value(value)
         deps, uses_float = recipes[name]
         parts = [of_value(value)] if name in entering else []
         parts += [("py", float)] if uses_float else []
