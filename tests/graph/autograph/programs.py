@@ -467,6 +467,14 @@ def temporary_reuses_a_python_name(xs):
     return s
 
 
+def lambdas_see_the_last_binding(x):
+    fs = []
+    for i in range(3):  # the lambdas share k and see its last value, as in Python
+        k = i * 2
+        fs.append(lambda: k)
+    return x + fs[0]() + fs[1]()
+
+
 def no_return_value(x):
     y = x
     if x > 0:
@@ -535,4 +543,5 @@ PROGRAMS = [
     (weak_python_number_in_if, [(c(3.0),), (c(0.5),)]),
     (weak_python_number_through_a_call, [(c([1.0, 2.5]),), (c([0.0]),)]),
     (temporary_reuses_a_python_name, [(c([1.0, 2.5]),), (c([-1.0]),)]),
+    (lambdas_see_the_last_binding, [(c(1),)]),
 ]

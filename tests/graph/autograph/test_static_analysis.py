@@ -78,12 +78,12 @@ def test_for_target_is_state_only_when_read_after_the_loop():
     assert loops[1].state == {"y"}
 
 
-def test_reads_in_nested_functions_keep_variables_live():
-    (loop,) = _annotated("""
+@pytest.mark.parametrize("getter", ["def get():\n                return k", "get = lambda: k"])
+def test_reads_in_nested_functions_keep_variables_live(getter):
+    (loop,) = _annotated(f"""
         def f(n):
             k = 1
-            def get():
-                return k
+            {getter}
             for i in range(n):
                 k = i        # read by get() whenever it is called: live
             return get()

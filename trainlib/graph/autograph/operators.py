@@ -533,7 +533,7 @@ def _graph_loop(test, body, get_state, set_state, names, opts, kinds, element_dt
     The loop variables are the live state variables that hold tensors or Python numbers.
     A variable without a value yet (the value returned from inside the loop) is carried
     out only: the trace finds its spec (build_while's write_only). A Python number takes
-    the dtype the body gives it: static analysis knows it for literal arithmetic
+    the dtype the body gives it: static analysis knows it for arithmetic
     (`s += x` takes x's dtype); otherwise one probe trace of the body, with the numbers
     as they are, finds it first.
     """
@@ -629,13 +629,14 @@ def _probe_dtypes(test, body, get_state, set_state, init, slots, unknown):
     (or if the probe fails) the numbers keep their default dtypes, and the real trace
     reports what is wrong with the user's words (a loop variable changing dtype...).
     """
+    from ..op import convert_to_tensor  # noqa: PLC0415
     from ..ops.control_flow import probe  # noqa: PLC0415
 
     def run(*values):
-        state = list(init)
+        entering = list(init)
         for i, v in zip(slots, values):
-            state[i] = v
-        set_state(tuple(state))
+            entering[i] = v
+        set_state(tuple(entering))
         body()
         out = tuple(get_state())
         found = {i: out[i].dtype for i in unknown if _has_dtype(out[i])}
@@ -644,7 +645,6 @@ def _probe_dtypes(test, body, get_state, set_state, init, slots, unknown):
         t = test()
         return found if not _symbolic(t) or (t.dtype.name == "bool" and t.shape.rank in (0, None)) else {}
 
-    from ..op import convert_to_tensor  # noqa: PLC0415
     try:
         return probe(run, [init[i] for i in slots])
     except (OpError, ValueError, TypeError):

@@ -16,8 +16,9 @@ function (not those of nested functions: each def is analysed on its own) with
   - `kinds`:    for a loop, how the dtypes its Python numbers take follow from the
                 dtypes of other values (see _kinds), so the runtime knows them without
                 a probe trace of the body;
-Rules: reads inside nested defs and classes count as live everywhere (they may run
-at any later call); lambdas and comprehensions read where they are written.
+Rules: reads inside nested defs, classes and lambdas count as live everywhere (they
+may run at any later call, and must see the variable Python would show them);
+comprehensions read where they are written.
 Invariant: the analysed code is structured: earlier converters lowered break,
 continue and return to flags (a `return` remains only as the last statement; it
 and `raise` end a path); try/except is rejected before.
@@ -33,7 +34,7 @@ def annotate(fn):
     """Annotates the if/while/for statements of FunctionDef `fn` (see the module docstring)."""
     closure = set()
     for n in walk_scope(fn.body):
-        if isinstance(n, _SCOPES) and n is not fn:
+        if isinstance(n, _SCOPES + (gast.Lambda,)) and n is not fn:
             closure |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name)
                         and isinstance(m.ctx, gast.Load)}
     _Liveness(frozenset(closure)).block(fn.body, set())
