@@ -7,6 +7,7 @@ import pytest
 import trainlib as tl
 from trainlib.graph.autograph import convert
 from trainlib.graph.ops import control_flow
+from tests.graph.ops.harness import numeric_gradient
 
 from . import programs
 from .programs import PROGRAMS
@@ -142,3 +143,26 @@ def test_maximum_iterations_bounds_the_graph_loop():
     f = tl.function(programs.while_max_iterations)
     assert int(f(tl.constant(50))) == 5 and int(f(tl.constant(3))) == 3
     assert programs.while_max_iterations(tl.constant(50)) == 50  # Python loops ignore loop options
+
+
+def _grow_until_big(x, n):
+    for _ in tl.range(n):
+        x = x * 1.1 + tl.sin(x)
+        if tl.reduce_sum(x) > 5.0:
+            return x * 2.0  # carried out of the loop only (a write-only loop variable)
+    return x
+
+
+@pytest.mark.parametrize("n", [3, 30])
+def test_gradient_through_a_loop_that_returns_from_inside(n):
+    @tl.function
+    def grad(x, n):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = tl.reduce_sum(_grow_until_big(x, n))
+        return tape.gradient(y, x)
+
+    x0 = np.array([0.3, 0.7])
+    want = numeric_gradient(lambda a: float(tl.reduce_sum(_grow_until_big(tl.constant(a[0]), n))),
+                            [x0.copy()], 0)
+    np.testing.assert_allclose(grad(tl.constant(x0), tl.constant(n)).numpy(), want, rtol=1e-6)
