@@ -487,10 +487,21 @@ def _consumers(graph, t):
     return [o for o in graph.operations if any(x is t for x in o.inputs)]
 
 
+def _reaches_float(graph, t):
+    """True if a float (or resource) value of `graph` is computed from `t`."""
+    reached, found = {id(t)}, False
+    for o in graph.operations:  # in program order: inputs come before the ops that use them
+        if any(id(x) in reached for x in o.inputs):
+            reached.update(id(y) for y in o.outputs)
+            found = found or any(_differentiable(y) for y in o.outputs)
+    return found
+
+
 def _save_kind(k, init, cond_graph, body_graph):
     """How the forward loop saves loop variable k for the backward loop:
 
-    "same"  the body passes it through unchanged: the value that entered the loop serves;
+    "same"  the body passes it through unchanged, or it is not a float and no float value of
+            the body depends on it: the value that entered the loop serves;
     "shape" the body only writes into it (a TensorArray buffer) and the test does not read it:
             its values never reach a gradient, only its shape (a zeros buffer stands in);
     "rows"  its shape is the same in every iteration: one row per iteration;
@@ -500,6 +511,8 @@ def _save_kind(k, init, cond_graph, body_graph):
     place, out = body_graph.inputs[k], body_graph.outputs[k]
     if out.op.type == "Identity" and out.op.inputs[0] is place:
         return "same"
+    if not _float(init) and not _reaches_float(body_graph, place):
+        return "same"  # (a loop counter) no gradient depends on its value: any valid one serves
     users = _consumers(body_graph, place)
     cond_place = cond_graph.inputs[k]
     if users and all(o.type == "TensorArrayWrite" and o.inputs[0] is place and
