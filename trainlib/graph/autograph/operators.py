@@ -21,7 +21,10 @@ import numpy as np  # only to recognise numpy scalars as Python-side values
 from ..autodiff import flatten, pack_as
 from ..context import state
 from ..errors import OpError
+from ..op import convert_to_tensor
+from ..ops.control_flow import build_if, build_while, probe
 from ..tensor import SymbolicTensor, TensorShape, is_tensor
+from .pyct import ConversionError, SourceUnavailableError
 
 UNROLL_WARNING_ITERATIONS = 1000
 
@@ -199,12 +202,10 @@ def _check_not_mutated(names, init, snaps, out, what, where):
 
 
 def _zeros(spec_shape, dtype):
-    from ..op import convert_to_tensor  # noqa: PLC0415
     return convert_to_tensor(np.zeros(spec_shape.as_list(), dtype=dtype.np))
 
 
 def _spec_of(v, name, where):
-    from ..op import convert_to_tensor  # noqa: PLC0415
     t = v if is_tensor(v) else convert_to_tensor(v)
     shape = TensorShape(t.shape)
     if not shape.is_fully_defined():
@@ -244,7 +245,6 @@ def _check_condition(cond, what, where):
 def _graph_if(cond, body, orelse, get_state, set_state, names, input_only, where):
     """Traces each branch once; then, knowing what both made of each variable, decides
     which ones the `If` op carries (see _if_carries) and what the others are after it."""
-    from ..ops.control_flow import build_if  # noqa: PLC0415 -- control flow sits above ops
     _check_condition(cond, "`if`", where)
     init = tuple(get_state())
     snaps = [_snapshot(v) for v in init]
@@ -434,7 +434,6 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
 
 
 def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, kinds, where):
-    from ..op import convert_to_tensor  # noqa: PLC0415
     math, array = _ops()
     if iterable.shape.rank == 0:
         raise AutoGraphTypeError(f"The `for` loop at {where} iterates over a scalar tensor; "
@@ -537,8 +536,6 @@ def _graph_loop(test, body, get_state, set_state, names, opts, kinds, element_dt
     (`s += x` takes x's dtype); otherwise one probe trace of the body, with the numbers
     as they are, finds it first.
     """
-    from ..op import convert_to_tensor  # noqa: PLC0415
-    from ..ops.control_flow import build_while  # noqa: PLC0415
     init = tuple(get_state())
     snaps = [_snapshot(v) for v in init]
     slots = [i for i, v in enumerate(init) if _carriable(v)]
@@ -629,8 +626,6 @@ def _probe_dtypes(test, body, get_state, set_state, init, slots, unknown):
     (or if the probe fails) the numbers keep their default dtypes, and the real trace
     reports what is wrong with the user's words (a loop variable changing dtype...).
     """
-    from ..op import convert_to_tensor  # noqa: PLC0415
-    from ..ops.control_flow import probe  # noqa: PLC0415
 
     def run(*values):
         entering = list(init)
@@ -758,7 +753,6 @@ def convert(fn, fallback=False):
     try:
         converted = _pipeline().convert_entity(target, sys.modules[__name__])
     except Exception as e:
-        from .pyct import ConversionError, SourceUnavailableError  # noqa: PLC0415
         # source that cannot be read or located (a lambda among others in an expression) runs
         # as it is, with a warning, as TensorFlow's AutoGraph does
         if not fallback and isinstance(e, ConversionError) and not isinstance(e, SourceUnavailableError):

@@ -11,10 +11,11 @@ branch graph's `inputs` align with them; a `While` op's inputs are the loop
 variables then the captured values, and `cond`/`body` take the same list.
 """
 from .. import dtypes as _dt
-from ..autodiff import flatten, pack_as
+from ..autodiff import GradientTape, flatten, pack_as, variable_of_handle
 from ..context import graph_scope, state
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
+from . import array as _array, math as _math
 
 __all__ = ["cond", "while_loop"]
 
@@ -287,8 +288,7 @@ def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations
     attrs = {"cond": cond_graph, "body": body_graph}
     if maximum_iterations is not None:
         attrs["maximum_iterations"] = int(maximum_iterations)
-    from .array import zeros  # noqa: PLC0415 -- a sibling op module
-    starts = [zeros(t.shape.as_list(), dtype=t.dtype) for t in late]
+    starts = [_array.zeros(t.shape.as_list(), dtype=t.dtype) for t in late]
     results = apply("While", *tensors, *starts, *captured, **attrs)
     results = list(results) if isinstance(results, tuple) else [results]
     results, late_results = results[:len(tensors)], results[len(tensors):]
@@ -438,19 +438,15 @@ def _differentiable(t):
 
 def _sources(inner):
     """What an inner tape differentiates: float inputs, and the Variables behind handles."""
-    from ..autodiff import variable_of_handle  # noqa: PLC0415 -- the tape sits above the op layer
     return [x if _float(x) else variable_of_handle(x) for x in inner if _differentiable(x)]
 
 
 def _zeros_for(x):
-    from ..autodiff import variable_of_handle  # noqa: PLC0415
-    from .array import zeros_like  # noqa: PLC0415
-    return zeros_like(variable_of_handle(x).read_value() if x.dtype is _dt.resource else x)
+    return _array.zeros_like(variable_of_handle(x).read_value() if x.dtype is _dt.resource else x)
 
 
 def _tape_gradient(graph, inner, dys, picked):
     """Replays `graph` on `inner` under a tape; d(outputs[picked] . dys) / d(_sources(inner))."""
-    from ..autodiff import GradientTape  # noqa: PLC0415
     sources = _sources(inner)
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
@@ -530,7 +526,6 @@ class _Accumulator:
     read back by the backward loop (`value(j)`)."""
 
     def __init__(self, kind, init, place, limit):
-        from . import array as _array  # noqa: PLC0415 -- sibling op module
         self.kind, self.init, self.dtype = kind, init, init.dtype
         rank = place.shape.rank
         self.static = kind == "shape" and place.shape.is_fully_defined()
@@ -557,7 +552,6 @@ class _Accumulator:
 
     def push(self, i, value, state):
         """The state after saving `value` as iteration `i`."""
-        from . import array as _array, math as _math  # noqa: PLC0415
         if not state:
             return []
         if self.kind == "rows":
@@ -573,7 +567,6 @@ class _Accumulator:
 
     def value(self, j, state):
         """Iteration j's value, from the state the forward loop ended with."""
-        from . import array as _array, math as _math  # noqa: PLC0415
         if self.kind == "same":
             return self.init
         if self.static:
@@ -594,7 +587,6 @@ def _write(buffer, index, value):
 
 
 def _while_grad(op, *dys):
-    from . import math as _math  # noqa: PLC0415 -- sibling op module
     n_vars = len(op.outputs)
     init, captured = list(op.inputs[:n_vars]), list(op.inputs[n_vars:])
     cond_graph, body_graph = op.attrs["cond"], op.attrs["body"]
