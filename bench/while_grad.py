@@ -6,7 +6,15 @@ Aim (issue 17.7): the forward loop saves each iteration's values in a buffer tha
 geometrically and is written in place, so the gradient of n steps costs O(n): the time of
 n=4000 is at most 5x the time of n=1000 (the old rule grew each history with concat: O(n^2)).
 Two loops: a vector state (the saved values have a fixed shape) and a TensorArray the loop
-fills (a saved value whose shape changes from one iteration to the next).
+fills (a saved value whose shape changes from one iteration to the next; the gradient saves
+only its shape). The TensorArray loop keeps some O(n * size) copies that are TensorArray's
+own, not the While gradient's: a dynamic array grows by one row per write, and the gradient
+of a write copies the array's gradient; with 4000 elements of 8 bytes they stay small.
+
+Figures (2 shared cores, noisy; ms for n = 250 / 1000 / 4000, ratio t(4000)/t(1000)):
+  main (concat histories)   vector 12 / 52 / 297 (5.7)      TensorArray 82 / 400 / 21773 (54)
+  this change               vector 31 / 131 / 513 (3.9)     TensorArray 167 / 615 / 3073 (5.0)
+  (best of 15 at n=1000, vector: main 165 ms, this change 92-118 ms)
 """
 import os
 import sys
