@@ -284,6 +284,38 @@ def test_while_gradient_saves_iterations_in_buffers_written_in_place():
     np.testing.assert_allclose(grad(f64(x), tl.constant(40)).numpy(), want, rtol=1e-6)
 
 
+def test_the_forward_loop_itself_saves_its_iterations():
+    # the loss and its gradient: the forward While becomes the loop that saves (it runs once),
+    # then the backward loop: two loops, not three. A persistent tape asked twice agrees.
+    def step(i, y):
+        return i + 1, y * 0.7 + 0.2 * tl.sin(y)
+
+    @tl.function(autograph=False)
+    def loss_and_grads(x, n):
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < n, step, (tl.constant(0), x))
+            loss = tl.reduce_sum(y * y)
+        return loss, tape.gradient(loss, x), tape.gradient(loss, x)
+
+    @tl.function(autograph=False)
+    def loss_and_grad(x, n):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < n, step, (tl.constant(0), x))
+            loss = tl.reduce_sum(y * y)
+        return loss, tape.gradient(loss, x)
+
+    x = np.array([0.1, -0.4])
+    assert loss_and_grad.get_concrete_function(f64(x), tl.constant(3)).python_source.count("while True") == 2
+    loss, g1, g2 = loss_and_grads(f64(x), tl.constant(7))
+    want = numeric_gradient(lambda a: float(tl.reduce_sum(tl.while_loop(
+        lambda i, y: i < 7, step, (0, f64(a[0])))[1] ** 2)), [x.copy()], 0)
+    np.testing.assert_allclose(g1.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(g2.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(loss_and_grad(f64(x), tl.constant(7))[1].numpy(), want, rtol=1e-6)
+
+
 def test_while_gradient_of_every_kind_of_loop_variable_against_finite_differences():
     # w passes through unchanged, h grows and is read by the body (saved flat with its
     # shapes), ta is only written (its shape is saved, not its values), s has a fixed shape

@@ -396,9 +396,10 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
 # If and While are differentiated by re-running their branch/body graphs under
 # a tape inside new If/While ops: the gradient graph never needs the forward
 # op's intermediates, so it works for any nesting and for second order.
-# While's gradient first re-runs the loop saving each iteration's variables
-# (the forward loop saves what the backward loop needs), then walks them back.
-# (A loop of n iterations costs O(n) both ways: see _Accumulator.)
+# While's gradient makes the forward loop save each iteration's variables (the
+# forward op becomes a loop that also saves, see _become_saving_loop; a loop whose
+# graphs change state is run again to save instead), then walks them back.
+# A loop of n iterations costs O(n) both ways: see _Accumulator.
 
 _SIDE_EFFECTS = ("PrintV2", "Assert")
 
@@ -593,6 +594,7 @@ def _while_grad(op, *dys):
     limit = op.attrs.get("maximum_iterations")
     floats = [i for i, t in enumerate(init) if _float(t)]
     places = body_graph.inputs[:n_vars]
+    graph, mark = state.graph, len(state.graph.operations)  # the saving loop's ops start here
     accs = [_Accumulator(_save_kind(k, init[k], cond_graph, body_graph), init[k], places[k], limit)
             for k in range(n_vars)]
     sizes = [len(a.state) for a in accs]
@@ -604,24 +606,25 @@ def _while_grad(op, *dys):
             at += n
         return out
 
-    # 1. the forward loop again, saving every iteration's loop variables
-    def fwd_cond(i, *state):
+    # 1. the forward loop, saving every iteration's loop variables: (*vars, counter, *saved)
+    def fwd_cond(*state):
         c = replay(cond_graph, list(state[:n_vars]) + captured)[0]
         if limit is not None:
-            c = _math.logical_and(c, _math.less(i, limit))
+            c = _math.logical_and(c, _math.less(state[n_vars], limit))
         return c
 
-    def fwd_body(i, *state):
-        vars_, saved = list(state[:n_vars]), split(state[n_vars:])
+    def fwd_body(*state):
+        vars_, i, saved = list(state[:n_vars]), state[n_vars], split(state[n_vars + 1:])
         saved = [x for a, v, s in zip(accs, vars_, saved) for x in a.push(i, v, s)]
         new = replay(body_graph, vars_ + captured)
-        return (i + 1, *new, *saved)
+        return (*new, i + 1, *saved)
 
-    shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in places] + \
+    shape_inv = [TensorShape(t.shape) for t in places] + [TensorShape([])] + \
         [s for a in accs for s in a.invariants]
-    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *[s for a in accs for s in a.state]),
+    result = while_loop(fwd_cond, fwd_body, (*init, convert_to_tensor(0), *[s for a in accs for s in a.state]),
                         shape_invariants=shape_inv)
-    count, final = result[0], split(result[1 + n_vars:])
+    result = _become_saving_loop(op, result[0].op, graph, mark)
+    count, final = result[n_vars], split(result[n_vars + 1:])
 
     # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
     caps_diff = [c for c in captured if _differentiable(c)]
@@ -644,14 +647,43 @@ def _while_grad(op, *dys):
     back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps), shape_invariants=back_inv)
     d_init = list(back[1:1 + len(floats)])
     d_cap = list(back[1 + len(floats):])
+    # the gradients of the op's inputs (the saving loop's, if the op became it)
+    by_value = {id(c): g for c, g in zip(caps_diff, d_cap)}
     grads = [None] * len(op.inputs)
     for k, i in enumerate(floats):
         grads[i] = d_init[k]
-    it = iter(d_cap)
-    for k, c in enumerate(captured):
-        if _differentiable(c):
-            grads[n_vars + k] = next(it)
+    for k, x in enumerate(op.inputs[n_vars:]):
+        grads[n_vars + k] = by_value.get(id(x))
     return tuple(grads)
+
+
+def _become_saving_loop(op, saving, graph, mark):
+    """Makes the forward While `op` the loop that also saves its iterations (`saving`, built
+    from ops appended to `graph` from index `mark` on), so the loop runs once, not twice:
+    `op` takes `saving`'s inputs, graphs and extra outputs, the ops that make its
+    starting buffers move before it, and `saving` leaves the graph. Returns the outputs
+    of the loop that now runs, in `saving`'s order.
+
+    Only for an op of this graph whose graphs change no state (a write or a print would
+    not be replayed) and that did not become one already (a second gradient of it, as
+    of a persistent tape or of second order, differentiates it as the While it now is).
+    """
+    n_vars = len(op.outputs)
+    window = graph.operations[mark:]
+    if op.attrs.get("_saves_iterations") or op.graph is not graph or op.stateful or \
+            op not in graph.operations[:mark] or not window or window[-1] is not saving:
+        return list(saving.outputs)
+    graph.operations[mark:] = []
+    at = graph.operations.index(op)
+    graph.operations[at:at] = window[:-1]
+    op.inputs, op.attrs = list(saving.inputs), dict(saving.attrs, _saves_iterations=True)
+    for t in saving.outputs[n_vars:]:
+        t.op = op
+        op.outputs.append(t)
+    # a tape that recorded `saving` must not differentiate it: its outputs are op's now
+    # (the starting buffers it moved carry no gradient: zeros, or an empty slice)
+    del saving.outputs[n_vars:]
+    return list(op.outputs)
 
 
 set_gradient("If", _if_grad)
