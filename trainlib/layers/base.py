@@ -405,7 +405,22 @@ class Layer(Module):
         kts = [KerasTensor(t.shape, t.dtype, node=node, index=i)
                for i, t in enumerate(flatten(out))]
         node.outputs = pack_as(out, kts)
+        if "_first_node" not in self.__dict__:
+            self._first_node = node
         self._output_shape = tuple(kts[0].shape) if len(kts) == 1 else [tuple(k.shape) for k in kts]
+        return node.outputs
+
+    @property
+    def output(self):
+        """The symbolic output (KerasTensor) of the layer's first call on KerasTensors.
+
+        Raises:
+            AttributeError: if the layer was never called on KerasTensors.
+        """
+        node = self.__dict__.get("_first_node")
+        if node is None:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no "
+                                 "defined output.")
         return node.outputs
 
     # -- config
@@ -431,6 +446,8 @@ class Layer(Module):
 @register
 class InputLayer(Layer):
     """The layer behind `tl.layers.Input`: holds the input spec of a functional model."""
+
+    output = None   # set per instance: the Input's KerasTensor
 
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None, batch_shape=None,
                  **kwargs):
