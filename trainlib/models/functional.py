@@ -9,6 +9,7 @@ operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
 from ..graph.autodiff import flatten, pack_as
+from ..layers import operators  # noqa: F401 -- registers the operations configs may name
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 from ..saving.object_registration import all_custom_objects
 
@@ -50,6 +51,9 @@ def _topological_nodes(inputs, outputs):
 class Functional(Model):
     """A model defined by calling layers on `tl.layers.Input`s (made by `tl.Model(inputs, outputs)`,
     also on a subclass of Model)."""
+
+    _keras_module = "keras.src.models.functional"    # as Keras 3 serializes it
+    _keras_registered_name = "Functional"
 
     def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
         Layer.__init__(self, name=name, trainable=trainable, **kwargs)
@@ -173,7 +177,8 @@ def functional_from_config(cls, config, custom_objects=None):
     made = {}       # layer name -> layer
     produced = {}   # (layer name, call index) -> outputs structure
     for c in config["layers"]:
-        made[c["name"]] = deserialize({"class_name": c["class_name"], "config": c["config"]},
+        made[c["name"]] = deserialize({"module": c.get("module"), "class_name": c["class_name"],
+                                       "config": c["config"]},
                                       custom_objects)
 
     def tensor(ref):

@@ -15,10 +15,23 @@ import os
 
 from ..layers.base import Layer
 from ..saving import weights_npz
-from ..saving.serialization_lib import serialize_keras_object
+from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 from ..trainers.trainer import Trainer
 
-__all__ = ["Model"]
+__all__ = ["Model", "model_from_json"]
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model `Model.to_json` described (new weights), as `keras.models.model_from_json`.
+
+    Args:
+        json_string: what `to_json` returned.
+        custom_objects: {name: class or function} for classes not registered.
+
+    Example:
+        >>> clone = tl.models.model_from_json(model.to_json())
+    """
+    return deserialize_keras_object(json.loads(json_string), custom_objects=custom_objects)
 
 
 def functional_init_arguments(args, kwargs):

@@ -53,9 +53,10 @@ def keras_registered_name(cls):
     a registered class and the class name for another."""
     if cls in _REGISTERED_NAMES:
         return _REGISTERED_NAMES[cls]
-    own = getattr(cls, "_keras_registered_name", False)
-    if own is not False:
-        return own
+    if getattr(cls, "_is_operation", False):   # Keras names its ops' classes
+        return cls.__name__
+    if "_keras_registered_name" in cls.__dict__:
+        return cls.__dict__["_keras_registered_name"]
     if cls.__module__.startswith("trainlib."):
         return None
     return cls.__name__
@@ -103,8 +104,9 @@ def serialize_keras_object(obj):
     out = {"module": keras_module_of(cls), "class_name": cls.__name__,
            "config": serialize_keras_object(obj.get_config()),
            "registered_name": keras_registered_name(cls)}
-    if isinstance(obj, layers_base.Layer):
-        shape = getattr(obj, "_build_input_shape", None) if obj.built else None
+    if isinstance(obj, layers_base.Layer) and obj.built:
+        # a functional model rebuilds from its layers: Keras writes no input shape for it
+        shape = None if hasattr(obj, "_flat_inputs") else getattr(obj, "_build_input_shape", None)
         out["build_config"] = {"input_shape": serialize_keras_object(shape)}
         if getattr(obj, "compiled", False):
             out["compile_config"] = obj.get_compile_config()
@@ -159,12 +161,14 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         candidate = getattr(_TABLES[module], class_name, None)
         cls = candidate if isinstance(candidate, type) else None
     if cls is None:
-        cls = layers_base._REGISTRY.get(class_name)
+        cls = layers_base._REGISTRY.get(f"{module}>{class_name}") or \
+            layers_base._REGISTRY.get(class_name)
     if cls is None:
         raise ValueError(f"Could not locate class '{class_name}'. {hint} Full object config: "
                          f"{config}")
     if isinstance(cls, type) and issubclass(cls, layers_base.Layer):
-        obj = layers_base.deserialize({"class_name": class_name, "config": inner},
+        obj = layers_base.deserialize({"module": module, "class_name": class_name,
+                                       "config": inner},
                                       all_custom_objects(custom_objects, {class_name: cls}))
         shape = (config.get("build_config") or {}).get("input_shape")
         if shape is not None and not obj.built:
