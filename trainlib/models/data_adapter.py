@@ -9,7 +9,7 @@ None, with the same structure every step, so a traced step is reused.
 """
 import numpy as np
 
-from trainlib.graph.autodiff import flatten, pack_as
+from ..graph.autodiff import flatten, pack_as
 
 
 def _to_numpy(value):
@@ -196,7 +196,7 @@ def _normalize(item):
 
 def is_iterable_data(x):
     """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
-    from trainlib.data import Dataset  # noqa: PLC0415
+    from ..data import Dataset  # noqa: PLC0415
     return isinstance(x, Dataset) or hasattr(x, "__next__")
 
 

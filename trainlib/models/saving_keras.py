@@ -20,16 +20,16 @@ import datetime
 import io
 import json
 import os
+import sys
 import tempfile
 import zipfile
 
 import numpy as np
 
-import trainlib as tl
-from trainlib import losses as losses_module, metrics as metrics_module, optim
-from trainlib.graph.serialization import LoadError
-from trainlib.layers import base as layers_base
-from trainlib.saving.object_registration import (_custom, get_registered_name,  # noqa: F401
+from .. import losses as losses_module, metrics as metrics_module, optim
+from ..graph.serialization import LoadError
+from ..layers import base as layers_base
+from ..saving.object_registration import (_custom, get_registered_name,  # noqa: F401
                                                  get_registered_object,
                                                  register_keras_serializable)
 
@@ -248,7 +248,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
               "compile_config": compile_config(model)}
     config_bytes = json.dumps(config, indent=1, allow_nan=False).encode("utf-8")
     metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                "trainlib_version": getattr(tl, "__version__", "unknown"),
+                "trainlib_version": getattr(sys.modules.get("trainlib"), "__version__", "unknown"),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     weights = _weight_arrays(model)
     buffer = io.BytesIO()

@@ -173,6 +173,7 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         shape = (config.get("build_config") or {}).get("input_shape")
         if shape is not None and not obj.built:
             obj.build(_shape(shape))
+            obj._build_input_shape, obj.built = _shape(shape), True
         compile_config = config.get("compile_config")
         if compile_config and hasattr(obj, "compile"):
             from ..models.saving_keras import _compile_from_config  # noqa: PLC0415
