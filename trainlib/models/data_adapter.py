@@ -118,11 +118,7 @@ class ArrayBatches:
             self._seen = 0
         for _ in range(self.steps):
             if self._seen >= self.num_batches:
-                import warnings  # noqa: PLC0415
-                warnings.warn("Your input ran out of data; interrupting epoch. Make sure that your "
-                              "dataset or generator can generate at least steps_per_epoch * "
-                              "epochs batches.", stacklevel=2)
-                break
+                break     # the EpochIterator warns, as Keras's does
             if self._seen == 0:
                 self._order = np.random.permutation(self.n) if self.shuffle else None
             start = self._seen * self.batch_size

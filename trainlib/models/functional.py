@@ -47,6 +47,58 @@ def _topological_nodes(inputs, outputs):
     return order
 
 
+def _keras_layer_order(inputs, outputs):
+    """The model's layers (InputLayers and operations included) in Keras 3's order, which is
+    its weight order: by depth from the outputs, deepest first, ties broken by the order a
+    depth-first walk from the outputs first meets them (Keras's `map_graph`)."""
+    input_ids = {id(t) for t in inputs}
+    finished, in_progress = set(), set()
+    nodes = []            # post-order: from the inputs to the outputs
+    first_seen = {}       # id(layer) -> traversal index
+    layer_of, parents = {}, {}
+
+    def key_of(kt):
+        return ("input", id(kt.layer)) if kt.node is None else id(kt.node)
+
+    def visit(kt):
+        if kt.node is not None and id(kt) in input_ids:
+            return            # an intermediate tensor given as input: its layer is outside
+        key = key_of(kt)
+        if key in finished:
+            return
+        layer = kt.layer if kt.node is None else kt.node.layer
+        first_seen.setdefault(id(layer), len(first_seen))
+        layer_of[key] = layer
+        in_progress.add(key)
+        parents[key] = []
+        if kt.node is not None:
+            for x in flatten(kt.node.args):
+                if isinstance(x, KerasTensor):
+                    if not (x.node is not None and id(x) in input_ids):
+                        parents[key].append(key_of(x))
+                    visit(x)
+        in_progress.discard(key)
+        finished.add(key)
+        nodes.append(key)
+
+    for kt in outputs:
+        visit(kt)
+    node_depth, layer_depth = {}, {}
+    for key in reversed(nodes):
+        depth = max(node_depth.setdefault(key, 0), layer_depth.get(id(layer_of[key]), 0))
+        layer_depth[id(layer_of[key])] = depth
+        node_depth[key] = depth
+        for parent in parents[key]:
+            node_depth[parent] = max(depth + 1, node_depth.get(parent, 0))
+    layers = {id(layer): layer for layer in layer_of.values()}
+    for kt in inputs:     # inputs not connected to the outputs are listed too
+        if kt.node is None and id(kt.layer) not in layer_depth:
+            layers[id(kt.layer)], layer_depth[id(kt.layer)] = kt.layer, 0
+            first_seen[id(kt.layer)] = -1
+    order = sorted(layers, key=lambda i: (-layer_depth[i], first_seen[i]))
+    return [layers[i] for i in order]
+
+
 @register
 class Functional(Model):
     """A model defined by calling layers on `tl.layers.Input`s (made by `tl.Model(inputs, outputs)`,
@@ -64,12 +116,7 @@ class Functional(Model):
                 raise TypeError(f"Model(inputs, outputs) needs KerasTensors (from tl.layers.Input "
                                 f"and layer calls), got {type(t).__name__}")
         nodes = _topological_nodes(flat_inputs, flat_outputs)
-        layers, seen = [], set()
-        for layer in [t.layer for t in flat_inputs] + [n.layer for n in nodes]:
-            if id(layer) not in seen:
-                seen.add(id(layer))
-                layers.append(layer)
-        self._layers = layers                 # first attribute holding layers: weight order
+        self._layers = _keras_layer_order(flat_inputs, flat_outputs)  # the weight order
         self._nodes = nodes
         self._inputs_struct, self._outputs_struct = inputs, outputs
         self._flat_inputs, self._flat_outputs = flat_inputs, flat_outputs
