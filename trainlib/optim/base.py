@@ -133,6 +133,11 @@ class Optimizer:
         return i
 
     # -- applying
+    def scale_loss(self, loss):
+        """The loss the train step differentiates (Keras 3's hook for loss scaling: a
+        LossScaleOptimizer multiplies it by its scale; the base returns it unchanged)."""
+        return loss
+
     def apply(self, grads, trainable_variables=None):
         """Applies `grads` to `trainable_variables`: clip, weight decay, update, `iterations += 1`.
 

@@ -272,9 +272,10 @@ class Trainer:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+            scaled = self.optimizer.scale_loss(loss)   # a loss-scaling optimizer's hook
         self._track_loss(loss, x)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         grads = self._distribute_strategy.reduce_gradients(grads, x)
         self.optimizer.apply(grads, variables)
         return self.compute_metrics(x, y, y_pred, sample_weight)
