@@ -206,3 +206,14 @@ def test_out_of_data_warning():
             model.fit(x, y, batch_size=4, steps_per_epoch=3, epochs=2, verbose=0)
         messages.append(sorted({str(w.message) for w in caught if "ran out" in str(w.message)}))
     assert messages[0] == messages[1] and messages[0]
+
+
+def test_summary_lists_operations_as_keras():
+    texts = []
+    for k in (keras, tl.keras):
+        a, b = k.Input((3,), name="a"), k.Input((3,), name="b")
+        model = k.Model([a, b], [k.layers.Dense(2, name="d")(a + b)[:, 0]])
+        lines = []
+        model.summary(print_fn=lambda line, *args, **kwargs: lines.append(line))
+        texts.append("\n".join(line.rstrip("\n") for line in lines))
+    assert texts[0] == texts[1]

@@ -154,7 +154,8 @@ def format_summary(model, line_length=None, positions=None):
         padded = _ratio_reduce(excess, padded)
 
     rows = []
-    for layer in model.layers:
+    # a functional model lists its operations (x + y, x[:, 0]) too, as Keras 3's summary does
+    for layer in model._layers if hasattr(model, "_nodes") else model.layers:
         if not layer.built:
             params = "0 (unbuilt)"
         else:
