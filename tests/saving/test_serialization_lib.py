@@ -86,3 +86,13 @@ def test_compiled_model_round_trips_with_its_compile_config():
     again = deserialize_keras_object(out)
     assert again.compiled and isinstance(again.layers[0], Doubling)
     again.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
+
+
+def test_compile_config_round_trip():
+    model = tl.Sequential([layers.Input((2,)), layers.Dense(1)])
+    assert model.get_compile_config() is None
+    model.compile(tl.optim.Adam(0.01), loss="mse", metrics=["mae"])
+    other = tl.Sequential([layers.Input((2,)), layers.Dense(1)])
+    other.compile_from_config(model.get_compile_config())
+    assert other.compiled and isinstance(other.optimizer, tl.optim.Adam)
+    assert other.get_compile_config() == model.get_compile_config()

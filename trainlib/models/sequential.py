@@ -115,10 +115,12 @@ class Sequential(Model):
 
     @property
     def input(self):
+        """The symbolic input, once built."""
         return self.inputs[0]
 
     @property
     def output(self):
+        """The symbolic output of the last layer, once built."""
         return self.outputs[0]
 
     def call(self, inputs, training=False):

@@ -255,6 +255,7 @@ class CompileMetrics(metrics_module.Metric):
 
     @property
     def variables(self):
+        """The state Variables of every metric it holds."""
         return [v for m in self.metrics for v in m.variables]
 
     def update_state(self, y_true, y_pred, sample_weight=None):
@@ -274,8 +275,10 @@ class CompileMetrics(metrics_module.Metric):
         return {key: m.result() for _, m, _, key in self._entries}
 
     def reset_state(self):
+        """Resets every metric it holds."""
         for m in self.metrics:
             m.reset_state()
 
     def get_config(self):
+        """{"name"}: what it holds comes from compile, not from a config."""
         return {"name": self.name}

@@ -530,6 +530,11 @@ class Trainer:
         from ..models.saving_keras import compile_config  # noqa: PLC0415 -- saving sits above
         return compile_config(self)
 
+    def compile_from_config(self, config):
+        """Compiles the model as `get_compile_config()`'s dict describes (Keras 3)."""
+        from ..models.saving_keras import _compile_from_config  # noqa: PLC0415
+        _compile_from_config(self, config, None)
+
 
 def _to_floats(logs):
     # sorted by key: Keras 3's logs come out of a tf.function, whose dict outputs are sorted
