@@ -66,15 +66,20 @@ class EpochIterator:
         size = self.steps_per_execution
         step, group = 0, []
         self.ran_out = False
-        for batch in self.batches:
-            group.append(batch)
-            if len(group) == size:
+        if size == 1:     # the common case, kept lean: it runs once per train step
+            for batch in self.batches:
+                yield step, step, (batch,)
+                step += 1
+        else:
+            for batch in self.batches:
+                group.append(batch)
+                if len(group) == size:
+                    yield step, step + size - 1, group
+                    step += size
+                    group = []
+            if group:
                 yield step, step + size - 1, group
-                step += size
-                group = []
-        if group:
-            yield step, step + size - 1, group
-            step += len(group)
+                step += len(group)
         if self.steps_per_epoch is not None and step < self.steps_per_epoch:
             self.ran_out = True
             warnings.warn(_OUT_OF_DATA, stacklevel=2)
