@@ -19,8 +19,14 @@ import warnings
 
 import numpy as np
 
-import trainlib as tl
-from trainlib.graph.errors import InvalidArgumentError
+from .graph import dtypes as _dtypes
+from .graph.dtypes import as_dtype, int64
+from .graph.errors import InvalidArgumentError
+from .graph.function import function
+from .graph.op import convert_to_tensor
+from .graph.ops.array import constant
+from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor
+from .graph.variables import Variable
 
 __all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
@@ -72,7 +78,7 @@ def _same_structure(a, b):
 def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
     `tl.constant` does; numpy arrays keep their dtype."""
-    if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
+    if isinstance(value, (Tensor, Variable)) or is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
@@ -97,11 +103,11 @@ def _to_arrays(element):
 
 
 def _to_tensors(element):
-    return _pack(element, [tl.convert_to_tensor(a) for a in _flat(element)])
+    return _pack(element, [convert_to_tensor(a) for a in _flat(element)])
 
 
 def _spec_of(array):
-    return tl.TensorSpec(array.shape, tl.as_dtype(array.dtype))
+    return TensorSpec(array.shape, as_dtype(array.dtype))
 
 
 def _call(fn, element):
@@ -111,7 +117,7 @@ def _call(fn, element):
 
 def _merge_spec(a, b):
     shape = a.shape.most_specific_compatible_shape(b.shape)
-    return tl.TensorSpec(shape, a.dtype)
+    return TensorSpec(shape, a.dtype)
 
 
 def _check_positive(value, what, op):
@@ -168,10 +174,10 @@ class Dataset:
     def range(*args, output_type=None, name=None):
         """Elements start, start+step, ... below stop (int64 scalars unless `output_type`),
         like Python's range."""
-        np_dtype = np.int64 if output_type is None else tl.as_dtype(output_type).as_numpy_dtype
+        np_dtype = np.int64 if output_type is None else as_dtype(output_type).as_numpy_dtype
         r = range(*[int(a) for a in args])
         return Dataset(lambda: (np.asarray(i, np_dtype) for i in r), len(r),
-                       lambda: tl.TensorSpec([], tl.as_dtype(np_dtype)))
+                       lambda: TensorSpec([], as_dtype(np_dtype)))
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -191,10 +197,10 @@ class Dataset:
             if shapes is None:
                 shapes = _pack(output_types, [None] * len(_flat(output_types)))
             output_signature = _pack(output_types, [
-                tl.TensorSpec(tl.TensorShape(s) if s is not None else tl.TensorShape(None), t)
+                TensorSpec(TensorShape(s) if s is not None else TensorShape(None), t)
                 for t, s in zip(_flat(output_types), _flat_shapes(shapes, output_types))])
         specs = _flat(output_signature)
-        if not all(isinstance(s, tl.TensorSpec) for s in specs):
+        if not all(isinstance(s, TensorSpec) for s in specs):
             raise TypeError(f"output_signature must be a structure of tl.TensorSpec, got "
                             f"{output_signature!r}")
         call_args = tuple(args or ())
@@ -208,14 +214,14 @@ class Dataset:
             out = []
             for v, s in zip(_flat(value), specs):
                 try:
-                    a = np.asarray(v.numpy() if tl.is_tensor(v) else v).astype(
+                    a = np.asarray(v.numpy() if is_tensor(v) else v).astype(
                         s.dtype.as_numpy_dtype)
                 except (ValueError, TypeError):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element that could not be converted to the "
                         f"expected type. The expected type was {s.dtype.name}, but the yielded "
                         f"element was {v!r}.") from None
-                if not s.shape.is_compatible_with(tl.TensorShape(a.shape)):
+                if not s.shape.is_compatible_with(TensorShape(a.shape)):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element of shape {tuple(a.shape)} where an "
                         f"element of shape {s.shape} was expected.")
@@ -283,8 +289,8 @@ class Dataset:
             inner = self.element_spec
             flat = _flat(inner)
             dims = shapes if shapes is not None else [s.shape for s in flat]
-            return _pack(inner, [tl.TensorSpec(
-                tl.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
+            return _pack(inner, [TensorSpec(
+                TensorShape([batch_size if drop_remainder else None]).concatenate(d),
                 s.dtype) for s, d in zip(flat, dims)])
         return spec
 
@@ -301,16 +307,16 @@ class Dataset:
         spec = self.element_spec
         flat_spec = _flat(spec)
         if padded_shapes is None:
-            shapes = [tl.TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
+            shapes = [TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
                       for s in flat_spec]
             if any(s is None for s in shapes):
                 raise ValueError("padded_batch needs elements of known rank (or padded_shapes)")
         else:
-            shapes = [tl.TensorShape([None if d is None or int(d) < 0 else int(d)
+            shapes = [TensorShape([None if d is None or int(d) < 0 else int(d)
                                       for d in _dims(s)])
                       for s in _flat_shapes(padded_shapes, spec)]
         for s, p in zip(flat_spec, shapes):
-            if not p.is_compatible_with(tl.TensorShape([None] * p.rank)) or (
+            if not p.is_compatible_with(TensorShape([None] * p.rank)) or (
                     s.shape.rank is not None and s.shape.rank != p.rank):
                 raise ValueError(f"padded_batch: padded shape {p} is incompatible with the "
                                  f"element shape {s.shape}")
@@ -367,7 +373,7 @@ class Dataset:
             inner = self.element_spec
             if any(s.shape.rank == 0 for s in _flat(inner)):
                 raise ValueError("Cannot unbatch an input with scalar components.")
-            return _pack(inner, [tl.TensorSpec(s.shape[1:] if s.shape.rank is not None
+            return _pack(inner, [TensorSpec(s.shape[1:] if s.shape.rank is not None
                                                else s.shape, s.dtype) for s in _flat(inner)])
         return Dataset(make, _UNKNOWN, spec)
 
@@ -408,12 +414,12 @@ class Dataset:
         def make():
             for e in source._make_iterator():
                 keep = _call(predicate, _to_tensors(e))
-                if not tl.is_tensor(keep):
-                    keep = tl.convert_to_tensor(keep)
-                if keep.dtype != tl.bool or keep.shape.rank != 0:
+                if not is_tensor(keep):
+                    keep = convert_to_tensor(keep)
+                if keep.dtype != _dtypes.bool or keep.shape.rank != 0:
                     raise ValueError(f"Invalid `predicate`. `predicate` must return a `tl.bool` "
                                      f"scalar tensor, but its return type is "
-                                     f"{tl.TensorSpec(keep.shape, keep.dtype)}.")
+                                     f"{TensorSpec(keep.shape, keep.dtype)}.")
                 if bool(keep.numpy()):
                     yield e
         return Dataset(make, _UNKNOWN, lambda: self.element_spec)
@@ -578,7 +584,7 @@ class Dataset:
     def cardinality(self):
         """The number of elements as an int64 scalar tensor: INFINITE_CARDINALITY (-1) or
         UNKNOWN_CARDINALITY (-2) when not a known count."""
-        return tl.constant(self._card, dtype=tl.int64)
+        return constant(self._card, dtype=int64)
 
     def __repr__(self):
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
@@ -621,7 +627,7 @@ class _Sliced(Dataset):
 
     def __init__(self, make_iterator, length, arrays):
         super().__init__(make_iterator, length,
-                         lambda: _pack(arrays, [tl.TensorSpec(a.shape[1:], tl.as_dtype(a.dtype))
+                         lambda: _pack(arrays, [TensorSpec(a.shape[1:], as_dtype(a.dtype))
                                                 for a in _flat(arrays)]))
         self._arrays = arrays
 
@@ -677,9 +683,9 @@ def _flat_shapes(shapes, structure):
 
 def _dims(shape):
     """A shape given as a TensorShape, tensor, array, list or tuple, as a list of dims."""
-    if isinstance(shape, tl.TensorShape):
+    if isinstance(shape, TensorShape):
         return shape.as_list()
-    if tl.is_tensor(shape) or isinstance(shape, np.ndarray):
+    if is_tensor(shape) or isinstance(shape, np.ndarray):
         return np.asarray(shape).tolist()
     return list(shape)
 
@@ -691,12 +697,12 @@ def _traced_spec(fn, dataset):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            concrete = tl.function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
+            concrete = function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
                 *_flat(inner))
         out = concrete.structured_outputs
         if isinstance(out, list):
             out = tuple(out)
-        return _pack(out, [tl.TensorSpec(t.shape, t.dtype) if tl.is_tensor(t) else
+        return _pack(out, [TensorSpec(t.shape, t.dtype) if is_tensor(t) else
                            _spec_of(_as_array(t)) for t in _flat(out)])
     except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
         for e in dataset._make_iterator():
