@@ -4,7 +4,10 @@ Owns: the learning rate (a float32 Variable, or a schedule evaluated at
 `iterations`, so changing it never retraces a step), the `iterations`
 counter, slot creation in `build(var_list)`, gradient clipping (`clipnorm`,
 `global_clipnorm`, `clipvalue`), decoupled weight decay, and the order of one
-`apply_gradients`: clip, decay weights, `update_step` per variable, count.
+update (`apply(grads, variables)`, as Keras 3, or `apply_gradients(pairs)`):
+aggregate over replicas through the current distribution strategy (inside its
+`run` only), clip, decay weights, `update_step` per variable, count; and
+`scale_loss`, the train step's hook for loss scaling (identity here).
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
