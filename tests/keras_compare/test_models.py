@@ -217,3 +217,28 @@ def test_summary_lists_operations_as_keras():
         model.summary(print_fn=lambda line, *args, **kwargs: lines.append(line))
         texts.append("\n".join(line.rstrip("\n") for line in lines))
     assert texts[0] == texts[1]
+
+
+def test_customizing_fit_guide_with_compiled_metrics():
+    def build(k):
+        class GuideModel(k.Model):
+            def train_step(self, data):
+                x, y = data
+                with _tape(k) as tape:
+                    y_pred = self(x, training=True)
+                    loss = self.compute_loss(y=y, y_pred=y_pred)
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply(grads, self.trainable_variables)
+                for metric in self.metrics:
+                    if metric.name == "loss":
+                        metric.update_state(loss)
+                    else:
+                        metric.update_state(y, y_pred)
+                return {m.name: m.result() for m in self.metrics}
+
+        inputs = k.Input((3,))
+        return GuideModel(inputs, k.layers.Dense(1)(inputs))
+
+    km, tm = pair(build, lambda k: dict(optimizer=k.optimizers.SGD(0.05), loss="mse",
+                                          metrics=["mae"]))
+    fit_both(km, tm, XA, YS, epochs=2, batch_size=8)

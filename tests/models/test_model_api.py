@@ -324,3 +324,30 @@ def test_overridden_compute_loss_is_used_by_fit():
     model.compile("sgd", loss="mse")
     logs = model.evaluate(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
     np.testing.assert_allclose(logs, 2.0, rtol=1e-6)
+
+
+def test_customizing_fit_guide_loop_over_metrics():
+    """Keras 3's "customizing fit()" guide: update every metric, return {name: result}; the
+    compiled metrics come back as one dict, which the logs flatten."""
+
+    class GuideModel(tl.Model):
+        def train_step(self, data):
+            x, y = data
+            with tl.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply(grads, self.trainable_variables)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = layers.Input((3,))
+    model = GuideModel(inputs, layers.Dense(1)(inputs))
+    model.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    history = model.fit(np.ones((16, 3), np.float32), np.ones((16, 1), np.float32),
+                        batch_size=8, epochs=2, verbose=0)
+    assert sorted(history.history) == ["loss", "mae"]

@@ -537,8 +537,16 @@ class Trainer:
 
 
 def _to_floats(logs):
-    # sorted by key: Keras 3's logs come out of a tf.function, whose dict outputs are sorted
-    return {k: float(logs[k]) for k in sorted(logs)}
+    # sorted by key: Keras 3's logs come out of a tf.function, whose dict outputs are sorted;
+    # a nested dict (a step returning {"compile_metrics": {...}}) is flattened, as Keras does
+    out = {}
+    for key in sorted(logs):
+        value = logs[key]
+        if isinstance(value, dict):
+            out.update(_to_floats(value))
+        else:
+            out[key] = float(value)
+    return out
 
 
 def _as_list(logs, names):
