@@ -242,3 +242,21 @@ def test_customizing_fit_guide_with_compiled_metrics():
     km, tm = pair(build, lambda k: dict(optimizer=k.optimizers.SGD(0.05), loss="mse",
                                           metrics=["mae"]))
     fit_both(km, tm, XA, YS, epochs=2, batch_size=8)
+
+
+def test_dict_inputs_dict_outputs_with_per_output_sample_weights():
+    def build(k):
+        a, b = k.Input(shape=(3,), name="a"), k.Input(shape=(2,), name="b")
+        h = k.layers.Dense(4, activation="relu")(k.layers.Dense(4)(a) + k.layers.Dense(4)(b))
+        return k.Model({"a": a, "b": b}, {"score": k.layers.Dense(1)(h),
+                                          "cls": k.layers.Dense(3, activation="softmax")(h)})
+
+    km, tm = pair(build, _two_out_compile)
+    weights = {"score": np.linspace(0.5, 1.5, 24).astype(np.float32),
+               "cls": np.linspace(1.5, 0.5, 24).astype(np.float32)}
+    fit_both(km, tm, {"a": XA, "b": XB}, {"score": YS, "cls": YC}, epochs=2, batch_size=8,
+             sample_weight=weights)
+    kp, tp = km.predict({"a": XA, "b": XB}, verbose=0), tm.predict({"a": XA, "b": XB}, verbose=0)
+    assert sorted(kp) == sorted(tp)
+    for key in kp:
+        close(kp[key], tp[key], f"predict[{key}]")

@@ -351,3 +351,12 @@ def test_customizing_fit_guide_loop_over_metrics():
     history = model.fit(np.ones((16, 3), np.float32), np.ones((16, 1), np.float32),
                         batch_size=8, epochs=2, verbose=0)
     assert sorted(history.history) == ["loss", "mae"]
+
+
+def test_per_output_sample_weights_as_a_dict():
+    xa, xb, ys, yc = _data()
+    model = _two_in_two_out()
+    model.compile("sgd", loss={"score": "mse", "cls": "sparse_categorical_crossentropy"})
+    zero = {"score": np.zeros(16, np.float32), "cls": np.ones(16, np.float32)}
+    logs = model.evaluate([xa, xb], [ys, yc], sample_weight=zero, verbose=0, return_dict=True)
+    assert logs["score_loss"] == 0.0 and logs["cls_loss"] > 0

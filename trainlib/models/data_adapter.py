@@ -108,7 +108,7 @@ class ArrayBatches:
         if self.y is None and self.sample_weight is None:
             return (x,)
         return (x, _slice(self.y, index), None if self.sample_weight is None
-                else self.sample_weight[index])[:3 if self.sample_weight is not None else 2]
+                else _slice(self.sample_weight, index))[:3 if self.sample_weight is not None else 2]
 
     def __iter__(self):
         """One epoch's batches. With `steps` (steps_per_epoch), as Keras 3: an epoch
