@@ -360,3 +360,25 @@ def test_per_output_sample_weights_as_a_dict():
     zero = {"score": np.zeros(16, np.float32), "cls": np.ones(16, np.float32)}
     logs = model.evaluate([xa, xb], [ys, yc], sample_weight=zero, verbose=0, return_dict=True)
     assert logs["score_loss"] == 0.0 and logs["cls_loss"] > 0
+
+
+def test_functional_subclass_round_trips_through_json_as_its_class():
+    class Tagged(tl.Model):
+        pass
+
+    inputs = layers.Input((3,))
+    model = Tagged(inputs, layers.Dense(2)(inputs))
+    text = model.to_json()
+    assert json.loads(text)["class_name"] == "Tagged"
+    with pytest.raises(ValueError, match="Could not locate class 'Tagged'"):
+        model_from_json(text)
+    again = model_from_json(text, custom_objects={"Tagged": Tagged})
+    assert type(again) is Tagged and len(again.weights) == 2
+
+    class NeedsUnits(tl.Model):
+        def __init__(self, units):
+            inputs = layers.Input((3,))
+            super().__init__(inputs, layers.Dense(units)(inputs))
+
+    with pytest.raises(TypeError, match="Unable to revive model from config"):
+        NeedsUnits.from_config(NeedsUnits(2).get_config())

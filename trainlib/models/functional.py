@@ -210,10 +210,6 @@ class Functional(Model):
                 "single_output": not isinstance(self._outputs_struct, (list, tuple, dict))}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
-        return functional_from_config(cls, config, custom_objects)
-
-    @classmethod
     def _from_config_custom(cls, config, custom_objects):
         return cls.from_config(config, custom_objects)
 

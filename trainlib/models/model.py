@@ -10,6 +10,7 @@ the loops and their compilation into graphs are the Trainer's
 Invariants: `Model(inputs, outputs)` returns a functional model; every Model
 is a Layer (weights in Keras 3's order) and a Trainer.
 """
+import inspect
 import json
 import os
 
@@ -195,7 +196,24 @@ class Model(Trainer, Layer):
     def from_config(cls, config, custom_objects=None):
         """A model from `get_config`'s dict: a functional config rebuilds the layer graph as
         this class; another config is passed to the constructor."""
-        if "layers" in config and "input_layers" in config and "output_layers" in config:
-            from .functional import functional_from_config  # noqa: PLC0415
+        from .functional import Functional, functional_from_config  # noqa: PLC0415
+        functional_config = all(k in config for k in ("layers", "input_layers", "output_layers"))
+        # as Keras: a functional config rebuilds the graph as `cls` when `cls` is constructed
+        # like a functional model (inputs, outputs, ...) or takes *args, **kwargs
+        spec = inspect.getfullargspec(cls.__init__)
+        revivable = cls in (Model, Functional) or \
+            spec.args[1:] == inspect.getfullargspec(Functional.__init__).args[1:] or \
+            (spec.varargs is not None and spec.varkw is not None)
+        if functional_config and revivable:
             return functional_from_config(cls, config, custom_objects)
-        return cls(**config)
+        try:
+            return cls(**config)
+        except TypeError as e:
+            raise TypeError(f"Unable to revive model from config. When overriding the "
+                            "`get_config()` method, make sure that the returned config contains "
+                            f"all items used as arguments in the constructor to {cls}, which is "
+                            "the default behavior. You can override this default behavior by "
+                            "defining a `from_config(cls, config)` class method to specify how "
+                            f"to create an instance of {cls.__name__} from its config.\n\n"
+                            f"Received config={config}\n\nError encountered during "
+                            f"deserialization: {e}") from e
