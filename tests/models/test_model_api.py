@@ -42,7 +42,7 @@ def test_subclass_of_model_built_functionally_keeps_its_class_and_steps():
     model.fit(np.ones((8, 4), np.float32), np.zeros((8, 2), np.float32), batch_size=4, verbose=0)
     assert model.steps_seen >= 1                 # traced: the Python side effect ran
     second = Custom(inputs=x, outputs=layers.Dense(3)(x))   # keywords; the class stays injected
-    assert isinstance(second, Custom) and second.outputs[0].shape.as_list() == [None, 3]
+    assert isinstance(second, Custom) and tuple(second.outputs[0].shape) == (None, 3)
 
 
 def test_subclass_with_its_own_init_calls_functional_init():
@@ -75,8 +75,8 @@ def test_get_layer_by_name_and_index_with_keras_errors():
 def test_sequential_inputs_outputs_and_feature_extraction():
     model = tl.Sequential([layers.Input((3,)), layers.Dense(4, activation="relu"),
                            layers.Dense(2)])
-    assert model.inputs[0].shape.as_list() == [None, 3]
-    assert model.outputs[0].shape.as_list() == [None, 2]
+    assert tuple(model.inputs[0].shape) == (None, 3)
+    assert tuple(model.outputs[0].shape) == (None, 2)
     extractor = tl.Model(inputs=model.inputs, outputs=[layer.output for layer in model.layers])
     x = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
     hidden, out = extractor.predict(x, verbose=0)
@@ -87,7 +87,7 @@ def test_sequential_inputs_outputs_and_feature_extraction():
     with pytest.raises(AttributeError, match="no defined inputs"):
         lazy.inputs
     lazy.build((None, 6))
-    assert lazy.inputs[0].shape.as_list() == [None, 6]
+    assert tuple(lazy.inputs[0].shape) == (None, 6)
 
 
 def test_operators_and_slicing_on_keras_tensors_become_operations():

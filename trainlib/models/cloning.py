@@ -78,7 +78,7 @@ def _clone_functional(model, input_tensors, clone, call_function):
             raise ValueError(f"The model has {len(old_inputs)} inputs, input_tensors has "
                              f"{len(new_inputs)}")
     else:
-        new_inputs = [Input(batch_shape=kt.shape.as_list(), dtype=kt.dtype, name=kt.layer.name)
+        new_inputs = [Input(batch_shape=tuple(kt.shape), dtype=kt.dtype, name=kt.layer.name)
                       for kt in old_inputs]
     values = {id(old): new for old, new in zip(old_inputs, new_inputs)}
     cloned = {}
