@@ -3,6 +3,7 @@ its own train_step, a two-input/two-output model fit on lists and on dicts, oper
 symbolic tensors, clone_model and model_from_json round trips, metrics_names and the
 serialized forms of layers and models."""
 import json
+import re
 
 import pytest
 
@@ -212,10 +213,12 @@ def test_summary_lists_operations_as_keras():
     texts = []
     for k in (keras, tl.keras):
         a, b = k.Input((3,), name="a"), k.Input((3,), name="b")
-        model = k.Model([a, b], [k.layers.Dense(2, name="d")(a + b)[:, 0]])
+        model = k.Model([a, b], [k.layers.Dense(2, name="d")(a + b)[:, 0]], name="ops")
         lines = []
         model.summary(print_fn=lambda line, *args, **kwargs: lines.append(line))
-        texts.append("\n".join(line.rstrip("\n") for line in lines))
+        text = "\n".join(line.rstrip("\n") for line in lines)
+        # the operations' default names count per process, differently in each framework
+        texts.append(re.sub(" +", " ", re.sub(r"\b(add|get_item)(_\d+)?\b", r"\1", text)))
     assert texts[0] == texts[1]
 
 
