@@ -19,16 +19,12 @@ import warnings
 
 import numpy as np
 
-from .graph import dtypes as _dtypes
-from .graph.dtypes import as_dtype, int64
-from .graph.errors import InvalidArgumentError
-from .graph.function import function
-from .graph.op import convert_to_tensor
-from .graph.ops.array import constant
-from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor
-from .graph.variables import Variable
+import trainlib as tl
+from trainlib.graph.context import state
+from trainlib.graph.errors import InvalidArgumentError
+from trainlib.graph.ops import iterator as _iterator_ops
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -78,7 +74,7 @@ def _same_structure(a, b):
 def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
     `tl.constant` does; numpy arrays keep their dtype."""
-    if isinstance(value, (Tensor, Variable)) or is_tensor(value):
+    if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
@@ -103,11 +99,11 @@ def _to_arrays(element):
 
 
 def _to_tensors(element):
-    return _pack(element, [convert_to_tensor(a) for a in _flat(element)])
+    return _pack(element, [tl.convert_to_tensor(a) for a in _flat(element)])
 
 
 def _spec_of(array):
-    return TensorSpec(array.shape, as_dtype(array.dtype))
+    return tl.TensorSpec(array.shape, tl.as_dtype(array.dtype))
 
 
 def _call(fn, element):
@@ -117,7 +113,7 @@ def _call(fn, element):
 
 def _merge_spec(a, b):
     shape = a.shape.most_specific_compatible_shape(b.shape)
-    return TensorSpec(shape, a.dtype)
+    return tl.TensorSpec(shape, a.dtype)
 
 
 def _check_positive(value, what, op):
@@ -139,6 +135,7 @@ class Dataset:
         self._card = int(cardinality)
         self._spec_fn = spec if callable(spec) else (lambda: spec)
         self._spec = None
+        self._handle = None
 
     # -- sources
     @staticmethod
@@ -174,10 +171,10 @@ class Dataset:
     def range(*args, output_type=None, name=None):
         """Elements start, start+step, ... below stop (int64 scalars unless `output_type`),
         like Python's range."""
-        np_dtype = np.int64 if output_type is None else as_dtype(output_type).as_numpy_dtype
+        np_dtype = np.int64 if output_type is None else tl.as_dtype(output_type).as_numpy_dtype
         r = range(*[int(a) for a in args])
         return Dataset(lambda: (np.asarray(i, np_dtype) for i in r), len(r),
-                       lambda: TensorSpec([], as_dtype(np_dtype)))
+                       lambda: tl.TensorSpec([], tl.as_dtype(np_dtype)))
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -197,10 +194,10 @@ class Dataset:
             if shapes is None:
                 shapes = _pack(output_types, [None] * len(_flat(output_types)))
             output_signature = _pack(output_types, [
-                TensorSpec(TensorShape(s) if s is not None else TensorShape(None), t)
+                tl.TensorSpec(tl.TensorShape(s) if s is not None else tl.TensorShape(None), t)
                 for t, s in zip(_flat(output_types), _flat_shapes(shapes, output_types))])
         specs = _flat(output_signature)
-        if not all(isinstance(s, TensorSpec) for s in specs):
+        if not all(isinstance(s, tl.TensorSpec) for s in specs):
             raise TypeError(f"output_signature must be a structure of tl.TensorSpec, got "
                             f"{output_signature!r}")
         call_args = tuple(args or ())
@@ -214,14 +211,14 @@ class Dataset:
             out = []
             for v, s in zip(_flat(value), specs):
                 try:
-                    a = np.asarray(v.numpy() if is_tensor(v) else v).astype(
+                    a = np.asarray(v.numpy() if tl.is_tensor(v) else v).astype(
                         s.dtype.as_numpy_dtype)
                 except (ValueError, TypeError):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element that could not be converted to the "
                         f"expected type. The expected type was {s.dtype.name}, but the yielded "
                         f"element was {v!r}.") from None
-                if not s.shape.is_compatible_with(TensorShape(a.shape)):
+                if not s.shape.is_compatible_with(tl.TensorShape(a.shape)):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element of shape {tuple(a.shape)} where an "
                         f"element of shape {s.shape} was expected.")
@@ -289,8 +286,8 @@ class Dataset:
             inner = self.element_spec
             flat = _flat(inner)
             dims = shapes if shapes is not None else [s.shape for s in flat]
-            return _pack(inner, [TensorSpec(
-                TensorShape([batch_size if drop_remainder else None]).concatenate(d),
+            return _pack(inner, [tl.TensorSpec(
+                tl.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
                 s.dtype) for s, d in zip(flat, dims)])
         return spec
 
@@ -307,16 +304,16 @@ class Dataset:
         spec = self.element_spec
         flat_spec = _flat(spec)
         if padded_shapes is None:
-            shapes = [TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
+            shapes = [tl.TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
                       for s in flat_spec]
             if any(s is None for s in shapes):
                 raise ValueError("padded_batch needs elements of known rank (or padded_shapes)")
         else:
-            shapes = [TensorShape([None if d is None or int(d) < 0 else int(d)
+            shapes = [tl.TensorShape([None if d is None or int(d) < 0 else int(d)
                                       for d in _dims(s)])
                       for s in _flat_shapes(padded_shapes, spec)]
         for s, p in zip(flat_spec, shapes):
-            if not p.is_compatible_with(TensorShape([None] * p.rank)) or (
+            if not p.is_compatible_with(tl.TensorShape([None] * p.rank)) or (
                     s.shape.rank is not None and s.shape.rank != p.rank):
                 raise ValueError(f"padded_batch: padded shape {p} is incompatible with the "
                                  f"element shape {s.shape}")
@@ -373,7 +370,7 @@ class Dataset:
             inner = self.element_spec
             if any(s.shape.rank == 0 for s in _flat(inner)):
                 raise ValueError("Cannot unbatch an input with scalar components.")
-            return _pack(inner, [TensorSpec(s.shape[1:] if s.shape.rank is not None
+            return _pack(inner, [tl.TensorSpec(s.shape[1:] if s.shape.rank is not None
                                                else s.shape, s.dtype) for s in _flat(inner)])
         return Dataset(make, _UNKNOWN, spec)
 
@@ -414,12 +411,12 @@ class Dataset:
         def make():
             for e in source._make_iterator():
                 keep = _call(predicate, _to_tensors(e))
-                if not is_tensor(keep):
-                    keep = convert_to_tensor(keep)
-                if keep.dtype != _dtypes.bool or keep.shape.rank != 0:
+                if not tl.is_tensor(keep):
+                    keep = tl.convert_to_tensor(keep)
+                if keep.dtype != tl.bool or keep.shape.rank != 0:
                     raise ValueError(f"Invalid `predicate`. `predicate` must return a `tl.bool` "
                                      f"scalar tensor, but its return type is "
-                                     f"{TensorSpec(keep.shape, keep.dtype)}.")
+                                     f"{tl.TensorSpec(keep.shape, keep.dtype)}.")
                 if bool(keep.numpy()):
                     yield e
         return Dataset(make, _UNKNOWN, lambda: self.element_spec)
@@ -564,8 +561,25 @@ class Dataset:
         return self._spec
 
     def __iter__(self):
-        for e in self._make_iterator():
-            yield _to_tensors(e)
+        """An `Iterator`: eagerly it yields tensors; inside a `tl.function` it is a new
+        iterator at every call (an `AnonymousIterator` op), as tf.data's."""
+        if state.graph is not None:
+            return _GraphIterator(self, _iterator_ops.make_iterator(self._tl_handle()))
+        return Iterator(self)
+
+    # -- graph iteration (the protocol AutoGraph's `for` and the iterator ops use)
+    def _tl_handle(self):
+        """The resource handle a traced Function captures to start passes over this dataset."""
+        if self._handle is None:
+            self._handle = tl.Tensor(self, tl.dtypes.resource)
+        return self._handle
+
+    def _tl_new_iterator(self):
+        return Iterator(self)
+
+    def _tl_graph_iteration(self):
+        """(iterator handle, flat TensorSpecs, pack): a fresh pass at each call of the graph."""
+        return (_iterator_ops.make_iterator(self._tl_handle()),) + _leaf_specs(self)
 
     def as_numpy_iterator(self):
         """Iterates elements as numpy arrays (in the element's structure)."""
@@ -584,10 +598,94 @@ class Dataset:
     def cardinality(self):
         """The number of elements as an int64 scalar tensor: INFINITE_CARDINALITY (-1) or
         UNKNOWN_CARDINALITY (-2) when not a known count."""
-        return constant(self._card, dtype=int64)
+        return tl.constant(self._card, dtype=tl.int64)
 
     def __repr__(self):
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
+
+
+_GET_NEXT_LIMIT = 32  # reads of one iterator in one trace before it is taken as a Python `for`
+
+
+class _GraphIterator:
+    """`iter(dataset)` inside a traced Function: a symbolic iterator made at every call."""
+
+    def __init__(self, dataset, handle):
+        self._dataset = dataset
+        self.handle = handle
+        self._reads = (None, 0)  # (id of the graph being traced, get_next ops added to it)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.get_next()
+
+    def get_next(self):
+        """The next element (an `IteratorGetNext` op while tracing)."""
+        graph, count = self._reads
+        count = count + 1 if graph == id(state.graph) else 1
+        self._reads = (id(state.graph), count)
+        if count > _GET_NEXT_LIMIT:  # a Python `for` never ends on a graph iterator
+            raise ValueError(
+                f"{count} reads of one iterator while tracing one tl.function: `for x in dataset` "
+                "runs as a graph loop only with AutoGraph (tl.function(autograph=True), the "
+                "default); without it the Python loop would never end. Use next(it) a bounded "
+                "number of times, or tl.while_loop.")
+        specs, pack = _leaf_specs(self._dataset)
+        return pack(_iterator_ops.get_next(self.handle, specs))
+
+    def _tl_graph_iteration(self):
+        return (self.handle,) + _leaf_specs(self._dataset)
+
+
+class Iterator(_GraphIterator):
+    """An iterator over a `Dataset`, as `iter(dataset)` gives, and state a Function can use.
+
+    Eagerly `next(it)` returns the next element (tensors) and raises StopIteration at the
+    end. Inside a `tl.function`, `next(it)` (or `it.get_next()`) is an `IteratorGetNext`
+    op on the captured iterator: every call of the Function advances it (1, 2, 3 ...), and
+    reading past the end raises `tl.errors.OutOfRangeError`, as tf.data's iterators.
+    `for x in it` inside a Function is a graph loop over the rest of the data.
+    """
+
+    name = "iterator"
+
+    def __init__(self, dataset):
+        super().__init__(dataset, tl.Tensor(self, tl.dtypes.resource))
+        self._elements = iter(dataset._make_iterator())
+
+    @property
+    def element_spec(self):
+        """The structure of TensorSpecs of one element."""
+        return self._dataset.element_spec
+
+    def __next__(self):
+        if state.graph is not None:
+            return self.get_next()
+        return _to_tensors(next(self._elements))
+
+    def get_next(self):
+        """The next element; `tl.errors.OutOfRangeError` at the end (also eagerly)."""
+        if state.graph is not None:
+            return super().get_next()
+        try:
+            return _to_tensors(next(self._elements))
+        except StopIteration:
+            raise tl.errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
+
+    def _tl_next_arrays(self):
+        return [np.asarray(a) for a in _flat(next(self._elements))]
+
+    def __repr__(self):
+        return f"<tl.data.Iterator element_spec={self.element_spec}>"
+
+
+def _leaf_specs(dataset):
+    """(the flat TensorSpecs of an element, a function packing leaves into its structure)."""
+    structure = dataset.element_spec
+    specs = _flat(structure)
+    return specs, lambda leaves: _pack(structure, list(leaves))
 
 
 def _pass_generators(seed, reshuffle_each_iteration):
@@ -627,7 +725,7 @@ class _Sliced(Dataset):
 
     def __init__(self, make_iterator, length, arrays):
         super().__init__(make_iterator, length,
-                         lambda: _pack(arrays, [TensorSpec(a.shape[1:], as_dtype(a.dtype))
+                         lambda: _pack(arrays, [tl.TensorSpec(a.shape[1:], tl.as_dtype(a.dtype))
                                                 for a in _flat(arrays)]))
         self._arrays = arrays
 
@@ -683,9 +781,9 @@ def _flat_shapes(shapes, structure):
 
 def _dims(shape):
     """A shape given as a TensorShape, tensor, array, list or tuple, as a list of dims."""
-    if isinstance(shape, TensorShape):
+    if isinstance(shape, tl.TensorShape):
         return shape.as_list()
-    if is_tensor(shape) or isinstance(shape, np.ndarray):
+    if tl.is_tensor(shape) or isinstance(shape, np.ndarray):
         return np.asarray(shape).tolist()
     return list(shape)
 
@@ -697,12 +795,12 @@ def _traced_spec(fn, dataset):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            concrete = function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
+            concrete = tl.function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
                 *_flat(inner))
         out = concrete.structured_outputs
         if isinstance(out, list):
             out = tuple(out)
-        return _pack(out, [TensorSpec(t.shape, t.dtype) if is_tensor(t) else
+        return _pack(out, [tl.TensorSpec(t.shape, t.dtype) if tl.is_tensor(t) else
                            _spec_of(_as_array(t)) for t in _flat(out)])
     except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
         for e in dataset._make_iterator():

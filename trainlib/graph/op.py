@@ -18,7 +18,7 @@ REGISTRY = {}
 
 
 class OpDef:
-    """Everything about one op type, defined once.
+    """Everything about one op type, defined once: what it computes and how it is lowered.
 
     Attributes:
         name: CamelCase type name, as TensorFlow (`"MatMul"`).
@@ -35,13 +35,39 @@ class OpDef:
             (comparisons, argmax, shape queries).
         elementwise: True for ops whose output element i depends only on input
             element i (with broadcasting): candidates for fusion.
+        num_outputs: 1, a fixed count (0 for pure side effects such as print),
+            or None (depends on the attrs).
+
+    Lowering facts (read by `graph/exec` and the fused op; None/False when they do not apply):
+        ufunc: the name of the xp ufunc the kernel is exactly (`"add"`): called directly,
+            with `out=` buffers from the memory plan.
+        direct: `direct(op)` -> `(ufunc name, argument templates)` or None, for an op that
+            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes).
+        fresh_output: the kernel always returns a newly made array (never a view or an
+            input), so its result cannot alias a Variable's array.
+        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.
+        in_place: `in_place(xp, *arrays, **attrs)` updating input 0 where it lies, for
+            writes whose old value nobody reads (Variable updates, loop-owned buffers).
+        variable_access: `"read"`, `"assign"` (stores its input as the new value) or
+            `"update"` (stores a newly computed value) for the Variable ops.
+        subgraphs: the attr names holding branch/body graphs (If, While).
+        control: `"if"` or `"while"`: lowered to Python control flow over `subgraphs`.
+        into: the op's form inside a fused cache-blocked loop: a ufunc name, or
+            `into(xp, *arrays, out, tmp, **attrs)` writing into `out` (`tmp`: scratch of
+            out's dtype); defaults to `ufunc`.
+        c_expr: a C expression over `{0}, {1}...` and `{T}` (the result's C type) for a
+            fused CuPy kernel.
+        infix: a word naming a binary op in generated code (`"times"`: `x_times_2`).
     """
 
     __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
-                 "num_outputs")
+                 "num_outputs", "ufunc", "direct", "fresh_output", "inline", "in_place",
+                 "variable_access", "subgraphs", "control", "into", "c_expr", "infix")
 
     def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
-                 elementwise=False, num_outputs=1):
+                 elementwise=False, num_outputs=1, *, ufunc=None, direct=None, fresh_output=False,
+                 inline=None, in_place=None, variable_access=None, subgraphs=(), control=None,
+                 into=None, c_expr=None, infix=None):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -50,18 +76,23 @@ class OpDef:
         self.differentiable = differentiable
         self.elementwise = elementwise
         self.num_outputs = num_outputs
-
-    @property
-    def ufunc(self):
-        """The name of the xp ufunc this op's kernel is exactly (codegen calls it directly, with
-        out= buffers), or None."""
-        return getattr(self.kernel, "ufunc", None)
+        self.ufunc = ufunc
+        self.direct = direct
+        self.fresh_output = fresh_output
+        self.inline = inline
+        self.in_place = in_place
+        self.variable_access = variable_access
+        self.subgraphs = tuple(subgraphs)
+        self.control = control
+        self.into = into if into is not None else ufunc
+        self.c_expr = c_expr
+        self.infix = infix
 
     def __repr__(self):
         return f"OpDef({self.name})"
 
 
-def ufunc_kernel(name):
+def _ufunc_kernel(name):
     """A kernel that is exactly the array module's ufunc `name` (`xp.add`, `xp.exp`...)."""
     found = {}  # array module -> its ufunc, looked up once
 
@@ -70,23 +101,29 @@ def ufunc_kernel(name):
         if fn is None:
             fn = found[xp] = getattr(xp, name)
         return fn(*arrays) if out is None else fn(*arrays, out=out)
-    kernel.ufunc = name
     kernel.__name__ = f"{name}_kernel"
     return kernel
 
 
 def defop(name, *, infer, grad=None, stateful=False, differentiable=True, elementwise=False,
-          num_outputs=1):
-    """Decorator registering the decorated kernel as op `name` (see OpDef)."""
+          num_outputs=1, **lowering):
+    """Decorator registering the decorated kernel as op `name` (see OpDef for the
+    lowering facts `**lowering` may set)."""
 
     def register(kernel):
         if name in REGISTRY:
             raise ValueError(f"op {name!r} is already defined")
         REGISTRY[name] = OpDef(name, kernel, infer, grad, stateful, differentiable, elementwise,
-                               num_outputs)
+                               num_outputs, **lowering)
         return kernel
 
     return register
+
+
+def defufunc(name, ufunc, *, infer, **fields):
+    """Registers op `name` whose kernel is exactly the array module's ufunc `ufunc`
+    (`defufunc("AddV2", "add", ...)`); compiled graphs call that ufunc directly."""
+    return defop(name, infer=infer, ufunc=ufunc, **fields)(_ufunc_kernel(ufunc))
 
 
 def set_gradient(name, grad):

@@ -95,6 +95,12 @@ class Variable:
 
     value = read_value
 
+    @property
+    def array(self):
+        """The backend array that holds the value now (not a copy): what a compiled graph
+        reads. Treat it as read-only; the Variable's ops may update it in place later."""
+        return self._array
+
     def numpy(self):
         """The current value as a numpy array."""
         from .backend import to_numpy  # noqa: PLC0415

@@ -4,7 +4,7 @@ Owns: what makes a model a model beyond training: how `Model(...)` is built
 (`Model(inputs, outputs)`, also on a subclass of Model, makes a functional
 model of that class, as Keras 3 does by putting `Functional` among the
 subclass's bases), `get_layer`, `summary`, `to_json`, `export`, `save`, and
-`save_weights` / `load_weights` (the files are saving/'s). Compile, the steps,
+`save_weights` / `load_weights` (the formats are saving_keras.py's). Compile, the steps,
 the loops and their compilation into graphs are the Trainer's
 (trainers/trainer.py).
 Invariants: `Model(inputs, outputs)` returns a functional model; every Model
@@ -15,7 +15,6 @@ import json
 import os
 
 from ..layers.base import Layer
-from ..saving import weights_npz
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 from ..trainers.trainer import Trainer
 
@@ -153,19 +152,30 @@ class Model(Trainer, Layer):
         Raises:
             ValueError: if the name does not end in ".npz".
         """
-        weights_npz.save_weights(self, filepath, overwrite=overwrite)
+        filepath = os.fspath(filepath)
+        if not filepath.endswith(".npz"):
+            raise ValueError(f"save_weights writes .npz files (e.g. 'model.weights.npz'); got "
+                             f"{filepath!r}")
+        if not overwrite and os.path.exists(filepath):
+            raise FileExistsError(filepath)
+        from .saving_keras import save_weights_npz  # noqa: PLC0415 -- the format imports models
+        save_weights_npz(self, filepath)
 
     def load_weights(self, filepath):
-        """Reads weights written by `save_weights` (or a `.keras` file's); never unpickles.
+        """Reads weights written by `save_weights` (or a `.keras` file's; never unpickles
+        anything), within the load limits (`tl.saving.set_load_limits`).
 
         Raises:
-            ValueError: for a truncated, foreign or mismatched file (naming it).
+            LoadError: (a ValueError) naming the file, for a truncated, corrupted, foreign or
+                mismatched file, or a pipe or device instead of a file.
+            ValueError: for an unbuilt model.
         """
         filepath = os.fspath(filepath)
         if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
             from .saving_keras import load_weights  # noqa: PLC0415
             return load_weights(self, filepath)
-        return weights_npz.load_weights(self, filepath)
+        from .saving_keras import load_weights_npz  # noqa: PLC0415
+        return load_weights_npz(self, filepath)
 
     def to_json(self, **kwargs):
         """The model's architecture as a JSON string (`tl.models.model_from_json` rebuilds it).

@@ -5,7 +5,7 @@ Owns: `ReadVariableOp`, `AssignVariableOp`, `AssignAddVariableOp`,
 Variable object itself, so the same kernels serve eager calls and graphs
 (where the handle is a captured placeholder fed with the Variable).
 Invariants: a Variable's array is mutated in place only through the `in_place`
-lowerings, which codegen picks when no read of the old value is used later,
+lowerings, which the executor picks when no read of the old value is used later,
 and only while the Variable owns its array (`_owned`: made by one of its own
 writes and never handed out since). Every kernel that hands the array out
 (reads, writes returning their value) clears `_owned`, so tensors taken
@@ -19,15 +19,14 @@ def _read_infer(handle, dtype, shape):
     return spec(shape, dtype)
 
 
-@defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,))
+# a compiled graph reads a Variable as the `inline` expression (no call); the graph's memory
+# plan keeps in-place writes after the read's last use, and reads it returns (which must
+# clear `_owned`) call the kernel instead
+@defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,),
+       variable_access="read", inline="{0}.array")
 def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
     variable._owned = False  # the caller now holds the array
     return variable._array
-
-
-# codegen emits a graph's read as this expression; the graph's own analysis (codegen's
-# MemoryPlan) keeps in-place writes after the read's last use, and marks reads it returns
-_read.inline = "{0}._array"
 
 
 def _assign_infer(name):
@@ -42,7 +41,6 @@ def _assign_infer(name):
     return infer
 
 
-@defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False)
 def _assign(xp, variable, value, **_static):
     _check_shape(variable, value.shape)
     variable._array = value
@@ -50,14 +48,12 @@ def _assign(xp, variable, value, **_static):
     return value
 
 
-@defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True, differentiable=False)
 def _assign_add(xp, variable, delta, **_static):
     variable._array = new = xp.add(variable._array, delta)
     variable._owned = False  # returned: the caller holds it
     return new
 
 
-@defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True, differentiable=False)
 def _assign_sub(xp, variable, delta, **_static):
     variable._array = new = xp.subtract(variable._array, delta)
     variable._owned = False
@@ -105,6 +101,10 @@ def _update_in_place(ufunc):
     return lowering
 
 
-_assign.in_place = _assign_in_place
-_assign_add.in_place = _update_in_place("add")
-_assign_sub.in_place = _update_in_place("subtract")
+defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False,
+      variable_access="assign", in_place=_assign_in_place)(_assign)
+defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True,
+      differentiable=False, variable_access="update", in_place=_update_in_place("add"))(_assign_add)
+defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True,
+      differentiable=False, variable_access="update",
+      in_place=_update_in_place("subtract"))(_assign_sub)
