@@ -96,3 +96,12 @@ def test_compile_config_round_trip():
     other.compile_from_config(model.get_compile_config())
     assert other.compiled and isinstance(other.optimizer, tl.optim.Adam)
     assert other.get_compile_config() == model.get_compile_config()
+
+
+def test_regularizers_and_constraints_round_trip_through_keras_configs():
+    from trainlib.keras import constraints, regularizers, saving
+    for obj in (regularizers.L1L2(l1=0.1, l2=0.02), constraints.MaxNorm(2.0, axis=1)):
+        config = saving.serialize_keras_object(obj)
+        assert config["module"] in ("keras.regularizers", "keras.constraints")
+        back = saving.deserialize_keras_object(config)
+        assert type(back) is type(obj) and back.get_config() == obj.get_config()

@@ -15,7 +15,7 @@ import inspect
 
 import numpy as np
 
-from .. import activations, initializers, losses, metrics, optim
+from .. import activations, constraints, initializers, losses, metrics, optim, regularizers
 from ..graph.dtypes import DType
 from ..graph.tensor import TensorShape
 from ..layers import base as layers_base
@@ -32,7 +32,8 @@ _KERAS_MODULES = {"trainlib.layers": "keras.layers", "trainlib.optim": "keras.op
                   "trainlib.constraints": "keras.constraints",
                   "trainlib.models": "keras", "trainlib.trainers": "keras"}
 _TABLES = {"keras.optimizers": optim, "keras.losses": losses, "keras.metrics": metrics,
-           "keras.initializers": initializers}
+           "keras.initializers": initializers, "keras.regularizers": regularizers,
+           "keras.constraints": constraints}
 
 
 def keras_module_of(cls):
