@@ -1,0 +1,27 @@
+"""`trainlib.keras.ops`: Keras 3's `keras.ops`, with its `numpy`, `nn`, `linalg` and `image` groups.
+
+`from trainlib.keras import ops` then `ops.mean(x, axis=1)`, `ops.nn.softmax(x)`,
+`ops.image.resize(images, (64, 64))`, as with `from keras import ops`. Every function maps onto
+trainlib's ops (NumPy's argument forms and Keras's dtype promotion adapted in `numpy.py`,
+`nn.py`, `linalg.py`, `image.py`, `core.py`), so each runs eagerly, inside `tl.function`, under
+`GradientTape`, and on functional-API inputs (`keras.Input`). This module only re-exports.
+Not provided (trainlib's ops have no complex or sparse tensors, or no such op yet): `eig`,
+`polar`, `view_as_complex`, `view_as_real`, `ctc_loss`, `ctc_decode`, and in `image`
+`elastic_transform`, `extract_patches_3d`, `perspective_transform`, `scale_and_translate`, `ssim`.
+"""
+from . import image, linalg, nn, numpy  # noqa: F401
+from ._symbolic import export as _export
+from .core import __all__ as _core_names
+from .linalg import __all__ as _linalg_names
+from .nn import __all__ as _nn_names
+from .numpy import __all__ as _numpy_names
+
+_HERE = globals()
+for _module, _names in ((numpy, _numpy_names), (nn, _nn_names), (linalg, _linalg_names)):
+    for _name in _names:
+        _HERE[_name] = _export(_module, _name)
+from . import core as _core  # noqa: E402 -- after the groups: core's names win where they overlap
+
+for _name in _core_names:
+    _HERE[_name] = _export(_core, _name)
+del _HERE, _module, _names, _name

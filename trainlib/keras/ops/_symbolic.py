@@ -1,0 +1,59 @@
+"""Functional-API support for `keras.ops`: an op called on `keras.Input` values records a layer.
+
+Owns: `export`, which wraps each public `keras.ops` function once (in its group module, so
+`ops.mean` and `ops.numpy.mean` are one object) so that a call whose arguments hold
+KerasTensors becomes an `OpLayer` node of the functional graph, as Keras 3's `symbolic_call`
+does; other calls go straight to the function. Invariant: the wrapped function itself is what
+runs, on placeholders while the node's output specs are inferred and on tensors when the model
+runs, so there is no second implementation.
+"""
+import functools
+
+from ...graph.autodiff import flatten
+from ...layers.base import KerasTensor, Layer
+
+
+class OpLayer(Layer):
+    """A functional-graph node calling one `keras.ops` function (its non-tensor arguments fixed)."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(name=kwargs.pop("name", None) or fn.__name__, **kwargs)
+        self.fn = fn
+        self._autocast = False
+
+    def _convert_inputs(self, value):  # the op sees the arguments exactly as given
+        return value
+
+    def call(self, packed):
+        args, kwargs = packed
+        return self.fn(*args, **kwargs)
+
+    def get_config(self):
+        raise NotImplementedError(f"a model holding the op {self.fn.__name__} called on keras.Input "
+                                  "values cannot be serialized by trainlib yet")
+
+
+def _has_keras_tensor(args, kwargs):
+    for a in args:
+        if isinstance(a, KerasTensor) or (isinstance(a, (list, tuple, dict)) and
+                                          any(isinstance(x, KerasTensor) for x in flatten(a))):
+            return True
+    return any(isinstance(v, KerasTensor) for v in kwargs.values())
+
+
+def export(module, name):
+    """The public `keras.ops` function `module.name`, wrapped for KerasTensor arguments (once)."""
+    fn = getattr(module, name)
+    if not callable(fn) or getattr(fn, "_keras_op", False) or isinstance(fn, type):
+        return fn
+    if name in ("custom_gradient", "vectorize"):  # decorators: never called on tensors
+        return fn
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if _has_keras_tensor(args, kwargs):
+            return OpLayer(fn)((args, kwargs))
+        return fn(*args, **kwargs)
+    op._keras_op = True
+    setattr(module, name, op)
+    return op

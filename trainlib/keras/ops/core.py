@@ -1,0 +1,516 @@
+"""`keras.ops`'s core and math names (Keras's `ops/core.py` and `ops/math.py`) over trainlib.
+
+Owns: tensor conversion and dtype queries, control flow with Keras's signatures (`cond`,
+`while_loop`, `fori_loop`, `scan`, `associative_scan`, `map`, `switch`, `vectorized_map`),
+scatter and slice updates, segment reductions, `top_k`, `logsumexp`, the FFT family (over
+(real, imag) pairs, as Keras's), `stft`/`istft` and `extract_sequences`.
+Invariants: every function composes trainlib ops (no kernel here); loops whose length is
+static are unrolled while tracing (so gradients follow from the body's ops), a dynamic
+condition becomes a graph `While`; FFTs are products with DFT matrices in float64-exact
+trigonometry (any length, differentiable).
+"""
+import numpy as _np
+
+from ...graph import dtypes as _dt
+from ...graph.autodiff import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient is TensorFlow's form
+from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
+from ...graph.ops import array as _a
+from ...graph.ops import control_flow as _cf
+from ...graph.ops import math as _m
+from ...graph.ops import nn as _nn
+from ...graph.ops import numeric as _num
+from ...graph.ops import segment as _seg
+from ...graph.tensor import SymbolicTensor, Tensor, _TensorBase
+from ...graph.tensor import is_tensor as _is_tensor
+from ._convert import floating as _float, promote as _promote, tensor as _t
+
+__all__ = [
+    "associative_scan", "cast", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient",
+    "dtype", "erf", "erfinv", "extract_sequences", "fft", "fft2", "fori_loop", "ifft2", "in_top_k",
+    "irfft", "is_tensor", "istft", "logsumexp", "map", "rfft", "rsqrt", "saturate_cast", "scan",
+    "scatter", "scatter_update", "segment_max", "segment_min", "segment_prod", "segment_sum",
+    "shape", "slice", "slice_update", "stft", "stop_gradient", "switch", "top_k", "unstack",
+    "vectorized_map", "while_loop",
+]
+
+
+# ------------------------------------------------------------------ tensors and dtypes
+
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """`x` as a tensor (casting to `dtype` if given)."""
+    if sparse or ragged:
+        raise NotImplementedError("trainlib has no sparse or ragged tensors")
+    return _t(x, dtype)
+
+
+def convert_to_numpy(x):
+    """`x` as a numpy array."""
+    if isinstance(x, SymbolicTensor):
+        raise ValueError("convert_to_numpy needs an eager tensor; inside tl.function values are "
+                         "symbolic (return them from the function instead)")
+    if isinstance(x, Tensor):
+        return _np.asarray(x.numpy())
+    if hasattr(x, "numpy"):
+        return _np.asarray(x.numpy())
+    return _np.asarray(x)
+
+
+def is_tensor(x):
+    """Whether `x` is a trainlib tensor (eager or symbolic)."""
+    return _is_tensor(x)
+
+
+def dtype(x):
+    """The dtype name of `x` (`"float32"`), as Keras's standardized strings."""
+    return _t(x).dtype.name
+
+
+def cast(x, dtype):  # noqa: A002 -- Keras's name
+    """`x` converted to `dtype`."""
+    return _m.cast(_t(x), dtype)
+
+
+def saturate_cast(x, dtype):  # noqa: A002
+    """`x` converted to `dtype`, clipped to its range first (no wrap-around)."""
+    x = _t(x)
+    d = _dt.as_dtype(dtype)
+    if x.dtype.is_floating and not d.is_floating:
+        lo, hi = float(_np.iinfo(d.np).min), float(_np.iinfo(d.np).max)
+        # the largest float not above hi, so the cast cannot overflow
+        hi = float(_np.nextafter(x.dtype.np(hi), x.dtype.np(0))) if x.dtype.np(hi) > hi else hi
+        x = _m.minimum(_m.maximum(x, _m.cast(lo, x.dtype)), _m.cast(hi, x.dtype))
+    elif not x.dtype.is_floating and not x.dtype.is_bool and not d.is_floating and not d.is_bool:
+        lo = max(int(_np.iinfo(d.np).min), int(_np.iinfo(x.dtype.np).min))
+        hi = min(int(_np.iinfo(d.np).max), int(_np.iinfo(x.dtype.np).max))
+        x = _m.minimum(_m.maximum(x, _m.cast(lo, x.dtype)), _m.cast(hi, x.dtype))
+    elif x.dtype.is_floating and d.is_floating and d.size < x.dtype.size:
+        info = _np.finfo(d.np)
+        x = _m.minimum(_m.maximum(x, _m.cast(float(info.min), x.dtype)), _m.cast(float(info.max), x.dtype))
+    return _m.cast(x, d)
+
+
+def shape(x):
+    """The shape of `x` as a tuple of ints; while tracing, unknown dims are int32 scalar tensors
+    (as Keras on TensorFlow)."""
+    x = _t(x)
+    static = tuple(x.shape)
+    if all(d is not None for d in static):
+        return static
+    dynamic = _a.shape(x)
+    return tuple(dynamic[i] if d is None else d for i, d in enumerate(static))
+
+
+def stop_gradient(variable):
+    """`variable` with no gradient flowing back through it."""
+    return _a.stop_gradient(_t(variable))
+
+
+def unstack(x, num=None, axis=0):
+    """The slices of `x` along `axis`, as a list."""
+    return list(_a.unstack(_t(x), num=num, axis=axis))
+
+
+def slice(inputs, start_indices, shape):  # noqa: A001 -- Keras's name
+    """The block of `inputs` starting at `start_indices` with size `shape`."""
+    return _a.slice(_t(inputs), start_indices, shape)
+
+
+def _block_indices(start_indices, block_shape):
+    grids = _np.meshgrid(*[_np.arange(n) for n in block_shape], indexing="ij")
+    offsets = _np.stack([g.reshape(-1) for g in grids], axis=-1).astype(_np.int32)
+    start = _t(start_indices)
+    start = _m.cast(start, _dt.int32) if start.dtype is not _dt.int32 else start
+    return _a.constant(offsets) + _a.reshape(start, [1, -1])
+
+
+def slice_update(inputs, start_indices, updates):
+    """`inputs` with the block at `start_indices` replaced by `updates`."""
+    x = _t(inputs)
+    u = _t(updates, x.dtype)
+    block = [int(d) for d in u.shape]
+    idx = _block_indices(start_indices, block)
+    return _a.tensor_scatter_nd_update(x, idx, _a.reshape(u, [-1]))
+
+
+def scatter(indices, values, shape):
+    """A zero tensor of `shape` with `values` added at `indices` (duplicates add up)."""
+    return _a.scatter_nd(_t(indices), _t(values), list(shape))
+
+
+def scatter_update(inputs, indices, updates):
+    """`inputs` with the elements (or slices) at `indices` replaced by `updates`."""
+    x = _t(inputs)
+    return _a.tensor_scatter_nd_update(x, _t(indices), _t(updates, x.dtype))
+
+
+# ------------------------------------------------------------------ control flow
+
+def cond(pred, true_fn, false_fn):
+    """`true_fn()` if `pred` else `false_fn()` (a graph `If` for tensor predicates)."""
+    return _cf.cond(pred, true_fn, false_fn)
+
+
+def while_loop(cond, body, loop_vars, maximum_iterations=None):  # noqa: A002 -- Keras's names
+    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`; a single (non-tuple)
+    loop variable is passed and returned as itself, as Keras's."""
+    is_tuple = isinstance(loop_vars, (tuple, list))
+    state = tuple(loop_vars) if is_tuple else (loop_vars,)
+
+    def step(*args):
+        out = body(*args)
+        return tuple(out) if is_tuple else (out,)
+    out = _cf.while_loop(cond, step, state, maximum_iterations=maximum_iterations)
+    return tuple(out) if is_tuple else out[0]
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`val = body_fun(i, val)` for i in [lower, upper); returns the final val."""
+    if isinstance(lower, int) and isinstance(upper, int) and not _tracing():
+        val = init_val
+        for i in range(lower, upper):
+            val = body_fun(i, val)
+        return val
+    i0 = _t(lower, _dt.int32) if not isinstance(lower, _TensorBase) else lower
+    leaves = _flatten_nest(init_val)
+
+    def c(i, *vals):
+        return _m.less(i, upper)
+
+    def b(i, *vals):
+        out = body_fun(i, _pack_as(init_val, list(vals)))
+        return (i + 1,) + tuple(_t(v) for v in _flatten_nest(out))
+    out = _cf.while_loop(c, b, (i0,) + tuple(_t(v) for v in leaves))
+    return _pack_as(init_val, list(out[1:]))
+
+
+def _tracing():
+    from ...graph.context import state  # noqa: PLC0415 -- the per-thread trace state
+    return state.graph is not None
+
+
+def _length(xs, what):
+    leaves = _flatten_nest(xs)
+    n = None
+    for leaf in leaves:
+        d = _t(leaf).shape[0]
+        if d is None:
+            raise ValueError(f"{what} needs a static leading dim on its inputs while tracing, got "
+                             f"{_t(leaf).shape}")
+        n = d if n is None else n
+    return n
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (final carry, stacked ys)."""
+    if xs is None and length is None:
+        raise ValueError("scan needs xs or length")
+    n = length if xs is None else _length(xs, "scan")
+    leaves = [] if xs is None else [_t(v) for v in _flatten_nest(xs)]
+    carry, ys = init, []
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        x = None if xs is None else _pack_as(xs, [v[i] for v in leaves])
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if not ys or ys[0] is None:
+        return carry, None
+    stacked = [_a.stack([_t(v) for v in parts]) for parts in zip(*[_flatten_nest(y) for y in ys])]
+    return carry, _pack_as(ys[0], stacked)
+
+
+def associative_scan(f, elems, reverse=False, axis=0):
+    """Inclusive scan of the associative `f` along `axis` (f sees slices that keep the axis)."""
+    leaves = [_t(v) for v in _flatten_nest(elems)]
+    n = leaves[0].shape[axis]
+    if n is None:
+        raise ValueError("associative_scan needs a static size along the scan axis")
+    rank = leaves[0].shape.rank
+
+    def part(i):
+        key = tuple([_np.s_[:]] * (axis % rank) + [_np.s_[i:i + 1]])
+        return _pack_as(elems, [_a.getitem(v, key) for v in leaves])
+    order = list(range(n - 1, -1, -1)) if reverse else list(range(n))
+    acc = part(order[0])
+    outs = [acc]
+    for i in order[1:]:
+        acc = f(acc, part(i)) if not reverse else f(part(i), acc)
+        outs.append(acc)
+    if reverse:
+        outs.reverse()
+    joined = [_a.concat([_t(v) for v in parts], axis)
+              for parts in zip(*[_flatten_nest(o) for o in outs])]
+    return _pack_as(elems, joined)
+
+
+def map(f, xs):  # noqa: A001 -- Keras's name
+    """`f` applied to each slice of `xs` along the leading axis, results stacked."""
+    n = _length(xs, "map")
+    leaves = [_t(v) for v in _flatten_nest(xs)]
+    ys = [f(_pack_as(xs, [v[i] for v in leaves])) for i in range(n)]
+    stacked = [_a.stack([_t(v) for v in parts]) for parts in zip(*[_flatten_nest(y) for y in ys])]
+    return _pack_as(ys[0], stacked)
+
+
+def vectorized_map(function, elements):
+    """`function` applied to each slice of `elements` along the leading axis, stacked."""
+    return map(function, elements)
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, index clamped to the valid range (a graph `If` chain
+    for tensor indices)."""
+    n = len(branches)
+    if not isinstance(index, _TensorBase):
+        return branches[min(max(int(index), 0), n - 1)](*operands)
+    if isinstance(index, Tensor):
+        return branches[min(max(int(index), 0), n - 1)](*operands)
+    i = _m.minimum(_m.maximum(_m.cast(index, _dt.int32), 0), n - 1)
+
+    def pick(k):
+        if k == n - 1:
+            return branches[k](*operands)
+        return _cf.cond(_m.equal(i, k), lambda: branches[k](*operands), lambda: pick(k + 1))
+    return pick(0)
+
+
+# ------------------------------------------------------------------ math
+
+def erf(x):
+    """The Gauss error function, elementwise."""
+    return _nn.erf(_float(x))
+
+
+def erfinv(x):
+    """The inverse error function, elementwise."""
+    return _num.erfinv(_float(x))
+
+
+def rsqrt(x):
+    """Elementwise `1 / sqrt(x)`."""
+    return _m.rsqrt(_float(x))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """`log(sum(exp(x)))` over `axis`, computed stably."""
+    x = _float(x)
+    return _m.reduce_logsumexp(x, axis, keepdims)
+
+
+def top_k(x, k, sorted=True):  # noqa: A002 -- Keras's name
+    """The k largest values along the last axis and their int32 indices."""
+    out = _m.top_k(_t(x), k, sorted=sorted)
+    return out[0], out[1]
+
+
+def in_top_k(targets, predictions, k):
+    """For each row, whether the target class is among the k highest predictions."""
+    return _m.in_top_k(_t(targets), _float(predictions), k)
+
+
+def _segment(fn, data, segment_ids, num_segments):
+    data = _t(data)
+    ids = _t(segment_ids)
+    if ids.dtype not in (_dt.int32, _dt.int64):
+        ids = _m.cast(ids, _dt.int32)
+    if num_segments is None:
+        if isinstance(ids, SymbolicTensor):
+            raise ValueError("segment ops need num_segments while tracing")
+        num_segments = int(_np.max(ids.numpy())) + 1 if ids.numpy().size else 0
+    return fn(data, ids, num_segments)
+
+
+def segment_sum(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    """Sums of the rows of `data` per segment id (num_segments rows; ids may be unsorted)."""
+    return _segment(_m.unsorted_segment_sum, data, segment_ids, num_segments)
+
+
+def segment_max(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    """Maxima of the rows of `data` per segment id (the dtype's lowest value for empty ones)."""
+    return _segment(_m.unsorted_segment_max, data, segment_ids, num_segments)
+
+
+def segment_min(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    """Minima of the rows of `data` per segment id (the dtype's highest value for empty ones)."""
+    return _segment(_m.unsorted_segment_min, data, segment_ids, num_segments)
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):  # noqa: A002
+    """Products of the rows of `data` per segment id (1 for empty ones)."""
+    return _segment(_seg.unsorted_segment_prod, data, segment_ids, num_segments)
+
+
+# ------------------------------------------------------------------ FFT over (real, imag) pairs
+
+def _dft(n, m, inverse, dtype):
+    """cos and sin matrices [n, m] of exp(-+2 pi i j k / n), exact phases (j k mod n)."""
+    jk = _np.outer(_np.arange(n), _np.arange(m)) % n
+    angle = 2 * _np.pi * jk / n
+    return (_a.constant(_np.cos(angle).astype(dtype.np)),
+            _a.constant((_np.sin(angle) * (1 if inverse else -1)).astype(dtype.np)))
+
+
+def _complex_pair(x, op_name):
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise ValueError(f"{op_name} needs a tuple (real, imag) of two tensors, got {type(x).__name__}")
+    re, im = _promote(x[0], x[1], floating=True)
+    if tuple(re.shape) != tuple(im.shape):
+        raise ValueError(f"{op_name}: real and imag must have one shape, got {re.shape} and {im.shape}")
+    return re, im
+
+
+def _dft_last(re, im, inverse=False, n_out=None):
+    n = re.shape[-1]
+    c, s = _dft(n, n if n_out is None else n_out, inverse, re.dtype)
+    out_re = _m.tensordot(re, c, 1) - _m.tensordot(im, s, 1)
+    out_im = _m.tensordot(re, s, 1) + _m.tensordot(im, c, 1)
+    if inverse:
+        out_re, out_im = out_re / _m.cast(n, re.dtype), out_im / _m.cast(n, re.dtype)
+    return out_re, out_im
+
+
+def fft(x):
+    """The discrete Fourier transform along the last axis of x = (real, imag)."""
+    return _dft_last(*_complex_pair(x, "fft"))
+
+
+def _swap_last_two(t):
+    r = t.shape.rank
+    return _a.transpose(t, list(range(r - 2)) + [r - 1, r - 2])
+
+
+def _two_d(x, op_name, inverse):
+    re, im = _complex_pair(x, op_name)
+    re, im = _dft_last(re, im, inverse)
+    re, im = _dft_last(_swap_last_two(re), _swap_last_two(im), inverse)
+    return _swap_last_two(re), _swap_last_two(im)
+
+
+def fft2(x):
+    """The 2-D discrete Fourier transform over the last two axes of x = (real, imag)."""
+    return _two_d(x, "fft2", inverse=False)
+
+
+def ifft2(x):
+    """The 2-D inverse discrete Fourier transform over the last two axes of x = (real, imag)."""
+    return _two_d(x, "ifft2", inverse=True)
+
+
+def _fit_last(x, n):
+    length = x.shape[-1]
+    if length == n:
+        return x
+    if length > n:
+        return x[..., :n]
+    return _a.pad(x, [[0, 0]] * (x.shape.rank - 1) + [[0, n - length]])
+
+
+def rfft(x, fft_length=None):
+    """The FFT of the real x along its last axis: (real, imag) of the fft_length // 2 + 1 terms."""
+    x = _float(x)
+    n = x.shape[-1] if fft_length is None else fft_length
+    x = _fit_last(x, n)
+    c, s = _dft(n, n // 2 + 1, False, x.dtype)
+    return _m.tensordot(x, c, 1), _m.tensordot(x, s, 1)
+
+
+def irfft(x, fft_length=None):
+    """The real inverse of `rfft` for x = (real, imag) with fft_length outputs."""
+    re, im = _complex_pair(x, "irfft")
+    m = re.shape[-1]
+    n = 2 * (m - 1) if fft_length is None else fft_length
+    half = n // 2 + 1
+    re, im = _fit_last(re, half), _fit_last(im, half)
+    # Hermitian weights: the DC term (and Nyquist for even n) once, the others twice
+    w = _np.full(half, 2.0)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    jk = _np.outer(_np.arange(half), _np.arange(n)) % n
+    angle = 2 * _np.pi * jk / n
+    c = _a.constant((w[:, None] * _np.cos(angle) / n).astype(re.dtype.np))
+    s = _a.constant((w[:, None] * _np.sin(angle) / n).astype(re.dtype.np))
+    return _m.tensordot(re, c, 1) - _m.tensordot(im, s, 1)
+
+
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Frames of `sequence_length` every `sequence_stride` along the last axis (new axis -2)."""
+    x = _t(x)
+    n = x.shape[-1]
+    if n is None:
+        raise ValueError("extract_sequences needs a static last dim")
+    count = max(0, 1 + (n - sequence_length) // sequence_stride)
+    idx = (_np.arange(count)[:, None] * sequence_stride + _np.arange(sequence_length)[None, :])
+    return _a.gather(x, _a.constant(idx.astype(_np.int32)), axis=x.shape.rank - 1)
+
+
+def _window(window, length, dtype):
+    if window is None:
+        return None
+    if isinstance(window, str):
+        if window not in ("hann", "hamming"):
+            raise ValueError(f"window must be 'hann', 'hamming', a tensor or None, got {window!r}")
+        k = _np.arange(length)
+        a = 0.5 if window == "hann" else 0.54
+        w = a - (1 - a) * _np.cos(2 * _np.pi * k / length)  # periodic, as TensorFlow's
+        return _a.constant(w.astype(dtype.np))
+    return _t(window, dtype)
+
+
+def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
+    """The short-time Fourier transform of real x along its last axis: (real, imag)."""
+    x = _float(x)
+    if center:
+        pad = fft_length // 2
+        x = _a.pad(x, [[0, 0]] * (x.shape.rank - 1) + [[pad, pad]], mode="REFLECT")
+    frames = extract_sequences(x, sequence_length, sequence_stride)
+    w = _window(window, sequence_length, x.dtype)
+    if w is not None:
+        if sequence_length < fft_length:  # centre the window inside the fft frame
+            left = (fft_length - sequence_length) // 2
+            frames = frames * w
+            frames = _a.pad(frames, [[0, 0]] * (frames.shape.rank - 1) +
+                            [[left, fft_length - sequence_length - left]])
+            return rfft(frames, fft_length)
+        frames = frames * w
+    return rfft(frames, fft_length)
+
+
+def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann", center=True):
+    """The inverse of `stft` by weighted overlap-add; x = (real, imag)."""
+    re, im = _complex_pair(x, "istft")
+    frames = irfft((re, im), fft_length)  # [..., num_frames, fft_length]
+    if sequence_length < fft_length:
+        left = (fft_length - sequence_length) // 2
+        frames = frames[..., left:left + sequence_length]
+    else:
+        frames = frames[..., :sequence_length]
+    w = _window(window, sequence_length, frames.dtype)
+    if w is not None:
+        frames = frames * w
+    num = frames.shape[-2]
+    total = (num - 1) * sequence_stride + sequence_length
+    pos = (_np.arange(num)[:, None] * sequence_stride + _np.arange(sequence_length)[None, :])
+    flat = _a.reshape(frames, _a.concat([_a.shape(frames)[:-2], [-1]], 0))
+    lead = frames.shape.rank - 2
+    moved = _a.transpose(flat, [lead] + list(range(lead))) if lead else flat
+    summed = _m.unsorted_segment_sum(moved, _a.constant(pos.reshape(-1).astype(_np.int32)), total)
+    out = _a.transpose(summed, list(range(1, lead + 1)) + [0]) if lead else summed
+    wsq = _np.zeros(total)
+    wv = _np.ones(sequence_length) if w is None else _np.asarray(
+        _window(window, sequence_length, _dt.float64).numpy() if isinstance(window, str) else
+        _np.asarray(window, dtype=_np.float64))
+    for i in range(num):
+        wsq[i * sequence_stride:i * sequence_stride + sequence_length] += wv * wv
+    wsq = _np.where(wsq > 1e-10, wsq, 1.0)
+    out = out / _a.constant(wsq.astype(out.dtype.np))
+    if center:
+        pad = fft_length // 2
+        out = out[..., pad:total - pad]
+    if length is not None:
+        cur = out.shape[-1]
+        out = out[..., :length] if cur >= length else _a.pad(
+            out, [[0, 0]] * (out.shape.rank - 1) + [[0, length - cur]])
+    return out
+

@@ -1,0 +1,396 @@
+"""`trainlib.keras.ops.image`: Keras 3's image ops over trainlib's ops.
+
+Owns: resizing (TensorFlow's half-pixel bilinear, nearest and Keys-cubic sampling), crops and
+pads, colour-space conversions, patch extraction (as Keras: a convolution with an identity
+kernel), Gaussian blur and Sobel edges (depthwise convolutions), `map_coordinates` and
+`affine_transform` (order 0 or 1 sampling). Invariants: compositions of trainlib ops only;
+sampling positions and weights that depend only on static sizes are computed once in numpy
+and enter the graph as constants, so gradients flow to the pixel values through gathers.
+Images are channels_last unless `data_format="channels_first"`.
+"""
+import numpy as _np
+
+from ...graph import dtypes as _dt
+from ...graph.ops import array as _a
+from ...graph.ops import math as _m
+from . import nn as _knn
+from ._convert import floating as _float, tensor as _t
+
+__all__ = ["affine_transform", "crop_images", "extract_patches", "gaussian_blur", "hsv_to_rgb",
+           "map_coordinates", "pad_images", "resize", "rgb_to_grayscale", "rgb_to_hsv",
+           "sobel_edges"]
+
+
+def _nhwc(images, data_format, name):
+    x = _t(images)
+    if x.shape.rank not in (3, 4):
+        raise ValueError(f"{name}: invalid images rank: expected rank 3 (single image) or rank 4 "
+                         f"(batch of images). Received input with shape: images.shape={x.shape}")
+    single = x.shape.rank == 3
+    if single:
+        x = _a.expand_dims(x, 0)
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0, 2, 3, 1])
+    return x, single
+
+
+def _back(y, single, data_format):
+    if data_format == "channels_first":
+        y = _a.transpose(y, [0, 3, 1, 2])
+    return _a.squeeze(y, [0]) if single else y
+
+
+# ------------------------------------------------------------------ resize
+
+def _linear_taps(n_in, n_out):
+    scale = n_in / n_out
+    src = (_np.arange(n_out) + 0.5) * scale - 0.5
+    lo_f = _np.floor(src)
+    frac = src - lo_f
+    lo = _np.clip(lo_f, 0, n_in - 1).astype(_np.int32)
+    hi = _np.clip(_np.ceil(src), 0, n_in - 1).astype(_np.int32)
+    return [(lo, 1.0 - frac), (hi, frac)]
+
+
+def _nearest_taps(n_in, n_out):
+    scale = n_in / n_out
+    idx = _np.minimum(_np.floor((_np.arange(n_out) + 0.5) * scale), n_in - 1).astype(_np.int32)
+    return [(idx, _np.ones(n_out))]
+
+
+def _cubic_taps(n_in, n_out, a=-0.5):
+    scale = n_in / n_out
+    src = (_np.arange(n_out) + 0.5) * scale - 0.5
+    base = _np.floor(src)
+    t = src - base
+
+    def keys(d):
+        d = _np.abs(d)
+        return _np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                         _np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0.0))
+    taps = []
+    weights = []
+    for off in (-1, 0, 1, 2):
+        idx = base + off
+        w = keys(t - off)
+        inside = (idx >= 0) & (idx <= n_in - 1)
+        weights.append(_np.where(inside, w, 0.0))  # out-of-range taps dropped, then renormalized
+        taps.append(_np.clip(idx, 0, n_in - 1).astype(_np.int32))
+    total = _np.sum(weights, axis=0)
+    return [(i, w / total) for i, w in zip(taps, weights)]
+
+
+_TAPS = {"bilinear": _linear_taps, "nearest": _nearest_taps, "bicubic": _cubic_taps}
+
+
+def _resample_axis(x, axis, n_out, method):
+    n_in = x.shape[axis]
+    if n_in == n_out and method != "bicubic":
+        return x
+    out = None
+    shape = [1] * x.shape.rank
+    shape[axis] = n_out
+    for idx, w in _TAPS[method](n_in, n_out):
+        g = _a.gather(x, _a.constant(idx), axis=axis)
+        if method != "nearest":
+            g = g * _a.constant(w.astype(x.dtype.np).reshape(shape))
+        out = g if out is None else out + g
+    return out
+
+
+def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
+           pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
+    """`images` resized to `size` (height, width): bilinear, nearest or bicubic sampling with
+    half-pixel centres, as TensorFlow's `tf.image.resize`."""
+    if interpolation not in _TAPS:
+        raise NotImplementedError(f"keras.ops.image.resize: interpolation {interpolation!r} is not "
+                                  f"supported by trainlib (supported: {sorted(_TAPS)})")
+    if antialias:
+        raise NotImplementedError("keras.ops.image.resize: antialias=True is not supported by trainlib")
+    if fill_mode != "constant":
+        raise ValueError(f"Invalid value for argument `fill_mode`. Only `'constant'` is supported. "
+                         f"Received: fill_mode={fill_mode}")
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be `True`.")
+    if len(size) != 2:
+        raise ValueError(f"Argument `size` must be a tuple of two elements (height, width). "
+                         f"Received: size={size}")
+    x, single = _nhwc(images, data_format, "resize")
+    src_dtype = x.dtype
+    x = _float(x)
+    th, tw = int(size[0]), int(size[1])
+    h, w = x.shape[1], x.shape[2]
+    if crop_to_aspect_ratio:
+        ch = max(min(h, int(float(w * th) / tw)), 1)
+        cw = max(min(w, int(float(h * tw) / th)), 1)
+        top, left = int(float(h - ch) / 2), int(float(w - cw) / 2)
+        x = x[:, top:top + ch, left:left + cw, :]
+    elif pad_to_aspect_ratio:
+        ph = max(h, int(float(w * th) / tw))
+        pw = max(w, int(float(h * tw) / th))
+        top, left = int(float(ph - h) / 2), int(float(pw - w) / 2)
+        if top > 0 or left > 0:
+            x = _a.pad(x, [[0, 0], [top, top], [left, left], [0, 0]], constant_values=fill_value)
+    x = _resample_axis(x, 1, th, interpolation)
+    x = _resample_axis(x, 2, tw, interpolation)
+    if src_dtype.is_integer and interpolation == "nearest":
+        x = _m.cast(x, src_dtype)
+    return _back(x, single, data_format)
+
+
+# ------------------------------------------------------------------ crops and pads
+
+def _hw_of(x, data_format):
+    return (x.shape[-3], x.shape[-2]) if data_format != "channels_first" else (x.shape[-2], x.shape[-1])
+
+
+def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
+               right_padding=None, target_height=None, target_width=None, data_format=None):
+    """`images` zero-padded on each side (sizes or target sizes given)."""
+    x = _t(images)
+    h, w = _hw_of(x, data_format)
+    if top_padding is None:
+        top_padding = target_height - bottom_padding - h
+    if bottom_padding is None:
+        bottom_padding = target_height - top_padding - h
+    if left_padding is None:
+        left_padding = target_width - right_padding - w
+    if right_padding is None:
+        right_padding = target_width - left_padding - w
+    for name, v in (("top_padding", top_padding), ("left_padding", left_padding),
+                    ("bottom_padding", bottom_padding), ("right_padding", right_padding)):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0. Received: {name}={v}")
+    spatial = [[top_padding, bottom_padding], [left_padding, right_padding]]
+    pads = spatial + [[0, 0]] if data_format != "channels_first" else [[0, 0]] + spatial
+    if x.shape.rank == 4:
+        pads = [[0, 0]] + pads
+    return _a.pad(x, pads)
+
+
+def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None,
+                right_cropping=None, target_height=None, target_width=None, data_format=None):
+    """`images` cropped on each side (sizes or target sizes given)."""
+    x = _t(images)
+    h, w = _hw_of(x, data_format)
+    if top_cropping is None:
+        top_cropping = h - target_height - bottom_cropping
+    if target_height is None:
+        target_height = h - bottom_cropping - top_cropping
+    if left_cropping is None:
+        left_cropping = w - target_width - right_cropping
+    if target_width is None:
+        target_width = w - right_cropping - left_cropping
+    for name, v in (("top_cropping", top_cropping), ("left_cropping", left_cropping),
+                    ("target_height", target_height), ("target_width", target_width)):
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0. Received: {name}={v}")
+    rows = slice(top_cropping, top_cropping + target_height)
+    cols = slice(left_cropping, left_cropping + target_width)
+    if data_format == "channels_first":
+        return x[..., rows, cols]
+    return x[..., rows, cols, :]
+
+
+# ------------------------------------------------------------------ colour
+
+def rgb_to_grayscale(images, data_format=None):
+    """Luma of RGB images (ITU-R 601 weights), one channel kept."""
+    x = _t(images)
+    axis = -3 if data_format == "channels_first" else -1
+    xf = _float(x)
+    w = _np.array([0.2989, 0.5870, 0.1140])
+    shape = [1] * x.shape.rank
+    shape[axis] = 3
+    gray = _m.reduce_sum(xf * _a.constant(w.astype(xf.dtype.np).reshape(shape)), axis, keepdims=True)
+    return _m.cast(gray, x.dtype) if not x.dtype.is_floating else gray
+
+
+def _channels(x, data_format):
+    axis = -3 if data_format == "channels_first" else -1
+    return [_a.squeeze(c, [axis]) for c in _a.split(x, 3, axis=axis)], axis
+
+
+def rgb_to_hsv(images, data_format=None):
+    """RGB images (floats in [0, 1]) converted to HSV."""
+    x = _float(images)
+    (r, g, b), axis = _channels(x, data_format)
+    v = _m.maximum(_m.maximum(r, g), b)
+    mn = _m.minimum(_m.minimum(r, g), b)
+    rng = v - mn
+    s = _m.divide_no_nan(rng, v)
+    safe = _m.where(_m.greater(rng, 0), rng, _a.ones_like(rng))
+    hr = (g - b) / safe
+    hg = (b - r) / safe + 2.0
+    hb = (r - g) / safe + 4.0
+    h = _m.where(_m.equal(v, r), hr, _m.where(_m.equal(v, g), hg, hb)) / 6.0
+    h = _m.where(_m.greater(rng, 0), h, _a.zeros_like(h))
+    h = h - _m.floor(h)
+    return _a.stack([h, s, v], axis)
+
+
+def hsv_to_rgb(images, data_format=None):
+    """HSV images (floats in [0, 1]) converted to RGB."""
+    x = _float(images)
+    (h, s, v), axis = _channels(x, data_format)
+    dh = h * 6.0
+
+    def channel(shift):
+        t = _m.abs(_m.floormod(dh + shift, _m.cast(6.0, x.dtype)) - 3.0) - 1.0
+        t = _m.minimum(_m.maximum(t, _a.zeros_like(t)), _a.ones_like(t))
+        return ((t - 1.0) * s + 1.0) * v
+    return _a.stack([channel(0.0), channel(4.0), channel(2.0)], axis)
+
+
+# ------------------------------------------------------------------ filters and patches
+
+def extract_patches(images, size, strides=None, dilation_rate=1, padding="valid", data_format=None):
+    """2-D patches of `size`, flattened into the channel axis (a convolution with an identity
+    kernel, as Keras)."""
+    x = _float(images)
+    ph, pw = (size, size) if isinstance(size, int) else tuple(size)
+    if not isinstance(size, int) and len(size) != 2:
+        raise NotImplementedError("keras.ops.image.extract_patches: trainlib supports 2-D patches")
+    channels = x.shape[-1] if data_format != "channels_first" else x.shape[-3]
+    out = ph * pw * channels
+    kernel = _a.reshape(_a.eye(out, dtype=x.dtype), [ph, pw, channels, out])
+    single = x.shape.rank == 3
+    if single:
+        x = _a.expand_dims(x, 0)
+    y = _knn.conv(x, kernel, strides or (ph, pw), padding, data_format, dilation_rate)
+    return _a.squeeze(y, [0]) if single else y
+
+
+def _depthwise(x, kernel2d, data_format):
+    x, single = _nhwc(x, data_format, "filter")
+    c = x.shape[-1]
+    kh, kw = kernel2d.shape
+    k = _np.tile(kernel2d.reshape(kh, kw, 1, 1), (1, 1, c, 1)).astype(x.dtype.np)
+    ph, pw = (kh - 1) // 2, (kw - 1) // 2
+    xp = _a.pad(x, [[0, 0], [ph, kh - 1 - ph], [pw, kw - 1 - pw], [0, 0]], mode="REFLECT")
+    y = _knn.depthwise_conv(xp, _a.constant(k), 1, "valid")
+    return _back(y, single, data_format)
+
+
+def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None):
+    """Images blurred by a normalized Gaussian kernel (reflect padding, as Keras)."""
+    x = _float(images)
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    sh, sw = (sigma, sigma) if isinstance(sigma, (int, float)) else sigma
+
+    def g(n, s):
+        t = _np.arange(n) - (n - 1) / 2.0
+        k = _np.exp(-(t ** 2) / (2.0 * s * s))
+        return k / k.sum()
+    return _depthwise(x, _np.outer(g(kh, sh), g(kw, sw)), data_format)
+
+
+def sobel_edges(images, data_format=None):
+    """(dy, dx) Sobel responses stacked on a new last axis (zero-padded borders... as TensorFlow:
+    reflect padding)."""
+    x = _float(images)
+    ky = _np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], dtype=_np.float64)
+    kx = ky.T
+    y = _depthwise(x, ky, data_format)
+    xx = _depthwise(x, kx, data_format)
+    return _a.stack([y, xx], -1)
+
+
+# ------------------------------------------------------------------ sampling at coordinates
+
+def _fix_index(idx, size, fill_mode):
+    if fill_mode == "nearest":
+        return _m.minimum(_m.maximum(idx, 0), size - 1)
+    if fill_mode == "wrap":
+        return _m.floormod(idx, size)
+    if fill_mode in ("reflect", "mirror"):
+        if fill_mode == "mirror":
+            period = 2 * (size - 1) if size > 1 else 1
+            i = _m.abs(_m.floormod(idx, period))
+            return _m.where(_m.greater_equal(i, size), period - i, i)
+        period = 2 * size
+        i = _m.floormod(idx, period)
+        return _m.where(_m.greater_equal(i, size), period - 1 - i, i)
+    return idx  # constant: out-of-range taps are masked by the caller
+
+
+def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0.0):
+    """`inputs` sampled at `coordinates` (one array per input dim) with order 0 (nearest) or 1
+    (linear) interpolation; points outside follow `fill_mode`."""
+    x = _t(inputs)
+    coords = [_float(c) for c in coordinates]
+    if len(coords) != x.shape.rank:
+        raise ValueError(f"map_coordinates needs {x.shape.rank} coordinate arrays, got {len(coords)}")
+    if order not in (0, 1):
+        raise NotImplementedError(f"map_coordinates supports order 0 and 1, got {order}")
+    dtype = coords[0].dtype
+    xf = _m.cast(x, dtype) if not x.dtype.is_floating else x
+    per_dim = []
+    for c, n in zip(coords, x.shape):
+        if order == 0:
+            idx = _m.cast(_m.round(c), _dt.int32)
+            per_dim.append([(idx, None)])
+        else:
+            lo = _m.floor(c)
+            w = c - lo
+            lo_i = _m.cast(lo, _dt.int32)
+            per_dim.append([(lo_i, 1.0 - w), (lo_i + 1, w)])
+    out = None
+    flat = _a.reshape(xf, [-1])
+    strides = _np.cumprod([1] + list(x.shape)[::-1])[:-1][::-1]
+    import itertools  # noqa: PLC0415 -- only this sampler walks the tap combinations
+    for combo in itertools.product(*per_dim):
+        valid = None
+        lin = None
+        weight = None
+        for (idx, w), n, st in zip(combo, x.shape, strides):
+            inside = _m.logical_and(_m.greater_equal(idx, 0), _m.less(idx, n))
+            fixed = _fix_index(idx, n, fill_mode)
+            if fill_mode == "constant":
+                fixed = _m.minimum(_m.maximum(fixed, 0), n - 1)
+                valid = inside if valid is None else _m.logical_and(valid, inside)
+            term = fixed * int(st)
+            lin = term if lin is None else lin + term
+            if w is not None:
+                weight = w if weight is None else weight * w
+        v = _a.gather(flat, lin)
+        if valid is not None:
+            v = _m.where(valid, v, _a.fill(_a.shape(v), _m.cast(fill_value, dtype)))
+        v = v if weight is None else v * weight
+        out = v if out is None else out + v
+    return _m.cast(out, x.dtype) if not x.dtype.is_floating else out
+
+
+def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant",
+                     fill_value=0, data_format=None):
+    """Images warped by projective transforms [a0, a1, a2, b0, b1, b2, c0, c1] mapping output
+    points (x, y) to input points ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k),
+    k = c0 x + c1 y + 1 (TensorFlow's ImageProjectiveTransform)."""
+    x, single = _nhwc(images, data_format, "affine_transform")
+    order = {"nearest": 0, "bilinear": 1}.get(interpolation)
+    if order is None:
+        raise NotImplementedError(f"affine_transform supports nearest and bilinear, got "
+                                  f"{interpolation!r}")
+    t = _float(transform)
+    if t.shape.rank == 1:
+        t = _a.expand_dims(t, 0)
+    n, h, w, c = x.shape
+    xf = _float(x)
+    ys, xs = _np.meshgrid(_np.arange(h), _np.arange(w), indexing="ij")
+    xs_t = _a.constant(xs.astype(xf.dtype.np))
+    ys_t = _a.constant(ys.astype(xf.dtype.np))
+    outs = []
+    for i in range(n):
+        ti = t[i] if t.shape[0] != 1 else t[0]
+        k = ti[6] * xs_t + ti[7] * ys_t + 1.0
+        src_x = (ti[0] * xs_t + ti[1] * ys_t + ti[2]) / k
+        src_y = (ti[3] * xs_t + ti[4] * ys_t + ti[5]) / k
+        chans = []
+        for ch in range(c):
+            chans.append(map_coordinates(xf[i, :, :, ch], [src_y, src_x], order, fill_mode,
+                                         fill_value))
+        outs.append(_a.stack(chans, -1))
+    y = _a.stack(outs, 0)
+    if not x.dtype.is_floating:
+        y = _m.cast(y, x.dtype)
+    return _back(y, single, data_format)
