@@ -93,8 +93,11 @@ def tensor(x, dtype=None):
         return x if dtype is None else _m.cast(x, dtype)
     if dtype is not None:
         dtype = _dt.as_dtype(dtype)
-        t = _convert_to_tensor(x)
-        return t if t.dtype is dtype else _m.cast(t, dtype)
+        try:  # Python values convert straight to the dtype (float64 extremes stay finite)
+            return _convert_to_tensor(x, dtype)
+        except (TypeError, ValueError):
+            t = _convert_to_tensor(x)
+            return t if t.dtype is dtype else _m.cast(t, dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(e, _TensorBase) for e in _flat(x)):
         from ...graph.ops import array as _a  # noqa: PLC0415 -- rare path: a list holding tensors
         parts = [tensor(e) for e in x]

@@ -25,7 +25,7 @@ from ...graph.tensor import is_tensor as _is_tensor
 from ._convert import floating as _float, promote as _promote, tensor as _t
 
 __all__ = [
-    "associative_scan", "cast", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient",
+    "associative_scan", "cast", "cdist", "erfc", "logdet", "rearrange", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient",
     "dtype", "erf", "erfinv", "extract_sequences", "fft", "fft2", "fori_loop", "ifft2", "in_top_k",
     "irfft", "is_tensor", "istft", "logsumexp", "map", "rfft", "rsqrt", "saturate_cast", "scan",
     "scatter", "scatter_update", "segment_max", "segment_min", "segment_prod", "segment_sum",
@@ -77,7 +77,8 @@ def saturate_cast(x, dtype):  # noqa: A002
     if x.dtype.is_floating and not d.is_floating:
         lo, hi = float(_np.iinfo(d.np).min), float(_np.iinfo(d.np).max)
         # the largest float not above hi, so the cast cannot overflow
-        hi = float(_np.nextafter(x.dtype.np(hi), x.dtype.np(0))) if x.dtype.np(hi) > hi else hi
+        t = x.dtype.np.type
+        hi = float(_np.nextafter(t(hi), t(0))) if float(t(hi)) > hi else hi
         x = _m.minimum(_m.maximum(x, _m.cast(lo, x.dtype)), _m.cast(hi, x.dtype))
     elif not x.dtype.is_floating and not x.dtype.is_bool and not d.is_floating and not d.is_bool:
         lo = max(int(_np.iinfo(d.np).min), int(_np.iinfo(x.dtype.np).min))
@@ -282,9 +283,68 @@ def erf(x):
     return _nn.erf(_float(x))
 
 
+def erfc(x):
+    """The complementary error function 1 - erf(x), elementwise."""
+    return _num.erfc(_float(x))
+
+
 def erfinv(x):
     """The inverse error function, elementwise."""
     return _num.erfinv(_float(x))
+
+
+def logdet(x):
+    """log(det(x)) of symmetric positive-definite matrices."""
+    from ...graph.ops import linalg as _la  # noqa: PLC0415 -- only logdet needs linalg here
+    return _la.logdet(_float(x))
+
+
+def cdist(x, y):
+    """Euclidean distances between the rows of x [..., P, M] and y [..., R, M]: [..., P, R]."""
+    x, y = _promote(x, y, floating=True)
+    if x.shape.rank < 2 or y.shape.rank < 2:
+        raise ValueError("`cdist` inputs must have rank >= 2")
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError("Last dimension of inputs to `cdist` must match")
+    diff = _a.expand_dims(x, -2) - _a.expand_dims(y, -3)
+    return _m.sqrt(_m.reduce_sum(_m.square(diff), -1))
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """Axes rearranged by an einops pattern (`"b h w c -> b (h w) c"`; grouped axes split with
+    `axes_lengths`), as reshape, transpose, reshape."""
+    import re  # noqa: PLC0415 -- patterns are parsed only here
+
+    x = _t(tensor)
+    left, right = re.split(r"\s*->\s*", pattern)
+    in_axes = re.findall(r"\w+|\(.*?\)", left)
+    out_axes = re.findall(r"\w+|\(.*?\)", right)
+    sizes = dict(axes_lengths)
+    flat_in = []
+    for axis, dim in zip(in_axes, x.shape):
+        if axis.startswith("("):
+            inner = axis[1:-1].split()
+            known = 1
+            for a in inner:
+                known *= sizes.get(a, 1)
+            for a in inner:
+                if a not in sizes:
+                    sizes[a] = dim // known
+            flat_in.extend(inner)
+        else:
+            sizes[axis] = dim
+            flat_in.append(axis)
+    groups = [a[1:-1].split() if a.startswith("(") else [a] for a in out_axes]
+    flat_out = [a for g in groups for a in g]
+    x = _a.reshape(x, [sizes[a] for a in flat_in])
+    x = _a.transpose(x, [flat_in.index(a) for a in flat_out])
+    out_shape = []
+    for g in groups:
+        n = 1
+        for a in g:
+            n *= sizes[a]
+        out_shape.append(n)
+    return _a.reshape(x, out_shape)
 
 
 def rsqrt(x):
@@ -445,17 +505,23 @@ def extract_sequences(x, sequence_length, sequence_stride):
     return _a.gather(x, _a.constant(idx.astype(_np.int32)), axis=x.shape.rank - 1)
 
 
-def _window(window, length, dtype):
+def _window_array(window, length):
+    """The window as a float64 numpy array (periodic Hann/Hamming, as TensorFlow's), or None."""
     if window is None:
         return None
     if isinstance(window, str):
         if window not in ("hann", "hamming"):
             raise ValueError(f"window must be 'hann', 'hamming', a tensor or None, got {window!r}")
-        k = _np.arange(length)
         a = 0.5 if window == "hann" else 0.54
-        w = a - (1 - a) * _np.cos(2 * _np.pi * k / length)  # periodic, as TensorFlow's
-        return _a.constant(w.astype(dtype.np))
-    return _t(window, dtype)
+        return a - (1 - a) * _np.cos(2 * _np.pi * _np.arange(length) / length)
+    return None
+
+
+def _window(window, length, dtype):
+    if window is None:
+        return None
+    w = _window_array(window, length)
+    return _a.constant(w.astype(dtype.np)) if w is not None else _t(window, dtype)
 
 
 def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
@@ -498,9 +564,12 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
     summed = _m.unsorted_segment_sum(moved, _a.constant(pos.reshape(-1).astype(_np.int32)), total)
     out = _a.transpose(summed, list(range(1, lead + 1)) + [0]) if lead else summed
     wsq = _np.zeros(total)
-    wv = _np.ones(sequence_length) if w is None else _np.asarray(
-        _window(window, sequence_length, _dt.float64).numpy() if isinstance(window, str) else
-        _np.asarray(window, dtype=_np.float64))
+    if w is None:
+        wv = _np.ones(sequence_length)
+    elif isinstance(window, str):
+        wv = _window_array(window, sequence_length)
+    else:
+        wv = convert_to_numpy(window).astype(_np.float64)
     for i in range(num):
         wsq[i * sequence_stride:i * sequence_stride + sequence_length] += wv * wv
     wsq = _np.where(wsq > 1e-10, wsq, 1.0)

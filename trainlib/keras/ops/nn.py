@@ -667,7 +667,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
         raise ValueError("`dot_product_attention` only supports 4D inputs. Received: "
                          f"query.shape={q.shape}, key.shape={k.shape}, value.shape={v.shape}.")
     hq, hk = q.shape[2], k.shape[2]
-    if hq is not None and hk is not None and hq > hk > 1:
+    if hq is not None and hk is not None and hq > hk:  # grouped-query attention
         k = _a.repeat(k, hq // hk, axis=2)
         v = _a.repeat(v, hq // hk, axis=2)
     if scale is None:

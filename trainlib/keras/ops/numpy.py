@@ -284,7 +284,7 @@ conjugate = conj
 def angle(x):
     """The complex argument: for real tensors 0 where x >= 0 and pi where x < 0 (float)."""
     x = _float(_real_only(x, "angle"))
-    return _m.where(_m.less(x, 0), _m.cast(_a.fill(_a.shape(x), _np.pi), x.dtype), _a.zeros_like(x))
+    return _m.where(_m.less(x, 0), _a.fill(_a.shape(x), _t(_np.pi, x.dtype)), _a.zeros_like(x))
 
 
 def _real_only(x, name):
@@ -308,9 +308,9 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     info = _np.finfo(x.dtype.np)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
-    x = _m.where(_m.is_nan(x), _m.cast(_a.fill(_a.shape(x), float(nan)), x.dtype), x)
-    x = _m.where(isposinf(x), _m.cast(_a.fill(_a.shape(x), float(big)), x.dtype), x)
-    return _m.where(isneginf(x), _m.cast(_a.fill(_a.shape(x), float(small)), x.dtype), x)
+    x = _m.where(_m.is_nan(x), _a.fill(_a.shape(x), _t(float(nan), x.dtype)), x)
+    x = _m.where(isposinf(x), _a.fill(_a.shape(x), _t(float(big), x.dtype)), x)
+    return _m.where(isneginf(x), _a.fill(_a.shape(x), _t(float(small), x.dtype)), x)
 
 
 # ------------------------------------------------------------------ elementwise, two inputs
@@ -719,7 +719,7 @@ def _nan_filled(x, fill):
     x = _t(x)
     if not x.dtype.is_floating:
         return x
-    return _m.where(_m.is_nan(x), _m.cast(_a.fill(_a.shape(x), fill), x.dtype), x)
+    return _m.where(_m.is_nan(x), _a.fill(_a.shape(x), _t(fill, x.dtype)), x)
 
 
 def nansum(x, axis=None, keepdims=False):
@@ -824,7 +824,7 @@ def _quantile_along_last(x, q, method, ignore_nan):
     if ignore_nan:
         count = _m.reduce_sum(_m.cast(logical_not(isnan(x)), x.dtype), axis=-1, keepdims=True)
     else:
-        count = _m.cast(_a.fill(_a.concat([_a.shape(x)[:-1], [1]], 0), float(n)), x.dtype)
+        count = _a.fill(_a.concat([_a.shape(x)[:-1], [1]], 0), _t(float(n), x.dtype))
     last = _m.maximum(count - 1, _a.zeros_like(count))
     qs = _a.reshape(q, [-1] + [1] * _rank(x))  # [nq, 1..., 1]
     pos = qs * last  # [nq, ..., 1]
@@ -868,10 +868,16 @@ def _quantile(x, q, axis, method, keepdims, ignore_nan):
     red = _axes(axis, rank)
     keep = [i for i in range(rank) if i not in red]
     xt = _a.transpose(x, keep + list(red)) if list(keep) + list(red) != list(range(rank)) else x
-    kept_shape = [_a.shape(x)[i] for i in keep]
-    xt = _a.reshape(xt, _a.concat([_a.stack(kept_shape) if kept_shape else
-                                   _a.zeros([0], _dt.int32), [-1]], 0)) if rank else \
-        _a.reshape(xt, [1])
+    kept = [x.shape[i] for i in keep]
+    n = 1
+    for i in red:
+        if x.shape[i] is None:
+            raise ValueError("quantile needs static sizes along the reduced axes")
+        n *= x.shape[i]
+    if None in kept:
+        xt = _a.reshape(xt, _a.concat([_a.shape(xt)[:len(keep)], [n]], 0))
+    else:
+        xt = _a.reshape(xt, kept + [n])
     out = _quantile_along_last(xt, q, method, ignore_nan)  # [nq, kept...]
     if keepdims:
         shape = [1 if i in red else x.shape[i] for i in range(rank)]
@@ -1256,15 +1262,16 @@ def stack(x, axis=0):
 
 
 def _atleast(x, n):
+    """x with at least n dims, as NumPy's atleast_2d / atleast_3d place them."""
     x = _t(x)
     r = _rank(x)
     if r >= n:
         return x
-    if n == 3 and r == 2:
-        return _a.expand_dims(x, 2)
-    if n == 3 and r == 1:
-        return _a.reshape(x, [1, -1, 1])
-    return _a.reshape(x, [1] * (n - r - (1 if r else 0)) + ([-1] if r else [1]))
+    if r == 0:
+        return _a.reshape(x, [1] * n)
+    if r == 1:
+        return _a.reshape(x, [1, -1] if n == 2 else [1, -1, 1])
+    return _a.expand_dims(x, 2)
 
 
 def hstack(xs):
