@@ -32,7 +32,7 @@ def call(case, op, args):
 def to_numpy(value):
     """Nested results (tensors, tuples, lists, Python scalars) as nested numpy values."""
     if isinstance(value, (tuple, list)):
-        return type(value)(to_numpy(v) for v in value)
+        return (list if isinstance(value, list) else tuple)(to_numpy(v) for v in value)
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return value

@@ -123,7 +123,8 @@ def _erfinv_grad(op, dy):
 
 @defop("Erfinv", infer=_float_infer("Erfinv"), elementwise=True, grad=_erfinv_grad)
 def _erfinv(xp, x):
-    w64 = x.astype(xp.float64)
+    raw = x.astype(xp.float64)
+    w64 = xp.where(xp.abs(raw) < 1.0, raw, 0.0)  # +-1 and beyond are set at the end
     # Giles' approximation, then Newton steps on erf(y) = x (erf from the Erf kernel)
     w = -xp.log(xp.maximum((1.0 - w64) * (1.0 + w64), 1e-300))
     central = w < 5.0
@@ -137,8 +138,8 @@ def _erfinv(xp, x):
     for _ in range(3):
         err = _nn._erf(xp, y) - w64
         y = y - err / (2.0 / _pymath.sqrt(_pymath.pi) * xp.exp(-y * y))
-    y = xp.where(w64 == 1.0, xp.inf, xp.where(w64 == -1.0, -xp.inf, y))
-    y = xp.where(xp.abs(w64) > 1.0, xp.nan, y)
+    y = xp.where(raw == 1.0, xp.inf, xp.where(raw == -1.0, -xp.inf, y))
+    y = xp.where(xp.abs(raw) > 1.0, xp.nan, y)
     return y.astype(x.dtype)
 
 
@@ -202,14 +203,21 @@ def _lcm(xp, a, b):
     return xp.lcm(a, b)
 
 
+def _integers(name, x1, x2):
+    a, b = _math.convert_same_dtype(name, (x1, x2))
+    if not a.dtype.is_integer:
+        raise TypeError(f"{name} needs integer tensors, got {a.dtype.name}")
+    return a, b
+
+
 def gcd(x1, x2):
     """Elementwise greatest common divisor of integer tensors."""
-    return apply("Gcd", *_math.convert_same_dtype("Gcd", (x1, x2)))
+    return apply("Gcd", *_integers("gcd", x1, x2))
 
 
 def lcm(x1, x2):
     """Elementwise least common multiple of integer tensors."""
-    return apply("Lcm", *_math.convert_same_dtype("Lcm", (x1, x2)))
+    return apply("Lcm", *_integers("lcm", x1, x2))
 
 
 def _bitcast_infer(x, dtype):

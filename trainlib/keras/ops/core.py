@@ -524,62 +524,65 @@ def _window(window, length, dtype):
     return _a.constant(w.astype(dtype.np)) if w is not None else _t(window, dtype)
 
 
+def _padded_window(window, sequence_length, fft_length, dtype):
+    """The window zero-padded (centred) to fft_length, as a numpy array, or None."""
+    if window is None:
+        return None
+    w = _window_array(window, sequence_length)
+    if w is None:
+        w = convert_to_numpy(window).astype(_np.float64)
+    if w.shape != (sequence_length,):
+        raise ValueError(f"The shape of `window` must be equal to [sequence_length]. Received: "
+                         f"window shape={w.shape}")
+    left = (fft_length - sequence_length) // 2
+    return _np.pad(w, (left, fft_length - sequence_length - left)).astype(dtype.np)
+
+
 def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
-    """The short-time Fourier transform of real x along its last axis: (real, imag)."""
+    """The short-time Fourier transform of real x along its last axis: (real, imag) of
+    [..., frames, fft_length // 2 + 1] (frames of fft_length, the window centred in them)."""
     x = _float(x)
+    if fft_length < sequence_length:
+        raise ValueError(f"`fft_length` must equal or larger than `sequence_length`. Received: "
+                         f"sequence_length={sequence_length}, fft_length={fft_length}")
     if center:
         pad = fft_length // 2
         x = _a.pad(x, [[0, 0]] * (x.shape.rank - 1) + [[pad, pad]], mode="REFLECT")
-    frames = extract_sequences(x, sequence_length, sequence_stride)
-    w = _window(window, sequence_length, x.dtype)
+    frames = extract_sequences(x, fft_length, sequence_stride)
+    w = _padded_window(window, sequence_length, fft_length, x.dtype)
     if w is not None:
-        if sequence_length < fft_length:  # centre the window inside the fft frame
-            left = (fft_length - sequence_length) // 2
-            frames = frames * w
-            frames = _a.pad(frames, [[0, 0]] * (frames.shape.rank - 1) +
-                            [[left, fft_length - sequence_length - left]])
-            return rfft(frames, fft_length)
-        frames = frames * w
+        frames = frames * _a.constant(w)
     return rfft(frames, fft_length)
 
 
 def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann", center=True):
-    """The inverse of `stft` by weighted overlap-add; x = (real, imag)."""
+    """The inverse of `stft` (TensorFlow's inverse_stft: overlap-add of the inverse FFTs, each
+    frame weighted by the window over the overlapping squared windows); x = (real, imag)."""
     re, im = _complex_pair(x, "istft")
     frames = irfft((re, im), fft_length)  # [..., num_frames, fft_length]
-    if sequence_length < fft_length:
-        left = (fft_length - sequence_length) // 2
-        frames = frames[..., left:left + sequence_length]
-    else:
-        frames = frames[..., :sequence_length]
-    w = _window(window, sequence_length, frames.dtype)
+    w = _padded_window(window, sequence_length, fft_length, frames.dtype)
+    step = sequence_stride
     if w is not None:
-        frames = frames * w
+        overlaps = -(-fft_length // step)
+        sq = _np.pad(w.astype(_np.float64) ** 2, (0, overlaps * step - fft_length))
+        denom = _np.tile(sq.reshape(overlaps, step).sum(0, keepdims=True), (overlaps, 1)).reshape(-1)
+        frames = frames * _a.constant((w / denom[:fft_length]).astype(frames.dtype.np))
     num = frames.shape[-2]
-    total = (num - 1) * sequence_stride + sequence_length
-    pos = (_np.arange(num)[:, None] * sequence_stride + _np.arange(sequence_length)[None, :])
-    flat = _a.reshape(frames, _a.concat([_a.shape(frames)[:-2], [-1]], 0))
+    total = (num - 1) * step + fft_length
+    pos = (_np.arange(num)[:, None] * step + _np.arange(fft_length)[None, :])
     lead = frames.shape.rank - 2
+    flat = _a.reshape(frames, _a.concat([_a.shape(frames)[:-2], [-1]], 0))
     moved = _a.transpose(flat, [lead] + list(range(lead))) if lead else flat
     summed = _m.unsorted_segment_sum(moved, _a.constant(pos.reshape(-1).astype(_np.int32)), total)
     out = _a.transpose(summed, list(range(1, lead + 1)) + [0]) if lead else summed
-    wsq = _np.zeros(total)
-    if w is None:
-        wv = _np.ones(sequence_length)
-    elif isinstance(window, str):
-        wv = _window_array(window, sequence_length)
-    else:
-        wv = convert_to_numpy(window).astype(_np.float64)
-    for i in range(num):
-        wsq[i * sequence_stride:i * sequence_stride + sequence_length] += wv * wv
-    wsq = _np.where(wsq > 1e-10, wsq, 1.0)
-    out = out / _a.constant(wsq.astype(out.dtype.np))
-    if center:
-        pad = fft_length // 2
-        out = out[..., pad:total - pad]
+    start = fft_length // 2 if center else 0
     if length is not None:
-        cur = out.shape[-1]
-        out = out[..., :length] if cur >= length else _a.pad(
-            out, [[0, 0]] * (out.shape.rank - 1) + [[0, length - cur]])
+        end = start + length
+    elif center:
+        end = total - fft_length // 2
+    else:
+        end = total
+    out = out[..., start:min(end, total)]
+    if length is not None and out.shape[-1] is not None and out.shape[-1] < length:
+        out = _a.pad(out, [[0, 0]] * (out.shape.rank - 1) + [[0, length - out.shape[-1]]])
     return out
-

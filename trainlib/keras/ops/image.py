@@ -62,7 +62,7 @@ def _cubic_taps(n_in, n_out, a=-0.5):
     scale = n_in / n_out
     src = (_np.arange(n_out) + 0.5) * scale - 0.5
     base = _np.floor(src)
-    t = src - base
+    t = _np.round((src - base) * 1024) / 1024  # TensorFlow reads its weights from a 1024-step table
 
     def keys(d):
         d = _np.abs(d)
@@ -261,19 +261,20 @@ def extract_patches(images, size, strides=None, dilation_rate=1, padding="valid"
     return _a.squeeze(y, [0]) if single else y
 
 
-def _depthwise(x, kernel2d, data_format):
+def _depthwise(x, kernel2d, data_format, padding="reflect"):
     x, single = _nhwc(x, data_format, "filter")
     c = x.shape[-1]
     kh, kw = kernel2d.shape
     k = _np.tile(kernel2d.reshape(kh, kw, 1, 1), (1, 1, c, 1)).astype(x.dtype.np)
-    ph, pw = (kh - 1) // 2, (kw - 1) // 2
-    xp = _a.pad(x, [[0, 0], [ph, kh - 1 - ph], [pw, kw - 1 - pw], [0, 0]], mode="REFLECT")
-    y = _knn.depthwise_conv(xp, _a.constant(k), 1, "valid")
+    if padding == "reflect":
+        ph, pw = (kh - 1) // 2, (kw - 1) // 2
+        x = _a.pad(x, [[0, 0], [ph, kh - 1 - ph], [pw, kw - 1 - pw], [0, 0]], mode="REFLECT")
+    y = _knn.depthwise_conv(x, _a.constant(k), 1, "valid" if padding == "reflect" else "same")
     return _back(y, single, data_format)
 
 
 def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None):
-    """Images blurred by a normalized Gaussian kernel (reflect padding, as Keras)."""
+    """Images blurred by a normalized Gaussian kernel (zero padding, "same" size, as Keras)."""
     x = _float(images)
     kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
     sh, sw = (sigma, sigma) if isinstance(sigma, (int, float)) else sigma
@@ -282,12 +283,12 @@ def gaussian_blur(images, kernel_size=(3, 3), sigma=(1.0, 1.0), data_format=None
         t = _np.arange(n) - (n - 1) / 2.0
         k = _np.exp(-(t ** 2) / (2.0 * s * s))
         return k / k.sum()
-    return _depthwise(x, _np.outer(g(kh, sh), g(kw, sw)), data_format)
+    # Keras builds the 2-D kernel as outer(g(kw, sw), g(kh, sh)) laid out as [kh, kw]
+    return _depthwise(x, _np.outer(g(kw, sw), g(kh, sh)).reshape(kh, kw), data_format, "same")
 
 
 def sobel_edges(images, data_format=None):
-    """(dy, dx) Sobel responses stacked on a new last axis (zero-padded borders... as TensorFlow:
-    reflect padding)."""
+    """(dy, dx) Sobel responses stacked on a new last axis (reflect padding, as TensorFlow)."""
     x = _float(images)
     ky = _np.array([[-1, -2, -1], [0, 0, 0], [1, 2, 1]], dtype=_np.float64)
     kx = ky.T

@@ -1767,7 +1767,7 @@ def histogram(x, bins=10, range=None):  # noqa: A002 -- NumPy's name
     idx = _m.where(_m.equal(x, hi), _a.fill(_a.shape(idx), bins - 1), idx)
     inside = _m.logical_and(_m.greater_equal(x, lo), _m.less_equal(x, hi))
     counts = _m.bincount(_a.boolean_mask(idx, inside), minlength=bins, maxlength=bins, dtype=_dt.int32)
-    return counts, edges
+    return _m.cast(counts, x.dtype), edges  # counts in x's dtype, as Keras
 
 
 # ------------------------------------------------------------------ misc
