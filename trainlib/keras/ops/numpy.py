@@ -824,7 +824,8 @@ def _quantile_along_last(x, q, method, ignore_nan):
     if ignore_nan:
         count = _m.reduce_sum(_m.cast(logical_not(isnan(x)), x.dtype), axis=-1, keepdims=True)
     else:
-        count = _a.fill(_a.concat([_a.shape(x)[:-1], [1]], 0), _t(float(n), x.dtype))
+        size = _t(float(n), x.dtype) if n is not None else _m.cast(_a.shape(x)[-1], x.dtype)
+        count = _a.fill(_a.concat([_a.shape(x)[:-1], [1]], 0), size)
     last = _m.maximum(count - 1, _a.zeros_like(count))
     qs = _a.reshape(q, [-1] + [1] * _rank(x))  # [nq, 1..., 1]
     pos = qs * last  # [nq, ..., 1]
@@ -869,15 +870,10 @@ def _quantile(x, q, axis, method, keepdims, ignore_nan):
     keep = [i for i in range(rank) if i not in red]
     xt = _a.transpose(x, keep + list(red)) if list(keep) + list(red) != list(range(rank)) else x
     kept = [x.shape[i] for i in keep]
-    n = 1
-    for i in red:
-        if x.shape[i] is None:
-            raise ValueError("quantile needs static sizes along the reduced axes")
-        n *= x.shape[i]
     if None in kept:
-        xt = _a.reshape(xt, _a.concat([_a.shape(xt)[:len(keep)], [n]], 0))
+        xt = _a.reshape(xt, _a.concat([_a.shape(xt)[:len(keep)], [-1]], 0))
     else:
-        xt = _a.reshape(xt, kept + [n])
+        xt = _a.reshape(xt, kept + [-1])
     out = _quantile_along_last(xt, q, method, ignore_nan)  # [nq, kept...]
     if keepdims:
         shape = [1 if i in red else x.shape[i] for i in range(rank)]
