@@ -13,7 +13,7 @@ import numpy as _np
 from ...graph import dtypes as _dt
 from ...graph.op import convert_to_tensor as _convert_to_tensor
 from ...graph.ops import math as _m
-from ...graph.tensor import _TensorBase
+from ...graph.tensor import Tensor, _TensorBase
 
 FLOATX = _dt.float32
 
@@ -62,6 +62,10 @@ def result_type(*values, floating=False):
 
     With floating=True, integer and bool results become float32, as Keras's float ops do.
     """
+    if len(values) == 2 and isinstance(values[0], _TensorBase) and \
+            isinstance(values[1], _TensorBase) and values[0].dtype is values[1].dtype:
+        d = values[0].dtype  # the common case, kept cheap for eager dispatch
+        return d if d.is_floating or not floating else FLOATX
     strong, weak = None, set()
     for v in values:
         if isinstance(v, _dt.DType):
@@ -116,6 +120,10 @@ def _flat(x):
 
 def promote(*values, floating=False):
     """`values` as tensors of one dtype (Keras's result type; float32 at least if floating)."""
+    if len(values) == 2 and isinstance(values[0], _TensorBase) and \
+            isinstance(values[1], _TensorBase) and values[0].dtype is values[1].dtype and \
+            (values[0].dtype.is_floating or not floating):
+        return list(values)  # the common case, kept cheap for eager dispatch
     d = result_type(*values, floating=floating)
     return [_as(v, d) for v in values]
 
@@ -128,8 +136,25 @@ def _as(v, d):
 
 def floating(x):
     """`x` as a floating tensor (ints and bools become float32, as Keras's float ops do)."""
+    if isinstance(x, _TensorBase) and x.dtype.is_floating:
+        return x
     x = tensor(x)
     return x if x.dtype.is_floating else _m.cast(x, FLOATX)
+
+
+def ndim(x):
+    """The rank of the tensor `x` (an eager tensor's without building a TensorShape: dispatch cost)."""
+    if isinstance(x, Tensor):
+        return len(x._value.shape)  # noqa: SLF001
+    r = x.shape.rank
+    if r is None:
+        raise ValueError("keras.ops needs tensors of known rank here")
+    return r
+
+
+def small_int(d):
+    """Whether the dtype `d` is bool or an integer narrower than 32 bits (Keras widens those)."""
+    return d.is_bool or (d.is_integer and d.size < 4)
 
 
 def dtype_or(dtype, default):

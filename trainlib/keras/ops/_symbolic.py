@@ -41,6 +41,9 @@ def _has_keras_tensor(args, kwargs):
     return any(isinstance(v, KerasTensor) for v in kwargs.values())
 
 
+_SUSPECT = frozenset((KerasTensor, list, tuple, dict))
+
+
 def export(module, name):
     """The public `keras.ops` function `module.name`, wrapped for KerasTensor arguments (once)."""
     fn = getattr(module, name)
@@ -51,8 +54,14 @@ def export(module, name):
 
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if _has_keras_tensor(args, kwargs):
-            return OpLayer(fn)((args, kwargs))
+        for a in args:  # a cheap scan first: eager dispatch pays for this on every call
+            if type(a) in _SUSPECT:
+                if _has_keras_tensor(args, kwargs):
+                    return OpLayer(fn)((args, kwargs))
+                break
+        else:
+            if kwargs and _has_keras_tensor((), kwargs):
+                return OpLayer(fn)((args, kwargs))
         return fn(*args, **kwargs)
     op._keras_op = True
     setattr(module, name, op)

@@ -21,7 +21,8 @@ from ...graph.ops import math as _m
 from ...graph.ops import numeric as _num
 from ...graph.tensor import _TensorBase
 from ._convert import FLOATX, axes as _axes, dtype_or as _dtype_or, floating as _float, promote as _promote
-from ._convert import result_type as _result_type, static_shape as _static_shape, tensor as _t
+from ._convert import ndim as _ndim, result_type as _result_type, small_int as _small_int
+from ._convert import static_shape as _static_shape, tensor as _t
 
 __all__ = [
     "abs", "absolute", "add", "all", "allclose", "amax", "amin", "angle", "any", "append", "arange",
@@ -53,11 +54,7 @@ __all__ = [
 ]
 
 
-def _rank(x):
-    r = x.shape.rank
-    if r is None:
-        raise ValueError("keras.ops needs tensors of known rank here")
-    return r
+_rank = _ndim
 
 
 def _flatten(x):
@@ -603,9 +600,9 @@ def select(condlist, choicelist, default=0):
 def sum(x, axis=None, keepdims=False):  # noqa: A001 -- NumPy's name
     """Sum over `axis` (None: all); bool and small integers sum as int32."""
     x = _t(x)
-    if x.dtype.is_bool or x.dtype in (_dt.int8, _dt.int16, _dt.uint8):
+    if _small_int(x.dtype):
         x = _m.cast(x, _dt.int32)
-    return _m.reduce_sum(x, _reduce_axis(x, axis), keepdims)
+    return _m.reduce_sum(x, None if axis is None else _reduce_axis(x, axis), keepdims)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
@@ -613,7 +610,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     x = _t(x)
     if dtype is not None:
         x = _m.cast(x, dtype)
-    elif x.dtype.is_bool or x.dtype in (_dt.int8, _dt.int16, _dt.uint8):
+    elif _small_int(x.dtype):
         x = _m.cast(x, _dt.int32)
     return _m.reduce_prod(x, _reduce_axis(x, axis), keepdims)
 
@@ -1454,7 +1451,7 @@ def diagflat(x, k=0):
 def trace(x, offset=0, axis1=0, axis2=1):
     """The sum along diagonal `offset` of the matrices in (axis1, axis2)."""
     x = _t(x)
-    if x.dtype.is_bool or x.dtype in (_dt.int8, _dt.int16, _dt.uint8):
+    if _small_int(x.dtype):
         x = _m.cast(x, _dt.int32)
     return _m.reduce_sum(diagonal(x, offset, axis1, axis2), -1)
 
@@ -1477,24 +1474,22 @@ def diff(a, n=1, axis=-1):
 def matmul(x1, x2):
     """Matrix product with NumPy's rules (1-D operands, broadcast batch dims)."""
     a, b = _promote(x1, x2)
-    if a.dtype.is_bool:
-        a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
-    if a.dtype in (_dt.int8, _dt.int16, _dt.uint8):
+    if _small_int(a.dtype):
         a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
     ra, rb = _rank(a), _rank(b)
+    if ra == 2 and rb == 2:
+        return _m.matmul(a, b)
     if ra == 1 and rb == 1:
         return _m.reduce_sum(a * b)
     if ra == 1:
         return _a.squeeze(_m.matmul(_a.expand_dims(a, 0), b), [-2])
     if rb == 1:
         return _a.squeeze(_m.matmul(a, _a.expand_dims(b, 1)), [-1])
-    if ra != rb or a.shape[:-2] != b.shape[:-2]:
-        shape = _m.broadcast_shapes(a.shape[:-2], b.shape[:-2]) if _py.all(
-            d is not None for d in list(a.shape[:-2]) + list(b.shape[:-2])) else None
-        if shape is not None:
-            a = _a.broadcast_to(a, list(shape) + list(_a.shape(a)[-2:]) if False else
-                                _a.concat([list(shape), _a.shape(a)[-2:]], 0))
-            b = _a.broadcast_to(b, _a.concat([list(shape), _a.shape(b)[-2:]], 0))
+    batch_a, batch_b = list(a.shape)[:-2], list(b.shape)[:-2]
+    if batch_a != batch_b and None not in batch_a + batch_b:
+        batch = list(_m.broadcast_shapes(batch_a, batch_b))
+        a = _a.broadcast_to(a, _a.concat([batch, _a.shape(a)[-2:]], 0))
+        b = _a.broadcast_to(b, _a.concat([batch, _a.shape(b)[-2:]], 0))
     return _m.matmul(a, b)
 
 
