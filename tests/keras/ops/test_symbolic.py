@@ -55,3 +55,13 @@ def test_errors_reach_the_user():
         ops.split(np.zeros((5, 2)), 2)
     with pytest.raises(ValueError, match="mode"):
         ops.qr(np.eye(2), mode="bad")
+
+
+def test_python_operators_on_keras_tensors_record_ops():
+    x = tl.keras.Input(shape=(4,))
+    y = (2.0 * x - 1.0) ** 2 / (abs(x) + 1.0) + x[:, :1] @ np.ones((1, 4), np.float32)
+    model = tl.keras.Model(x, -y)
+    want = -((2 * X - 1) ** 2 / (np.abs(X) + 1) + X[:, :1] @ np.ones((1, 4)))
+    np.testing.assert_allclose(model(X).numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="iterated"):
+        list(x)

@@ -10,7 +10,7 @@ Not provided (trainlib's ops have no complex or sparse tensors, or no such op ye
 `elastic_transform`, `extract_patches_3d`, `perspective_transform`, `scale_and_translate`, `ssim`.
 """
 from . import image, linalg, nn, numpy  # noqa: F401
-from ._symbolic import export as _export
+from ._symbolic import export as _export, install_operators as _install_operators
 from .core import __all__ as _core_names
 from .linalg import __all__ as _linalg_names
 from .nn import __all__ as _nn_names
@@ -24,4 +24,5 @@ from . import core as _core  # noqa: E402 -- after the groups: core's names win 
 
 for _name in _core_names:
     _HERE[_name] = _export(_core, _name)
+_install_operators(numpy)  # x * 2.0 on a keras.Input records a multiply, as in Keras
 del _HERE, _module, _names, _name

@@ -66,3 +66,36 @@ def export(module, name):
     op._keras_op = True
     setattr(module, name, op)
     return op
+
+
+def install_operators(numpy_module):
+    """Gives KerasTensor Python's arithmetic operators as `keras.ops` calls (`x * 2.0` on a
+    `keras.Input` records a multiply node), as Keras 3's KerasTensor has; `==`/`!=` stay
+    identity comparisons (functional models key KerasTensors by identity)."""
+    binary = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+              "floordiv": "floor_divide", "mod": "mod", "pow": "power", "matmul": "matmul",
+              "and": "logical_and", "or": "logical_or", "xor": "logical_xor"}
+    for dunder, name in binary.items():
+        fn = getattr(numpy_module, name)
+        _install(f"__{dunder}__", lambda a, b, fn=fn: fn(a, b))
+        _install(f"__r{dunder}__", lambda a, b, fn=fn: fn(b, a))
+    for dunder, name in {"lt": "less", "le": "less_equal", "gt": "greater",
+                         "ge": "greater_equal"}.items():
+        fn = getattr(numpy_module, name)
+        _install(f"__{dunder}__", lambda a, b, fn=fn: fn(a, b))
+    for dunder, name in {"neg": "negative", "abs": "abs", "invert": "logical_not"}.items():
+        fn = getattr(numpy_module, name)
+        _install(f"__{dunder}__", lambda a, fn=fn: fn(a))
+    get_item = numpy_module.get_item
+    _install("__getitem__", lambda a, key: get_item(a, key))
+    _install("__iter__", _not_iterable)
+
+
+def _not_iterable(self):
+    raise TypeError("a KerasTensor is symbolic and cannot be iterated; index it (x[0]) or use "
+                    "keras.ops.unstack")
+
+
+def _install(dunder, method):
+    if dunder not in vars(KerasTensor):  # a definition in the layers package wins
+        setattr(KerasTensor, dunder, method)
