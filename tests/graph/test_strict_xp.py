@@ -155,6 +155,27 @@ def test_random_ops_draw_on_strict_xp_and_follow_set_seed():
     tl.random.set_seed(None)
 
 
+def test_stateless_random_ops_on_strict_xp():
+    from trainlib.graph.ops import stateless_random as sr
+
+    def draws(seed):
+        return [sr.stateless_uniform([3], seed), sr.stateless_normal([3], seed),
+                sr.stateless_truncated_normal([3], seed),
+                sr.stateless_uniform([3], seed, 0, 5, dtype=tl.int64),
+                sr.stateless_random_gamma([3], seed, 2.0), sr.stateless_random_binomial([3], seed, 4, 0.5)]
+
+    with strict():
+        seed = tl.constant([3, 4], tl.int64)
+        first, second = draws(seed), draws(seed)
+        for a, b in zip(first, second):
+            assert a.device == "gpu"
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        f = tl.function(draws)
+        for a, b in zip(f(seed), first):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        _note_graph_ops(f, seed)
+
+
 def test_print_and_asserts_on_strict_xp():
     def program(x):
         out = io.StringIO()

@@ -5,6 +5,6 @@
 `from trainlib.keras.layers import Dense`, as with `import keras`. Each submodule only re-exports.
 """
 from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers, saving, utils  # noqa: F401
-from . import ops  # noqa: F401
+from . import ops, random  # noqa: F401
 from .layers import Input, Layer  # noqa: F401
 from .models import Model, Sequential  # noqa: F401
