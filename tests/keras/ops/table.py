@@ -863,19 +863,33 @@ CASES += [
          no_ref=True, rtol=1e-4, atol=1e-5),
 ]
 
+CASES += [
+    Case("image.perspective_transform", [(2, 6, 6, 2)], no_ref=True, rtol=1e-4, atol=1e-4,
+         kw=dict(start_points=[[0.0, 0.0], [5.0, 0.0], [0.0, 5.0], [5.0, 5.0]],
+                 end_points=[[0.5, 0.2], [4.8, 0.1], [0.3, 5.2], [5.1, 4.6]]), dtypes=F32),
+    Case("image.extract_patches_3d", [(2, 4, 5, 6, 2)], kw={"size": 2}, grad=True, no_ref=True),
+    Case("image.extract_patches_3d", [(2, 5, 5, 5, 2)], id="same_strided",
+         kw={"size": (3, 2, 2), "strides": (2, 1, 2), "padding": "same"}, grad=True, no_ref=True),
+    Case("image.ssim", [In((2, 16, 16, 3), "f", 0, 1), In((2, 16, 16, 3), "f", 0, 1)], grad=True,
+         no_ref=True, rtol=1e-4, atol=1e-5),
+    Case("nn.ctc_loss", [Fixed([[1, 2, 2], [3, 1, 0]], "int32"), (2, 6, 4),
+                         Fixed([3, 2], "int32"), Fixed([6, 5], "int32")], grad=True, no_ref=True,
+         rtol=1e-4, atol=1e-4),
+    Case("nn.ctc_decode", [Fixed([[[0.1, 2.0, 0.0], [0.1, 2.0, 0.0], [3.0, 0.0, 0.0],
+                                   [0.0, 2.0, 0.1], [0.0, 0.0, 4.0]],
+                                  [[0.0, 0.0, 1.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0],
+                                   [0.0, 0.0, 1.0], [0.0, 3.0, 0.0]]]), Fixed([5, 4], "int32")],
+         no_ref=True),
+]
+
 # Keras 3.15's public keras.ops names that trainlib does not provide, and why.
 MISSING = {
     "eig": "complex eigenvalues: trainlib's ops have no complex kernels",
     "polar": "builds complex tensors",
     "view_as_complex": "builds complex tensors",
     "view_as_real": "needs complex tensors",
-    "ctc_loss": "not implemented yet (a dynamic-programming op)",
-    "ctc_decode": "not implemented yet",
 }
 MISSING_IMAGE = {
     "elastic_transform": "random displacement fields: not implemented yet",
-    "extract_patches_3d": "3-D (volume) ops are not implemented",
-    "perspective_transform": "not implemented yet",
     "scale_and_translate": "not implemented yet",
-    "ssim": "not implemented yet",
 }

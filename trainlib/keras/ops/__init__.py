@@ -5,9 +5,8 @@
 trainlib's ops (NumPy's argument forms and Keras's dtype promotion adapted in `numpy.py`,
 `nn.py`, `linalg.py`, `image.py`, `core.py`), so each runs eagerly, inside `tl.function`, under
 `GradientTape`, and on functional-API inputs (`keras.Input`). This module only re-exports.
-Not provided (trainlib's ops have no complex or sparse tensors, or no such op yet): `eig`,
-`polar`, `view_as_complex`, `view_as_real`, `ctc_loss`, `ctc_decode`, and in `image`
-`elastic_transform`, `extract_patches_3d`, `perspective_transform`, `scale_and_translate`, `ssim`.
+Not provided (trainlib's ops have no complex tensors, or no such op yet): `eig`, `polar`,
+`view_as_complex`, `view_as_real`, and in `image` `elastic_transform` and `scale_and_translate`.
 """
 from . import image, linalg, nn, numpy  # noqa: F401
 from ._symbolic import export as _export, install_operators as _install_operators
@@ -24,5 +23,7 @@ from . import core as _core  # noqa: E402 -- after the groups: core's names win 
 
 for _name in _core_names:
     _HERE[_name] = _export(_core, _name)
+for _name in image.__all__:  # ops.image.* too handle functional-API inputs
+    _export(image, _name)
 _install_operators(numpy)  # x * 2.0 on a keras.Input records a multiply, as in Keras
 del _HERE, _module, _names, _name

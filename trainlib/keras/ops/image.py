@@ -16,9 +16,9 @@ from ...graph.ops import math as _m
 from . import nn as _knn
 from ._convert import floating as _float, tensor as _t
 
-__all__ = ["affine_transform", "crop_images", "extract_patches", "gaussian_blur", "hsv_to_rgb",
-           "map_coordinates", "pad_images", "resize", "rgb_to_grayscale", "rgb_to_hsv",
-           "sobel_edges"]
+__all__ = ["affine_transform", "crop_images", "extract_patches", "extract_patches_3d",
+           "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
+           "resize", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim"]
 
 
 def _nhwc(images, data_format, name):
@@ -395,3 +395,109 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     if not x.dtype.is_floating:
         y = _m.cast(y, x.dtype)
     return _back(y, single, data_format)
+
+
+# ------------------------------------------------------------------ perspective, 3-D patches, SSIM
+
+def _homography(start, end):
+    """The 8 projective coefficients mapping `end` points onto `start` points ([N, 4, 2] each),
+    by solving the 8x8 linear system of the four correspondences."""
+    rows, target = [], []
+    zero = _a.zeros_like(start[:, 0, 0])
+    one = _a.ones_like(zero)
+    for i in range(4):
+        sx, sy = start[:, i, 0], start[:, i, 1]
+        ex, ey = end[:, i, 0], end[:, i, 1]
+        rows.append(_a.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
+        rows.append(_a.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
+        target += [sx, sy]
+    from ...graph.ops import linalg as _la  # noqa: PLC0415 -- only the homography solves
+    coefficients = _la.solve(_a.stack(rows, 1), _a.expand_dims(_a.stack(target, -1), -1))
+    return _a.reshape(coefficients, [-1, 8])
+
+
+def perspective_transform(images, start_points, end_points, interpolation="bilinear",
+                          fill_value=0, data_format=None):
+    """Images warped so that `start_points` ([4, 2] or [N, 4, 2], (x, y)) move to `end_points`."""
+    start = _t(start_points, _dt.float32)
+    end = _t(end_points, _dt.float32)
+    for name, p in (("start_points", start), ("end_points", end)):
+        if p.shape.rank not in (2, 3) or tuple(p.shape)[-2:] != (4, 2):
+            raise ValueError(f"Invalid {name} shape: expected (4,2) for a single image or (N,4,2) "
+                             f"for a batch. Received shape: {p.shape}")
+    if start.shape.rank == 2:
+        start, end = _a.expand_dims(start, 0), _a.expand_dims(end, 0)
+    return affine_transform(images, _homography(start, end), interpolation, "constant", fill_value,
+                            data_format)
+
+
+def extract_patches_3d(volumes, size, strides=None, dilation_rate=1, padding="valid",
+                       data_format=None):
+    """3-D patches of `size` (depth, height, width) flattened into the channel axis, in the order
+    of Keras's identity-kernel convolution (patch depth, row, column, then channel)."""
+    x = _t(volumes)
+    single = x.shape.rank == 4
+    if single:
+        x = _a.expand_dims(x, 0)
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0, 2, 3, 4, 1])
+    sz = (size,) * 3 if isinstance(size, int) else tuple(size)
+    st = sz if not strides else ((strides,) * 3 if isinstance(strides, int) else tuple(strides))
+    dl = (dilation_rate,) * 3 if isinstance(dilation_rate, int) else tuple(dilation_rate)
+    dims = list(x.shape[1:4])
+    if padding.lower() == "same":
+        pads = []
+        for n, k, s, d in zip(dims, sz, st, dl):
+            out = -(-n // s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - n, 0)
+            pads.append([total // 2, total - total // 2])
+        x = _a.pad(x, [[0, 0]] + pads + [[0, 0]])
+        dims = [n + p[0] + p[1] for n, p in zip(dims, pads)]
+    elif padding.lower() != "valid":
+        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
+    for i, (n, k, s, d) in enumerate(zip(dims, sz, st, dl)):
+        axis = 1 + 2 * i  # each dim done so far became (count, k)
+        count = (n - (k - 1) * d - 1) // s + 1
+        idx = (_np.arange(count)[:, None] * s + _np.arange(k)[None, :] * d).reshape(-1)
+        x = _a.gather(x, _a.constant(idx.astype(_np.int32)), axis=axis)
+        shape = list(x.shape)
+        x = _a.reshape(x, [-1] + shape[1:axis] + [count, k] + shape[axis + 1:])
+    # now [N, od, pd, oh, ph, ow, pw, C] -> [N, od, oh, ow, pd, ph, pw, C]
+    x = _a.transpose(x, [0, 1, 3, 5, 2, 4, 6, 7])
+    s = list(x.shape)
+    x = _a.reshape(x, [-1, s[1], s[2], s[3], s[4] * s[5] * s[6] * s[7]])
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0, 4, 1, 2, 3])
+    return _a.squeeze(x, [0]) if single else x
+
+
+def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03,
+         data_format=None):
+    """The structural similarity of two images (Gaussian windows, "valid" borders), averaged
+    over positions and channels: one value per image."""
+    a, single = _nhwc(image1, data_format, "ssim")
+    b, _ = _nhwc(image2, data_format, "ssim")
+    original = a.dtype
+    a, b = _float(a), _m.cast(_float(b), _float(a).dtype)
+    n, h, w, c = a.shape
+    t = _np.arange(filter_size) - (filter_size - 1) / 2.0
+    g = _np.exp(-(t ** 2) / (2.0 * filter_sigma ** 2))
+    g = g / g.sum()
+    kernel = _a.constant(_np.outer(g, g).reshape(filter_size, filter_size, 1, 1).astype(a.dtype.np))
+
+    def per_channel(x):
+        return _a.reshape(_a.transpose(x, [0, 3, 1, 2]), [-1, h, w, 1])
+
+    def blur(x):
+        return _knn.conv(x, kernel, 1, "valid")
+    x, y = per_channel(a), per_channel(b)
+    mu1, mu2 = blur(x), blur(y)
+    c1, c2 = (k1 * max_val) ** 2, (k2 * max_val) ** 2
+    s11 = blur(x * x) - mu1 * mu1
+    s22 = blur(y * y) - mu2 * mu2
+    s12 = blur(x * y) - mu1 * mu2
+    ssim_map = ((2.0 * mu1 * mu2 + c1) * (2.0 * s12 + c2)) / \
+        ((mu1 * mu1 + mu2 * mu2 + c1) * (s11 + s22 + c2))
+    per_image = _m.reduce_mean(_a.reshape(_m.reduce_mean(ssim_map, [1, 2, 3]), [-1, c]), -1)
+    out = _a.squeeze(per_image, [0]) if single else per_image
+    return _m.cast(out, original) if original.is_floating else out

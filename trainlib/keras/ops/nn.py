@@ -23,6 +23,7 @@ from ._convert import FLOATX, floating as _float, promote as _promote, tensor as
 __all__ = [
     "adaptive_average_pool", "adaptive_max_pool", "average_pool", "batch_normalization",
     "binary_crossentropy", "categorical_crossentropy", "celu", "conv", "conv_transpose",
+    "ctc_decode", "ctc_loss",
     "depth_to_space", "depthwise_conv", "dot_product_attention", "elu", "fold", "gelu", "glu",
     "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "layer_normalization",
     "leaky_relu", "log_sigmoid", "log_softmax", "max_pool", "moments", "multi_hot", "normalize",
@@ -690,3 +691,79 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
         logits = _m.where(keep, logits, _a.fill(_a.shape(logits), _c(large, q.dtype)))
     probs = _nn.softmax(logits, axis=-1)
     return _m.einsum("BNTS,BSNH->BTNH", probs, v)
+
+
+# ------------------------------------------------------------------ CTC
+
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """Connectionist temporal classification loss per sample: -log p(target | output), output
+    being logits [batch, time, classes] and target padded labels [batch, max_label_length]
+    (the forward algorithm in log space, unrolled over the static time axis)."""
+    logits = _float(output)
+    dtype = logits.dtype
+    labels = _m.cast(_t(target), _dt.int32)
+    tlen = _m.cast(_t(target_length), _dt.int32)
+    olen = _m.cast(_t(output_length), _dt.int32)
+    batch, steps, classes = logits.shape
+    max_len = labels.shape[1]
+    if steps is None or max_len is None:
+        raise ValueError("ctc_loss needs static time and label lengths in trainlib")
+    blank = mask_index % classes
+    logp = _nn.log_softmax(logits, axis=-1)
+    blanks = _a.fill(_a.shape(labels), blank)
+    ext = _a.reshape(_a.stack([blanks, labels], -1), [-1, 2 * max_len])
+    ext = _a.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, l2, ..., blank
+    size = 2 * max_len + 1
+    pos = _a.reshape(_a.range(size), [1, size])
+    previous = _a.concat([_a.fill(_a.stack([_a.shape(ext)[0], 2]), -1), ext[:, :-2]], 1)
+    skip = _m.logical_and(_m.not_equal(ext, blank), _m.not_equal(ext, previous))
+    neg = _m.cast(-1e30, dtype)
+    neg_fill = _a.fill(_a.shape(ext), neg)
+
+    def emit(t):
+        return _a.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
+
+    def shifted(a, k):
+        return _a.concat([_a.fill(_a.stack([_a.shape(a)[0], k]), neg), a[:, :-k]], 1)
+
+    def logsumexp3(a, b, c):
+        top = _m.maximum(_m.maximum(a, b), c)
+        return top + _m.log(_m.exp(a - top) + _m.exp(b - top) + _m.exp(c - top))
+    alpha = _m.where(_m.less(pos, 2), emit(0), neg_fill)
+    for t in range(1, steps):
+        step = logsumexp3(alpha, shifted(alpha, 1), _m.where(skip, shifted(alpha, 2), neg_fill)) + \
+            emit(t)
+        alpha = _m.where(_m.less(t, _a.expand_dims(olen, 1)), step, alpha)
+    last = _a.gather(alpha, _a.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
+    before = _a.gather(alpha, _a.expand_dims(_m.maximum(2 * tlen - 1, 0), 1), axis=1,
+                       batch_dims=1)[:, 0]
+    before = _m.where(_m.greater(tlen, 0), before, _a.fill(_a.shape(tlen), neg))
+    top = _m.maximum(last, before)
+    return -(top + _m.log(_m.exp(last - top) + _m.exp(before - top)))
+
+
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Greedy CTC decoding: (labels [1, batch, time] padded with -1 (int32), scores [batch, 1],
+    the negated sum of the best logit per step); beam search is not implemented."""
+    if strategy != "greedy":
+        raise NotImplementedError("keras.ops.ctc_decode: trainlib implements strategy='greedy' only")
+    x = _float(inputs)
+    steps, classes = x.shape[1], x.shape[2]
+    lengths = _m.cast(_t(sequence_lengths), _dt.int32)
+    blank = mask_index % classes
+    best = _m.argmax(x, axis=-1, output_type=_dt.int32)  # [batch, time]
+    valid = _m.less(_a.reshape(_a.range(steps), [1, steps]), _a.expand_dims(lengths, 1))
+    prev = _a.concat([_a.fill(_a.stack([_a.shape(best)[0], 1]), -1), best[:, :-1]], 1)
+    keep = _m.logical_and(valid, _m.not_equal(best, blank))
+    if merge_repeated:
+        keep = _m.logical_and(keep, _m.not_equal(best, prev))
+    slot = _m.cumsum(_m.cast(keep, _dt.int32), axis=1) - 1  # output position of each kept label
+    hits = _m.logical_and(_a.expand_dims(keep, 2), _m.equal(
+        _a.expand_dims(slot, 2), _a.reshape(_a.range(steps), [1, 1, steps])))  # [b, t, j]
+    labels = _m.reduce_sum(_m.where(hits, _a.expand_dims(best, 2), _a.zeros_like(_m.cast(
+        hits, _dt.int32))), 1)
+    decoded = _m.where(_m.reduce_any(hits, 1), labels, _a.fill(_a.shape(labels), -1))
+    top = _m.reduce_max(x, -1)
+    scores = -_m.reduce_sum(_m.where(valid, top, _a.zeros_like(top)), 1, keepdims=True)
+    return _a.expand_dims(decoded, 0), scores
