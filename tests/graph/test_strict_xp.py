@@ -23,7 +23,7 @@ from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
 _TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
-           "test_numeric", "test_segment", "test_decompositions")
+           "test_numeric", "test_segment", "test_decompositions", "test_complex")
 _CASES = [c for name in _TABLES for c in importlib.import_module(f"tests.graph.ops.{name}").CASES]
 _PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in _CASES for d in c.dtypes]
 _NEVER_RUN = {"Placeholder",  # fed by the Function call; its kernel only raises

@@ -74,6 +74,7 @@ class Case:
     id: str = ""                    # distinguishes several rows of one name
     no_ref: bool = False            # no numpy reference (checked against Keras only)
     traced: bool = True             # eager == traced check (False for eager-only Python values)
+    unordered: bool = False         # a 1-D result whose order is unspecified (compared sorted)
 
     def __post_init__(self):
         self.inputs = [In(tuple(s)) if isinstance(s, tuple) else s for s in self.inputs]
@@ -882,13 +883,25 @@ CASES += [
          no_ref=True),
 ]
 
+_C = np.array([[1 + 2j, -0.5 + 0j, 0 - 3j], [2.5 - 1j, 0 + 0j, -1 - 1j]], np.complex64)
+CASES += [
+    Case("nn.polar", [Pos((3, 4)), (3, 4)], dtypes=F32,
+         ref=lambda r, a: (r * np.exp(1j * a)).astype(np.complex64)),
+    Case("view_as_complex", [(3, 2)], dtypes=F32,
+         ref=lambda x: (x[..., 0] + 1j * x[..., 1]).astype(np.complex64)),
+    Case("view_as_real", [Fixed(_C)], dtypes=F32, ref=lambda c: np.stack([c.real, c.imag], -1)),
+    Case("eig", [Fixed([[2.0, 1.0, 0.0], [0.5, 3.0, 0.2], [0.0, 0.1, -1.0]])], dtypes=F32,
+         call=lambda op, x: op(x)[0], ref=lambda x: np.linalg.eig(x)[0].astype(np.complex64),
+         rtol=1e-4, atol=1e-5, unordered=True),
+    Case("real", [Fixed(_C)], dtypes=F32, id="complex"),
+    Case("imag", [Fixed(_C)], dtypes=F32, id="complex"),
+    Case("conj", [Fixed(_C)], dtypes=F32, id="complex"),
+    Case("angle", [Fixed(_C)], dtypes=F32, id="complex"),
+    Case("isreal", [Fixed(_C)], dtypes=F32, id="complex"),
+]
+
 # Keras 3.15's public keras.ops names that trainlib does not provide, and why.
-MISSING = {
-    "eig": "complex eigenvalues: trainlib's ops have no complex kernels",
-    "polar": "builds complex tensors",
-    "view_as_complex": "builds complex tensors",
-    "view_as_real": "needs complex tensors",
-}
+MISSING = {}
 MISSING_IMAGE = {
     "elastic_transform": "random displacement fields: not implemented yet",
     "scale_and_translate": "not implemented yet",

@@ -9,4 +9,4 @@ from . import linalg  # noqa: F401 -- registration; tl.linalg
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
-from . import numeric, segment, decompositions, stateless_random  # noqa: F401 -- registration
+from . import complex, numeric, segment, decompositions, stateless_random  # noqa: F401 -- registration

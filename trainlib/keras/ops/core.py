@@ -15,6 +15,7 @@ from ...graph import dtypes as _dt
 from ...graph.autodiff import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient is TensorFlow's form
 from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
+from ...graph.ops import complex as _cx
 from ...graph.ops import control_flow as _cf
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
@@ -30,7 +31,7 @@ __all__ = [
     "irfft", "is_tensor", "istft", "logsumexp", "map", "rfft", "rsqrt", "saturate_cast", "scan",
     "scatter", "scatter_update", "segment_max", "segment_min", "segment_prod", "segment_sum",
     "shape", "slice", "slice_update", "stft", "stop_gradient", "switch", "top_k", "unstack",
-    "vectorized_map", "while_loop",
+    "vectorized_map", "view_as_complex", "view_as_real", "while_loop",
 ]
 
 
@@ -345,6 +346,23 @@ def rearrange(tensor, pattern, **axes_lengths):
             n *= sizes[a]
         out_shape.append(n)
     return _a.reshape(x, out_shape)
+
+
+def view_as_complex(x):
+    """The complex64 tensor whose real and imaginary parts are x[..., 0] and x[..., 1]."""
+    x = _float(x)
+    if x.shape[-1] != 2:
+        raise ValueError(f"Last dimension of input must be size 2 (real and imaginary). Received "
+                         f"shape: {x.shape}")
+    return _cx.complex(_m.cast(x[..., 0], _dt.float32), _m.cast(x[..., 1], _dt.float32))
+
+
+def view_as_real(x):
+    """The complex x as real numbers: a new last axis of (real, imag)."""
+    x = _t(x)
+    if not x.dtype.is_complex:
+        raise ValueError(f"view_as_real needs a complex tensor, got {x.dtype.name}")
+    return _a.stack([_cx.real(x), _cx.imag(x)], -1)
 
 
 def rsqrt(x):

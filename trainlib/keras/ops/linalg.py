@@ -4,8 +4,7 @@ Owns: Keras's signatures for cholesky, det, inv, solve, solve_triangular, qr, sv
 norm (NumPy's vector and matrix orders), lstsq, pinv, matrix_rank, cholesky_inverse and jvp.
 Invariants: compositions of trainlib ops only (decompositions are the OpDefs of
 `trainlib.graph.ops.decompositions`); `jvp` is the transpose of a vector-Jacobian product
-(two nested tapes), exact for any differentiable function. `eig` (complex results) is absent:
-trainlib's ops have no complex kernels yet.
+(two nested tapes), exact for any differentiable function; `eig` returns complex64 values.
 """
 import numpy as _np
 
@@ -18,7 +17,7 @@ from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ._convert import floating as _float, promote as _promote, tensor as _t
 
-__all__ = ["cholesky", "cholesky_inverse", "det", "eigh", "inv", "jvp", "lstsq", "lu_factor",
+__all__ = ["cholesky", "cholesky_inverse", "det", "eig", "eigh", "inv", "jvp", "lstsq", "lu_factor",
            "matrix_rank", "norm", "pinv", "qr", "solve", "solve_triangular", "svd"]
 
 
@@ -81,6 +80,12 @@ def svd(x, full_matrices=True, compute_uv=True):
         return out
     s, u, vh = out
     return u, s, vh
+
+
+def eig(x):
+    """(eigenvalues, eigenvectors) of square real matrices, complex64 (no gradient)."""
+    from ...graph.ops import complex as _cx  # noqa: PLC0415 -- the one complex-valued result here
+    return tuple(_cx.eig(_m.cast(_float(x), _dt.float32)))
 
 
 def eigh(x):

@@ -27,7 +27,7 @@ __all__ = [
     "depth_to_space", "depthwise_conv", "dot_product_attention", "elu", "fold", "gelu", "glu",
     "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "layer_normalization",
     "leaky_relu", "log_sigmoid", "log_softmax", "max_pool", "moments", "multi_hot", "normalize",
-    "one_hot", "psnr", "relu", "relu6", "rms_normalization", "selu", "separable_conv", "sigmoid",
+    "one_hot", "polar", "psnr", "relu", "relu6", "rms_normalization", "selu", "separable_conv", "sigmoid",
     "silu", "soft_shrink", "softmax", "softplus", "softsign", "space_to_depth",
     "sparse_categorical_crossentropy", "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus",
     "swish", "tanh_shrink", "threshold", "unfold",
@@ -398,6 +398,14 @@ def normalize(x, axis=-1, order=2, epsilon=None):
         return x * _m.minimum(inv, _c(1.0 / eps, x.dtype))
     from .linalg import norm  # noqa: PLC0415 -- linalg sits beside nn
     return x / _m.maximum(norm(x, order, axis, keepdims=True), _c(eps, x.dtype))
+
+
+def polar(abs_, angle):
+    """The complex64 tensor abs_ * (cos(angle) + i sin(angle))."""
+    r, a = _promote(abs_, angle, floating=True)
+    r, a = _m.cast(r, _dt.float32), _m.cast(a, _dt.float32)
+    from ...graph.ops import complex as _cx  # noqa: PLC0415 -- only polar builds complex values
+    return _cx.complex(r * _m.cos(a), r * _m.sin(a))
 
 
 def psnr(x1, x2, max_val):

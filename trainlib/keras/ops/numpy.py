@@ -16,6 +16,7 @@ import numpy as _np
 from ...graph import dtypes as _dt
 from ...graph.ops import array as _a
 from ...graph.ops import bitwise as _b
+from ...graph.ops import complex as _cx
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import numeric as _num
@@ -257,39 +258,40 @@ def isposinf(x):
 def isreal(x):
     """Elementwise: the imaginary part is zero (always True for real dtypes)."""
     x = _t(x)
+    if x.dtype.is_complex:
+        return _m.equal(_cx.imag(x), 0.0)
     return _m.cast(_a.ones_like(x), _dt.bool)
 
 
 def real(x):
     """The real part (real tensors are returned as they are)."""
-    return _real_only(x, "real")
+    x = _t(x)
+    return _cx.real(x) if x.dtype.is_complex else x
 
 
 def imag(x):
     """The imaginary part (zeros for real tensors)."""
-    return _a.zeros_like(_real_only(x, "imag"))
+    x = _t(x)
+    return _cx.imag(x) if x.dtype.is_complex else _a.zeros_like(x)
 
 
 def conj(x):
     """The complex conjugate (real tensors are returned as they are)."""
-    return _real_only(x, "conj")
+    x = _t(x)
+    return _cx.conj(x) if x.dtype.is_complex else x
 
 
 conjugate = conj
 
 
 def angle(x):
-    """The complex argument: for real tensors 0 where x >= 0 and pi where x < 0 (float)."""
-    x = _float(_real_only(x, "angle"))
-    return _m.where(_m.less(x, 0), _a.fill(_a.shape(x), _t(_np.pi, x.dtype)), _a.zeros_like(x))
-
-
-def _real_only(x, name):
+    """The complex argument atan2(imag, real); for real tensors 0 where x >= 0 and pi where
+    x < 0 (float)."""
     x = _t(x)
     if x.dtype.is_complex:
-        raise NotImplementedError(f"keras.ops.{name}: complex tensors are not supported by "
-                                  "trainlib's ops yet")
-    return x
+        return _m.atan2(_cx.imag(x), _cx.real(x))
+    x = _float(x)
+    return _m.where(_m.less(x, 0), _a.fill(_a.shape(x), _t(_np.pi, x.dtype)), _a.zeros_like(x))
 
 
 def copy(x):
