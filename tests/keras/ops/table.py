@@ -181,6 +181,11 @@ def _bilinear_ref(x, size):
         np.float32 if x.dtype == np.float32 else x.dtype)
 
 
+def _sat(op, x, scale, translation, **kw):
+    """scale_and_translate with its tensors by keyword (output_shape comes before them)."""
+    return op(x, scale=scale, translation=translation, **kw)
+
+
 # ------------------------------------------------------------------ the table
 
 UNARY_FLOAT = ["abs", "absolute", "negative", "square", "sqrt", "exp", "expm1", "log", "log1p",
@@ -871,6 +876,19 @@ CASES += [
     Case("image.extract_patches_3d", [(2, 4, 5, 6, 2)], kw={"size": 2}, grad=True, no_ref=True),
     Case("image.extract_patches_3d", [(2, 5, 5, 5, 2)], id="same_strided",
          kw={"size": (3, 2, 2), "strides": (2, 1, 2), "padding": "same"}, grad=True, no_ref=True),
+    Case("image.scale_and_translate", [(2, 6, 5, 3), Fixed([0.6, 1.7]), Fixed([0.3, -0.4])],
+         kw=dict(output_shape=(2, 4, 8, 3), spatial_dims=(1, 2), method="linear"), call=_sat, grad=True,
+         no_ref=True, rtol=1e-4, atol=1e-5),
+    Case("image.scale_and_translate", [(2, 6, 5, 3), Fixed([0.6, 1.7]), Fixed([0.3, -0.4])],
+         kw=dict(output_shape=(2, 4, 8, 3), spatial_dims=(1, 2), method="lanczos3",
+                 antialias=False), call=_sat, grad=True, no_ref=True, rtol=1e-4, atol=1e-5, id="lanczos3"),
+    Case("image.scale_and_translate", [(2, 6, 5, 3), Fixed([0.5, 2.0]), Fixed([0.0, 1.0])],
+         kw=dict(output_shape=(2, 3, 10, 3), spatial_dims=(1, 2), method="cubic"), call=_sat,
+         grad=True,
+         no_ref=True, rtol=1e-4, atol=1e-5, id="cubic"),
+    # alpha=0: no displacement, so the random field does not matter (values are compared)
+    Case("image.elastic_transform", [(2, 7, 6, 2)], kw=dict(alpha=0.0, sigma=1.0, seed=3),
+         grad=True, ref=lambda x, **kw: x, rtol=1e-5, atol=1e-5),
     Case("image.ssim", [In((2, 16, 16, 3), "f", 0, 1), In((2, 16, 16, 3), "f", 0, 1)], grad=True,
          no_ref=True, rtol=1e-4, atol=1e-5),
     Case("nn.ctc_loss", [Fixed([[1, 2, 2], [3, 1, 0]], "int32"), (2, 6, 4),
@@ -902,7 +920,4 @@ CASES += [
 
 # Keras 3.15's public keras.ops names that trainlib does not provide, and why.
 MISSING = {}
-MISSING_IMAGE = {
-    "elastic_transform": "random displacement fields: not implemented yet",
-    "scale_and_translate": "not implemented yet",
-}
+MISSING_IMAGE = {}

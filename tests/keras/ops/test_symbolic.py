@@ -65,3 +65,13 @@ def test_python_operators_on_keras_tensors_record_ops():
     np.testing.assert_allclose(model(X).numpy(), want, rtol=1e-5, atol=1e-6)
     with pytest.raises(TypeError, match="iterated"):
         list(x)
+
+
+def test_elastic_transform_follows_the_seed_rules():
+    images = np.random.default_rng(1).uniform(0, 1, (1, 12, 10, 2)).astype(np.float32)
+    a = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=4).numpy()
+    b = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=4).numpy()
+    c = ops.image.elastic_transform(images, alpha=3.0, sigma=1.0, seed=5).numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c) and not np.allclose(a, images)
+    assert a.min() >= images.min() - 1e-6 and a.max() <= images.max() + 1e-6  # bilinear, reflect

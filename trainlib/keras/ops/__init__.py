@@ -5,8 +5,7 @@
 trainlib's ops (NumPy's argument forms and Keras's dtype promotion adapted in `numpy.py`,
 `nn.py`, `linalg.py`, `image.py`, `core.py`), so each runs eagerly, inside `tl.function`, under
 `GradientTape`, and on functional-API inputs (`keras.Input`). This module only re-exports.
-Not provided (trainlib's ops have no complex tensors, or no such op yet): `eig`, `polar`,
-`view_as_complex`, `view_as_real`, and in `image` `elastic_transform` and `scale_and_translate`.
+Every name of Keras 3.15's `keras.ops` and its groups is provided (complex results are complex64).
 """
 from . import image, linalg, nn, numpy  # noqa: F401
 from ._symbolic import export as _export, install_operators as _install_operators

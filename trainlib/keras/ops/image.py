@@ -16,9 +16,10 @@ from ...graph.ops import math as _m
 from . import nn as _knn
 from ._convert import floating as _float, tensor as _t
 
-__all__ = ["affine_transform", "crop_images", "extract_patches", "extract_patches_3d",
+__all__ = ["affine_transform", "crop_images", "elastic_transform", "extract_patches",
+           "extract_patches_3d",
            "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform",
-           "resize", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim"]
+           "resize", "rgb_to_grayscale", "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim"]
 
 
 def _nhwc(images, data_format, name):
@@ -501,3 +502,108 @@ def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
     per_image = _m.reduce_mean(_a.reshape(_m.reduce_mean(ssim_map, [1, 2, 3]), [-1, c]), -1)
     out = _a.squeeze(per_image, [0]) if single else per_image
     return _m.cast(out, original) if original.is_floating else out
+
+
+# ------------------------------------------------------------------ scale and translate
+
+def _triangle(x):
+    return _m.maximum(1.0 - _m.abs(x), _a.zeros_like(x))
+
+
+def _keys_cubic(x):
+    out = ((1.5 * x - 2.5) * x) * x + 1.0
+    out = _m.where(_m.greater_equal(x, 1.0), ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0, out)
+    return _m.where(_m.greater_equal(x, 2.0), _a.zeros_like(x), out)
+
+
+def _lanczos(radius):
+    def kernel(x):
+        safe = _m.where(_m.not_equal(x, 0.0), x, _a.ones_like(x))
+        y = radius * _m.sin(_np.pi * safe) * _m.sin(_np.pi * safe / radius) / (_np.pi ** 2 * safe * safe)
+        out = _m.where(_m.greater(x, 1e-3), y, _a.ones_like(x))
+        return _m.where(_m.greater(x, radius), _a.zeros_like(x), out)
+    return kernel
+
+
+_SCALE_KERNELS = {"linear": _triangle, "cubic": _keys_cubic, "lanczos3": _lanczos(3.0),
+                  "lanczos5": _lanczos(5.0)}
+_METHOD_NAMES = {"linear": "linear", "bilinear": "linear", "trilinear": "linear",
+                 "triangle": "linear", "cubic": "cubic", "bicubic": "cubic", "tricubic": "cubic",
+                 "lanczos3": "lanczos3", "lanczos5": "lanczos5"}
+
+
+def _weight_matrix(n_in, n_out, scale, translation, kernel, antialias):
+    """[n_in, n_out] resampling weights: the kernel at each input sample around each output
+    sample's source position, normalized per output, zero for outputs sampling outside."""
+    dtype = scale.dtype
+    inv = 1.0 / scale
+    kernel_scale = _m.maximum(inv, _m.cast(1.0, dtype)) if antialias else _m.cast(1.0, dtype)
+    sample = (_m.cast(_a.range(n_out), dtype) + 0.5) * inv - translation * inv - 0.5
+    x = _m.abs(_a.expand_dims(sample, 0) - _a.expand_dims(_m.cast(_a.range(n_in), dtype), 1)) / \
+        kernel_scale
+    w = kernel(x)
+    total = _m.reduce_sum(w, 0, keepdims=True)
+    tiny = 1000.0 * float(_np.finfo(_np.float32).eps)
+    w = _m.where(_m.greater(_m.abs(total), tiny),
+                 w / _m.where(_m.not_equal(total, 0.0), total, _a.ones_like(total)), _a.zeros_like(w))
+    inside = _m.logical_and(_m.greater_equal(sample, -0.5), _m.less_equal(sample, n_in - 0.5))
+    return _m.where(_a.expand_dims(inside, 0), w, _a.zeros_like(w))
+
+
+def scale_and_translate(images, output_shape, scale, translation, spatial_dims, method,
+                        antialias=True):
+    """`images` resampled to `output_shape` along `spatial_dims` with per-dim `scale` and
+    `translation` (JAX's scale_and_translate: linear, cubic, lanczos3 or lanczos5 kernels,
+    widened when downscaling with antialias)."""
+    if method not in _METHOD_NAMES:
+        raise ValueError(f"Invalid value for argument `method`. Expected of one "
+                         f"{sorted(_METHOD_NAMES)}. Received: method={method}")
+    kernel = _SCALE_KERNELS[_METHOD_NAMES[method]]
+    x = _t(images)
+    scale, translation = _float(scale), _float(translation)
+    if scale.dtype is not translation.dtype:
+        d = _dt.float64 if _dt.float64 in (scale.dtype, translation.dtype) else _dt.float32
+        scale, translation = _m.cast(scale, d), _m.cast(translation, d)
+    rounding = not x.dtype.is_floating
+    out = _m.cast(x, _dt.float32) if rounding else x
+    rank = x.shape.rank
+    for i, d in enumerate(spatial_dims):
+        d %= rank
+        w = _m.cast(_weight_matrix(x.shape[d], int(output_shape[d]), scale[i], translation[i],
+                                   kernel, antialias), out.dtype)
+        out = _m.tensordot(out, w, [[d], [0]])
+        perm = list(range(rank - 1))
+        perm.insert(d, rank - 1)
+        out = _a.transpose(out, perm)
+    if rounding:
+        out = _m.minimum(_m.maximum(_m.round(out), _m.cast(_m.reduce_min(x), out.dtype)),
+                         _m.cast(_m.reduce_max(x), out.dtype))
+        out = _m.cast(out, x.dtype)
+    return out
+
+
+# ------------------------------------------------------------------ elastic transform
+
+def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", fill_mode="reflect",
+                      fill_value=0.0, seed=None, data_format=None):
+    """Images displaced by a random smooth field: normal noise blurred by a Gaussian of `sigma`
+    (kernel 6 sigma + 1), scaled by `alpha`, then sampled with `map_coordinates`; `seed` follows
+    `keras.random`'s rules. As Keras, the x and y displacements come from one draw."""
+    from .. import random as _random  # noqa: PLC0415 -- keras.random builds on keras.ops
+    from ...graph.ops import stateless_random as _sr  # noqa: PLC0415
+    x, single = _nhwc(images, data_format, "elastic_transform")
+    dtype = x.dtype if x.dtype.is_floating else _dt.float32
+    n, h, w, c = x.shape
+    k = int(sigma) * 6 | 1
+    noise = _sr.stateless_normal([n, h, w], _random.draw_seed(seed), dtype=dtype) * sigma
+    field = _a.squeeze(gaussian_blur(_a.expand_dims(noise, -1), (k, k), (sigma, sigma)), [-1])
+    rows, cols = _np.meshgrid(_np.arange(h), _np.arange(w), indexing="ij")
+    src_y = _a.constant(rows.astype(dtype.np)) + alpha * field
+    src_x = _a.constant(cols.astype(dtype.np)) + alpha * field
+    order = {"nearest": 0, "bilinear": 1}[interpolation]
+    xf = _m.cast(x, dtype) if x.dtype is not dtype else x
+    out = _a.stack([_a.stack([map_coordinates(xf[b, :, :, ch], [src_y[b], src_x[b]], order,
+                                              fill_mode, fill_value) for ch in range(c)], -1)
+                    for b in range(n)], 0)
+    out = _m.cast(out, x.dtype) if x.dtype is not dtype else out
+    return _back(out, single, data_format)
