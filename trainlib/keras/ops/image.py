@@ -103,11 +103,13 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
            pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, data_format=None):
     """`images` resized to `size` (height, width): bilinear, nearest or bicubic sampling with
     half-pixel centres, as TensorFlow's `tf.image.resize`."""
-    if interpolation not in _TAPS:
+    kernel_methods = {"lanczos3": "lanczos3", "lanczos5": "lanczos5"}
+    if antialias:  # TensorFlow samples with scale_and_translate's widened kernels then
+        kernel_methods.update(bilinear="linear", bicubic="cubic")
+    if interpolation not in _TAPS and interpolation not in kernel_methods:
         raise NotImplementedError(f"keras.ops.image.resize: interpolation {interpolation!r} is not "
-                                  f"supported by trainlib (supported: {sorted(_TAPS)})")
-    if antialias:
-        raise NotImplementedError("keras.ops.image.resize: antialias=True is not supported by trainlib")
+                                  f"supported by trainlib (supported: bilinear, nearest, bicubic, "
+                                  f"lanczos3, lanczos5)")
     if fill_mode != "constant":
         raise ValueError(f"Invalid value for argument `fill_mode`. Only `'constant'` is supported. "
                          f"Received: fill_mode={fill_mode}")
@@ -132,8 +134,15 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
         top, left = int(float(ph - h) / 2), int(float(pw - w) / 2)
         if top > 0 or left > 0:
             x = _a.pad(x, [[0, 0], [top, top], [left, left], [0, 0]], constant_values=fill_value)
-    x = _resample_axis(x, 1, th, interpolation)
-    x = _resample_axis(x, 2, tw, interpolation)
+    if interpolation in kernel_methods:
+        h, w = x.shape[1], x.shape[2]
+        x = scale_and_translate(x, (x.shape[0] or 1, th, tw, x.shape[3]),
+                                _a.constant([th / h, tw / w], dtype=x.dtype),
+                                _a.zeros([2], x.dtype), (1, 2), kernel_methods[interpolation],
+                                antialias=antialias)
+    else:
+        x = _resample_axis(x, 1, th, interpolation)
+        x = _resample_axis(x, 2, tw, interpolation)
     if src_dtype.is_integer and interpolation == "nearest":
         x = _m.cast(x, src_dtype)
     return _back(x, single, data_format)
