@@ -745,6 +745,15 @@ CASES += [
     Case("nn.conv", [(1, 5, 5, 4), (3, 3, 2, 6)], grad=True, rtol=1e-4, atol=1e-5, id="groups",
          ref=lambda x, k: np.concatenate([_conv2d_ref(x[..., :2], k[..., :3]),
                                           _conv2d_ref(x[..., 2:], k[..., 3:])], -1)),
+    Case("nn.conv", [(2, 4, 5, 5, 2), (2, 3, 3, 2, 3)], grad=True, rtol=1e-4, atol=1e-5, id="3d",
+         no_ref=True),
+    Case("nn.conv", [(1, 5, 4, 6, 2), (3, 2, 3, 2, 2)], grad=True, rtol=1e-4, atol=1e-5,
+         kw={"strides": (2, 1, 2), "padding": "same"}, id="3d_same_strided", no_ref=True),
+    Case("nn.max_pool", [(2, 5, 4, 6, 2)], kw={"pool_size": 2, "padding": "same"}, grad=True,
+         no_ref=True, id="3d", keras_dtypes=F32),  # TensorFlow's 3-D pools: no float64 on CPU
+    Case("nn.average_pool", [(2, 5, 4, 6, 2)], kw={"pool_size": (3, 2, 2), "strides": 2,
+                                                   "padding": "same"},
+         grad=True, no_ref=True, id="3d", keras_dtypes=F32),
     Case("nn.depthwise_conv", [(2, 5, 5, 3), (3, 3, 3, 2)], grad=True, rtol=1e-4, atol=1e-5,
          ref=lambda x, k: np.stack([_conv2d_ref(x[..., c:c + 1], k[:, :, c:c + 1, :])
                                     for c in range(3)], 3).reshape(2, 3, 3, 6)),

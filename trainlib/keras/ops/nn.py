@@ -2,7 +2,7 @@
 
 Owns: Keras's signatures and defaults for activations (`gelu` approximate by default, `elu` with
 alpha...), convolutions and pooling in `channels_last` / `channels_first` (1-D and 2-D; 1-D runs
-as 2-D with a unit height), attention, normalizations, cross-entropies (from logits or from
+as 2-D with a unit height; `conv` and pooling also 3-D, as sums of 2-D convolutions over depth), attention, normalizations, cross-entropies (from logits or from
 probabilities, with Keras's reuse of the logits behind a sigmoid/softmax output), one-hot
 encodings and block rearrangements. Invariants: compositions of trainlib ops only; the
 convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2DBackpropInput
@@ -431,8 +431,9 @@ def _tuple(v, n, name):
 def _spatial_rank(x, name):
     r = x.shape.rank - 2
     if r not in (1, 2):
-        raise NotImplementedError(f"keras.ops.{name}: trainlib supports 1-D and 2-D inputs "
-                                  f"(rank 3 or 4), got rank {x.shape.rank}")
+        raise NotImplementedError(f"keras.ops.{name}: trainlib supports 1-D and 2-D inputs here "
+                                  f"(rank 3 or 4; conv and pooling also rank 5), got rank "
+                                  f"{x.shape.rank}")
     return r
 
 
@@ -469,10 +470,48 @@ def _hw(v, r):
     return (1,) + v if r == 1 else v
 
 
+def _depth_windows(n, k, s, d, padding):
+    """(pad before, pad after, output length) along one dim, TensorFlow's SAME/VALID rule."""
+    span = (k - 1) * d + 1
+    if padding == "SAME":
+        out = -(-n // s)
+        total = max((out - 1) * s + span - n, 0)
+        return total // 2, total - total // 2, out
+    return 0, 0, (n - span) // s + 1
+
+
+def _conv3d(x, k, s, d, padding):
+    """A channels-last 3-D convolution as sums of 2-D convolutions over the kernel's depth."""
+    before, after, out_d = _depth_windows(x.shape[1], k.shape[0], s[0], d[0], padding)
+    if before or after:
+        x = _a.pad(x, [[0, 0], [before, after], [0, 0], [0, 0], [0, 0]])
+    outs = []
+    for o in range(out_d):
+        total = None
+        for j in range(k.shape[0]):
+            term = _nn.conv2d(x[:, o * s[0] + j * d[0]], k[j], list(s[1:]), padding,
+                              dilations=list(d[1:]))
+            total = term if total is None else total + term
+        outs.append(total)
+    return _a.stack(outs, 1)
+
+
+def _channels_last(x, df):
+    return _a.transpose(x, [0] + list(range(2, x.shape.rank)) + [1]) if df == "channels_first" else x
+
+
+def _channels_back(y, df):
+    r = y.shape.rank
+    return _a.transpose(y, [0, r - 1] + list(range(1, r - 1))) if df == "channels_first" else y
+
+
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """N-D convolution (1-D and 2-D here); kernel [*spatial, in_channels, out_channels]."""
+    """N-D convolution (1-D, 2-D, 3-D); kernel [*spatial, in_channels, out_channels]."""
     x, k = _promote(inputs, kernel, floating=True)
     df = _data_format(data_format)
+    if x.shape.rank == 5:
+        s, d = _tuple(strides, 3, "strides"), _tuple(dilation_rate, 3, "dilation_rate")
+        return _channels_back(_conv3d(_channels_last(x, df), k, s, d, _padding(padding)), df)
     r = _spatial_rank(x, "conv")
     s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
     kk = _a.expand_dims(k, 0) if r == 1 else k
@@ -546,9 +585,31 @@ def _keras_transpose_length(n, k, s, d, padding, output_padding):
     return (n - 1) * s + kd % 2 + output_padding
 
 
+def _pool3d(fn, x, ps, s, padding, average):
+    """Channels-last 3-D pooling: 2-D pooling of every depth slice, then over depth windows
+    (exact for max, and for means too: a window's count is the product of per-dim counts)."""
+    depth = x.shape[1]
+    flat = _a.reshape(x, [-1] + list(x.shape[2:]))
+    pooled = fn(flat, [1, ps[1], ps[2], 1], [1, s[1], s[2], 1], padding)
+    pooled = _a.reshape(pooled, [-1, depth] + list(pooled.shape[1:]))
+    before, _, out_d = _depth_windows(depth, ps[0], s[0], 1, padding)
+    outs = []
+    reduce = _m.reduce_mean if average else _m.reduce_max
+    for o in range(out_d):
+        lo = max(o * s[0] - before, 0)
+        hi = min(o * s[0] - before + ps[0], depth)
+        outs.append(reduce(pooled[:, lo:hi], 1))
+    return _a.stack(outs, 1)
+
+
 def _pool(fn, inputs, pool_size, strides, padding, data_format, name):
     x = _float(inputs)
     df = _data_format(data_format)
+    if x.shape.rank == 5:
+        ps = _tuple(pool_size, 3, "pool_size")
+        s = ps if strides is None else _tuple(strides, 3, "strides")
+        out = _pool3d(fn, _channels_last(x, df), ps, s, _padding(padding), fn is _nn.avg_pool2d)
+        return _channels_back(out, df)
     r = _spatial_rank(x, name)
     ps = _tuple(pool_size, r, "pool_size")
     s = ps if strides is None else _tuple(strides, r, "strides")
