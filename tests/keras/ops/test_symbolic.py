@@ -75,3 +75,21 @@ def test_elastic_transform_follows_the_seed_rules():
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c) and not np.allclose(a, images)
     assert a.min() >= images.min() - 1e-6 and a.max() <= images.max() + 1e-6  # bilinear, reflect
+
+
+def test_queries_on_keras_tensors_answer_from_the_spec():
+    x = tl.keras.Input(shape=(4, 3))
+    assert ops.shape(x) == (None, 4, 3)
+    assert ops.ndim(x) == 3 and ops.dtype(x) == "float32"
+    y = ops.reshape(x, (-1, ops.shape(x)[1] * ops.shape(x)[2]))
+    assert tuple(y.shape) == (None, 12)
+
+
+def test_shape_inside_a_function_with_unknown_dims():
+    @tl.function(input_signature=[tl.TensorSpec([None, 3], tl.float32)])
+    def flat(x):
+        n, m = ops.shape(x)
+        assert m == 3 and tl.is_tensor(n)  # unknown dims are scalar tensors, as Keras on TF
+        return ops.reshape(x, (n * m,))
+
+    assert tuple(flat(np.ones((5, 3), np.float32)).shape) == (15,)

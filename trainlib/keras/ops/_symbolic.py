@@ -42,6 +42,10 @@ def _has_keras_tensor(args, kwargs):
 
 
 _SUSPECT = frozenset((KerasTensor, list, tuple, dict))
+# decorators, queries answered from a KerasTensor's spec, and control flow over Python callables
+_NOT_RECORDED = frozenset(("custom_gradient", "vectorize", "shape", "ndim", "dtype", "is_tensor",
+                           "convert_to_numpy", "cond", "while_loop", "fori_loop", "scan", "map",
+                           "switch", "associative_scan", "vectorized_map"))
 
 
 def export(module, name):
@@ -49,7 +53,7 @@ def export(module, name):
     fn = getattr(module, name)
     if not callable(fn) or getattr(fn, "_keras_op", False) or isinstance(fn, type):
         return fn
-    if name in ("custom_gradient", "vectorize"):  # decorators: never called on tensors
+    if name in _NOT_RECORDED:
         return fn
 
     @functools.wraps(fn)

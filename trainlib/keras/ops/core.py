@@ -61,9 +61,15 @@ def is_tensor(x):
     return _is_tensor(x)
 
 
+def _spec_of(x):
+    """A KerasTensor (which answers shape/dtype queries itself), or `x` as a tensor."""
+    from ...layers.base import KerasTensor  # noqa: PLC0415 -- the functional API's symbols
+    return x if isinstance(x, KerasTensor) else _t(x)
+
+
 def dtype(x):
     """The dtype name of `x` (`"float32"`), as Keras's standardized strings."""
-    return _t(x).dtype.name
+    return _spec_of(x).dtype.name
 
 
 def cast(x, dtype):  # noqa: A002 -- Keras's name
@@ -94,10 +100,10 @@ def saturate_cast(x, dtype):  # noqa: A002
 def shape(x):
     """The shape of `x` as a tuple of ints; while tracing, unknown dims are int32 scalar tensors
     (as Keras on TensorFlow)."""
-    x = _t(x)
+    x = _spec_of(x)
     static = tuple(x.shape)
-    if all(d is not None for d in static):
-        return static
+    if all(d is not None for d in static) or not isinstance(x, _TensorBase):
+        return static  # a KerasTensor's unknown dims stay None
     dynamic = _a.shape(x)
     return tuple(dynamic[i] if d is None else d for i, d in enumerate(static))
 

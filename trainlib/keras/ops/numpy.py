@@ -1111,7 +1111,8 @@ def meshgrid(*x, indexing="xy"):
 
 def ndim(x):
     """The rank of `x` (a Python int)."""
-    return _rank(_t(x))
+    from .core import _spec_of  # noqa: PLC0415 -- core owns the KerasTensor queries
+    return _spec_of(x).shape.rank
 
 
 def size(x):
