@@ -118,6 +118,12 @@ def _flat(x):
             yield e
 
 
+def strong(value):
+    """A Python scalar as the tensor Keras converts it to (int32 / float32) before promoting:
+    some Keras ops convert their arguments first, so their scalars are not weak."""
+    return _convert_to_tensor(value) if _is_weak(value) else value
+
+
 def promote(*values, floating=False):
     """`values` as tensors of one dtype (Keras's result type; float32 at least if floating)."""
     if len(values) == 2 and isinstance(values[0], _TensorBase) and \

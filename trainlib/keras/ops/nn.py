@@ -43,7 +43,10 @@ def _c(x, dtype):
 # ------------------------------------------------------------------ activations
 
 def relu(x):
-    """max(x, 0)."""
+    """max(x, 0) (integers stay integers, as Keras)."""
+    x = _t(x)
+    if x.dtype.is_integer:
+        return _m.maximum(x, _m.cast(0, x.dtype))
     return _nn.relu(_float(x))
 
 

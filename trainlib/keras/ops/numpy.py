@@ -23,6 +23,7 @@ from ...graph.ops import numeric as _num
 from ...graph.tensor import _TensorBase
 from ._convert import FLOATX, axes as _axes, dtype_or as _dtype_or, floating as _float, promote as _promote
 from ._convert import ndim as _ndim, result_type as _result_type, small_int as _small_int
+from ._convert import strong as _strong
 from ._convert import static_shape as _static_shape, tensor as _t
 
 __all__ = [
@@ -361,7 +362,7 @@ def floor_divide(x1, x2):
 
 def mod(x1, x2):
     """Elementwise remainder with the sign of the divisor (NumPy's `%`)."""
-    a, b = _promote(x1, x2)
+    a, b = _promote(_strong(x1), _strong(x2))  # Keras converts both first: scalars are not weak
     if a.dtype.is_bool:
         a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
     return _m.floormod(a, b)
@@ -411,7 +412,7 @@ def fmin(x1, x2):
 
 def arctan2(x1, x2):
     """Elementwise `atan2(x1, x2)` (the angle of the point (x2, x1))."""
-    a, b = _promote(x1, x2, floating=True)
+    a, b = _promote(_strong(x1), _strong(x2), floating=True)  # scalars are not weak, as Keras
     return _m.atan2(a, b)
 
 
@@ -1477,8 +1478,10 @@ def diff(a, n=1, axis=-1):
 def matmul(x1, x2):
     """Matrix product with NumPy's rules (1-D operands, broadcast batch dims)."""
     a, b = _promote(x1, x2)
-    if _small_int(a.dtype):
-        a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
+    if _small_int(a.dtype):  # computed in int32; returned in the promoted dtype (int8: int32), as Keras
+        out = matmul(_m.cast(a, _dt.int32), _m.cast(b, _dt.int32))
+        both_int8 = _result_type(x1) is _dt.int8 and _result_type(x2) is _dt.int8
+        return out if both_int8 else _m.cast(out, a.dtype)
     ra, rb = _rank(a), _rank(b)
     if ra == 2 and rb == 2:
         return _m.matmul(a, b)
