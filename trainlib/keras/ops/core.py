@@ -285,19 +285,27 @@ def switch(index, branches, *operands):
 
 # ------------------------------------------------------------------ math
 
+def _via_float32(fn, x):
+    """fn(x), computed in float32 for float16 x (its special functions are float32-accurate)."""
+    x = _float(x)
+    if x.dtype is _dt.float16:
+        return _m.cast(fn(_m.cast(x, _dt.float32)), _dt.float16)
+    return fn(x)
+
+
 def erf(x):
     """The Gauss error function, elementwise."""
-    return _nn.erf(_float(x))
+    return _via_float32(_nn.erf, x)
 
 
 def erfc(x):
     """The complementary error function 1 - erf(x), elementwise."""
-    return _num.erfc(_float(x))
+    return _via_float32(_num.erfc, x)
 
 
 def erfinv(x):
     """The inverse error function, elementwise."""
-    return _num.erfinv(_float(x))
+    return _via_float32(_num.erfinv, x)
 
 
 def logdet(x):

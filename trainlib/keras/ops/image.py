@@ -383,10 +383,12 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
         raise NotImplementedError(f"affine_transform supports nearest and bilinear, got "
                                   f"{interpolation!r}")
     t = _float(transform)
-    if t.shape.rank == 1:
-        t = _a.expand_dims(t, 0)
     n, h, w, c = x.shape
     xf = _float(x)
+    if t.dtype is not xf.dtype:
+        t = _m.cast(t, xf.dtype)
+    if t.shape.rank == 1:
+        t = _a.expand_dims(t, 0)
     ys, xs = _np.meshgrid(_np.arange(h), _np.arange(w), indexing="ij")
     xs_t = _a.constant(xs.astype(xf.dtype.np))
     ys_t = _a.constant(ys.astype(xf.dtype.np))

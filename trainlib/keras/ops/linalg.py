@@ -15,10 +15,35 @@ from ...graph.ops import array as _a
 from ...graph.ops import decompositions as _dec
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
+import functools
+
 from ._convert import floating as _float, promote as _promote, tensor as _t
 
 __all__ = ["cholesky", "cholesky_inverse", "det", "eig", "eigh", "inv", "jvp", "lstsq", "lu_factor",
            "matrix_rank", "norm", "pinv", "qr", "solve", "solve_triangular", "svd"]
+
+
+def _is_half(a):
+    d = getattr(a, "dtype", None)
+    return d is not None and str(getattr(d, "name", d)) == "float16"
+
+
+def _half_in_float32(fn):
+    """fn computed in float32 for float16 inputs, its floating results cast back to float16
+    (the array modules' linalg kernels have no float16)."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if not args or not _is_half(args[0]):
+            return fn(*args, **kwargs)
+        out = fn(*[_m.cast(_t(a), _dt.float32) if _is_half(a) else a for a in args], **kwargs)
+        return _cast_floats(out, _dt.float16)
+    return wrapped
+
+
+def _cast_floats(out, dtype):
+    if isinstance(out, (tuple, list)):
+        return type(out)(_cast_floats(o, dtype) for o in out)
+    return _m.cast(out, dtype) if out.dtype.is_floating else out
 
 
 def _swap(x):
@@ -26,12 +51,14 @@ def _swap(x):
     return _a.transpose(x, list(range(r - 2)) + [r - 1, r - 2])
 
 
+@_half_in_float32
 def cholesky(x, upper=False):
     """The Cholesky factor of positive-definite matrices (lower, or upper if asked)."""
     low = _la.cholesky(_float(x))
     return _swap(low) if upper else low
 
 
+@_half_in_float32
 def cholesky_inverse(x, upper=False):
     """The inverse of A from its Cholesky factor x (A = L L^T, or U^T U if upper)."""
     f = _float(x)
@@ -41,16 +68,19 @@ def cholesky_inverse(x, upper=False):
         _m.matmul(inv_f, inv_f, transpose_a=True)
 
 
+@_half_in_float32
 def det(x):
     """The determinant of square matrices."""
     return _la.det(_float(x))
 
 
+@_half_in_float32
 def inv(x):
     """The inverse of square matrices."""
     return _la.inv(_float(x))
 
 
+@_half_in_float32
 def solve(a, b):
     """x with a @ x = b (b may be a vector: one rank less than a)."""
     a, b = _promote(a, b, floating=True)
@@ -59,6 +89,7 @@ def solve(a, b):
     return _la.solve(a, b)
 
 
+@_half_in_float32
 def solve_triangular(a, b, lower=False):
     """x with a @ x = b for triangular a (only its lower or upper triangle is read)."""
     a, b = _promote(a, b, floating=True)
@@ -66,6 +97,7 @@ def solve_triangular(a, b, lower=False):
     return solve(tri, b)
 
 
+@_half_in_float32
 def qr(x, mode="reduced"):
     """(q, r) with x = q @ r; mode 'reduced' or 'complete'."""
     if mode not in ("reduced", "complete"):
@@ -73,6 +105,7 @@ def qr(x, mode="reduced"):
     return tuple(_dec.qr(_float(x), full_matrices=mode == "complete"))
 
 
+@_half_in_float32
 def svd(x, full_matrices=True, compute_uv=True):
     """(u, s, vh) with x = u @ diag(s) @ vh, or s only (compute_uv=False)."""
     out = _dec.svd(_float(x), full_matrices=full_matrices, compute_uv=compute_uv)
@@ -88,11 +121,13 @@ def eig(x):
     return tuple(_cx.eig(_m.cast(_float(x), _dt.float32)))
 
 
+@_half_in_float32
 def eigh(x):
     """(eigenvalues ascending, eigenvectors) of symmetric matrices."""
     return tuple(_dec.eigh(_float(x)))
 
 
+@_half_in_float32
 def lu_factor(x):
     """(lu, pivots) of square matrices: L and U packed, and the row permutation (as Keras on
     TensorFlow: the inverse of the permutation with x[p] = L @ U)."""
@@ -153,6 +188,7 @@ def _cutoff_inverse(s, cutoff):
     return _m.where(keep, _m.divide_no_nan(_a.ones_like(s), s), _a.zeros_like(s))
 
 
+@_half_in_float32
 def pinv(x, rcond=None):
     """The Moore-Penrose pseudo-inverse (singular values <= rcond * max dropped)."""
     x = _float(x)
@@ -165,6 +201,7 @@ def pinv(x, rcond=None):
     return _m.matmul(_swap(vh) * _a.expand_dims(s_inv, -2), _swap(u))
 
 
+@_half_in_float32
 def matrix_rank(x, tol=None):
     """The number of singular values above tol (default: max(s) * max(M, N) * eps), int32."""
     x = _float(x)
@@ -178,6 +215,7 @@ def matrix_rank(x, tol=None):
     return _m.reduce_sum(_m.cast(_m.greater(s, tol), _dt.int32), -1)
 
 
+@_half_in_float32
 def lstsq(a, b, rcond=None):
     """The least-squares solution x of a @ x = b (a 2-D, b 1-D or 2-D), by SVD."""
     a, b = _promote(a, b, floating=True)

@@ -51,7 +51,10 @@ def relu(x):
 
 
 def relu6(x):
-    """min(max(x, 0), 6)."""
+    """min(max(x, 0), 6) (integers stay integers, as Keras)."""
+    x = _t(x)
+    if x.dtype.is_integer:
+        return _m.minimum(_m.maximum(x, _m.cast(0, x.dtype)), _m.cast(6, x.dtype))
     return _nn.relu6(_float(x))
 
 
@@ -133,7 +136,10 @@ def selu(x):
 
 def gelu(x, approximate=True):
     """Gaussian error linear unit (tanh approximation by default, as Keras)."""
-    return _nn.gelu(_float(x), approximate=approximate)
+    x = _float(x)
+    if x.dtype is _dt.float16:  # computed in float32 (float16 erf is too coarse), as TensorFlow
+        return _m.cast(_nn.gelu(_m.cast(x, _dt.float32), approximate=approximate), _dt.float16)
+    return _nn.gelu(x, approximate=approximate)
 
 
 def celu(x, alpha=1.0):
@@ -371,7 +377,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         if beta is not None:
             res = res + bc(beta)
         out = x * inv + res
-    return _m.cast(out, x0.dtype) if x0.dtype.is_floating else out
+    return _m.cast(out, x0.dtype)  # back to the input's dtype, integers too, as Keras
 
 
 def rms_normalization(x, scale=None, axis=-1, epsilon=None):
@@ -385,7 +391,7 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     out = x * _m.rsqrt(_m.reduce_mean(_m.square(x), ax, keepdims=True) + _c(eps, x.dtype))
     if scale is not None:
         out = out * _t(scale, x.dtype)
-    return _m.cast(out, x0.dtype) if x0.dtype.is_floating else out
+    return _m.cast(out, x0.dtype)  # back to the input's dtype, integers too, as Keras
 
 
 def normalize(x, axis=-1, order=2, epsilon=None):
@@ -772,6 +778,8 @@ def ctc_loss(target, output, target_length, output_length, mask_index=0):
     being logits [batch, time, classes] and target padded labels [batch, max_label_length]
     (the forward algorithm in log space, unrolled over the static time axis)."""
     logits = _float(output)
+    if logits.dtype is _dt.float16:  # computed in float32, as Keras
+        logits = _m.cast(logits, _dt.float32)
     dtype = logits.dtype
     labels = _m.cast(_t(target), _dt.int32)
     tlen = _m.cast(_t(target_length), _dt.int32)
@@ -821,6 +829,8 @@ def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_
     if strategy != "greedy":
         raise NotImplementedError("keras.ops.ctc_decode: trainlib implements strategy='greedy' only")
     x = _float(inputs)
+    if x.dtype is _dt.float16:  # scores in float32, as Keras
+        x = _m.cast(x, _dt.float32)
     steps, classes = x.shape[1], x.shape[2]
     lengths = _m.cast(_t(sequence_lengths), _dt.int32)
     blank = mask_index % classes

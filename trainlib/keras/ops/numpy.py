@@ -90,7 +90,11 @@ def abs(x):  # noqa: A001 -- NumPy's name
 
 
 absolute = abs
-fabs = abs
+
+
+def fabs(x):
+    """Elementwise absolute value as a float (NumPy's `fabs`: integers become float32)."""
+    return _m.abs(_float(x))
 
 
 def negative(x):
@@ -1752,7 +1756,9 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 
 
 def histogram(x, bins=10, range=None):  # noqa: A002 -- NumPy's name
-    """(counts, bin_edges) of the 1-D x with `bins` equal bins over `range` (default min..max)."""
+    """(counts, bin_edges) of the 1-D x with `bins` equal bins over `range` (default min..max);
+    counts in x's dtype, as Keras."""
+    count_dtype = _t(x).dtype
     x = _float(x)
     if range is None:
         lo, hi = _m.reduce_min(x), _m.reduce_max(x)
@@ -1764,7 +1770,7 @@ def histogram(x, bins=10, range=None):  # noqa: A002 -- NumPy's name
     idx = _m.where(_m.equal(x, hi), _a.fill(_a.shape(idx), bins - 1), idx)
     inside = _m.logical_and(_m.greater_equal(x, lo), _m.less_equal(x, hi))
     counts = _m.bincount(_a.boolean_mask(idx, inside), minlength=bins, maxlength=bins, dtype=_dt.int32)
-    return _m.cast(counts, x.dtype), edges  # counts in x's dtype, as Keras
+    return _m.cast(counts, count_dtype), _m.cast(edges, count_dtype)  # both in x's dtype, as Keras
 
 
 # ------------------------------------------------------------------ misc
