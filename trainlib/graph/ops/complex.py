@@ -9,6 +9,7 @@ conventions (the gradient of `real` is `complex(dy, 0)`, of `complex(re, im)` is
 """
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
+from . import array as _array
 
 __all__ = ["complex", "real", "imag", "conj", "eig"]
 
@@ -34,19 +35,14 @@ def _part_infer(name):
     return infer
 
 
-def _zeros_like(x):
-    from .array import zeros_like  # noqa: PLC0415 -- array builds on this module's dtype rules
-    return zeros_like(x)
-
-
 @defop("Real", infer=_part_infer("Real"), elementwise=True,
-       grad=lambda op, dy: (complex(dy, _zeros_like(dy)),))
+       grad=lambda op, dy: (complex(dy, _array.zeros_like(dy)),))
 def _real(xp, x):
     return xp.real(x).astype(xp.float32)
 
 
 @defop("Imag", infer=_part_infer("Imag"), elementwise=True,
-       grad=lambda op, dy: (complex(_zeros_like(dy), dy),))
+       grad=lambda op, dy: (complex(_array.zeros_like(dy), dy),))
 def _imag(xp, x):
     return xp.imag(x).astype(xp.float32)
 

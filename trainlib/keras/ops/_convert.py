@@ -12,8 +12,10 @@ import numpy as _np
 
 from ...graph import dtypes as _dt
 from ...graph.op import convert_to_tensor as _convert_to_tensor
+from ...graph.ops import array as _a
 from ...graph.ops import math as _m
 from ...graph.tensor import Tensor, _TensorBase
+from ...layers.base import KerasTensor
 
 FLOATX = _dt.float32
 
@@ -103,7 +105,6 @@ def tensor(x, dtype=None):
             t = _convert_to_tensor(x)
             return t if t.dtype is dtype else _m.cast(t, dtype)
     if isinstance(x, (list, tuple)) and any(isinstance(e, _TensorBase) for e in _flat(x)):
-        from ...graph.ops import array as _a  # noqa: PLC0415 -- rare path: a list holding tensors
         parts = [tensor(e) for e in x]
         d = result_type(*parts)
         return _a.stack([_m.cast(p, d) for p in parts])
@@ -161,6 +162,12 @@ def ndim(x):
 def small_int(d):
     """Whether the dtype `d` is bool or an integer narrower than 32 bits (Keras widens those)."""
     return d.is_bool or (d.is_integer and d.size < 4)
+
+
+def spec_of(x):
+    """A KerasTensor as it is (it answers shape and dtype queries from its spec), else `x` as a
+    tensor."""
+    return x if isinstance(x, KerasTensor) else tensor(x)
 
 
 def dtype_or(dtype, default):

@@ -9,21 +9,25 @@ static are unrolled while tracing (so gradients follow from the body's ops), a d
 condition becomes a graph `While`; FFTs are products with DFT matrices in float64-exact
 trigonometry (any length, differentiable).
 """
+import re as _re
+
 import numpy as _np
 
+from ...graph import context as _context
 from ...graph import dtypes as _dt
 from ...graph.autodiff import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient is TensorFlow's form
 from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
 from ...graph.ops import complex as _cx
 from ...graph.ops import control_flow as _cf
+from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
 from ...graph.ops import numeric as _num
 from ...graph.ops import segment as _seg
 from ...graph.tensor import SymbolicTensor, Tensor, _TensorBase
 from ...graph.tensor import is_tensor as _is_tensor
-from ._convert import floating as _float, promote as _promote, tensor as _t
+from ._convert import floating as _float, promote as _promote, spec_of as _spec_of, tensor as _t
 
 __all__ = [
     "associative_scan", "cast", "cdist", "erfc", "logdet", "rearrange", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient",
@@ -59,12 +63,6 @@ def convert_to_numpy(x):
 def is_tensor(x):
     """Whether `x` is a trainlib tensor (eager or symbolic)."""
     return _is_tensor(x)
-
-
-def _spec_of(x):
-    """A KerasTensor (which answers shape/dtype queries itself), or `x` as a tensor."""
-    from ...layers.base import KerasTensor  # noqa: PLC0415 -- the functional API's symbols
-    return x if isinstance(x, KerasTensor) else _t(x)
 
 
 def dtype(x):
@@ -192,8 +190,7 @@ def fori_loop(lower, upper, body_fun, init_val):
 
 
 def _tracing():
-    from ...graph.context import state  # noqa: PLC0415 -- the per-thread trace state
-    return state.graph is not None
+    return _context.state.graph is not None
 
 
 def _length(xs, what):
@@ -310,7 +307,6 @@ def erfinv(x):
 
 def logdet(x):
     """log(det(x)) of symmetric positive-definite matrices."""
-    from ...graph.ops import linalg as _la  # noqa: PLC0415 -- only logdet needs linalg here
     return _la.logdet(_float(x))
 
 
@@ -328,12 +324,10 @@ def cdist(x, y):
 def rearrange(tensor, pattern, **axes_lengths):
     """Axes rearranged by an einops pattern (`"b h w c -> b (h w) c"`; grouped axes split with
     `axes_lengths`), as reshape, transpose, reshape."""
-    import re  # noqa: PLC0415 -- patterns are parsed only here
-
     x = _t(tensor)
-    left, right = re.split(r"\s*->\s*", pattern)
-    in_axes = re.findall(r"\w+|\(.*?\)", left)
-    out_axes = re.findall(r"\w+|\(.*?\)", right)
+    left, right = _re.split(r"\s*->\s*", pattern)
+    in_axes = _re.findall(r"\w+|\(.*?\)", left)
+    out_axes = _re.findall(r"\w+|\(.*?\)", right)
     sizes = dict(axes_lengths)
     flat_in = []
     for axis, dim in zip(in_axes, x.shape):

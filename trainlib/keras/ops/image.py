@@ -8,11 +8,15 @@ sampling positions and weights that depend only on static sizes are computed onc
 and enter the graph as constants, so gradients flow to the pixel values through gathers.
 Images are channels_last unless `data_format="channels_first"`.
 """
+import itertools as _itertools
+
 import numpy as _np
 
 from ...graph import dtypes as _dt
 from ...graph.ops import array as _a
+from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
+from ...graph.ops import stateless_random as _sr
 from . import nn as _knn
 from ._convert import floating as _float, tensor as _t
 
@@ -349,8 +353,7 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
     out = None
     flat = _a.reshape(xf, [-1])
     strides = _np.cumprod([1] + list(x.shape)[::-1])[:-1][::-1]
-    import itertools  # noqa: PLC0415 -- only this sampler walks the tap combinations
-    for combo in itertools.product(*per_dim):
+    for combo in _itertools.product(*per_dim):
         valid = None
         lin = None
         weight = None
@@ -423,7 +426,6 @@ def _homography(start, end):
         rows.append(_a.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
         rows.append(_a.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
         target += [sx, sy]
-    from ...graph.ops import linalg as _la  # noqa: PLC0415 -- only the homography solves
     coefficients = _la.solve(_a.stack(rows, 1), _a.expand_dims(_a.stack(target, -1), -1))
     return _a.reshape(coefficients, [-1, 8])
 
@@ -601,7 +603,6 @@ def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", f
     (kernel 6 sigma + 1), scaled by `alpha`, then sampled with `map_coordinates`; `seed` follows
     `keras.random`'s rules. As Keras, the x and y displacements come from one draw."""
     from .. import random as _random  # noqa: PLC0415 -- keras.random builds on keras.ops
-    from ...graph.ops import stateless_random as _sr  # noqa: PLC0415
     x, single = _nhwc(images, data_format, "elastic_transform")
     dtype = x.dtype if x.dtype.is_floating else _dt.float32
     n, h, w, c = x.shape

@@ -12,6 +12,7 @@ from ...graph import dtypes as _dt
 from ...graph.autodiff import GradientTape as _Tape
 from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
+from ...graph.ops import complex as _cx
 from ...graph.ops import decompositions as _dec
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
@@ -117,7 +118,6 @@ def svd(x, full_matrices=True, compute_uv=True):
 
 def eig(x):
     """(eigenvalues, eigenvectors) of square real matrices, complex64 (no gradient)."""
-    from ...graph.ops import complex as _cx  # noqa: PLC0415 -- the one complex-valued result here
     return tuple(_cx.eig(_m.cast(_float(x), _dt.float32)))
 
 

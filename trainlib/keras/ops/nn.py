@@ -14,9 +14,11 @@ from ... import activations as _act
 from ... import losses as _losses
 from ...graph import dtypes as _dt
 from ...graph.ops import array as _a
+from ...graph.ops import complex as _cx
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
 from ...graph.op import apply as _apply
+from . import linalg as _klinalg
 from . import numpy as _knp
 from ._convert import FLOATX, floating as _float, promote as _promote, tensor as _t
 
@@ -405,15 +407,13 @@ def normalize(x, axis=-1, order=2, epsilon=None):
     if order == 2:
         inv = _m.rsqrt(_m.reduce_sum(_m.square(x), axis, keepdims=True))
         return x * _m.minimum(inv, _c(1.0 / eps, x.dtype))
-    from .linalg import norm  # noqa: PLC0415 -- linalg sits beside nn
-    return x / _m.maximum(norm(x, order, axis, keepdims=True), _c(eps, x.dtype))
+    return x / _m.maximum(_klinalg.norm(x, order, axis, keepdims=True), _c(eps, x.dtype))
 
 
 def polar(abs_, angle):
     """The complex64 tensor abs_ * (cos(angle) + i sin(angle))."""
     r, a = _promote(abs_, angle, floating=True)
     r, a = _m.cast(r, _dt.float32), _m.cast(a, _dt.float32)
-    from ...graph.ops import complex as _cx  # noqa: PLC0415 -- only polar builds complex values
     return _cx.complex(r * _m.cos(a), r * _m.sin(a))
 
 

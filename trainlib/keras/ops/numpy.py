@@ -21,9 +21,10 @@ from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import numeric as _num
 from ...graph.tensor import _TensorBase
+from . import core as _core
 from ._convert import FLOATX, axes as _axes, dtype_or as _dtype_or, floating as _float, promote as _promote
 from ._convert import ndim as _ndim, result_type as _result_type, small_int as _small_int
-from ._convert import strong as _strong
+from ._convert import spec_of as _spec_of, strong as _strong
 from ._convert import static_shape as _static_shape, tensor as _t
 
 __all__ = [
@@ -210,7 +211,7 @@ def sinc(x):
     """Normalized sinc, `sin(pi x) / (pi x)`, 1 at 0."""
     x = _float(x)
     zero = _m.equal(x, 0)
-    safe = _m.where(zero, _m.ones_like(x) if hasattr(_m, "ones_like") else _a.ones_like(x), x)
+    safe = _m.where(zero, _a.ones_like(x), x)  # no 0/0 (its gradient would be NaN)
     pix = safe * _m.cast(_np.pi, x.dtype)
     return _m.where(zero, _a.ones_like(x), _m.sin(pix) / pix)
 
@@ -590,15 +591,9 @@ def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError(f"select needs as many conditions as choices, got {len(condlist)} and "
                          f"{len(choicelist)}")
-    choices = _promote(*choicelist, default)
-    out = choices[-1]
-    conds = [_bool(c) for c in condlist]
-    shape = out
-    for c, v in zip(conds, choices[:-1]):
-        shape = shape + _a.zeros_like(v) if not v.dtype.is_bool else shape
-    out = _a.broadcast_to(out, _a.shape(shape)) if not out.dtype.is_bool else out
-    for c, v in reversed(list(zip(conds, choices[:-1]))):
-        out = _m.where(c, v, out)
+    *choices, out = _promote(*choicelist, default)  # `out` starts as the default
+    for c, v in reversed(list(zip(condlist, choices))):
+        out = _m.where(_bool(c), v, out)  # where broadcasts condition, choice and default
     return out
 
 
@@ -1116,7 +1111,6 @@ def meshgrid(*x, indexing="xy"):
 
 def ndim(x):
     """The rank of `x` (a Python int)."""
-    from .core import _spec_of  # noqa: PLC0415 -- core owns the KerasTensor queries
     return _spec_of(x).shape.rank
 
 
@@ -1790,8 +1784,6 @@ def view(x, dtype=None):
 
 def vectorize(pyfunc, *, excluded=None, signature=None):
     """`pyfunc` applied elementwise over broadcast tensor arguments (NumPy's vectorize)."""
-    from .core import vectorized_map  # noqa: PLC0415 -- vectorize is built on the core map
-
     excluded = set(excluded or ())
     if signature is not None:
         raise NotImplementedError("keras.ops.vectorize: signature is not supported by trainlib yet")
@@ -1812,6 +1804,6 @@ def vectorize(pyfunc, *, excluded=None, signature=None):
             for i, e in zip(positions, elems):
                 call[i] = e
             return pyfunc(*call)
-        out = vectorized_map(one, flat)
+        out = _core.vectorized_map(one, flat)
         return _a.reshape(out, _a.shape(shape))
     return wrapped
