@@ -749,6 +749,11 @@ CASES += [
          no_ref=True),
     Case("nn.conv", [(1, 5, 4, 6, 2), (3, 2, 3, 2, 2)], grad=True, rtol=1e-4, atol=1e-5,
          kw={"strides": (2, 1, 2), "padding": "same"}, id="3d_same_strided", no_ref=True),
+    Case("nn.conv_transpose", [(2, 3, 4, 3, 2), (3, 2, 3, 4, 2)], kw={"strides": (2, 1, 2)},
+         grad=True, rtol=1e-4, atol=1e-5, id="3d", no_ref=True),
+    Case("nn.conv_transpose", [(1, 3, 3, 4, 2), (3, 3, 2, 3, 2)],
+         kw={"strides": 2, "padding": "same"}, grad=True, rtol=1e-4, atol=1e-5, id="3d_same",
+         no_ref=True),
     Case("nn.max_pool", [(2, 5, 4, 6, 2)], kw={"pool_size": 2, "padding": "same"}, grad=True,
          no_ref=True, id="3d", keras_dtypes=F32),  # TensorFlow's 3-D pools: no float64 on CPU
     Case("nn.average_pool", [(2, 5, 4, 6, 2)], kw={"pool_size": (3, 2, 2), "strides": 2,

@@ -2,7 +2,8 @@
 
 Owns: Keras's signatures and defaults for activations (`gelu` approximate by default, `elu` with
 alpha...), convolutions and pooling in `channels_last` / `channels_first` (1-D and 2-D; 1-D runs
-as 2-D with a unit height; `conv` and pooling also 3-D, as sums of 2-D convolutions over depth), attention, normalizations, cross-entropies (from logits or from
+as 2-D with a unit height; `conv`, `conv_transpose` and pooling also 3-D, as sums of 2-D
+convolutions over depth), attention, normalizations, cross-entropies (from logits or from
 probabilities, with Keras's reuse of the logits behind a sigmoid/softmax output), one-hot
 encodings and block rearrangements. Invariants: compositions of trainlib ops only; the
 convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2DBackpropInput
@@ -562,6 +563,11 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     kernel [*spatial, out_channels, in_channels]."""
     x, k = _promote(inputs, kernel, floating=True)
     df = _data_format(data_format)
+    if x.shape.rank == 5:
+        s, d = _tuple(strides, 3, "strides"), _tuple(dilation_rate, 3, "dilation_rate")
+        op = (None,) * 3 if output_padding is None else _tuple(output_padding, 3, "output_padding")
+        out = _conv_transpose3d(_channels_last(x, df), k, s, d, _padding(padding), op)
+        return _channels_back(out, df)
     r = _spatial_rank(x, "conv_transpose")
     s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
     op = None if output_padding is None else _tuple(output_padding, r, "output_padding")
@@ -581,6 +587,24 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     out = _apply("Conv2DBackpropInput", like, kk, y, strides=tuple(ss), padding=p,
                  explicit_paddings=None, dilations=tuple(dd))
     return _from_nhwc(out, df, r)
+
+
+def _conv_transpose3d(x, k, s, d, padding, output_padding):
+    """A channels-last 3-D transposed convolution: the adjoint of `_conv3d` (over an output of
+    Keras's length), built from 2-D input gradients placed at their depths."""
+    out_len = [_keras_transpose_length(x.shape[i + 1], k.shape[i], s[i], d[i], padding,
+                                       output_padding[i]) for i in range(3)]
+    before, after, _ = _depth_windows(out_len[0], k.shape[0], s[0], d[0], padding)
+    like = _a.zeros(_a.concat([_a.shape(x)[0:1], out_len[1:], [k.shape[3]]], 0), x.dtype)
+    planes = [None] * (out_len[0] + before + after)
+    for o in range(x.shape[1]):
+        for j in range(k.shape[0]):
+            term = _apply("Conv2DBackpropInput", like, k[j], x[:, o], strides=tuple(s[1:]),
+                          padding=padding, explicit_paddings=None, dilations=tuple(d[1:]))
+            i = o * s[0] + j * d[0]
+            planes[i] = term if planes[i] is None else planes[i] + term
+    zero = _a.zeros_like(like)
+    return _a.stack([p if p is not None else zero for p in planes[before:before + out_len[0]]], 1)
 
 
 def _keras_transpose_length(n, k, s, d, padding, output_padding):
