@@ -9,7 +9,6 @@ runs, so there is no second implementation.
 """
 import functools
 
-from ...graph.autodiff import flatten
 from ...layers.base import KerasTensor, Layer
 
 
@@ -33,12 +32,18 @@ class OpLayer(Layer):
                                   "values cannot be serialized by trainlib yet")
 
 
+def _holds_keras_tensor(value):
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return any(_holds_keras_tensor(v) for v in value)
+    if kind is dict:
+        return any(_holds_keras_tensor(v) for v in value.values())
+    return isinstance(value, KerasTensor)
+
+
 def _has_keras_tensor(args, kwargs):
-    for a in args:
-        if isinstance(a, KerasTensor) or (isinstance(a, (list, tuple, dict)) and
-                                          any(isinstance(x, KerasTensor) for x in flatten(a))):
-            return True
-    return any(isinstance(v, KerasTensor) for v in kwargs.values())
+    return any(_holds_keras_tensor(a) for a in args) or \
+        any(_holds_keras_tensor(v) for v in kwargs.values())
 
 
 _SUSPECT = frozenset((KerasTensor, list, tuple, dict))
