@@ -15,7 +15,7 @@ BINARY = ["add", "subtract", "multiply", "divide", "maximum", "power", "floor_di
           "arctan2", "matmul", "equal", "where"]
 UNARY = ["sqrt", "exp", "sin", "mean", "sum", "prod", "abs", "square", "negative", "sign", "floor",
          "ceil", "round", "var", "std", "cumsum", "max", "argmax", "log1p", "reciprocal", "trace",
-         "clip", "nn.relu", "nn.sigmoid", "nn.softmax"]
+         "clip", "full", "nn.relu", "nn.sigmoid", "nn.softmax"]
 # trainlib has no uint32: Keras sums and products of uint8 give uint32, trainlib int32
 UNSUPPORTED = {("sum", "uint8"), ("prod", "uint8"), ("trace", "uint8")}
 
@@ -36,7 +36,9 @@ def _call(ops, name, x, y=None):
     if name == "trace":
         return ops.trace(np.diag(x))
     if name == "clip":
-        return ops.clip(x, 0, 2)
+        return ops.clip(x, 0, 2.5)
+    if name == "full":
+        return ops.full((2,), x[0])
     fn = ops.nn if name.startswith("nn.") else ops
     fn = getattr(fn, name.split(".")[-1])
     return fn(x) if y is None else fn(x, y)

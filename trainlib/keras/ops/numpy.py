@@ -567,11 +567,11 @@ def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 
 def clip(x, x_min, x_max):
-    """`x` limited to [x_min, x_max] (bool becomes int32)."""
+    """`x` limited to [x_min, x_max], in x's dtype (bool becomes int32), as Keras."""
     x = _t(x)
     if x.dtype.is_bool:
         x = _m.cast(x, _dt.int32)
-    x, lo, hi = _promote(x, x_min, x_max)
+    lo, hi = _t(x_min, x.dtype), _t(x_max, x.dtype)
     return _m.minimum(_m.maximum(x, lo), hi)
 
 
@@ -940,8 +940,8 @@ def empty(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    """A tensor filled with `fill_value` (dtype from the value if not given)."""
-    value = _t(fill_value, dtype)
+    """A tensor filled with `fill_value` (float32 unless `dtype` says otherwise, as Keras)."""
+    value = _t(fill_value, _dtype_or(dtype, FLOATX))
     return _a.broadcast_to(value, _shape_list(shape))
 
 
