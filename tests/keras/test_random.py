@@ -115,3 +115,26 @@ def test_stateless_ops_are_pure_functions_of_the_seed():
         assert not np.array_equal(a, fn(tl.constant([1, 3], tl.int64)).numpy())
     with pytest.raises(ValueError, match="shape \\[2\\]"):
         sr.stateless_normal([2], [1, 2, 3])
+
+
+def test_seed_generator_in_a_layer_advances_every_training_step():
+    class NoisyDense(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(2)
+            self.gen = keras.random.SeedGenerator(17)
+
+        def call(self, x, training=False):
+            h = self.dense(x)
+            return keras.random.dropout(h, 0.5, seed=self.gen) if training else h
+
+    inputs = keras.Input(shape=(3,))
+    model = keras.Model(inputs, NoisyDense()(inputs))
+    model.compile(optimizer="sgd", loss="mse")
+    gen = model.layers[-1].gen
+    x = np.random.default_rng(0).normal(size=(12, 3)).astype(np.float32)
+    model.fit(x, np.zeros((12, 2), np.float32), batch_size=4, epochs=2, verbose=0)
+    np.testing.assert_array_equal(gen.state.numpy(), [17, 6])  # one draw per step, in the graph
+    before = gen.state.numpy().copy()
+    model.predict(x, verbose=0)  # inference: no draws
+    np.testing.assert_array_equal(gen.state.numpy(), before)
