@@ -1,17 +1,24 @@
 """`tl.saved_model.save` / `load`: traced graphs and their variables, runnable without the Python code.
 
 Owns: the saved-model directory (`saved_model.json`: format version, trainlib
-version, functions with their traced concrete functions, signatures, graphs;
-`variables.npz`: variable values and captured constants and Const arrays, no
-pickle), writing it atomically, and the loaded object (`.signatures`, the saved
-Functions as attributes, `.variables`). `export_model` builds Keras's
-`serve` endpoint and `serving_default` signature for `Model.export`.
+version, functions with their traced concrete functions, signatures, graphs,
+and the name and SHA-256 of the arrays file; `variables.<hash>.npz`, named by
+its content (`variables.npz` in directories written before): variable values
+and captured constants and Const arrays, no pickle), writing it atomically,
+and the loaded object (`.signatures`, the saved Functions as attributes,
+`.variables`). `export_model` builds Keras's `serve` endpoint and
+`serving_default` signature for `Model.export` (and `save` for any Model
+whose input shape is known).
 
-Invariants: a save either writes a complete directory or leaves what was
-there untouched (everything is encoded first, written to a temporary folder,
-then renamed into place). Loading never runs code from the files: op types come
-only from the registry, attrs only of the known kinds (see
-`graph/serialization.py`), arrays through `np.load(allow_pickle=False)`.
+Invariants: the directory is complete at every instant of a save: everything
+is encoded first, the new arrays file is written beside the old one, and
+replacing `saved_model.json` (one `os.replace`) switches versions; the old
+arrays file is removed after, and the next save removes what a killed one left
+(`file_io.update_directory`). A load reads only regular files within its
+limits (`file_io.LoadBudget`), and re-reads `saved_model.json` if a save
+replaced the arrays file it named meanwhile. Loading never runs code from the
+files: op types come only from the registry, attrs only of the known kinds
+(see `graph/serialization.py`), arrays through `file_io.read_npz` (no pickle).
 A SHA-256 of the JSON payload and of the `.npz` file is checked first, so a
 corrupted file fails with `LoadError` instead of giving different numbers;
 every other defect raises `LoadError` too (naming the file and what is
@@ -25,17 +32,18 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 
+from .file_io import (TEMP_PREFIX, LoadBudget, array_bytes, open_regular, read_json, read_npz,
+                      remove_stale, update_directory)
 from .graph import dtypes as _dt
-from .graph.codegen import compile_graph, translate_error
 from .graph.context import eager_scope, state
-from .graph.function import ConcreteFunction, Function, _OutputSlot
-from .graph.op import apply, convert_to_tensor
+from .graph.exec.interpret import Interpreter
+from .graph.exec.program import CompiledFunction
+from .graph.function import ConcreteFunction, Function, _OutputSlot, canonical_args
+from .graph.op import convert_to_tensor
 from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _short, decode_graph,
                                   decode_shape, decode_spec, decode_dtype, encode_graph, encode_shape,
                                   encode_spec)
@@ -88,8 +96,16 @@ def save(obj, export_dir, signatures=None, options=None):
         if _is_layer(obj):
             for name in _KERAS_STEP_FUNCTIONS:  # training machinery, rebuilt by compile()
                 functions.pop(name, None)
-            if "__call__" not in functions and getattr(obj, "inputs", None):
-                functions["serve"] = _serving_function(obj, None)
+            if "__call__" not in functions:
+                if _input_specs(obj) is not None:
+                    functions["serve"] = _serving_function(obj, None)
+                elif not functions and signatures is None:
+                    raise ValueError(
+                        f"Cannot save {type(obj).__name__} {obj.name!r}: its input shape is unknown, "
+                        "so there is no function to save. Build the model (call it on data, "
+                        "build(input_shape), or start it with tl.keras.Input), or pass "
+                        "input_signature: model.export(path, input_signature=[tl.TensorSpec(shape, "
+                        "dtype)]) or tl.saving.save_model(model, path, input_signature=[...]).")
     else:
         raise TypeError(f"tl.saved_model.save needs a tl.Module, a Model or a tl.function, got "
                         f"{type(obj).__name__}")
@@ -142,16 +158,10 @@ def _is_layer(obj):
 def _serving_function(model, input_signature):
     """A tl.function `serve(inputs)` calling the model for inference on its input specs."""
     if input_signature is None:
-        inputs = getattr(model, "inputs", None)
-        built = getattr(model, "_build_input_shape", None)
-        if not inputs and isinstance(built, tuple) and built and all(
-                d is None or isinstance(d, int) for d in built):
-            # a built model without symbolic inputs: its first dim is the batch
-            inputs = [TensorSpec(TensorShape((None,) + tuple(built[1:])), getattr(model, "dtype", "float32"))]
-        if not inputs:
+        specs = _input_specs(model)
+        if specs is None:
             raise ValueError(f"Model.export needs the model's input specs: {type(model).__name__} has "
                              "no `inputs` (build it first, or pass input_signature=[tl.TensorSpec(...)])")
-        specs = [TensorSpec(TensorShape(t.shape), t.dtype, getattr(t, "name", None)) for t in inputs]
         input_signature = [specs[0]] if len(specs) == 1 else [specs]
     takes_training = _accepts_training(model)
 
@@ -163,6 +173,21 @@ def _serving_function(model, input_signature):
                            inspect.Parameter.POSITIONAL_OR_KEYWORD)
          for i in range(len(input_signature))])
     return Function(serve, input_signature=input_signature, name="serve")
+
+
+def _input_specs(model):
+    """TensorSpecs of the model's inputs (functional `inputs`, or the shape a Sequential or
+    subclassed model was built with, its first dim the batch), or None when unknown."""
+    inputs = getattr(model, "inputs", None)
+    if inputs:
+        return [TensorSpec(TensorShape(t.shape), t.dtype, getattr(t, "name", None)) for t in inputs]
+    built = getattr(model, "_build_input_shape", None)
+    if not (getattr(model, "built", False) and isinstance(built, tuple) and built and all(
+            d is None or isinstance(d, int) for d in built)):
+        return None
+    input_layer = getattr(model, "_input_layer", None)   # a Sequential's leading Input
+    dtype = getattr(input_layer, "dtype", None) or getattr(model, "dtype", None) or "float32"
+    return [TensorSpec(TensorShape((None,) + tuple(built[1:])), dtype)]
 
 
 def _accepts_training(model):
@@ -242,7 +267,7 @@ def _write(export_dir, functions, concretes, signatures, variables):
                     constants.append(value)
                 captures.append({"constant": const_index[id(value)]})
         try:
-            graph = encode_graph(c.graph, saver)
+            graph = encode_graph(c.optimized_graph, saver)
         except ValueError as e:
             raise ValueError(f"cannot save function {c.name!r}: {e}") from None
         encoded.append({
@@ -275,11 +300,13 @@ def _write(export_dir, functions, concretes, signatures, variables):
     npz = io.BytesIO()
     np.savez(npz, **arrays)
     npz_bytes = npz.getvalue()
-    model["files"] = {ARRAYS_FILE: {"sha256": hashlib.sha256(npz_bytes).hexdigest()}}
+    digest = hashlib.sha256(npz_bytes).hexdigest()
+    arrays_name = _arrays_name(digest)
+    model["files"] = {ARRAYS_FILE: {"sha256": digest, "file": arrays_name}}
     document = {"format": FORMAT, "format_version": FORMAT_VERSION, "checksum": _checksum(model),
                 "model": model}
     text = json.dumps(document, allow_nan=False, separators=(",", ":"))
-    _write_atomically(os.fspath(export_dir), {ARRAYS_FILE: npz_bytes, JSON_FILE: text.encode("utf-8")})
+    _write_atomically(os.fspath(export_dir), {arrays_name: npz_bytes, JSON_FILE: text.encode("utf-8")})
 
 
 def _checksum(model):
@@ -287,40 +314,33 @@ def _checksum(model):
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _arrays_name(digest):
+    """The arrays file of one version of a saved model: named by its content, so a new version
+    is written beside the old one and `saved_model.json` switches between them."""
+    return f"variables.{digest[:16]}.npz"
+
+
+_ARRAYS_NAME = re.compile(r"variables(\.[0-9a-f]{16})?\.npz")   # variables.npz: the old layout
+_LEGACY_TEMPS = re.compile(r"\.(tmp|old)-saved_model-[A-Za-z0-9_]{8}")  # older versions' folders
+
+
 def _write_atomically(export_dir, files):
+    """Writes a new version into `export_dir`; at every instant the directory holds a complete
+    saved model (the old one until `saved_model.json` is replaced, the new one after)."""
     target = os.path.abspath(export_dir)
     if os.path.exists(target):
         if not os.path.isdir(target):
             raise FileExistsError(f"{export_dir!r} exists and is not a directory")
-        if os.listdir(target) and not os.path.exists(os.path.join(target, JSON_FILE)):
+        foreign = [n for n in os.listdir(target) if n != JSON_FILE and not _ARRAYS_NAME.fullmatch(n)
+                   and not n.startswith(TEMP_PREFIX)]
+        if foreign and not os.path.exists(os.path.join(target, JSON_FILE)):
             raise FileExistsError(f"{export_dir!r} is a non-empty directory that holds no saved "
                                   "model; refusing to replace it. Choose an empty or new directory.")
     parent = os.path.dirname(target)
     os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=".tmp-saved_model-", dir=parent)
-    old = None
-    try:
-        for name, data in files.items():
-            with open(os.path.join(tmp, name), "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        if os.path.exists(target):
-            old = tempfile.mkdtemp(prefix=".old-saved_model-", dir=parent)
-            os.rmdir(old)
-            os.rename(target, old)
-        os.rename(tmp, target)
-        tmp = None
-    except BaseException:
-        if old is not None and not os.path.exists(target):
-            os.rename(old, target)  # put the previous saved model back
-            old = None
-        raise
-    finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+    remove_stale(parent, _LEGACY_TEMPS.fullmatch)  # what saves of older versions left when killed
+    update_directory(target, files, JSON_FILE, keep=lambda name: name in files,
+                     is_ours=lambda name: _ARRAYS_NAME.fullmatch(name) is not None)
 
 
 def _encode_params(function, name):
@@ -383,12 +403,17 @@ def _leaves(s):
 
 # ------------------------------------------------------------------ load
 
-def load(export_dir, tags=None, options=None):
+def load(export_dir, tags=None, options=None, max_bytes=None, max_member_bytes=None):
     """Loads a saved model written by `tl.saved_model.save` (or `Model.export`).
 
     Args:
         export_dir: the saved model's directory.
         tags, options: accepted for TensorFlow compatibility; unused.
+        max_bytes: the most bytes the load may read from the files (default: what
+            `tl.saving.set_load_limits` set, else eight times the variables and arrays that
+            `saved_model.json` declares, plus 64 MiB).
+        max_member_bytes: the most bytes one file or array may hold (default: 64 MiB for
+            `saved_model.json`, `max_bytes` for arrays).
 
     Returns:
         An object with `.signatures` (name -> callable on tensors or arrays,
@@ -396,8 +421,9 @@ def load(export_dir, tags=None, options=None):
         Function as an attribute of the same name, and `.variables`.
 
     Raises:
-        LoadError: (a ValueError) for a newer format, unknown op types, missing or
-            mismatched variables, truncated, corrupted or hand-edited files.
+        LoadError: (a ValueError) naming the file, for a newer format, unknown op types,
+            missing or mismatched variables, truncated, corrupted or hand-edited files, a
+            file that is a symbolic link, a pipe or a device, or one past the limits.
         FileNotFoundError: if `export_dir` is not a directory.
 
     Example:
@@ -408,20 +434,43 @@ def load(export_dir, tags=None, options=None):
     if not os.path.isdir(export_dir):
         raise FileNotFoundError(f"No saved model directory at {export_dir!r}")
     json_path = os.path.join(export_dir, JSON_FILE)
-    model = _read_json(json_path)
+    for attempt in range(4):
+        budget = LoadBudget(json_path, max_bytes, max_member_bytes)
+        model = _read_json(json_path, budget)
+        try:
+            _expect(model, "model", dict, _MODEL_FIELDS)
+            budget.size_to(_declared_bytes(model))
+            arrays = _read_arrays(export_dir, model, budget)
+            break
+        except _ArraysMissing as e:
+            # a save replaced saved_model.json (and removed the arrays it named) after it was
+            # read: read the new version; the same name missing again is a damaged model
+            if attempt == 3 or _read_json(json_path, LoadBudget(json_path, max_bytes,
+                                                                max_member_bytes)) == model:
+                raise LoadError(f"{e}: missing (the variables file of this saved model)") from None
+        except LoadError as e:
+            raise LoadError(str(e) if str(e).startswith(export_dir) else f"{json_path}: {e}") \
+                from None
     try:
         with eager_scope():
-            return _build(export_dir, json_path, model)
+            return _build(model, arrays)
     except LoadError as e:
         raise LoadError(f"{json_path}: {e}") from None
     except Exception as e:  # noqa: BLE001 -- any other failure means the files are not a valid model
         raise LoadError(f"{json_path}: the saved model is malformed ({type(e).__name__}: {e})") from e
 
 
-def _read_json(path):
+_MODEL_FIELDS = {"trainlib_version", "variables", "constants", "concrete_functions", "functions",
+                 "signatures", "files"}
+
+
+class _ArraysMissing(Exception):
+    """The arrays file that saved_model.json names is not there (maybe replaced meanwhile)."""
+
+
+def _read_json(path, budget):
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        raw = read_json(path, budget)
     except FileNotFoundError:
         raise LoadError(f"{path}: missing; this directory holds no trainlib saved model") from None
     try:
@@ -449,6 +498,23 @@ def _read_json(path):
     return model
 
 
+def _declared_bytes(model):
+    """The bytes of the arrays saved_model.json declares (variables, constants, array attrs):
+    what the default load limit is sized to. Shapes with unknown dims count as empty."""
+    total = 0
+    stack = [model.get("variables"), model.get("constants"), model.get("concrete_functions")]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if isinstance(item.get("shape"), list) and isinstance(item.get("dtype"), str) and \
+                    ("key" in item or "array" in item):
+                total += array_bytes(item["shape"], item["dtype"])
+            stack.extend(item.values())
+    return total
+
+
 def _expect(data, where, kind, keys=None):
     if not isinstance(data, kind):
         raise LoadError(f"{where}: expected {'an object' if kind is dict else 'a list'}, got "
@@ -458,30 +524,33 @@ def _expect(data, where, kind, keys=None):
     return data
 
 
-def _read_arrays(export_dir, model):
-    path = os.path.join(export_dir, ARRAYS_FILE)
+def _read_arrays(export_dir, model, budget):
     files = _expect(model.get("files"), "files", dict, {ARRAYS_FILE})
+    entry = files[ARRAYS_FILE]
+    if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str) or \
+            not set(entry) <= {"sha256", "file"}:
+        raise LoadError(f"files.{ARRAYS_FILE}: expected {{\"sha256\": ..., \"file\": ...}}")
+    name = entry.get("file", ARRAYS_FILE)   # the old layout: always variables.npz
+    if not isinstance(name, str) or not _ARRAYS_NAME.fullmatch(name):   # never a path elsewhere
+        raise LoadError(f"files.{ARRAYS_FILE}: bad file name {_short(name)}")
+    path = os.path.join(export_dir, name)
+    budget.label = path
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        f, _ = open_regular(path)
     except FileNotFoundError:
-        raise LoadError(f"{path}: missing (the variables file of this saved model)") from None
-    if not isinstance(files[ARRAYS_FILE], dict) or \
-            files[ARRAYS_FILE].get("sha256") != hashlib.sha256(raw).hexdigest():
-        raise LoadError(f"{path}: checksum mismatch: the variables file was changed after saving, "
-                        "or is corrupt")
-    try:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
-    except Exception as e:  # noqa: BLE001 -- zip/npy errors of every kind mean a bad file
-        raise LoadError(f"{path}: cannot read the arrays: {type(e).__name__}: {e}") from None
+        raise _ArraysMissing(path) from None
+    with f:
+        digest = hashlib.sha256()
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+        if digest.hexdigest() != entry["sha256"]:
+            raise LoadError(f"{path}: checksum mismatch: the variables file was changed after "
+                            "saving, or is corrupt")
+        f.seek(0)
+        return read_npz(f, budget)
 
 
-def _build(export_dir, json_path, model):
-    required = {"trainlib_version", "variables", "constants", "concrete_functions", "functions",
-                "signatures", "files"}
-    _expect(model, "model", dict, required)
-    arrays = _read_arrays(export_dir, model)
+def _build(model, arrays):
     xp = state.xp
     variables = []
     for i, entry in enumerate(_expect(model["variables"], "variables", list)):
@@ -665,7 +734,7 @@ def _build_signature(name, entry, concretes):
 
 # ------------------------------------------------------------------ the loaded objects
 
-class LoadedConcreteFunction:
+class LoadedConcreteFunction(CompiledFunction):
     """One restored graph, compiled; callable like the ConcreteFunction it was saved from.
 
     Attributes:
@@ -679,21 +748,7 @@ class LoadedConcreteFunction:
         self._params = params
         self.structured_input_signature = arg_structure
         self._output_structure = output_structure
-        self._capture_feeds = capture_feeds
-        self._program = compile_graph(graph, state.xp, name)
-        self._dtypes = [t.dtype for t in graph.outputs]
-
-    @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
-    def outputs(self):
-        return list(self.graph.outputs)
-
-    @property
-    def python_source(self):
-        return self._program.source
+        self._compile(graph, name, capture_feeds, state.xp)
 
     def __call__(self, *args, **kwargs):
         feeds = self._match_call(args, kwargs, convert=True)
@@ -703,7 +758,7 @@ class LoadedConcreteFunction:
         return self._call_feeds(feeds)
 
     def _match_call(self, args, kwargs, convert):
-        canonical = _canonical_args(self._params, args, kwargs, self.name)
+        canonical = canonical_args(self._params, args, kwargs, self.name)
         feeds = []
         if not _match(self.structured_input_signature, canonical, feeds, convert):
             return None
@@ -717,30 +772,12 @@ class LoadedConcreteFunction:
     def _call_flat(self, feeds):
         if state.graph is not None or any(isinstance(f, SymbolicTensor) for f in feeds):
             return self._inline(feeds)
-        arrays = [f._value if isinstance(f, Tensor) else f for f in feeds]
-        try:
-            out = self._program.fn(*arrays, *self._capture_feeds)
-        except Exception as e:
-            translated = translate_error(self._program, e)
-            if translated is None:
-                raise
-            raise translated from e
-        return [Tensor(a, d) for a, d in zip(out, self._dtypes)]
+        return self._run_tensors([f._value if isinstance(f, Tensor) else f for f in feeds])
 
     def _inline(self, feeds):
         """Called while a tl.function traces: the graph's ops are added to that trace."""
         values = [f if is_tensor(f) else convert_to_tensor(f) for f in feeds]
-        values += [c for c, _ in self.graph.captures]
-        env = {id(p): v for p, v in zip(self.graph.inputs, values)}
-        for op in self.graph.operations:
-            if op.type == "Placeholder":
-                continue
-            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-            out = apply(op.type, *[env[id(t)] for t in op.inputs], **attrs)
-            outs = () if out is None else (out if isinstance(out, tuple) else (out,))
-            for t, new in zip(op.outputs, outs):
-                env[id(t)] = new
-        return [env[id(t)] for t in self.graph.outputs]
+        return Interpreter().run(self.graph, values + [c for c, _ in self.graph.captures])
 
     def __repr__(self):
         return f"<LoadedConcreteFunction {self.name}>"
@@ -877,25 +914,6 @@ class LoadedModel(Module):
 
 
 # ------------------------------------------------------------------ calling helpers
-
-def _canonical_args(params, args, kwargs, name):
-    """Arguments in the saved Function's canonical order (as Function._canonical_args)."""
-    try:
-        bound = params.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{name}(): {e}") from None
-    bound.apply_defaults()
-    out = []
-    for pname, p in params.parameters.items():
-        value = bound.arguments.get(pname)
-        if p.kind is p.VAR_POSITIONAL:
-            out.extend(value or ())
-        elif p.kind is p.VAR_KEYWORD:
-            out.append(dict(value or {}))
-        else:
-            out.append(value)
-    return tuple(out)
-
 
 def _match(structure, value, feeds, convert):
     """Walks `value` along the saved `structure`, appending tensor feeds; False on a mismatch."""

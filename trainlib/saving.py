@@ -5,17 +5,20 @@ format from the path: a `.keras` file is Keras 3's whole-model archive
 (`trainlib/models/saving_keras.py`: architecture, weights, compile config and
 optimizer state, for resuming training); any other path is a saved-model
 directory for deployment (`tl.saved_model`: graph + variables, loaded as a
-callable object without the model's Python code). Invariant: nothing here has
+callable object without the model's Python code), and the load limits
+(`set_load_limits`, from `trainlib/file_io.py`). Invariant: nothing here has
 its own file format; those two modules own them.
 """
 import os
 
 from . import saved_model
+from .file_io import get_load_limits, set_load_limits  # noqa: F401
 from .models import saving_keras
 from .models.saving_keras import (LoadError, get_registered_name,  # noqa: F401
                                   get_registered_object, register_keras_serializable)
 
 __all__ = ["save_model", "load_model", "save_weights", "load_weights", "LoadError",
+           "set_load_limits", "get_load_limits",
            "register_keras_serializable", "get_registered_name", "get_registered_object"]
 
 
@@ -51,7 +54,8 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
     saved_model.export_model(model, path, input_signature=input_signature)
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_bytes=None,
+               max_member_bytes=None):
     """Loads what `save_model` wrote: a `.keras` file as a Model, a directory as a loaded object.
 
     Args:
@@ -60,6 +64,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             `register_keras_serializable` (subclassed models, custom layers, losses...).
         compile: for `.keras`: restore the compile config and optimizer state (default).
         safe_mode: accepted for Keras compatibility; nothing is ever executed from a file.
+        max_bytes: the most bytes the load may read after decompression, all files and
+            members together (default: `set_load_limits`'s, else eight times the model's
+            declared weights plus 64 MiB).
+        max_member_bytes: the most bytes one member may hold (default: 64 MiB for JSON
+            files, `max_bytes` for arrays).
 
     Returns:
         For a `.keras` file, the `tl.Model` (same class, weights, compile config and
@@ -69,22 +78,24 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
     Raises:
         LoadError: (a ValueError) naming the file, for a truncated, corrupted or edited
-            file, an unknown class, or mismatched weights.
+            file, an unknown class, mismatched weights, a symbolic link inside a saved-model
+            directory, a pipe or device instead of a file, or a file past the limits.
         ValueError: for an ".h5" file (needs h5py) or a file of another kind.
         FileNotFoundError: if nothing is at `filepath`.
     """
     path = os.fspath(filepath)
     if os.path.isdir(path):
-        return saved_model.load(path)
+        return saved_model.load(path, max_bytes=max_bytes, max_member_bytes=max_member_bytes)
     if path.endswith((".h5", ".hdf5")):
         raise ValueError(f"Cannot load {path!r}: {saving_keras._H5_HINT}")
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file or saved-model directory at {path!r}")
     if not path.endswith(".keras"):
         raise ValueError(f"Cannot load {path!r}: expected a '.keras' file (model.save) or a "
                          "saved-model directory (model.export / tl.saved_model.save)")
     return saving_keras.load_model(path, custom_objects=custom_objects, compile=compile,
-                                   safe_mode=safe_mode)
+                                   safe_mode=safe_mode, max_bytes=max_bytes,
+                                   max_member_bytes=max_member_bytes)
 
 
 def save_weights(model, filepath, overwrite=True):

@@ -10,6 +10,13 @@ import numpy as np
 from trainlib.saved_model import _checksum
 
 
+def arrays_path(path):
+    """The arrays file `saved_model.json` names (`variables.<content hash>.npz`; the old layout's
+    `variables.npz`)."""
+    entry = read_doc(path)["model"]["files"]["variables.npz"]
+    return path / entry.get("file", "variables.npz")
+
+
 def read_doc(path):
     return json.loads((path / "saved_model.json").read_text())
 
@@ -27,12 +34,12 @@ def edit_json(path, change, fix_checksum=True):
 
 
 def rewrite_npz(path, change, fix_checksum=True):
-    with np.load(path / "variables.npz", allow_pickle=False) as npz:
+    with np.load(arrays_path(path), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
     change(arrays)
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    (path / "variables.npz").write_bytes(buf.getvalue())
+    arrays_path(path).write_bytes(buf.getvalue())
     if fix_checksum:
         doc = read_doc(path)
         doc["model"]["files"]["variables.npz"]["sha256"] = hashlib.sha256(buf.getvalue()).hexdigest()

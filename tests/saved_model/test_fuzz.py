@@ -5,8 +5,13 @@ Three kinds of damage: random bytes (flipped or truncated) in either file, which
 catch; edits of JSON fields and npz arrays with the checksums recomputed (a deliberate hand edit),
 which the structural checks behind the checksum must catch; and the same edits left unsigned.
 """
+import hashlib
+import io
+import os
 import shutil
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +25,7 @@ from trainlib.graph.op import REGISTRY
 from trainlib.graph.serialization import LoadError
 
 from . import models
-from .helpers import edit_json, read_doc, rewrite_npz
+from .helpers import arrays_path, edit_json, read_doc, rewrite_npz
 
 CASES = []  # no op of its own: the ops saved are listed in test_saved_model.CASES
 
@@ -72,14 +77,15 @@ def with_copy(saved, name, damage):
 @given(name=st.sampled_from(["mlp", "collatz"]), file=st.sampled_from(FILES), data=st.data())
 def test_flipped_or_truncated_bytes(saved, name, file, data):
     def damage(path):
-        raw = bytearray((path / file).read_bytes())
+        target = path / file if file == "saved_model.json" else arrays_path(path)
+        raw = bytearray(target.read_bytes())
         if data.draw(st.booleans(), label="truncate"):
             raw = raw[:data.draw(st.integers(0, len(raw) - 1), label="keep")]
         else:
             for _ in range(data.draw(st.integers(1, 3), label="flips")):
                 i = data.draw(st.integers(0, len(raw) - 1), label="at")
                 raw[i] ^= data.draw(st.integers(1, 255), label="xor")
-        (path / file).write_bytes(bytes(raw))
+        target.write_bytes(bytes(raw))
 
     with_copy(saved, name, damage)  # checksums catch changed content; "1e-05" -> "1E-05" loads
 
@@ -192,3 +198,68 @@ def test_swapped_registered_op_types(saved, data):
         except (OpError, TypeError, ValueError):
             return
         assert isinstance(out, np.ndarray)
+
+
+def _members(raw):
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        return [(info.filename, z.read(info)) for info in z.infolist()]
+
+
+def _zip_bytes(members, compression):
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # a duplicated name is part of the damage
+        with zipfile.ZipFile(buf, "w", compression=compression) as z:
+            for name, raw in members:
+                z.writestr(name, raw)
+    return buf.getvalue()
+
+
+@given(name=st.sampled_from(["mlp", "collatz"]), data=st.data(), sign=st.booleans())
+def test_replaced_members(saved, name, data, sign):
+    """Arrays of the variables file replaced by random bytes, truncated, deleted, duplicated or
+    moved to another member's name, or whole files swapped with the other saved model's (re-signed
+    or not): LoadError naming the file, or the original results."""
+    other = "collatz" if name == "mlp" else "mlp"
+    files = {}
+
+    def damage(path):
+        files["before"] = {p.name: p.read_bytes() for p in path.iterdir()}
+        replace(path)
+        files["after"] = {p.name: p.read_bytes() for p in path.iterdir()}
+
+    def replace(path):
+        action = data.draw(st.sampled_from(["member", "swap_json", "swap_arrays", "remove"]))
+        if action == "swap_json":   # names an arrays file this directory does not hold
+            shutil.copy(saved[0] / other / "saved_model.json", path / "saved_model.json")
+            return
+        if action == "swap_arrays":
+            shutil.copy(arrays_path(saved[0] / other), arrays_path(path))
+        elif action == "remove":
+            os.remove(data.draw(st.sampled_from([path / "saved_model.json", arrays_path(path)])))
+            return
+        else:
+            members = _members(arrays_path(path).read_bytes())
+            i = data.draw(st.integers(0, len(members) - 1), label="member")
+            key, raw = members[i]
+            how = data.draw(st.sampled_from(["random", "truncate", "delete", "duplicate", "rename"]))
+            if how == "random":
+                members[i] = (key, data.draw(st.binary(max_size=64)))
+            elif how == "truncate":
+                members[i] = (key, raw[:data.draw(st.integers(0, max(len(raw) - 1, 0)))])
+            elif how == "delete":
+                del members[i]
+            elif how == "duplicate":
+                members.append((key, data.draw(st.sampled_from([b"", raw[:20]]))))
+            else:
+                members[i] = (data.draw(st.sampled_from([m for m, _ in members] + ["x.npy"])), raw)
+            compression = data.draw(st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED]))
+            arrays_path(path).write_bytes(_zip_bytes(members, compression))
+        if sign:
+            raw = arrays_path(path).read_bytes()
+            edit_json(path, lambda doc: doc["model"]["files"]["variables.npz"].__setitem__(
+                "sha256", hashlib.sha256(raw).hexdigest()))
+
+    _, outcome = with_copy(saved, name, damage)
+    if not sign and files["after"] != files["before"]:   # the checksums see every change
+        assert outcome == "error"

@@ -44,3 +44,48 @@ def test_trained_digits_model_exports_and_runs_without_its_code(tmp_path):
     assert not got["user_module_loaded"]
     np.testing.assert_allclose(np.array(got["sig"]), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.array(got["serve"]), want, rtol=1e-5, atol=1e-6)
+
+
+def _sequential_built_by(how):
+    tl.random.set_seed(3)
+    if how == "input":
+        return tl.Sequential([tl.layers.Input((4,)), tl.layers.Dense(3), tl.layers.Dense(2)])
+    model = tl.Sequential([tl.layers.Dense(3), tl.layers.Dense(2)])
+    if how == "call":
+        model(np.ones((5, 4), np.float32))
+    else:
+        model.build((None, 4))
+    return model
+
+
+@pytest.mark.parametrize("how", ["input", "call", "build"])
+def test_saved_model_save_of_a_sequential_model_saves_serve(tmp_path, how):
+    model = _sequential_built_by(how)
+    tl.saved_model.save(model, tmp_path / "m")
+    loaded = tl.saved_model.load(tmp_path / "m")
+    x = np.linspace(-2, 2, 28, dtype=np.float32).reshape(7, 4)   # any batch size
+    want = model(x).numpy()
+    np.testing.assert_array_equal(loaded.serve(x).numpy(), want)
+    (sig_out,) = loaded.signatures["serving_default"](x).values()
+    np.testing.assert_array_equal(sig_out.numpy(), want)
+
+
+def test_sequential_input_dtype_is_the_signature_dtype(tmp_path):
+    model = tl.Sequential([tl.layers.Input((3,), dtype="int32"), tl.layers.Embedding(10, 2)])
+    tl.saved_model.save(model, tmp_path / "m")
+    loaded = tl.saved_model.load(tmp_path / "m")
+    ids = np.array([[1, 2, 9]], np.int32)
+    (spec,) = loaded.signatures["serving_default"].structured_input_signature[1].values()
+    assert spec.dtype == tl.int32 and tuple(spec.shape) == (None, 3)
+    np.testing.assert_array_equal(loaded.serve(ids).numpy(), model(ids).numpy())
+
+
+def test_sequential_of_unknown_input_shape_is_a_clear_error(tmp_path):
+    model = tl.Sequential([tl.layers.Dense(3)])
+    with pytest.raises(ValueError, match="input shape is unknown.*input_signature"):
+        tl.saved_model.save(model, tmp_path / "m")
+    assert not (tmp_path / "m").exists()
+    tl.saving.save_model(model, tmp_path / "m", input_signature=[tl.TensorSpec((None, 4))])
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_array_equal(tl.saved_model.load(tmp_path / "m").serve(x).numpy(),
+                                  model(x).numpy())

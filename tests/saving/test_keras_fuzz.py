@@ -1,7 +1,9 @@
-"""Fuzzing `.keras` files: damaged bytes and edited configs either load with the saved values or
-raise `tl.saving.LoadError` naming the file, never another exception and never other weights."""
+"""Fuzzing `.keras` and `.weights.npz` files: damaged bytes, replaced members and edited configs
+either load with the saved values (or exactly the arrays an edited file holds) or raise
+`tl.saving.LoadError` naming the file, never another exception and never other weights."""
 import io
 import json
+import warnings
 import zipfile
 
 import numpy as np
@@ -149,3 +151,123 @@ def test_edited_weights(original, tmp_path, data):
     loaded = _load_or_clear_error(path)
     if loaded is not None:
         _assert_saved_values(loaded, edited)
+
+
+def _npz_arrays(raw):
+    """The arrays zipfile and numpy's npy reader find in npz bytes (None if they cannot)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            return {info.filename[:-4]: np.lib.format.read_array(io.BytesIO(z.read(info)),
+                                                                 allow_pickle=False)
+                    for info in z.infolist()}
+    except Exception:  # noqa: BLE001 -- any failure: the reference readers cannot read it
+        return None
+
+
+def _replace_member(data, members, what):
+    """Replaces, truncates, deletes or swaps one (name, bytes) of `members`; returns the list."""
+    members = list(members)
+    i = data.draw(st.integers(0, len(members) - 1), label=f"{what} member")
+    name, raw = members[i]
+    action = data.draw(st.sampled_from(["other", "random", "truncate", "delete", "duplicate"]))
+    if action == "other":
+        members[i] = (name, members[data.draw(st.integers(0, len(members) - 1))][1])
+    elif action == "random":
+        members[i] = (name, data.draw(st.binary(max_size=64)))
+    elif action == "truncate":
+        members[i] = (name, raw[:data.draw(st.integers(0, max(len(raw) - 1, 0)))])
+    elif action == "delete":
+        del members[i]
+    else:
+        members.append((name, data.draw(st.sampled_from([raw, b"", b"\x93NUMPY"]))))
+    return members
+
+
+def _zip_bytes(members, data):
+    buf = io.BytesIO()
+    method = data.draw(st.sampled_from([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED]), label="method")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # a duplicated name is part of the damage
+        with zipfile.ZipFile(buf, "w", compression=method) as z:
+            for name, raw in members:
+                z.writestr(name, raw)
+    return buf.getvalue()
+
+
+def _members(raw):
+    with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        return [(info.filename, z.read(info)) for info in z.infolist()]
+
+
+@_FUZZ
+@given(data=st.data())
+def test_replaced_members(saved_kinds, tmp_path, data):
+    """Members of the archive, or arrays inside its weights archive, replaced by other members,
+    random bytes, truncated, deleted or duplicated (the zips rewritten with valid CRCs, as a
+    tool would): LoadError naming the file, or exactly the arrays the edited file holds."""
+    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=lambda k: k.__name__)))
+    _, raw, _, _ = saved_kinds[kind]
+    outer = _members(raw)
+    if data.draw(st.booleans(), label="inside the weights archive"):
+        i = next(i for i, (name, _) in enumerate(outer) if name == "model.weights.npz")
+        outer[i] = (outer[i][0], _zip_bytes(_replace_member(data, _members(outer[i][1]), "npz"),
+                                            data))
+    else:
+        outer = _replace_member(data, outer, "keras")
+    path = tmp_path / "replaced.keras"
+    path.write_bytes(_zip_bytes(outer, data))
+    loaded = _load_or_clear_error(path)
+    if loaded is not None:
+        weights = [raw for name, raw in outer if name == "model.weights.npz"][-1]
+        held = _npz_arrays(weights)
+        assert held is not None, "loaded weights numpy cannot read"
+        _assert_saved_values(loaded, held)
+
+
+@pytest.fixture(scope="module")
+def weights_file(tmp_path_factory):
+    """(model, bytes of its .weights.npz, its arrays in order)."""
+    model = M.compiled(M.sequential)
+    path = tmp_path_factory.mktemp("weights") / "model.weights.npz"
+    model.save_weights(path)
+    return model, path.read_bytes(), [v.numpy().copy() for v in model.weights]
+
+
+@_FUZZ
+@given(data=st.data())
+def test_damaged_weights_npz(weights_file, tmp_path, data):
+    """A `.weights.npz` truncated, bit-flipped or with members replaced: LoadError naming the file
+    (and no weight assigned), or exactly the arrays the file holds (the saved ones, when the
+    damage left the zip's CRCs to check it)."""
+    model, raw, saved = weights_file
+    damage = data.draw(st.sampled_from(["flip", "truncate", "splice", "replace"]))
+    buf = bytearray(raw)
+    if damage == "flip":
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(buf) - 1))
+            buf[i] ^= data.draw(st.integers(1, 255))
+    elif damage == "truncate":
+        buf = buf[:data.draw(st.integers(0, len(buf) - 1))]
+    elif damage == "splice":
+        i = data.draw(st.integers(0, len(buf)))
+        buf[i:i] = data.draw(st.binary(min_size=1, max_size=16))
+    else:
+        buf = _zip_bytes(_replace_member(data, _members(raw), "npz"), data)
+    path = tmp_path / "damaged.weights.npz"
+    path.write_bytes(bytes(buf))
+    for v in model.weights:   # a marker: nothing may be assigned from a defective file
+        v.assign(np.full(v.shape, -7, v.dtype.np))
+    try:
+        model.load_weights(path)
+    except tl.saving.LoadError as e:
+        assert str(path) in str(e)
+        for v in model.weights:
+            assert (v.numpy() == -7).all()
+        return
+    held = _npz_arrays(bytes(buf))
+    assert held is not None, "loaded weights numpy cannot read"
+    for i, v in enumerate(model.weights):
+        np.testing.assert_array_equal(v.numpy(), held[f"w{i:05d}"])
+        assert v.numpy().dtype == held[f"w{i:05d}"].dtype
+        if damage != "replace":   # the CRCs vouch for the bytes
+            np.testing.assert_array_equal(v.numpy(), saved[i])

@@ -1,6 +1,6 @@
 """`trainlib.keras.random`: Keras 3's `keras.random` (draws, and `SeedGenerator`) over trainlib.
 
-Owns: the seed rules of Keras 3 and the functions built on them. A draw with an int `seed`
+Owns: Keras 3's draws, on the seed rules of `trainlib.keras._seeds`. A draw with an int `seed`
 returns the same values on every call; with a `SeedGenerator` it reads the generator's state
 (a non-trainable int64 Variable [seed, counter]) and advances it, so seeded draws inside a
 `tl.function` or a training step give fresh values on each call, as Keras's do; with
@@ -9,84 +9,19 @@ Invariants: every draw is a stateless op of `trainlib.graph.ops.stateless_random
 that seed tensor, or a composition of such draws (categorical by Gumbel-max, shuffle by sorting
 random keys, beta from two gammas); values differ from TensorFlow's, distributions agree.
 """
-import random as _python_random
-
 from ..graph import dtypes as _dt
 from ..graph.ops import array as _a
 from ..graph.ops import math as _m
-from ..graph.ops import random as _random
 from ..graph.ops import stateless_random as _sr
-from ..graph.variables import Variable
-from .ops._convert import FLOATX, tensor as _t
+from ._seeds import SeedGenerator, draw_seed as _draw_seed
+from .ops._convert import FLOATX as _FLOATX, tensor as _t
 
 __all__ = ["SeedGenerator", "beta", "binomial", "categorical", "dropout", "gamma", "normal",
            "randint", "shuffle", "truncated_normal", "uniform"]
 
-_COUNTER = 0
-
-
-class SeedGenerator:
-    """The state of a random stream: seeded draws advance it, so repeated calls differ.
-
-    Args:
-        seed: the initial seed (an int; default: a random one).
-        name: the generator's name.
-
-    Example:
-        >>> gen = keras.random.SeedGenerator(seed=42)
-        >>> a = keras.random.normal((2,), seed=gen); b = keras.random.normal((2,), seed=gen)
-        >>> bool(tl.reduce_all(a == b))
-        False
-    """
-
-    def __init__(self, seed=None, name=None, **kwargs):
-        global _COUNTER
-        if kwargs.pop("backend", None) is not None or kwargs:
-            raise ValueError(f"Unrecognized keyword arguments: {kwargs}")
-        if name is None:
-            _COUNTER += 1
-            name = "seed_generator" if _COUNTER == 1 else f"seed_generator_{_COUNTER - 1}"
-        self.name = name
-        self._initial_seed = seed
-        if seed is None:
-            seed = _python_random.randint(1, int(1e9))
-        if not isinstance(seed, int):
-            raise ValueError(f"Argument `seed` must be an integer. Received: seed={seed}")
-        self.state = Variable([seed, 0], dtype=_dt.int64, trainable=False,
-                              name="seed_generator_state")
-
-    def next(self, ordered=True):
-        """The current seed [2] (a tensor); advances the state."""
-        value = self.state.read_value() * 1  # a copy: the state changes next
-        if ordered:
-            self.state.assign_add(_a.constant([0, 1], dtype=_dt.int64))
-        else:
-            self.state.assign((self.state.read_value() + 1) * 5387 % 933199)
-        return value
-
-    def get_config(self):
-        return {"seed": self._initial_seed, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
-
-def draw_seed(seed):
-    """The seed tensor [2] for `seed`: an int's [seed, 0], a SeedGenerator's next state, or
-    (None) a fresh random pair."""
-    if isinstance(seed, SeedGenerator):
-        return seed.next()
-    if isinstance(seed, int) and not isinstance(seed, bool):
-        return _a.constant([seed, 0], dtype=_dt.int64)
-    if seed is None:
-        return _random.uniform([2], 0, 2 ** 62, dtype=_dt.int64)
-    raise ValueError("Argument `seed` must be either an integer or an instance of "
-                     f"`SeedGenerator`. Received: seed={seed} (of type {type(seed)})")
-
 
 def _float_dtype(dtype, fn):
-    d = _dt.as_dtype(dtype or FLOATX)
+    d = _dt.as_dtype(dtype or _FLOATX)
     if not d.is_floating:
         raise ValueError(f"`keras.random.{fn}` requires a floating point `dtype`. Received: "
                          f"dtype={d.name}")
@@ -100,19 +35,19 @@ def _shape(shape):
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Draws from a normal distribution."""
     d = _float_dtype(dtype, "normal")
-    return _sr.stateless_normal(_shape(shape), draw_seed(seed), mean, stddev, d)
+    return _sr.stateless_normal(_shape(shape), _draw_seed(seed), mean, stddev, d)
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Draws uniformly from [minval, maxval)."""
     d = _float_dtype(dtype, "uniform")
-    return _sr.stateless_uniform(_shape(shape), draw_seed(seed), minval, maxval, d)
+    return _sr.stateless_uniform(_shape(shape), _draw_seed(seed), minval, maxval, d)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Draws from a normal distribution truncated at two standard deviations."""
     d = _float_dtype(dtype, "truncated_normal")
-    return _sr.stateless_truncated_normal(_shape(shape), draw_seed(seed), mean, stddev, d)
+    return _sr.stateless_truncated_normal(_shape(shape), _draw_seed(seed), mean, stddev, d)
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
@@ -121,7 +56,7 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
     if not d.is_integer:
         raise ValueError(f"`keras.random.randint` requires an integer `dtype`. Received: "
                          f"dtype={d.name}")
-    return _sr.stateless_uniform(_shape(shape), draw_seed(seed), int(minval), int(maxval), d)
+    return _sr.stateless_uniform(_shape(shape), _draw_seed(seed), int(minval), int(maxval), d)
 
 
 def categorical(logits, num_samples, dtype="int32", seed=None):
@@ -131,12 +66,12 @@ def categorical(logits, num_samples, dtype="int32", seed=None):
         raise ValueError(f"`logits` should be a 2-D tensor with shape [batch_size, num_classes]. "
                          f"Received: logits={logits.shape}")
     if not logits.dtype.is_floating:
-        logits = _m.cast(logits, FLOATX)
+        logits = _m.cast(logits, _FLOATX)
     batch, classes = logits.shape
     if batch is None:
         raise ValueError("keras.random.categorical needs a static batch size in trainlib")
     tiny = float(__import__("numpy").finfo(logits.dtype.np).tiny)
-    u = _sr.stateless_uniform([batch, int(num_samples), classes], draw_seed(seed), tiny, 1.0,
+    u = _sr.stateless_uniform([batch, int(num_samples), classes], _draw_seed(seed), tiny, 1.0,
                               logits.dtype)
     gumbel = -_m.log(-_m.log(u))
     return _m.argmax(_a.expand_dims(logits, 1) + gumbel, axis=-1, output_type=_dt.as_dtype(dtype))
@@ -155,7 +90,7 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
         shape = [s if n is None else int(n) for s, n in zip(shape, noise_shape)]
     if None in shape:
         raise ValueError("keras.random.dropout needs a static noise shape in trainlib")
-    keep = _m.greater_equal(_sr.stateless_uniform(shape, draw_seed(seed), dtype=x.dtype), rate)
+    keep = _m.greater_equal(_sr.stateless_uniform(shape, _draw_seed(seed), dtype=x.dtype), rate)
     scaled = x / _m.cast(1.0 - rate, x.dtype)
     return _m.where(keep, scaled, _a.zeros_like(x))
 
@@ -166,20 +101,20 @@ def shuffle(x, axis=0, seed=None):
     n = x.shape[axis]
     if n is None:
         raise ValueError("keras.random.shuffle needs a static size along the axis in trainlib")
-    keys = _sr.stateless_uniform([n], draw_seed(seed), dtype=_dt.float64)
+    keys = _sr.stateless_uniform([n], _draw_seed(seed), dtype=_dt.float64)
     return _a.gather(x, _a.argsort(keys), axis=axis)
 
 
 def gamma(shape, alpha, dtype=None, seed=None):
     """Draws from Gamma(alpha, 1)."""
     d = _float_dtype(dtype, "gamma")
-    return _sr.stateless_random_gamma(_shape(shape), draw_seed(seed), alpha, dtype=d)
+    return _sr.stateless_random_gamma(_shape(shape), _draw_seed(seed), alpha, dtype=d)
 
 
 def beta(shape, alpha, beta, dtype=None, seed=None):  # noqa: A002 -- Keras's names
     """Draws from Beta(alpha, beta), as X / (X + Y) of two gamma draws."""
     d = _float_dtype(dtype, "beta")
-    s = draw_seed(seed)
+    s = _draw_seed(seed)
     x = _sr.stateless_random_gamma(_shape(shape), s, alpha, dtype=d)
     y = _sr.stateless_random_gamma(_shape(shape), s + _a.constant([0, 12], dtype=_dt.int64), beta,
                                    dtype=d)
@@ -189,5 +124,5 @@ def beta(shape, alpha, beta, dtype=None, seed=None):  # noqa: A002 -- Keras's na
 def binomial(shape, counts, probabilities, dtype=None, seed=None):
     """Draws the number of successes in `counts` trials of probability `probabilities`."""
     d = _float_dtype(dtype, "binomial")
-    return _m.cast(_sr.stateless_random_binomial(_shape(shape), draw_seed(seed), counts,
+    return _m.cast(_sr.stateless_random_binomial(_shape(shape), _draw_seed(seed), counts,
                                                  probabilities, _dt.int64), d)

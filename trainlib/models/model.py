@@ -13,8 +13,6 @@ builds layers from a scratch trace of the model, then the optimizer;
 `Model(inputs, outputs)` returns a functional model.
 """
 import os
-import tempfile
-import zipfile
 
 import numpy as np
 
@@ -93,6 +91,11 @@ class Model(Layer):
             ValueError: for unknown names or steps_per_execution < 1.
         """
         self.optimizer = optim.get(optimizer)
+        # -- mixed precision (keras-layer): as Keras, a mixed_float16 model's optimizer scales
+        # the loss dynamically
+        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" and \
+                not isinstance(self.optimizer, optim.LossScaleOptimizer):
+            self.optimizer = optim.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self.loss = loss
         names = self._output_names()
         if isinstance(loss, dict):
@@ -245,6 +248,19 @@ class Model(Layer):
 
     # -- steps (override train_step / test_step / predict_step to customize)
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of a batch plus the model's `losses` (add_loss, regularizers)."""
+        # -- layer losses (keras-layer): Keras 3 adds each of `self.losses`, in float32
+        total = self._compiled_loss(y, y_pred, sample_weight) if self._loss_fns is not None \
+            else None
+        for extra in self.losses:
+            extra = extra if extra.dtype is tl.float32 else tl.cast(extra, tl.float32)
+            total = extra if total is None else total + extra
+        if total is None:
+            raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
+                             "override compute_loss / train_step")
+        return total
+
+    def _compiled_loss(self, y, y_pred, sample_weight):
         """The compiled loss of a batch (summed over outputs, weighted by loss_weights).
 
         With several losses each output's unweighted loss also goes to its
@@ -252,9 +268,6 @@ class Model(Layer):
         static batch size, which its dataset-fed steps never know, so every batch counts 1.
         """
         fns = self._loss_fns
-        if fns is None:
-            raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
-                             "override compute_loss / train_step")
         outs = flatten(y_pred)
         if not isinstance(fns, list):
             if len(outs) == 1:
@@ -334,9 +347,11 @@ class Model(Layer):
         with tl.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            # -- loss scaling (keras-layer): identity unless a LossScaleOptimizer
+            scaled_loss = self.optimizer.scale_loss(loss)
         self._track_loss(loss, x)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled_loss, variables)
         if self._distribute_strategy is not None:
             grads = self._distribute_strategy._average_gradients(grads, x)
         self.optimizer.apply_gradients(zip(grads, variables))
@@ -639,50 +654,24 @@ class Model(Layer):
                              f"{filepath!r}")
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(filepath)
-        weights = self.weights
-        arrays = {f"w{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
-        arrays["__names__"] = np.array([v.name for v in weights], dtype=np.str_)
-        arrays["__format__"] = np.array("trainlib.weights.v1")
-        folder = os.path.dirname(os.path.abspath(filepath))
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, filepath)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
+        from .saving_keras import save_weights_npz  # noqa: PLC0415
+        save_weights_npz(self, filepath)
 
     def load_weights(self, filepath):
-        """Reads weights written by `save_weights` (never unpickles anything).
+        """Reads weights written by `save_weights` (never unpickles anything), within the load
+        limits (`tl.saving.set_load_limits`).
 
         Raises:
-            ValueError: for a truncated, foreign or mismatched file (naming it).
+            LoadError: (a ValueError) naming the file, for a truncated, corrupted, foreign or
+                mismatched file, or a pipe or device instead of a file.
+            ValueError: for an unbuilt model.
         """
         filepath = os.fspath(filepath)
         if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
             from .saving_keras import load_weights  # noqa: PLC0415
             return load_weights(self, filepath)
-        try:
-            with np.load(filepath, allow_pickle=False) as data:
-                if "__format__" not in data.files or str(data["__format__"]) != "trainlib.weights.v1":
-                    raise ValueError("it is not a trainlib weights file")
-                keys = sorted(k for k in data.files if k.startswith("w"))
-                arrays = [data[k] for k in keys]
-        except FileNotFoundError:
-            raise
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
-            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
-        if not self.built:
-            raise ValueError(f"Cannot load weights from {filepath!r} into an unbuilt model: call it "
-                             "on data or build() it first")
-        try:
-            self.set_weights(arrays)
-        except ValueError as e:
-            raise ValueError(f"Cannot load weights from {filepath!r}: {e}") from None
+        from .saving_keras import load_weights_npz  # noqa: PLC0415
+        load_weights_npz(self, filepath)
 
     # -- summary
     def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,

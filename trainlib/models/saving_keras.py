@@ -3,14 +3,18 @@
 Owns: the archive (a zip holding `config.json`: the model's class, config,
 per-layer build shapes and compile config; `metadata.json`: format and
 versions; `model.weights.npz`: the model's weights in `weights` order and the
-optimizer's variables in `variables` order), `register_keras_serializable`,
-and the whole-model half of `tl.saving.save_model` / `load_model`.
+optimizer's variables in `variables` order), the `.weights.npz` file of
+`save_weights` / `load_weights`, `register_keras_serializable`, and the
+whole-model half of `tl.saving.save_model` / `load_model`.
 
 Invariants: a save writes a temporary file in the target's folder and renames
-it into place, so an existing file is never left half-written. Loading never
+it into place, so an existing file is never left half-written (and removes the
+temporaries of killed saves: `file_io.write_file_atomically`). A load reads
+`config.json` first, rebuilds the model, and reads the weights within limits
+sized to the rebuilt model's weights (`file_io.LoadBudget`). Loading never
 runs code from the file: layer classes come only from the layer registry (or
 the caller's `custom_objects`), optimizers, losses and metrics only from
-trainlib's tables, arrays only through `np.load(allow_pickle=False)`. Every
+trainlib's tables, arrays only through `file_io.read_npz` (no pickle). Every
 defect of the file (truncated, corrupted, edited, unknown class, weights that
 do not fit the rebuilt model) raises `LoadError` (a ValueError) naming the file
 and the problem; weights are assigned only after all of them were checked
@@ -20,13 +24,15 @@ import datetime
 import io
 import json
 import os
-import tempfile
+import re
 import zipfile
 
 import numpy as np
 
 import trainlib as tl
 from trainlib import losses as losses_module, metrics as metrics_module, optim
+from trainlib.file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
+    write_file_atomically
 from trainlib.graph.serialization import LoadError
 from trainlib.layers import base as layers_base
 
@@ -326,32 +332,18 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     weights = _weight_arrays(model)
     buffer = io.BytesIO()
     np.savez(buffer, **weights)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".keras", dir=folder)
-    try:
-        os.chmod(tmp, _file_mode(path))   # mkstemp's 0600 would make the saved file private
-        with os.fdopen(fd, "wb") as f:
-            with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-                archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
-                archive.writestr(CONFIG_FILE, config_bytes)
-                archive.writestr(WEIGHTS_FILE, buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+
+    def write(f):
+        with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
+            archive.writestr(CONFIG_FILE, config_bytes)
+            archive.writestr(WEIGHTS_FILE, buffer.getvalue())
+
+    write_file_atomically(path, write, legacy_temps=_LEGACY_TEMPS)
 
 
-def _file_mode(path):
-    """The permissions the file would get from a plain open(): the old file's, else umask's."""
-    if os.path.exists(path):
-        return os.stat(path).st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+# what saves of older versions named their temporaries (tempfile.mkstemp in the same folder)
+_LEGACY_TEMPS = re.compile(r"\.tmp-[a-z0-9_]{8}\.(keras|npz)")
 
 
 def _weight_arrays(model):
@@ -369,17 +361,31 @@ def _weight_arrays(model):
 
 # ------------------------------------------------------------------ load
 
-def _read_archive(path):
-    """(config, metadata, arrays) of a `.keras` file; LoadError for any defect."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            for needed in (METADATA_FILE, CONFIG_FILE, WEIGHTS_FILE):
-                if needed not in names:
-                    raise LoadError(f"the archive has no {needed!r} (it holds {sorted(names)})")
-            metadata = json.loads(archive.read(METADATA_FILE).decode("utf-8"))
-            config = json.loads(archive.read(CONFIG_FILE).decode("utf-8"))
-            weights_bytes = archive.read(WEIGHTS_FILE)
+class _Archive:
+    """An open `.keras` file: its zip, read within one LoadBudget; every defect a LoadError."""
+
+    def __init__(self, path, budget):
+        self.path, self.budget = path, budget
+        f, _ = open_regular(path, follow_symlinks=True)   # never a pipe or a device
+        try:
+            self.zip = open_zip(f)
+        except BaseException:
+            f.close()
+            raise
+        self.file = f
+        names = set(self.zip.namelist())
+        for needed in (METADATA_FILE, CONFIG_FILE, WEIGHTS_FILE):
+            if needed not in names:
+                raise LoadError(f"the archive has no {needed!r} (it holds {sorted(names)[:10]})")
+
+    def close(self):
+        self.zip.close()
+        self.file.close()
+
+    def config(self):
+        """(config, metadata), checked to describe a file this trainlib reads."""
+        metadata = json.loads(read_zip_member(self.zip, METADATA_FILE, self.budget, json=True))
+        config = json.loads(read_zip_member(self.zip, CONFIG_FILE, self.budget, json=True))
         if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
             raise LoadError(f"{METADATA_FILE} does not describe a {FORMAT} file")
         version = metadata.get("format_version")
@@ -388,16 +394,49 @@ def _read_archive(path):
                             f"version {FORMAT_VERSION} and older): upgrade trainlib")
         if not isinstance(config, dict):
             raise LoadError(f"{CONFIG_FILE} is not a JSON object")
-        with np.load(io.BytesIO(weights_bytes), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except LoadError as e:
-        raise LoadError(f"Cannot load {path!r}: {e}") from None
+        return config, metadata
+
+    def arrays(self, declared_bytes):
+        """The weights archive's arrays, the load limit sized to the model's declared weights."""
+        self.budget.size_to(declared_bytes)
+        data = read_zip_member(self.zip, WEIGHTS_FILE, self.budget)
+        return read_npz(io.BytesIO(data), self.budget, WEIGHTS_FILE)
+
+
+def _with_archive(path, budget, work):
+    """`work(archive)` on the open `.keras` file; any defect becomes LoadError naming `path`."""
+    try:
+        archive = _Archive(path, budget)
     except FileNotFoundError:
         raise
+    except LoadError as e:
+        raise LoadError(_named(path, e)) from None
     except Exception as e:  # noqa: BLE001 -- any defect of the bytes is the file's
         raise LoadError(f"Cannot load {path!r}: it is truncated, corrupted or not a .keras file "
+                        f"({type(e).__name__}: {e})") from None
+    try:
+        return work(archive)
+    except LoadError as e:
+        raise LoadError(_named(path, e)) from e.__cause__
+    except Exception as e:  # noqa: BLE001 -- an edited file can fail anywhere (zip, JSON, config)
+        raise LoadError(f"Cannot load {path!r}: it is truncated, corrupted or edited "
                         f"({type(e).__name__}: {e})") from e
-    return config, metadata, arrays
+    finally:
+        archive.close()
+
+
+def _named(path, error):
+    """The message of `error` as "Cannot load '<path>': what is wrong"."""
+    text = str(error)
+    if text.startswith(f"Cannot load {path!r}"):
+        return text
+    if text.startswith(f"{path}: "):   # the limits and the npz reader name the file first
+        text = text[len(path) + 2:]
+    return f"Cannot load {path!r}: {text}"
+
+
+def _declared_bytes(variables):
+    return sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize for v in variables)
 
 
 def _saved_list(arrays, prefix):
@@ -436,7 +475,8 @@ def _check_arrays(what, variables, arrays, paths=None):
                             f"{v.dtype.name}")
 
 
-def _rebuild(config, arrays, custom_objects, compile):
+def _rebuild(config, custom_objects):
+    """The model `config.json` describes, built, with freshly initialized weights."""
     class_name, layer_config = config.get("class_name"), config.get("config")
     if not isinstance(class_name, str) or not isinstance(layer_config, dict):
         raise LoadError(f"{CONFIG_FILE} needs a 'class_name' string and a 'config' object")
@@ -467,6 +507,12 @@ def _rebuild(config, arrays, custom_objects, compile):
     build = config.get("build_config")
     if build is not None:
         _apply_build_tree(model, build)
+    return model
+
+
+def _restore(model, config, arrays, custom_objects, compile):
+    """Compiles `model` as saved and assigns the file's weights and optimizer state, all checked
+    (count, shape, dtype) before any is assigned."""
     model_arrays = _saved_list(arrays, "model")
     _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
     compiled = config.get("compile_config") if compile else None
@@ -486,7 +532,8 @@ def _rebuild(config, arrays, custom_objects, compile):
     return model
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_bytes=None,
+               max_member_bytes=None):
     """Loads a model saved as a `.keras` file: same class, weights, compile config, optimizer state.
 
     Training resumes exactly: the optimizer is rebuilt with its slots and
@@ -498,25 +545,32 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             registered (subclassed models, custom layers, losses, metrics).
         compile: if False, the model is returned uncompiled (no optimizer state).
         safe_mode: accepted for Keras compatibility; loading never runs code from the file.
+        max_bytes: the most bytes the load may decompress, every member and nesting level
+            together (default: `tl.saving.set_load_limits`'s, else eight times the rebuilt
+            model's weights plus 64 MiB).
+        max_member_bytes: the most bytes one member may hold (default: 64 MiB for the JSON
+            configs, `max_bytes` for the weights).
 
     Returns:
         The `tl.Model`.
 
     Raises:
         LoadError: (a ValueError) naming the file, for a truncated, corrupted or edited
-            file, an unknown class, or weights that do not fit the rebuilt model.
+            file, an unknown class, weights that do not fit the rebuilt model, a pipe or
+            device instead of a file, or a file past the limits.
         FileNotFoundError: if there is no such file.
     """
     path = os.fspath(filepath)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
-    config, _, arrays = _read_archive(path)
-    try:
-        return _rebuild(config, arrays, custom_objects, compile)
-    except LoadError as e:
-        raise LoadError(f"Cannot load {path!r}: {e}") from e.__cause__
-    except Exception as e:  # noqa: BLE001 -- an edited config can fail anywhere in a constructor
-        raise LoadError(f"Cannot load {path!r}: {type(e).__name__}: {e}") from e
+
+    def work(archive):
+        config, _ = archive.config()
+        model = _rebuild(config, custom_objects)
+        arrays = archive.arrays(_declared_bytes(model.weights))
+        return _restore(model, config, arrays, custom_objects, compile)
+
+    return _with_archive(path, LoadBudget(path, max_bytes, max_member_bytes), work)
 
 
 def load_weights(model, filepath):
@@ -529,11 +583,69 @@ def load_weights(model, filepath):
     path = os.fspath(filepath)
     if path.endswith((".h5", ".hdf5")):
         raise ValueError(f"Cannot load weights from {path!r}: {_H5_HINT}")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
-    _, _, arrays = _read_archive(path)
+
+    def work(archive):
+        archive.config()
+        model_arrays = _saved_list(archive.arrays(_declared_bytes(model.weights)), "model")
+        _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
+        return model_arrays
+
+    for v, a in zip(model.weights, _with_archive(path, LoadBudget(path), work)):
+        v.assign(a)
+
+
+# ------------------------------------------------------------------ .weights.npz
+
+WEIGHTS_NPZ_FORMAT = "trainlib.weights.v1"
+
+
+def save_weights_npz(model, filepath):
+    """Writes `model`'s weights, in `weights` order, to an `.npz` file, atomically."""
+    weights = model.weights
+    arrays = {f"w{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
+    arrays["__names__"] = np.array([v.name for v in weights], dtype=np.str_)
+    arrays["__format__"] = np.array(WEIGHTS_NPZ_FORMAT)
+    write_file_atomically(filepath, lambda f: np.savez(f, **arrays), legacy_temps=_LEGACY_TEMPS)
+
+
+def load_weights_npz(model, filepath):
+    """Assigns the weights of an `.npz` file written by `save_weights` to the built `model`.
+
+    The file is read within the load limits (sized to the model's weights), never
+    unpickled, and checked entirely (count, shape, dtype) before any weight is assigned.
+
+    Raises:
+        LoadError: naming the file, for a truncated, corrupted or foreign file (any zip or
+            npy defect), weights that do not fit, a pipe or device, or a file past the limits.
+        ValueError: for an unbuilt model.
+        FileNotFoundError: if there is no such file.
+    """
+    path = os.fspath(filepath)
+    if not model.built:
+        raise ValueError(f"Cannot load weights from {path!r} into an unbuilt model: call it "
+                         "on data or build() it first")
+    budget = LoadBudget(path)
+    budget.size_to(_declared_bytes(model.weights))
     try:
-        model_arrays = _saved_list(arrays, "model")
+        f, _ = open_regular(path, follow_symlinks=True)
+    except LoadError as e:
+        raise LoadError(f"Cannot load weights from {e}") from None
+    with f:
+        try:
+            data = read_npz(f, budget)
+        except LoadError as e:
+            raise LoadError(f"Cannot load weights from {e}") from None
+    try:
+        fmt = data.get("__format__")
+        if fmt is None or fmt.shape != () or fmt.dtype.kind != "U" or str(fmt) != WEIGHTS_NPZ_FORMAT:
+            raise LoadError("it is not a trainlib weights file")
+        keys = sorted(k for k in data if k.startswith("w"))
+        model_arrays = [data[k] for k in keys]
+        for i, k in enumerate(keys):
+            if k != f"w{i:05d}":
+                raise LoadError(f"the file lacks weight {i}")
         _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {path!r}: {e}") from None

@@ -67,7 +67,8 @@ def is_tensor(x):
 
 def dtype(x):
     """The dtype name of `x` (`"float32"`), as Keras's standardized strings."""
-    return _spec_of(x).dtype.name
+    x = _spec_of(x)
+    return x.dtype if isinstance(x.dtype, str) else x.dtype.name  # a KerasTensor's is a string
 
 
 def cast(x, dtype):  # noqa: A002 -- Keras's name

@@ -17,6 +17,7 @@ from ...graph.ops import array as _a
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import stateless_random as _sr
+from .._seeds import draw_seed as _draw_seed
 from . import nn as _knn
 from ._convert import floating as _float, tensor as _t
 
@@ -602,12 +603,11 @@ def elastic_transform(images, alpha=20.0, sigma=5.0, interpolation="bilinear", f
     """Images displaced by a random smooth field: normal noise blurred by a Gaussian of `sigma`
     (kernel 6 sigma + 1), scaled by `alpha`, then sampled with `map_coordinates`; `seed` follows
     `keras.random`'s rules. As Keras, the x and y displacements come from one draw."""
-    from .. import random as _random  # noqa: PLC0415 -- keras.random builds on keras.ops
     x, single = _nhwc(images, data_format, "elastic_transform")
     dtype = x.dtype if x.dtype.is_floating else _dt.float32
     n, h, w, c = x.shape
     k = int(sigma) * 6 | 1
-    noise = _sr.stateless_normal([n, h, w], _random.draw_seed(seed), dtype=dtype) * sigma
+    noise = _sr.stateless_normal([n, h, w], _draw_seed(seed), dtype=dtype) * sigma
     field = _a.squeeze(gaussian_blur(_a.expand_dims(noise, -1), (k, k), (sigma, sigma)), [-1])
     rows, cols = _np.meshgrid(_np.arange(h), _np.arange(w), indexing="ij")
     src_y = _a.constant(rows.astype(dtype.np)) + alpha * field

@@ -16,7 +16,7 @@ from ...graph.ops import complex as _cx
 from ...graph.ops import decompositions as _dec
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
-import functools
+import functools as _functools
 
 from ._convert import floating as _float, promote as _promote, tensor as _t
 
@@ -32,7 +32,7 @@ def _is_half(a):
 def _half_in_float32(fn):
     """fn computed in float32 for float16 inputs, its floating results cast back to float16
     (the array modules' linalg kernels have no float16)."""
-    @functools.wraps(fn)
+    @_functools.wraps(fn)
     def wrapped(*args, **kwargs):
         if not args or not _is_half(args[0]):
             return fn(*args, **kwargs)

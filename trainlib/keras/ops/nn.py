@@ -21,7 +21,7 @@ from ...graph.ops import nn as _nn
 from ...graph.op import apply as _apply
 from . import linalg as _klinalg
 from . import numpy as _knp
-from ._convert import FLOATX, floating as _float, promote as _promote, tensor as _t
+from ._convert import FLOATX as _FLOATX, floating as _float, promote as _promote, tensor as _t
 
 __all__ = [
     "adaptive_average_pool", "adaptive_max_pool", "average_pool", "batch_normalization",
@@ -36,7 +36,7 @@ __all__ = [
     "swish", "tanh_shrink", "threshold", "unfold",
 ]
 
-EPSILON = 1e-7
+_EPSILON = 1e-7
 
 
 def _c(x, dtype):
@@ -240,7 +240,7 @@ def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     x = _t(x)
     if x.dtype not in (_dt.int32, _dt.int64):
         x = _m.cast(x, _dt.int64)
-    d = _dt.as_dtype(dtype or FLOATX)
+    d = _dt.as_dtype(dtype or _FLOATX)
     if d.is_bool:
         return _m.cast(_a.one_hot(x, num_classes, axis=axis, dtype=_dt.int32), _dt.bool)
     return _a.one_hot(x, num_classes, axis=axis, dtype=d)
@@ -251,7 +251,7 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
     num_classes = kwargs.pop("num_tokens", num_classes)
     x = _t(inputs)
     red = 1 if x.shape.rank > 1 else 0
-    d = _dt.as_dtype(dtype or FLOATX)
+    d = _dt.as_dtype(dtype or _FLOATX)
     if d.is_bool:
         return _m.reduce_any(one_hot(x, num_classes, axis, "bool", sparse), red)
     return _m.reduce_max(one_hot(x, num_classes, axis, d, sparse), red)
@@ -274,7 +274,7 @@ def binary_crossentropy(target, output, from_logits=False):
     _same_shapes("binary_crossentropy", target, output)
     if from_logits:
         return _nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
-    p = _m.clip_by_value(output, EPSILON, 1.0 - EPSILON)
+    p = _m.clip_by_value(output, _EPSILON, 1.0 - _EPSILON)
     return -(target * _m.log(p) + (1.0 - target) * _m.log(1.0 - p))
 
 
@@ -288,7 +288,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     if from_logits:
         return _nn.softmax_cross_entropy_with_logits(labels=target, logits=output, axis=axis)
     p = output / _m.reduce_sum(output, axis, keepdims=True)
-    p = _m.clip_by_value(p, EPSILON, 1.0 - EPSILON)
+    p = _m.clip_by_value(p, _EPSILON, 1.0 - _EPSILON)
     return -_m.reduce_sum(target * _m.log(p), axis)
 
 
@@ -306,7 +306,7 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
                          f"target.shape={target.shape}, output.shape={output.shape}")
     target = _m.cast(target, _dt.int64)
     if not from_logits:
-        output = _m.log(_m.clip_by_value(output, EPSILON, 1.0 - EPSILON))
+        output = _m.log(_m.clip_by_value(output, _EPSILON, 1.0 - _EPSILON))
     return _nn.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
 
 
