@@ -12,6 +12,7 @@ the gates. Time runs on axis 0 inside the loop; outputs come back batch-major.
 With `go_backwards` the inputs are read from the last step and the output
 sequence stays in processing order, as Keras's.
 """
+from ..graph.autodiff import GradientTape, custom_gradient
 from ..graph.context import state as _context
 from ..graph.ops import array as _array, control_flow as _cf, math as _math
 from ..graph.op import apply, convert_to_tensor
@@ -121,6 +122,177 @@ def time_loop(step, inputs, states, mask=None, return_sequences=True, zero_outpu
     last = result[1 + n_states]
     outputs = result[2 + n_states] if return_sequences else None
     return last, outputs, final_states
+
+
+def _repeat(count, steps, python, body, loop_vars, reverse=False):
+    """`loop_vars = body(t, *loop_vars)` for t in 0..count-1 (or count-1..0): a Python loop
+    when `python` (eager or unrolled, `steps` static), else one graph `While`."""
+    if python:
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            loop_vars = list(body(_array.identity(t), *loop_vars))   # int32 scalar index
+        return loop_vars
+    start = count - 1 if reverse else _array.zeros([], dtype="int32")
+
+    def cond(t, *_):
+        return _math.greater_equal(t, 0) if reverse else _math.less(t, count)
+
+    def step(t, *carry):
+        return (t - 1 if reverse else t + 1, *body(t, *carry))
+    return list(_cf.while_loop(cond, step, [start, *loop_vars],
+                               maximum_iterations=steps if steps is not None else None))[1:]
+
+
+def _rows_like(count, steps, row):
+    """A (count, *row.shape) zeros buffer, static dims kept, for TensorArrayWrite rows."""
+    buffer = _array.zeros(_array.concat([_array.reshape(count, [1]), _array.shape(row)], 0),
+                          dtype=row.dtype)
+    return _array.ensure_shape(buffer, [steps] + row.shape.as_list())
+
+
+def _write(buffer, t, row):
+    return apply("TensorArrayWrite", buffer, t, row)
+
+
+def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=True,
+                    zero_output_for_mask=False, unroll=False, training=False):
+    """`time_loop` for a built-in cell whose step is `gates(x_t, recurrent_input(h) @ U + b,
+    states)`, with its own gradient (backpropagation through time written once for all
+    such cells): the forward loop saves each step's states, matmul input and matmul output;
+    the backward loop differentiates `gates` locally and does one matmul per step
+    (dm @ U^T); the recurrent kernel's and bias's gradients are one matmul / one sum over
+    all steps after it.
+
+    Args:
+        cell: a SimpleRNNCell, LSTMCell or GRUCell (reset_after).
+        inputs: the projected inputs, time-major (T, B, P).
+        weights: (recurrent_kernel, recurrent bias or None) as tensors.
+        states: the initial states (flat list of (B, units) tensors).
+        Other arguments: as `time_loop`.
+
+    Returns:
+        (last output, outputs (T, B, units) or None, final states).
+    """
+    kernel, rbias = weights
+    steps = inputs.shape[0]
+    python = unroll or _context.graph is None
+    if python and steps is None:
+        raise ValueError("Cannot unroll a RNN if the time dimension is undefined: give the "
+                         "Input a shape with a known number of time steps.")
+    n_states = len(states)
+    time_mask = _array.expand_dims(mask, -1) if mask is not None else None
+    args = [inputs, kernel] + ([rbias] if rbias is not None else []) + list(states)
+
+    @custom_gradient
+    def run(xs, recurrent_kernel, *rest):
+        bias = rest[0] if rbias is not None else None
+        init = list(rest[1:] if rbias is not None else rest)
+        count = _array.shape(xs)[0]
+
+        def matmul_input(h):
+            return cell.recurrent_input(h, training)
+
+        h_in0 = matmul_input(init[0])
+        # without recurrent dropout the matmul reads the saved previous output itself
+        own_h_in = h_in0 is not init[0]
+        m0 = _math.matmul(h_in0, recurrent_kernel)
+        out0 = _array.zeros_like(init[0])
+        saved = [_rows_like(count, steps, s) for s in init] + \
+            ([_rows_like(count, steps, h_in0)] if own_h_in else []) + [_rows_like(count, steps, m0)]
+        seq = [_rows_like(count, steps, out0)] if return_sequences else []
+
+        def body(t, *carry):
+            old = list(carry[:n_states])
+            prev = carry[n_states]
+            buffers = list(carry[n_states + 1:])
+            h_in = matmul_input(old[0])
+            m = _math.matmul(h_in, recurrent_kernel)
+            if bias is not None:
+                m = m + bias
+            out, new = cell.gates(_array.gather(xs, t), m, old)
+            if time_mask is not None:
+                keep = _array.gather(time_mask, t)
+                new = [_math.where(keep, n, o) for n, o in zip(new, old)]
+                carried = _math.where(keep, out, prev)
+                out = _math.where(keep, out, _array.zeros_like(out)) if zero_output_for_mask \
+                    else carried
+                prev = carried
+            else:
+                prev = out
+            rows = old + ([h_in] if own_h_in else []) + [m] + ([out] if return_sequences else [])
+            return (*new, prev, *[_write(b, t, r) for b, r in zip(buffers, rows)])
+
+        result = _repeat(count, steps, python, body, [*init, out0, *saved, *seq])
+        final, last = result[:n_states], result[n_states]
+        saved_rows = result[n_states + 1:n_states + 1 + len(saved)]
+        outputs = result[-1] if return_sequences else None
+
+        def grad(dys):
+            dys = list(dys) if isinstance(dys, (list, tuple)) else [dys]
+            produced = [last] + ([outputs] if return_sequences else []) + list(final)
+            dys = [_array.zeros_like(p) if d is None else d for d, p in zip(dys, produced)]
+            d_last, d_seq = dys[0], (dys[1] if return_sequences else None)
+            d_final = dys[2 if return_sequences else 1:]
+            old_rows, m_rows = saved_rows[:n_states], saved_rows[-1]
+            hin_rows = saved_rows[-2] if own_h_in else old_rows[0]
+            shared = cell.sums_inputs   # d(x_t) is d(m_t): one buffer holds both
+
+            def back(t, *carry):
+                d_states, d_carried = list(carry[:n_states]), carry[n_states]
+                d_m_buf = carry[n_states + 1]
+                d_x_buf = None if shared else carry[n_states + 2]
+                old = [_array.gather(r, t) for r in old_rows]
+                x_t, m_t = _array.gather(xs, t), _array.gather(m_rows, t)
+                d_seq_t = _array.gather(d_seq, t) if d_seq is not None else None
+                if time_mask is not None:
+                    keep = _array.gather(time_mask, t)
+                    zeros = _array.zeros_like(d_carried)
+                    if d_seq_t is not None and not zero_output_for_mask:
+                        d_carried, d_seq_t = d_carried + d_seq_t, None
+                    d_out = _math.where(keep, d_carried, zeros)
+                    if d_seq_t is not None:
+                        d_out = d_out + _math.where(keep, d_seq_t, zeros)
+                    d_prev = _math.where(keep, zeros, d_carried)
+                    d_new = [_math.where(keep, d, _array.zeros_like(d)) for d in d_states]
+                    d_pass = [_math.where(keep, _array.zeros_like(d), d) for d in d_states]
+                else:
+                    d_out = d_carried if d_seq_t is None else d_carried + d_seq_t
+                    d_prev = _array.zeros_like(d_carried)
+                    d_new, d_pass = d_states, None
+                with GradientTape() as tape:
+                    tape.watch([x_t, m_t] + old)
+                    out, new = cell.gates(x_t, m_t, old)
+                grads = tape.gradient([out] + list(new), [x_t, m_t] + old,
+                                      output_gradients=[d_out] + d_new)
+                d_x, d_m = grads[0], grads[1]
+                d_old = [g if g is not None else _array.zeros_like(o)
+                         for g, o in zip(grads[2:], old)]
+                if d_pass is not None:
+                    d_old = [a + b for a, b in zip(d_old, d_pass)]
+                # through the matmul input back to the previous output (recurrent dropout too)
+                with GradientTape() as tape:
+                    tape.watch(old[0])
+                    h_in = matmul_input(old[0])
+                d_hin = _math.matmul(d_m, recurrent_kernel, transpose_b=True)
+                d_old[0] = d_old[0] + tape.gradient(h_in, old[0], output_gradients=d_hin)
+                written = [_write(d_m_buf, t, d_m)] + ([] if shared else [_write(d_x_buf, t, d_x)])
+                return (*d_old, d_prev, *written)
+
+            back_vars = [*d_final, d_last, _rows_like(count, steps, m0)] + \
+                ([] if shared else [_array.zeros_like(xs)])
+            result = _repeat(count, steps, python, back, back_vars, reverse=True)
+            d_init, d_m_all = result[:n_states], result[n_states + 1]
+            d_xs = d_m_all if shared else result[n_states + 2]
+            flat_hin = _array.reshape(hin_rows, [-1, recurrent_kernel.shape[0]])
+            flat_dm = _array.reshape(d_m_all, [-1, recurrent_kernel.shape[1]])
+            d_kernel = _math.matmul(flat_hin, flat_dm, transpose_a=True)
+            d_bias = [_math.reduce_sum(flat_dm, axis=0)] if bias is not None else []
+            return [d_xs, d_kernel, *d_bias, *d_init]
+
+        return (last, *([outputs] if return_sequences else []), *final), grad
+
+    result = list(run(*args))
+    last, outputs = result[0], (result[1] if return_sequences else None)
+    return last, outputs, result[2 if return_sequences else 1:]
 
 
 @register
@@ -245,6 +417,9 @@ class RNN(Layer):
         out = mask if self.return_sequences else None
         return [out] + [None] * len(self.state_size) if self.return_state else out
 
+    def _fused(self):
+        return isinstance(self.cell, (SimpleRNNCell, LSTMCell, GRUCell)) and self.cell.fused
+
     def _step_function(self, training):
         """(prepare, step): `prepare(sequences)` is what the loop reads per step (the hoisted
         projection for built-in cells) and `step(x_t, flat_states)` one step on it."""
@@ -296,15 +471,20 @@ class RNN(Layer):
             initial_state = [initial_state]
         initial_state = _nest_pack(list(initial_state), [
             _math.cast(convert_to_tensor(s), sequences.dtype) for s in _nest_flatten(list(initial_state))])
-        if len(_nest_flatten(initial_state)) != len(_nest_flatten(self.state_size)):
-            raise ValueError(f"Layer '{self.name}' has {len(_nest_flatten(self.state_size))} "
-                             f"state(s) but was passed {len(_nest_flatten(initial_state))} "
-                             "initial state tensor(s)")
+        sizes = _nest_flatten(self.state_size)
+        if len(_nest_flatten(initial_state)) != len(sizes):
+            raise ValueError(f"Layer '{self.name}' has {len(sizes)} state(s) but was passed "
+                             f"{len(_nest_flatten(initial_state))} initial state tensor(s)")
+        # static dims known to the loop even when the batch size is not
+        initial_state = _nest_pack(initial_state, [
+            _array.ensure_shape(s, [sequences.shape[0], size]) if isinstance(size, int) else s
+            for s, size in zip(_nest_flatten(initial_state), sizes)])
         self._make_masks(self.cell, sequences[:, 0], initial_state, training)
         try:
             prepare, step = self._step_function(training)
             rank = sequences.shape.rank
-            time_major = _array.transpose(prepare(sequences), [1, 0] + list(range(2, rank)))
+            # time-major first: the (T, B, F) inputs are smaller than their projection
+            time_major = _array.transpose(sequences, [1, 0] + list(range(2, rank)))
             if mask is not None:
                 if isinstance(mask, (list, tuple)):
                     mask = mask[0]
@@ -313,11 +493,20 @@ class RNN(Layer):
                 time_major = _array.reverse(time_major, [0])
                 if mask is not None:
                     mask = _array.reverse(mask, [0])
-            last, outputs, states = time_loop(
-                step, time_major, _nest_flatten(initial_state), mask=mask,
-                return_sequences=self.return_sequences,
-                zero_output_for_mask=self.zero_output_for_mask, unroll=self.unroll,
-                output_size=self._output_size())
+            time_major = prepare(time_major)
+            if self._fused():
+                weights = self.cell.step_weights()
+                last, outputs, states = fused_time_loop(
+                    self.cell, time_major, (weights + (None,))[:2], _nest_flatten(initial_state),
+                    mask=mask, return_sequences=self.return_sequences,
+                    zero_output_for_mask=self.zero_output_for_mask, unroll=self.unroll,
+                    training=training)
+            else:
+                last, outputs, states = time_loop(
+                    step, time_major, _nest_flatten(initial_state), mask=mask,
+                    return_sequences=self.return_sequences,
+                    zero_output_for_mask=self.zero_output_for_mask, unroll=self.unroll,
+                    output_size=self._output_size())
         finally:
             self._reset_masks(self.cell)
         if self.stateful:

@@ -28,6 +28,18 @@ def _check_units(units):
     return int(units)
 
 
+def _project(inputs, kernel):
+    """inputs @ kernel for one step (B, F) or a time-major sequence (T, B, F); a sequence is
+    one (T * B, F) matmul, so its kernel gradient is one matmul too."""
+    if inputs.shape.rank != 3:
+        return _math.matmul(inputs, kernel)
+    flat = _math.matmul(_array.reshape(inputs, [-1, kernel.shape[0]]), kernel)
+    if inputs.shape[:2].is_fully_defined():
+        return _array.reshape(flat, inputs.shape[:2].as_list() + [kernel.shape[1]])
+    return _array.reshape(flat, _array.concat([_array.shape(inputs)[:2],
+                                               _array.shape(flat)[1:]], 0))
+
+
 def _unsupported(cell, kwargs):
     check_unsupported(cell, **{k: (kwargs.get(k), None) for k in (
         "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
@@ -64,11 +76,9 @@ class _DropoutCell(Layer):
     def _masked_inputs(self, inputs, training):
         if not training or not 0.0 < self.dropout < 1.0:
             return inputs
-        mask = self._input_mask
+        mask = self._input_mask   # (B, F): broadcasts over a time-major (T, B, F) sequence
         if mask is None:
             mask = self._mask_like(inputs, self.dropout)
-        elif inputs.shape.rank == 3:   # a whole (B, T, F) sequence: one mask for every step
-            mask = _array.expand_dims(mask, 1)
         return inputs * mask
 
     def _masked_state(self, h, training):
@@ -76,6 +86,21 @@ class _DropoutCell(Layer):
             return h
         mask = self._recurrent_mask
         return h * (mask if mask is not None else self._mask_like(h, self.recurrent_dropout))
+
+    fused = True   # the step is `gates(x, recurrent_input(h) @ U + b, states)`
+    sums_inputs = True   # `gates` reads x and m only as x + m (their gradients are one)
+
+    def recurrent_input(self, h, training=False):
+        """The previous output as the recurrent matmul reads it (recurrent dropout applied)."""
+        return self._masked_state(h, training)
+
+    def projected_step(self, x, states, weights, training=False):
+        """One step from the projected inputs `x`: returns (output, new states)."""
+        recurrent_kernel, recurrent_bias = (tuple(weights) + (None,))[:2]
+        m = _math.matmul(self.recurrent_input(states[0], training), recurrent_kernel)
+        if recurrent_bias is not None:
+            m = m + recurrent_bias
+        return self.gates(x, m, states)
 
     def step_weights(self):
         """The weights `projected_step` needs, read once (outside a time loop)."""
@@ -158,18 +183,16 @@ class SimpleRNNCell(_DropoutCell):
                                     initializer=self.bias_initializer) if self.use_bias else None
 
     def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps (B, T, F)."""
-        x = _math.matmul(self._masked_inputs(inputs, training), self.kernel)
+        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
+        x = _project(self._masked_inputs(inputs, training), self.kernel)
         return x + self.bias if self.bias is not None else x
 
     def _recurrent_weights(self):
         return (self.recurrent_kernel,)
 
-    def projected_step(self, x, states, weights, training=False):
-        """One step from the projected inputs `x`: returns (output, [new state])."""
-        recurrent_kernel, = weights
-        h = self.activation(x + _math.matmul(self._masked_state(states[0], training),
-                                             recurrent_kernel))
+    def gates(self, x, m, states):
+        """The step after its one matmul `m` (previous output @ recurrent_kernel)."""
+        h = self.activation(x + m)
         return h, [h]
 
     def get_config(self):
@@ -241,19 +264,17 @@ class LSTMCell(_DropoutCell):
             self.bias = None
 
     def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps (B, T, F)."""
-        x = _math.matmul(self._masked_inputs(inputs, training), self.kernel)
+        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
+        x = _project(self._masked_inputs(inputs, training), self.kernel)
         return x + self.bias if self.bias is not None else x
 
     def _recurrent_weights(self):
         return (self.recurrent_kernel,)
 
-    def projected_step(self, x, states, weights, training=False):
-        """One step from the projected inputs `x`: returns (h, [h, c])."""
-        recurrent_kernel, = weights
-        h_prev, c_prev = states[0], states[1]
-        z = x + _math.matmul(self._masked_state(h_prev, training), recurrent_kernel)
-        z_i, z_f, z_c, z_o = _array.split(z, 4, axis=-1)
+    def gates(self, x, m, states):
+        """The step after its one matmul `m` (h_prev @ recurrent_kernel): (h, [h, c])."""
+        z_i, z_f, z_c, z_o = _array.split(x + m, 4, axis=-1)
+        c_prev = states[1]
         i = self.recurrent_activation(z_i)
         f = self.recurrent_activation(z_f)
         c = f * c_prev + i * self.activation(z_c)
@@ -323,8 +344,8 @@ class GRUCell(_DropoutCell):
             if self.use_bias else None
 
     def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + input bias, for one step (B, F) or all steps (B, T, F)."""
-        x = _math.matmul(self._masked_inputs(inputs, training), self.kernel)
+        """inputs @ kernel + input bias, for one step (B, F) or all steps, time-major (T, B, F)."""
+        x = _project(self._masked_inputs(inputs, training), self.kernel)
         if self.bias is None:
             return x
         return x + (self.bias[0] if self.reset_after else self.bias)
@@ -333,26 +354,37 @@ class GRUCell(_DropoutCell):
         recurrent_bias = self.bias[1] if self.bias is not None and self.reset_after else None
         return (self.recurrent_kernel, recurrent_bias)
 
+    sums_inputs = False
+
+    @property
+    def fused(self):
+        return self.reset_after
+
     def projected_step(self, x, states, weights, training=False):
         """One step from the projected inputs `x`: returns (h, [h])."""
-        recurrent_kernel, recurrent_bias = weights
+        if self.reset_after:
+            return super().projected_step(x, states, weights, training)
+        recurrent_kernel, _ = weights
         u = self.units
         h_prev = states[0]
-        h_in = self._masked_state(h_prev, training)
+        h_in = self.recurrent_input(h_prev, training)
         x_z, x_r, x_h = _array.split(x, 3, axis=-1)
-        if self.reset_after:
-            inner = _math.matmul(h_in, recurrent_kernel)
-            if recurrent_bias is not None:
-                inner = inner + recurrent_bias
-            r_z, r_r, r_h = _array.split(inner, 3, axis=-1)
-        else:
-            r_z, r_r = _array.split(_math.matmul(h_in, recurrent_kernel[:, :2 * u]), 2, axis=-1)
+        r_z, r_r = _array.split(_math.matmul(h_in, recurrent_kernel[:, :2 * u]), 2, axis=-1)
         z = self.recurrent_activation(x_z + r_z)
         r = self.recurrent_activation(x_r + r_r)
-        if self.reset_after:
-            hh = self.activation(x_h + r * r_h)
-        else:
-            hh = self.activation(x_h + _math.matmul(r * h_in, recurrent_kernel[:, 2 * u:]))
+        hh = self.activation(x_h + _math.matmul(r * h_in, recurrent_kernel[:, 2 * u:]))
+        h = z * h_prev + (1.0 - z) * hh
+        return h, [h]
+
+    def gates(self, x, m, states):
+        """The step after its one matmul `m` (h_prev @ recurrent_kernel + recurrent bias);
+        `reset_after` only."""
+        h_prev = states[0]
+        x_z, x_r, x_h = _array.split(x, 3, axis=-1)
+        r_z, r_r, r_h = _array.split(m, 3, axis=-1)
+        z = self.recurrent_activation(x_z + r_z)
+        r = self.recurrent_activation(x_r + r_r)
+        hh = self.activation(x_h + r * r_h)
         h = z * h_prev + (1.0 - z) * hh
         return h, [h]
 
