@@ -327,7 +327,7 @@ class RNN(Layer):
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, zero_output_for_mask=False, **kwargs):
         if isinstance(cell, (list, tuple)):
-            cell = StackedRNNCells(cell)
+            cell = StackedRNNCells(cell, dtype=kwargs.get("dtype"))
         if not hasattr(cell, "call"):
             raise ValueError(f"Argument `cell` should have a `call` method. Received: cell={cell}")
         if not hasattr(cell, "state_size"):
@@ -539,7 +539,8 @@ class RNN(Layer):
         return cls._from_config_custom(config, custom_objects)
 
 
-_RNN_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
+_RNN_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+             "zero_output_for_mask")
 
 
 class _CellLayer(RNN):
@@ -586,8 +587,6 @@ class _CellLayer(RNN):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         """A new layer from `get_config`'s dict."""
-        config = dict(config)
-        config.pop("zero_output_for_mask", None)
         return cls(**config)
 
     @classmethod
@@ -811,21 +810,15 @@ class TimeDistributed(Layer):
         return (inner[0], input_shape[1]) + tuple(inner[1:])
 
     def call(self, inputs, training=False, mask=None):
-        shape = inputs.shape
-        steps = shape[1]
-        dynamic = _array.shape(inputs)
-        batch, time = (shape[0], steps) if shape[:2].is_fully_defined() else (dynamic[0],
-                                                                                dynamic[1])
-        inner_shape = [-1] + shape[2:].as_list() if shape[2:].is_fully_defined() else \
-            _array.concat([[-1], dynamic[2:]], 0)
-        folded = _array.reshape(inputs, inner_shape)
+        def dims(tensor, which):   # static where known, else read at run time
+            dynamic = _array.shape(tensor)
+            return [tensor.shape[i] if tensor.shape[i] is not None else dynamic[i] for i in which]
+
+        rank = inputs.shape.rank
+        folded = _array.reshape(inputs, [-1] + dims(inputs, range(2, rank)))
         kwargs = {"training": training} if self.layer._call_takes_training else {}
         out = self.layer(folded, **kwargs)
-        rest = out.shape[1:]
-        if isinstance(batch, int) and isinstance(time, int) and rest.is_fully_defined():
-            return _array.reshape(out, [batch, time] + rest.as_list())
-        rest_dyn = _array.shape(out)[1:]
-        return _array.reshape(out, _array.concat([_array.stack([batch, time]), rest_dyn], 0))
+        return _array.reshape(out, dims(inputs, (0, 1)) + dims(out, range(1, out.shape.rank)))
 
     def get_config(self):
         return {**super().get_config(), "layer": serialize(self.layer)}

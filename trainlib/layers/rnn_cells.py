@@ -34,10 +34,9 @@ def _project(inputs, kernel):
     if inputs.shape.rank != 3:
         return _math.matmul(inputs, kernel)
     flat = _math.matmul(_array.reshape(inputs, [-1, kernel.shape[0]]), kernel)
-    if inputs.shape[:2].is_fully_defined():
-        return _array.reshape(flat, inputs.shape[:2].as_list() + [kernel.shape[1]])
-    return _array.reshape(flat, _array.concat([_array.shape(inputs)[:2],
-                                               _array.shape(flat)[1:]], 0))
+    dynamic = _array.shape(inputs)
+    lead = [inputs.shape[i] if inputs.shape[i] is not None else dynamic[i] for i in (0, 1)]
+    return _array.reshape(flat, lead + [kernel.shape[1]])
 
 
 def _unsupported(cell, kwargs):
