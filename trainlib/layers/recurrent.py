@@ -188,8 +188,7 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
         init = list(rest[1:] if rbias is not None else rest)
         count = _array.shape(xs)[0]
 
-        def matmul_input(h):
-            return cell.recurrent_input(h, training)
+        matmul_input = cell.recurrent_input_fn(training)
 
         h_in0 = matmul_input(init[0])
         # without recurrent dropout the matmul reads the saved previous output itself

@@ -93,6 +93,12 @@ class _DropoutCell(Layer):
         """The previous output as the recurrent matmul reads it (recurrent dropout applied)."""
         return self._masked_state(h, training)
 
+    def recurrent_input_fn(self, training=False):
+        """`recurrent_input` bound to this call's recurrent dropout mask, so that a gradient
+        built after the RNN call (when the mask is reset) uses the same mask."""
+        mask = self._recurrent_mask if training and 0.0 < self.recurrent_dropout < 1.0 else None
+        return (lambda h: h * mask) if mask is not None else (lambda h: h)
+
     def projected_step(self, x, states, weights, training=False):
         """One step from the projected inputs `x`: returns (output, new states)."""
         recurrent_kernel, recurrent_bias = (tuple(weights) + (None,))[:2]
