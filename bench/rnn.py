@@ -66,12 +66,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="lstm,gru,simple_rnn")
     parser.add_argument("--unroll", action="store_true", help="unroll=True (a Python loop)")
+    parser.add_argument("--generic", action="store_true",
+                        help="trainlib without the cells' own BPTT gradient: the generic While "
+                             "gradient, as a custom cell gets")
     args = parser.parse_args()
+    if args.generic:
+        from trainlib.layers import rnn_cells  # noqa: PLC0415
+        for cell in (rnn_cells.SimpleRNNCell, rnn_cells.LSTMCell, rnn_cells.GRUCell):
+            cell.fused = False
     rng = np.random.default_rng(0)
     x = rng.normal(size=(B, T, F)).astype(np.float32)
     y = rng.normal(size=(B, 1)).astype(np.float32)
     print(f"batch {B}, {T} steps, {F} features, {U} units, Adam; unroll={args.unroll}; "
-          f"{THREADS} thread(s); medians")
+          f"generic={args.generic}; {THREADS} thread(s); medians")
     for kind in args.cases.split(","):
         tl_step, tl_model = make_step(tl, tl.keras, kind, args.unroll)
         tx, ty = tl.constant(x), tl.constant(y)
