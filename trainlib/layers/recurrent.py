@@ -16,6 +16,7 @@ from ..graph.autodiff import GradientTape, custom_gradient
 from ..graph.context import state as _context
 from ..graph.ops import array as _array, control_flow as _cf, math as _math
 from ..graph.op import apply, convert_to_tensor
+from ..graph.variables import Variable
 from ..graph.ops import tensor_array as _tensor_array  # noqa: F401 -- defines TensorArrayWrite
 
 from .base import Layer, register, serialize, deserialize
@@ -372,7 +373,6 @@ class RNN(Layer):
                 raise ValueError("When using `stateful=True` in a RNN, the batch size must be "
                                  f"static. Found dynamic batch size: sequence.shape="
                                  f"{sequences_shape}")
-            from ..graph.variables import Variable  # noqa: PLC0415 -- state, not weights
             initial = self.get_initial_state(sequences_shape[0])
             # not weights: kept out of attribute tracking, as Keras's
             self.__dict__["states"] = _nest_pack(initial, [
