@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _timing import median_us  # noqa: E402
 
 import trainlib as tl  # noqa: E402
-from trainlib.graph.codegen import compile_graph  # noqa: E402
+from trainlib.graph.exec.program import compile_graph  # noqa: E402
 from trainlib.graph.passes import PIPELINE, fuse  # noqa: E402
 
 N = 1_000_000

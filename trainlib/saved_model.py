@@ -39,10 +39,11 @@ import numpy as np
 from .file_io import (TEMP_PREFIX, LoadBudget, array_bytes, open_regular, read_json, read_npz,
                       remove_stale, update_directory)
 from .graph import dtypes as _dt
-from .graph.codegen import compile_graph, translate_error
 from .graph.context import eager_scope, state
-from .graph.function import ConcreteFunction, Function, _OutputSlot
-from .graph.op import apply, convert_to_tensor
+from .graph.exec.interpret import Interpreter
+from .graph.exec.program import CompiledFunction
+from .graph.function import ConcreteFunction, Function, _OutputSlot, canonical_args
+from .graph.op import convert_to_tensor
 from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _short, decode_graph,
                                   decode_shape, decode_spec, decode_dtype, encode_graph, encode_shape,
                                   encode_spec)
@@ -266,7 +267,7 @@ def _write(export_dir, functions, concretes, signatures, variables):
                     constants.append(value)
                 captures.append({"constant": const_index[id(value)]})
         try:
-            graph = encode_graph(c.graph, saver)
+            graph = encode_graph(c.optimized_graph, saver)
         except ValueError as e:
             raise ValueError(f"cannot save function {c.name!r}: {e}") from None
         encoded.append({
@@ -733,7 +734,7 @@ def _build_signature(name, entry, concretes):
 
 # ------------------------------------------------------------------ the loaded objects
 
-class LoadedConcreteFunction:
+class LoadedConcreteFunction(CompiledFunction):
     """One restored graph, compiled; callable like the ConcreteFunction it was saved from.
 
     Attributes:
@@ -747,21 +748,7 @@ class LoadedConcreteFunction:
         self._params = params
         self.structured_input_signature = arg_structure
         self._output_structure = output_structure
-        self._capture_feeds = capture_feeds
-        self._program = compile_graph(graph, state.xp, name)
-        self._dtypes = [t.dtype for t in graph.outputs]
-
-    @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
-    def outputs(self):
-        return list(self.graph.outputs)
-
-    @property
-    def python_source(self):
-        return self._program.source
+        self._compile(graph, name, capture_feeds, state.xp)
 
     def __call__(self, *args, **kwargs):
         feeds = self._match_call(args, kwargs, convert=True)
@@ -771,7 +758,7 @@ class LoadedConcreteFunction:
         return self._call_feeds(feeds)
 
     def _match_call(self, args, kwargs, convert):
-        canonical = _canonical_args(self._params, args, kwargs, self.name)
+        canonical = canonical_args(self._params, args, kwargs, self.name)
         feeds = []
         if not _match(self.structured_input_signature, canonical, feeds, convert):
             return None
@@ -785,30 +772,12 @@ class LoadedConcreteFunction:
     def _call_flat(self, feeds):
         if state.graph is not None or any(isinstance(f, SymbolicTensor) for f in feeds):
             return self._inline(feeds)
-        arrays = [f._value if isinstance(f, Tensor) else f for f in feeds]
-        try:
-            out = self._program.fn(*arrays, *self._capture_feeds)
-        except Exception as e:
-            translated = translate_error(self._program, e)
-            if translated is None:
-                raise
-            raise translated from e
-        return [Tensor(a, d) for a, d in zip(out, self._dtypes)]
+        return self._run_tensors([f._value if isinstance(f, Tensor) else f for f in feeds])
 
     def _inline(self, feeds):
         """Called while a tl.function traces: the graph's ops are added to that trace."""
         values = [f if is_tensor(f) else convert_to_tensor(f) for f in feeds]
-        values += [c for c, _ in self.graph.captures]
-        env = {id(p): v for p, v in zip(self.graph.inputs, values)}
-        for op in self.graph.operations:
-            if op.type == "Placeholder":
-                continue
-            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-            out = apply(op.type, *[env[id(t)] for t in op.inputs], **attrs)
-            outs = () if out is None else (out if isinstance(out, tuple) else (out,))
-            for t, new in zip(op.outputs, outs):
-                env[id(t)] = new
-        return [env[id(t)] for t in self.graph.outputs]
+        return Interpreter().run(self.graph, values + [c for c, _ in self.graph.captures])
 
     def __repr__(self):
         return f"<LoadedConcreteFunction {self.name}>"
@@ -945,25 +914,6 @@ class LoadedModel(Module):
 
 
 # ------------------------------------------------------------------ calling helpers
-
-def _canonical_args(params, args, kwargs, name):
-    """Arguments in the saved Function's canonical order (as Function._canonical_args)."""
-    try:
-        bound = params.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{name}(): {e}") from None
-    bound.apply_defaults()
-    out = []
-    for pname, p in params.parameters.items():
-        value = bound.arguments.get(pname)
-        if p.kind is p.VAR_POSITIONAL:
-            out.extend(value or ())
-        elif p.kind is p.VAR_KEYWORD:
-            out.append(dict(value or {}))
-        else:
-            out.append(value)
-    return tuple(out)
-
 
 def _match(structure, value, feeds, convert):
     """Walks `value` along the saved `structure`, appending tensor feeds; False on a mismatch."""

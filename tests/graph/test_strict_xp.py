@@ -18,7 +18,7 @@ import trainlib as tl
 from tests.graph.ops.harness import make_inputs
 from tests.graph.strict_xp import StrictArrayError, strict_xp
 from trainlib.graph import backend
-from trainlib.graph.codegen import compile_graph
+from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
@@ -49,7 +49,7 @@ def _record_kernels():
             if xp is strict_xp:
                 EXERCISED.add(name)
             return kernel(xp, *args, **kwargs)
-        run.__dict__.update(kernel.__dict__)  # keeps `ufunc` for codegen's direct calls
+        run.__dict__.update(kernel.__dict__)  # keeps whatever the kernel carries
         run.__name__ = getattr(kernel, "__name__", name)
         return run
 
@@ -261,6 +261,47 @@ def test_gradient_driver_ops_on_strict_xp():
             tape.watch(x)
             y = x * tl.constant([[1.0], [2.0]])
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[1, 1, 1], [2, 2, 2]])
+
+
+def test_engine_ops_on_strict_xp():
+    """CustomGradient eagerly and in a graph, and calls of Functions under a tape (the call
+    ops: PartitionedCall, StatefulPartitionedCall) and dataset iterators in graphs
+    (AnonymousIterator, IteratorGetNext, IteratorGetNextAsOptional) on the strict array module."""
+    @tl.custom_gradient
+    def clip(y):
+        return y * 1.0, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
+
+    def run(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = clip(x) * 3.0
+        return tape.gradient(y, x)
+
+    with strict():
+        x = tl.constant([2.0, -2.0])
+        np.testing.assert_allclose(run(x).numpy(), [1.0, 1.0])
+        np.testing.assert_allclose(tl.function(run)(x).numpy(), [1.0, 1.0])
+        v = tl.Variable([1.0, 2.0])
+        pure = tl.function(lambda x: x * v)
+        stateful = tl.function(lambda x: (v.assign_add(x), x * 2.0)[1])
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y, z = pure(x), stateful(x)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 2.0])
+        np.testing.assert_allclose(tape.gradient(z, x).numpy(), [2.0, 2.0])
+        ds = tl.data.Dataset.range(4).batch(3)
+        it = iter(ds)
+        step = tl.function(lambda: next(it))
+        assert step().device == "gpu" and step().numpy().tolist() == [3]
+
+        @tl.function
+        def total(ds):
+            s = tl.constant(0, tl.int64)
+            for b in ds:
+                s += tl.reduce_sum(b)
+            return s
+
+        assert int(total(ds).numpy()) == 6
 
 
 def test_shim_is_strict():

@@ -1,4 +1,4 @@
-"""The engine: tensors, ops, tracing, AutoGraph, autodiff, passes and codegen.
+"""The engine: tensors, ops, tracing, AutoGraph, autodiff, passes and execution (exec/).
 
 Knows nothing of layers or models. Importing it registers every op.
 """

@@ -7,6 +7,9 @@ the Variable-creation policy), why each retrace happened, the bounded LRU
 cache, `input_signature` and `reduce_retracing`, and calling a compiled graph.
 Invariants: Python side effects run only while tracing; a cache hit runs only
 the generated code; a Function called while another is tracing is inlined.
+Threads: a miss takes the Function's trace lock and looks again before it
+traces, so threads racing on a new signature trace it once; calls of a traced
+graph take no lock (a generated program keeps no state between calls).
 """
 import collections
 import functools
@@ -15,18 +18,27 @@ import warnings
 import weakref
 
 from . import dtypes as _dt
-from .autodiff import flatten, pack_as
+from .autodiff import flatten, pack_as, recording
 from .backend import transfer
-from .codegen import compile_graph, translate_error
-from .context import graph_scope, state
+from .calls import GraphFunction, optimized_copy
+from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import OpError
+from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
-from .passes import optimize
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .tracing import FuncGraph
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
+_NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
 RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
+
+
+class _Counts:
+    """Holds the lock of every Function's trace count (held only to count, never to trace)."""
+
+
+_COUNTS = _Counts()
+_COUNTS._lock = fork_safe_lock(_COUNTS)
 
 
 def _variable_class():
@@ -122,7 +134,7 @@ def _type_text(value):
 
 # ------------------------------------------------------------------ Function
 
-class Function:
+class Function(LockOwner):
     """A Python function compiled to graphs, one per input signature (see `tl.function`)."""
 
     def __init__(self, python_function, input_signature=None, autograph=True, jit_compile=False,
@@ -148,6 +160,9 @@ class Function:
         self._variables_created = False
         self._instances = weakref.WeakKeyDictionary()
         self._warned = False
+        # held while tracing (reentrant: a trace may ask for its own concrete functions), never
+        # while running a traced graph
+        self._lock = fork_safe_lock(self, reentrant=True)
         functools.update_wrapper(self, python_function)
 
     # -- public API
@@ -174,23 +189,32 @@ class Function:
             return self
         bound = self._instances.get(instance)
         if bound is None:
-            method = self._python_function.__get__(instance, owner)
-            bound = Function(method, self._input_signature, self._autograph, self._jit_compile,
-                             self._reduce_retracing, self._name)
-            bound._original_method = self._python_function
-            try:
-                self._instances[instance] = bound
-            except TypeError:  # instance not weak-referenceable: no per-instance cache
-                pass
+            with self._lock:  # one bound Function (one cache) per instance, whatever the threads
+                bound = self._instances.get(instance)
+                if bound is None:
+                    bound = self._bind_instance(instance, owner)
+        return bound
+
+    def _bind_instance(self, instance, owner):
+        method = self._python_function.__get__(instance, owner)
+        bound = Function(method, self._input_signature, self._autograph, self._jit_compile,
+                         self._reduce_retracing, self._name)
+        bound._original_method = self._python_function
+        try:
+            self._instances[instance] = bound
+        except TypeError:  # instance not weak-referenceable: no per-instance cache
+            pass
         return bound
 
     def __call__(self, *args, **kwargs):
-        if state.run_eagerly:
+        if process.run_eagerly:
             return self._python_function(*args, **kwargs)
-        if state.graph is not None:  # called while another Function traces: inline
+        here = state.__dict__  # this thread's state, read once (see op.apply)
+        if here["graph"] is not None:  # called while another Function traces: inline
             self._count_inlined(args, kwargs)
             return self._converted_function()(*args, **kwargs)
-        if not kwargs and self._input_signature is None and state.device == "cpu":
+        device = here["device"]
+        if not kwargs and self._input_signature is None and device == "cpu":
             # the hot path: a cache hit on positional arguments
             concrete = self._cache.get(tuple(map(_key, args)))
             if concrete is not None and concrete._arity == len(args):
@@ -201,26 +225,37 @@ class Function:
             concrete = self._signature_concrete(args)
         else:
             key = tuple(map(_key, args))
-            if state.device != "cpu":  # a graph is compiled for one device's array module
-                key += (state.device,)
+            if device != "cpu":  # a graph is compiled for one device's array module
+                key += (device,)
             concrete = self._cache.get(key)
             if concrete is None:
-                concrete = self._lookup_relaxed(args) or self._trace(args, key)
+                concrete = self._lookup_or_trace(args, key)
             elif len(self._cache) > 1:
-                self._cache.move_to_end(key)
+                with self._lock:  # the LRU order; another thread may be evicting
+                    if key in self._cache:
+                        self._cache.move_to_end(key)
         return concrete._call_structured(args)
+
+    def _lookup_or_trace(self, args, key):
+        """The cached or relaxed trace for `key`, else a new one; one thread traces at a time,
+        and a thread that waited finds the trace the one before it made."""
+        with self._lock:
+            concrete = self._cache.get(key)
+            return concrete if concrete is not None else \
+                self._lookup_relaxed(args) or self._trace(args, key)
 
     def _count_inlined(self, args, kwargs):
         """Counts an inlined call as a trace when its signature is new here, as TensorFlow traces
         a Function called inside another once per signature (experimental_get_tracing_count)."""
         try:
             key = tuple(map(_key, self._canonical_args(args, kwargs)))
+        except TypeError:  # unhashable arguments: no count
+            return
+        with _COUNTS._lock:  # not the trace lock: f inlined in g's trace while g is inlined in f's
             if key in self._inlined_keys or key in self._cache:
                 return
             self._inlined_keys.add(key)
-        except TypeError:  # unhashable arguments: no count
-            return
-        self._tracing_count += 1
+            self._tracing_count += 1
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (values or TensorSpecs), tracing if needed."""
@@ -232,8 +267,7 @@ class Function:
         key = tuple(_key(a) for a in args)
         if state.device != "cpu":
             key += (state.device,)
-        concrete = self._cache.get(key) or self._lookup_relaxed(args)
-        return concrete if concrete is not None else self._trace(args, key)
+        return self._lookup_or_trace(args, key)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """Every traced signature, in the guide's format (Input Parameters, Output Type, Captures)."""
@@ -254,21 +288,7 @@ class Function:
     def _canonical_args(self, args, kwargs):
         if not kwargs and self._simple and len(args) == len(self._positional):
             return args
-        try:
-            bound = self._signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self._name}(): {e}") from None
-        bound.apply_defaults()
-        out = []
-        for name, p in self._signature.parameters.items():
-            value = bound.arguments.get(name)
-            if p.kind is p.VAR_POSITIONAL:
-                out.extend(value or ())
-            elif p.kind is p.VAR_KEYWORD:
-                out.append(dict(value or {}))
-            else:
-                out.append(value)
-        return tuple(out)
+        return canonical_args(self._signature, args, kwargs, self._name)
 
     def _call_python(self, fn, args):
         """Calls `fn` with canonical args mapped back to positional/keyword form."""
@@ -336,7 +356,7 @@ class Function:
         key = ("signature",)
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._trace(tuple(specs), key)
+            concrete = self._lookup_or_trace(tuple(specs), key)
         return concrete
 
     def _lookup_relaxed(self, args):
@@ -365,17 +385,19 @@ class Function:
                     f"tl.function {self._name!r} has traced {self._tracing_count + 1} times; "
                     f"tracing is expensive. Latest reason: {reason}. Pass tensors rather than Python "
                     "values that change, use input_signature, or reduce_retracing=True.",
-                    stacklevel=3)
+                    stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
         relax = self._reduce_retracing and self._keys and key != ("signature",)
         trace_args = _relax_args(args, self._keys) if relax else args
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
-        self._tracing_count += 1
+        with _COUNTS._lock:
+            self._tracing_count += 1
         if concrete.created_variables:
             # as TensorFlow: a first trace that created Variables is traced again with creation
             # forbidden, so a function that creates them on every call fails now (the check
             # trace is thrown away: the first one, with the Variables captured, is compiled)
             self._trace_without_new_variables(trace_args)
-            self._tracing_count += 1
+            with _COUNTS._lock:
+                self._tracing_count += 1
         concrete._trace_index = self._tracing_count
         self._keys.append(key)
         if relax and concrete._has_unknown_dims():
@@ -442,13 +464,36 @@ def _relax_args(args, old_keys):
                  for i, a in enumerate(args))
 
 
+def canonical_args(signature, args, kwargs, name):
+    """The arguments of a call in canonical order: one entry per parameter of `signature`
+    (an inspect.Signature), defaults filled in, `*args` spread, `**kwargs` as one dict.
+    A call that does not fit is a TypeError naming function `name`."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}(): {e}") from None
+    bound.apply_defaults()
+    out = []
+    for pname, p in signature.parameters.items():
+        value = bound.arguments.get(pname)
+        if p.kind is p.VAR_POSITIONAL:
+            out.extend(value or ())
+        elif p.kind is p.VAR_KEYWORD:
+            out.append(dict(value or {}))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
 # ------------------------------------------------------------------ ConcreteFunction
 
-class ConcreteFunction:
+class ConcreteFunction(CompiledFunction):
     """One traced graph of a Function, compiled to Python; callable with tensors.
 
     Attributes:
-        graph: the FuncGraph (after optimization).
+        graph: the FuncGraph as traced (what the Python code built, loops unrolled, as
+            TensorFlow's `ConcreteFunction.graph`).
+        optimized_graph: the copy of `graph` the optimization passes rewrote, which runs.
         inputs / outputs: the graph's placeholders and output tensors.
         python_source: the generated code that runs it.
         pass_report: (pass, ops before, ops after) for each optimization pass.
@@ -461,11 +506,9 @@ class ConcreteFunction:
         self._output_structure = output_structure
         self._arg_names = arg_names
         self._n_args = len(graph.arg_placeholders)
-        self._capture_values = [_capture_feed(v) for v, _ in graph.captures]
-        self._out_dtypes = [t.dtype for t in graph.outputs]
         self.pass_report = []
-        self._program = None
-        self._fn = None
+        self.optimized_graph = None
+        self._callable = None
         self._simple_output = None
         self._arity = len(arg_structure)  # positional arguments after canonicalization
         self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
@@ -490,8 +533,8 @@ class ConcreteFunction:
                 t = _output_tensor(leaf)
                 if isinstance(t, SymbolicTensor) and t.op.graph is not graph:
                     raise ValueError(f"{function._name} returned a tensor of another graph")
-                if isinstance(t, SymbolicTensor) and t.op.type == "Placeholder":
-                    t = apply("Identity", t)
+                if isinstance(t, SymbolicTensor) and not isinstance(leaf, Tensor):
+                    t = apply("Identity", t)  # every output an Identity, as TensorFlow's graphs
                 out_tensors.append(t)
                 structure_leaves.append(_OutputSlot(len(out_tensors) - 1))
         graph.outputs = out_tensors
@@ -504,20 +547,13 @@ class ConcreteFunction:
         return concrete
 
     def _finish(self):
-        self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
-                              report=self.pass_report)
-        self._program = compile_graph(self.graph, state.xp, self._function._name)
-        self._fn = self._program.fn
+        self.optimized_graph = optimized_copy(
+            self.graph, options={"jit_compile": bool(self._function._jit_compile)},
+            report=self.pass_report)
+        self._compile(self.optimized_graph, self._function._name,
+                      [_capture_feed(v) for v, _ in self.optimized_graph.captures], state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
-
-    @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
-    def outputs(self):
-        return list(self.graph.outputs)
 
     @property
     def captured_inputs(self):
@@ -528,11 +564,6 @@ class ConcreteFunction:
         return pack_as(self._output_structure, [None if s is None else self.graph.outputs[s.index]
                                                 for s in flatten(self._output_structure)]) \
             if not isinstance(self._output_structure, _OutputSlot) else self.graph.outputs[0]
-
-    @property
-    def python_source(self):
-        """The generated Python code that runs this graph (also shown in tracebacks)."""
-        return self._program.source
 
     @property
     def name(self):
@@ -594,7 +625,33 @@ class ConcreteFunction:
             return args
         return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
 
+    def _graph_function(self):
+        """This trace as a GraphFunction: what a differentiable call op runs."""
+        if self._callable is None:
+            self._callable = GraphFunction(self.graph, self.name, program=self._program)
+        return self._callable
+
+    def _call_recorded(self, args):
+        """The call as one op that active tapes record (as TensorFlow's PartitionedCall), its
+        gradient built from this trace's graph; _NOT_RECORDED when no tape would record it."""
+        tensors = []
+        for a in args:
+            if not isinstance(a, (bool, int, float, str, type(None))):
+                _flat_feeds(a, tensors, as_tensors=True)
+        if len(tensors) != self._n_args:
+            raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(tensors)}")
+        if not recording(tensors + self.captured_inputs):
+            return _NOT_RECORDED
+        results = list(self._graph_function().call(tensors))
+        if self._simple_output:
+            return results[0]
+        return _fill_outputs(self._output_structure, results)
+
     def _call_structured(self, args):
+        if state.tapes:
+            recorded = self._call_recorded(args)
+            if recorded is not _NOT_RECORDED:
+                return recorded
         feeds = None
         if self._tensor_args_only:
             try:
@@ -612,14 +669,11 @@ class ConcreteFunction:
                     _flat_feeds(a, feeds)
         if len(feeds) != self._n_args:
             raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(feeds)}")
-        feeds += self._capture_values
-        try:
+        feeds += self._capture_feeds
+        try:  # CompiledFunction._run, inlined: this is the hot path of every call
             results = self._fn(*feeds)
         except Exception as e:
-            translated = translate_error(self._program, e)
-            if translated is None:
-                raise
-            raise translated from e
+            self._reraise(e)
         dtypes = self._out_dtypes
         if self._simple_output:
             return Tensor(results[0], dtypes[0])
@@ -707,21 +761,25 @@ def _capture_feed(value):
     raise TypeError(f"cannot feed capture {value!r}")
 
 
-def _flat_feeds(value, feeds):
+def _flat_feeds(value, feeds, as_tensors=False):
+    """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
     if isinstance(value, Tensor):
-        feeds.append(value._value)
+        feeds.append(value if as_tensors else value._value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _flat_feeds(v, feeds)
+            _flat_feeds(v, feeds, as_tensors)
     elif isinstance(value, dict):
         for k in sorted(value):
-            _flat_feeds(value[k], feeds)
+            _flat_feeds(value[k], feeds, as_tensors)
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
-        feeds.append(transfer(state.xp, value))
+        array = transfer(state.xp, value)
+        # the caller's array: copied, as a tensor made of it would be (an output may be it)
+        array = array.copy() if array is value else array
+        feeds.append(Tensor(array) if as_tensors else array)
     elif hasattr(type(value), "_tl_flatten"):
         for leaf in value._tl_flatten():
-            _flat_feeds(leaf, feeds)
+            _flat_feeds(leaf, feeds, as_tensors)
 
 
 def _flat_arg_names(params, args):

@@ -2,8 +2,11 @@
 
 Owns: the definition of an op (kernel on `xp`, shape/dtype inference,
 gradient rule, stateful flag), the registry by type name, argument conversion
-with TensorFlow's weak-type rules, and the one fork between running a kernel
-now (eager) and adding an Operation to the graph being traced.
+with TensorFlow's weak-type rules (copying arrays; `owned_tensor` is the one
+zero-copy entry, for arrays trainlib made), the one fork between running a
+kernel now (eager) and adding an Operation to the graph being traced (decided
+by the calling thread's state), and helpers for inference rules (broadcast
+shapes, axes, the result-size check against the device's memory).
 Invariants: every op is registered once; public op functions convert their
 arguments and call `apply`; active tapes see every differentiable op, eager or
 traced, through the same `record` call.
@@ -11,14 +14,14 @@ traced, through the same `record` call.
 from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
-from .errors import InvalidArgumentError, OpError, op_error, user_location
+from .errors import InvalidArgumentError, OpError, ResourceExhaustedError, op_error, user_location
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
 
 REGISTRY = {}
 
 
 class OpDef:
-    """Everything about one op type, defined once.
+    """Everything about one op type, defined once: what it computes and how it is lowered.
 
     Attributes:
         name: CamelCase type name, as TensorFlow (`"MatMul"`).
@@ -35,13 +38,39 @@ class OpDef:
             (comparisons, argmax, shape queries).
         elementwise: True for ops whose output element i depends only on input
             element i (with broadcasting): candidates for fusion.
+        num_outputs: 1, a fixed count (0 for pure side effects such as print),
+            or None (depends on the attrs).
+
+    Lowering facts (read by `graph/exec` and the fused op; None/False when they do not apply):
+        ufunc: the name of the xp ufunc the kernel is exactly (`"add"`): called directly,
+            with `out=` buffers from the memory plan.
+        direct: `direct(op)` -> `(ufunc name, argument templates)` or None, for an op that
+            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes).
+        fresh_output: the kernel always returns a newly made array (never a view or an
+            input), so its result cannot alias a Variable's array.
+        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.
+        in_place: `in_place(xp, *arrays, **attrs)` updating input 0 where it lies, for
+            writes whose old value nobody reads (Variable updates, loop-owned buffers).
+        variable_access: `"read"`, `"assign"` (stores its input as the new value) or
+            `"update"` (stores a newly computed value) for the Variable ops.
+        subgraphs: the attr names holding branch/body graphs (If, While).
+        control: `"if"` or `"while"`: lowered to Python control flow over `subgraphs`.
+        into: the op's form inside a fused cache-blocked loop: a ufunc name, or
+            `into(xp, *arrays, out, tmp, **attrs)` writing into `out` (`tmp`: scratch of
+            out's dtype); defaults to `ufunc`.
+        c_expr: a C expression over `{0}, {1}...` and `{T}` (the result's C type) for a
+            fused CuPy kernel.
+        infix: a word naming a binary op in generated code (`"times"`: `x_times_2`).
     """
 
     __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
-                 "num_outputs")
+                 "num_outputs", "ufunc", "direct", "fresh_output", "inline", "in_place",
+                 "variable_access", "subgraphs", "control", "into", "c_expr", "infix")
 
     def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
-                 elementwise=False, num_outputs=1):
+                 elementwise=False, num_outputs=1, *, ufunc=None, direct=None, fresh_output=False,
+                 inline=None, in_place=None, variable_access=None, subgraphs=(), control=None,
+                 into=None, c_expr=None, infix=None):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -50,18 +79,23 @@ class OpDef:
         self.differentiable = differentiable
         self.elementwise = elementwise
         self.num_outputs = num_outputs
-
-    @property
-    def ufunc(self):
-        """The name of the xp ufunc this op's kernel is exactly (codegen calls it directly, with
-        out= buffers), or None."""
-        return getattr(self.kernel, "ufunc", None)
+        self.ufunc = ufunc
+        self.direct = direct
+        self.fresh_output = fresh_output
+        self.inline = inline
+        self.in_place = in_place
+        self.variable_access = variable_access
+        self.subgraphs = tuple(subgraphs)
+        self.control = control
+        self.into = into if into is not None else ufunc
+        self.c_expr = c_expr
+        self.infix = infix
 
     def __repr__(self):
         return f"OpDef({self.name})"
 
 
-def ufunc_kernel(name):
+def _ufunc_kernel(name):
     """A kernel that is exactly the array module's ufunc `name` (`xp.add`, `xp.exp`...)."""
     found = {}  # array module -> its ufunc, looked up once
 
@@ -70,23 +104,29 @@ def ufunc_kernel(name):
         if fn is None:
             fn = found[xp] = getattr(xp, name)
         return fn(*arrays) if out is None else fn(*arrays, out=out)
-    kernel.ufunc = name
     kernel.__name__ = f"{name}_kernel"
     return kernel
 
 
 def defop(name, *, infer, grad=None, stateful=False, differentiable=True, elementwise=False,
-          num_outputs=1):
-    """Decorator registering the decorated kernel as op `name` (see OpDef)."""
+          num_outputs=1, **lowering):
+    """Decorator registering the decorated kernel as op `name` (see OpDef for the
+    lowering facts `**lowering` may set)."""
 
     def register(kernel):
         if name in REGISTRY:
             raise ValueError(f"op {name!r} is already defined")
         REGISTRY[name] = OpDef(name, kernel, infer, grad, stateful, differentiable, elementwise,
-                               num_outputs)
+                               num_outputs, **lowering)
         return kernel
 
     return register
+
+
+def defufunc(name, ufunc, *, infer, **fields):
+    """Registers op `name` whose kernel is exactly the array module's ufunc `ufunc`
+    (`defufunc("AddV2", "add", ...)`); compiled graphs call that ufunc directly."""
+    return defop(name, infer=infer, ufunc=ufunc, **fields)(_ufunc_kernel(ufunc))
 
 
 def set_gradient(name, grad):
@@ -131,16 +171,19 @@ def apply(name, *inputs, **attrs):
         One tensor, a tuple of tensors (several outputs), or None (no outputs).
     """
     opdef = REGISTRY[name]
-    graph = state.graph
+    # this thread's state as one dict, read once: each attribute read of a thread-local looks
+    # the thread up again, and this is the per-op hot path
+    here = state.__dict__
+    graph = here["graph"]
     if graph is None:
-        outputs = _run_eagerly(opdef, inputs, attrs)
-        if state.tapes and opdef.differentiable and outputs is not None:
+        outputs = _run_eagerly(opdef, inputs, attrs, here["xp"])
+        if here["tapes"] and opdef.differentiable and outputs is not None:
             _record(opdef, inputs, outputs, attrs)
         return outputs
     op = graph.add_op(opdef, inputs, attrs)
     outputs = op.outputs
-    if state.tapes and opdef.differentiable:
-        for tape in state.tapes:
+    if here["tapes"] and opdef.differentiable:
+        for tape in here["tapes"]:
             tape._record(op)
     n = len(outputs)
     if opdef.num_outputs == 1:
@@ -154,7 +197,7 @@ def _record(opdef, inputs, outputs, attrs):
         tape._record(op)
 
 
-def _run_eagerly(opdef, inputs, attrs):
+def _run_eagerly(opdef, inputs, attrs, xp):
     try:
         values = [t._value for t in inputs]
     except AttributeError:
@@ -162,7 +205,7 @@ def _run_eagerly(opdef, inputs, attrs):
     if len(_backend._modules) > 1 and opdef.name != "Identity":  # Identity is the copy op
         _check_one_device(opdef, values)
     try:
-        out = opdef.kernel(state.xp, *values, **attrs)
+        out = opdef.kernel(xp, *values, **attrs)
     except OpError as e:
         if e.location is None:
             raise op_error(type(e), opdef.name, e.message) from None
@@ -284,6 +327,16 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))
 
 
+def owned_tensor(array):
+    """A tensor over `array` itself, without the copy `convert_to_tensor` makes: only for an
+    array made inside trainlib that nothing else holds or writes (a batch the input pipeline
+    gathered). Anything else (another device's array, a value while tracing) is converted."""
+    here = state.__dict__
+    if here["graph"] is None and type(array) is here["xp"].ndarray:
+        return Tensor(array)
+    return convert_to_tensor(array)
+
+
 def _at():
     loc = user_location()
     return f" (at {loc})" if loc else ""
@@ -367,6 +420,29 @@ def broadcast_shapes(*shapes):
                                  + " vs ".join(str(s) for s in shapes))
         result.append(dim)
     return TensorShape(result)
+
+
+def check_result_size(shape, dtype):
+    """Raises ResourceExhaustedError if a result of `shape` (dims may be None: not known yet, it
+    passes) and `dtype` (a DType or numpy dtype) would not fit in the device's memory. Ops whose
+    output size comes from their arguments (a broadcast, a tile, a fill) call it in inference
+    and kernel, so they fail at once rather than make a view that a later op works through for
+    minutes."""
+    n = 1
+    for d in shape:
+        if d is None:
+            return
+        n *= int(d)
+    np_dtype = _backend.numpy.dtype(getattr(dtype, "np", dtype))
+    size = n * np_dtype.itemsize
+    if size > 1 << 30:  # a result under 1 GiB needs no look at the limit
+        limit = _backend.memory_limit(state.xp)
+        if size > limit:
+            raise ResourceExhaustedError(
+                f"the result, of shape {list(shape)} and dtype {np_dtype.name}, would take "
+                f"{size / 2**30:.4g} GiB ({size} bytes), more than the {limit / 2**30:.4g} GiB of "
+                "memory of this device; make it smaller (a broadcast that a reduction follows can "
+                "often be reduced first)")
 
 
 def same_dtype(op_name, *specs):

@@ -12,8 +12,9 @@ plain data (naming the op and attr); decoding only ever creates registered
 op types with attrs of the known kinds, never imports, evaluates or
 unpickles anything, and raises `LoadError` (a ValueError) for anything that
 is not a well-formed graph whose saved output specs agree with each op's
-inference rule. Attr keys must be identifiers because codegen writes them
-into generated source.
+inference rule. Attr keys must be identifiers because the lowering (graph/exec)
+writes them into generated source; operation names may be any printable text
+(generated code makes its own ASCII names).
 """
 import keyword
 import math
@@ -290,8 +291,7 @@ def decode_graph(data, loader, where="graph"):
 
 def _decode_op(graph, item, by_name, loader, where):
     name, type_name = item["name"], item["type"]
-    if not isinstance(name, str) or not name or len(name) > 256 or \
-            not ("_" + re.sub(r"\W", "_", name)).isidentifier():
+    if not isinstance(name, str) or not name or len(name) > 256 or not name.isprintable():
         raise LoadError(f"{where}: bad operation name {_short(name)}")
     if name in by_name:
         raise LoadError(f"{where}: duplicate operation name {name!r}")
@@ -335,7 +335,7 @@ def _decode_op(graph, item, by_name, loader, where):
         if s.dtype is not d.dtype or not s.shape.is_compatible_with(d.shape):
             raise LoadError(f"{where}: output {k} was saved as {d.dtype.name} {d.shape}, but "
                             f"inference on the saved inputs gives {s.dtype.name} {s.shape}")
-    _check_subgraphs(type_name, inputs, attrs, specs, where)
+    _check_subgraphs(opdef, inputs, attrs, specs, where)
     location = item.get("location")
     from .ir import Operation  # noqa: PLC0415
     if graph.unique_name(name) != name:
@@ -347,8 +347,8 @@ def _decode_op(graph, item, by_name, loader, where):
     return op
 
 
-def _check_subgraphs(type_name, inputs, attrs, specs, where):
-    """If/While: the subgraphs' inputs and outputs line up with the op (codegen relies on it)."""
+def _check_subgraphs(opdef, inputs, attrs, specs, where):
+    """If/While: the subgraphs' inputs and outputs line up with the op (lowering relies on it)."""
     def match(values, graph_tensors, what):
         if len(values) != len(graph_tensors):
             raise LoadError(f"{where}: {what} has {len(graph_tensors)} entries, expected {len(values)}")
@@ -357,18 +357,19 @@ def _check_subgraphs(type_name, inputs, attrs, specs, where):
                 raise LoadError(f"{where}: {what} has a {t.dtype.name} {t.shape} where "
                                 f"{v.dtype.name} {v.shape} comes")
 
-    if type_name == "If":
-        for key in ("then_branch", "else_branch"):
+    if opdef.control == "if":
+        for key in opdef.subgraphs:
             match(inputs[1:], attrs[key].inputs, f"{key} inputs")
             match(specs, attrs[key].outputs, f"{key} outputs")
         if not inputs or inputs[0].dtype is not _dt.bool:
             raise LoadError(f"{where}: the predicate must be a bool tensor")
-    elif type_name == "While":
+    elif opdef.control == "while":
         n = len(specs)
-        for key in ("cond", "body"):
+        cond_key, body_key = opdef.subgraphs
+        for key in opdef.subgraphs:
             match(inputs, attrs[key].inputs, f"{key} inputs")
-        match(inputs[:n], attrs["body"].outputs, "body outputs")
-        cond_out = attrs["cond"].outputs
+        match(inputs[:n], attrs[body_key].outputs, "body outputs")
+        cond_out = attrs[cond_key].outputs
         if len(cond_out) != 1 or cond_out[0].dtype is not _dt.bool:
             raise LoadError(f"{where}: cond must return one bool tensor")
         limit = attrs.get("maximum_iterations")

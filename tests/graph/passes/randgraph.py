@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import trainlib as tl
 from trainlib.graph import optimizer_config
-from trainlib.graph.codegen import compile_graph
+from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes import PIPELINE
 
 SHAPES = [(3, 4), (2, 3), (4, 1)]
@@ -132,7 +132,7 @@ def trace_unoptimized(f, *arrays, **function_kwargs):
     optimizer_config.set_experimental_options(off)
     try:
         return tl.function(f, autograph=False, **function_kwargs).get_concrete_function(
-            *[tl.constant(a) for a in arrays]).graph
+            *[tl.constant(a) for a in arrays]).optimized_graph  # every pass is off: as traced, outputs unwrapped
     finally:
         optimizer_config.reset_experimental_options()
         optimizer_config.set_experimental_options(saved)

@@ -4,8 +4,8 @@ Owns: BitwiseAnd/Or/Xor, Invert, LeftShift, RightShift (integer dtypes only,
 no gradient), and the operator functions that, as TensorFlow's, act
 logically on bool tensors and bitwise on integer tensors.
 """
-from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, same_dtype, \
-    spec, ufunc_kernel
+from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defufunc, \
+    same_dtype, spec
 from . import math as _math
 
 __all__ = ["bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"]
@@ -23,8 +23,7 @@ def _integer_infer(name):
 for _name, _ufunc in (("BitwiseAnd", "bitwise_and"), ("BitwiseOr", "bitwise_or"),
                       ("BitwiseXor", "bitwise_xor"), ("Invert", "invert"),
                       ("LeftShift", "left_shift"), ("RightShift", "right_shift")):
-    defop(_name, infer=_integer_infer(_name), differentiable=False, elementwise=True)(
-        ufunc_kernel(_ufunc))
+    defufunc(_name, _ufunc, infer=_integer_infer(_name), differentiable=False, elementwise=True)
 
 
 def _binary(op_name, x, y):

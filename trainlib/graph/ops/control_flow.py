@@ -13,6 +13,7 @@ variables then the captured values, and `cond`/`body` take the same list.
 from .. import dtypes as _dt
 from ..autodiff import flatten, pack_as
 from ..context import graph_scope, state
+from ..exec.interpret import replay
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
 
@@ -20,9 +21,8 @@ __all__ = ["cond", "while_loop"]
 
 
 def _graph_kernel(xp, *args, **attrs):
-    from ..codegen import compile_graph  # noqa: PLC0415 -- executing subgraphs needs codegen
-    raise RuntimeError("If/While run only inside compiled graphs (codegen inlines them); "
-                       f"eagerly tl.cond and tl.while_loop run Python. ({compile_graph.__name__})")
+    raise RuntimeError("If/While run only inside compiled graphs (graph/exec lowers them to "
+                       "Python if/while); eagerly tl.cond and tl.while_loop run Python.")
 
 
 def _if_infer(pred, *inputs, then_branch, else_branch):
@@ -34,8 +34,10 @@ def _while_infer(*inputs, cond, body, maximum_iterations=None):
     return tuple(spec(p.shape, p.dtype) for p in body.inputs[:len(body.outputs)])
 
 
-defop("If", infer=_if_infer, num_outputs=None)(_graph_kernel)
-defop("While", infer=_while_infer, num_outputs=None)(_graph_kernel)
+defop("If", infer=_if_infer, num_outputs=None, control="if",
+      subgraphs=("then_branch", "else_branch"))(_graph_kernel)
+defop("While", infer=_while_infer, num_outputs=None, control="while",
+      subgraphs=("cond", "body"))(_graph_kernel)
 
 
 def _new_graph(name):
@@ -342,33 +344,6 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
 # op's intermediates, so it works for any nesting and for second order.
 # While's gradient first re-runs the loop saving each iteration's variables
 # (the forward loop saves what the backward loop needs), then walks them back.
-
-_SIDE_EFFECTS = ("PrintV2", "Assert")
-
-
-def replay(graph, inputs):
-    """Re-applies `graph`'s operations to `inputs` in the current context; returns its outputs.
-
-    Writes to Variables are not repeated (their result is the value written).
-    """
-    env = {id(p): t for p, t in zip(graph.inputs, inputs)}
-    for op in graph.operations:
-        if op.type == "Placeholder":
-            continue
-        if op.type in _SIDE_EFFECTS:
-            continue
-        args = [env[id(t)] for t in op.inputs]
-        if op.type.startswith("Assign"):
-            outs = (args[1] if op.type == "AssignVariableOp" else
-                    apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"], shape=op.attrs["shape"]),)
-        else:
-            attrs = {k: v for k, v in op.attrs.items() if not k.startswith("_")}
-            out = apply(op.type, *args, **attrs)
-            outs = out if isinstance(out, tuple) else (out,)
-        for t, new in zip(op.outputs, outs):
-            env[id(t)] = new
-    return [env[id(t)] for t in graph.outputs]
-
 
 def _float(t):
     return t.dtype.is_floating or t.dtype.is_complex

@@ -16,12 +16,18 @@ inference from the sub-program, and its three ways of running:
 The sub-program is attr `program`: a tuple of steps `(op type, input slots,
 attrs as sorted (key, value) pairs)`; slot i < len(inputs) is input i, slot
 len(inputs) + k is the result of step k; the result is the last step's.
+Each step runs as its OpDef says: `into` (the out= form) in blocked loops, `c_expr`
+in CuPy kernels; the loops' source is built by the emitter of `graph/exec`.
 Invariants: every step is an elementwise, non-stateful op; not differentiable
 (fusion runs after autodiff). Blocked and CuPy results equal plain ones within
 floating-point tolerance (sigmoid is evaluated by another formula), not bit
 for bit.
 """
+import math
+
 from .. import dtypes as _dt
+from ..exec.emit import Emitter, snake_case
+from ..exec.lower import kernel_attrs
 from ..op import REGISTRY, defop
 from ..tensor import TensorSpec
 
@@ -32,21 +38,6 @@ BLOCK = 32768  # elements per slice: a few float32 buffers of this size stay in 
 
 def _steps(program):
     return [(REGISTRY[name], slots, dict(attrs)) for name, slots, attrs in program]
-
-
-_TAKES = {}  # op type -> attr names its kernel takes, None for all
-
-
-def _kernel_attrs(opdef, attrs):
-    """The attrs `opdef`'s kernel takes (as codegen passes them: a kernel may ignore some)."""
-    takes = _TAKES.get(opdef.name, False)
-    if takes is False:
-        import inspect  # noqa: PLC0415 -- once per op type
-        params = inspect.signature(opdef.kernel).parameters.values()
-        var_kw = [p for p in params if p.kind is p.VAR_KEYWORD]
-        takes = _TAKES[opdef.name] = None if var_kw and not var_kw[0].name.startswith("_") else \
-            {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    return attrs if takes is None else {k: v for k, v in attrs.items() if k in takes}
 
 
 def _fused_infer(*inputs, program, jit_compile=False):
@@ -77,7 +68,7 @@ def _cached(cache, key, make):
 
 
 def _run_plain(xp, arrays, program):
-    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, _kernel_attrs(d, a))
+    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, kernel_attrs(d, a))
                                                for d, s, a in _steps(program)])
     values = list(arrays)
     for kernel, slots, attrs in steps:
@@ -104,75 +95,6 @@ def _fused(xp, *arrays, program, jit_compile=False):
 
 # ------------------------------------------------------------------ cache-blocked numpy
 
-def _sigmoid_into(xp, x, out, tmp):
-    if out.dtype == xp.float32:
-        # 1 / (1 + exp(-x)): relatively accurate everywhere; exp(-x) = inf gives the limit 0
-        # (the runner ignores that overflow); 4 passes, one exp
-        xp.negative(x, out=out)
-        xp.exp(out, out=out)
-        xp.add(out, 1, out=out)
-        xp.reciprocal(out, out=out)
-        return
-    # exp(min(x, 0)) / (1 + exp(-|x|)): never overflows; max(e, x >= 0) is exp(min(x, 0)), NaN kept
-    xp.absolute(x, out=tmp)
-    xp.negative(tmp, out=tmp)
-    xp.exp(tmp, out=tmp)
-    xp.greater_equal(x, 0, out=out)
-    xp.maximum(tmp, out, out=out)
-    xp.add(tmp, 1, out=tmp)
-    xp.true_divide(out, tmp, out=out)
-
-
-def _tanh_into(xp, x, out, tmp):
-    if out.dtype != xp.float32:
-        xp.tanh(x, out=out)
-        return
-    # float32: 2 / (1 + exp(-2x)) - 1, one exp instead of tanh (which numpy evaluates about
-    # twice as slowly); exp(-2x) = inf gives the limit -1; absolute error below 2e-7 (the
-    # relative error is larger only for |x| < 1e-3); NaN kept
-    xp.multiply(x, -2, out=out)
-    xp.exp(out, out=out)
-    xp.add(out, 1, out=out)
-    xp.true_divide(2, out, out=out)
-    xp.subtract(out, 1, out=out)
-
-
-def _pow_into(xp, a, b, out, tmp):
-    if b.size == 1 and b.ndim <= out.ndim and float(b.reshape(())) == 2:
-        xp.multiply(a, a, out=out)  # what numpy's x ** 2 does: exact, and 5x faster than power
-    else:
-        xp.power(a, b, out=out)
-
-
-def _squared_difference_into(xp, a, b, out, tmp):
-    xp.subtract(a, b, out=out)
-    xp.square(out, out=out)
-
-
-def _relu_into(xp, x, out, tmp):
-    xp.maximum(x, 0, out=out)
-
-
-def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
-    xp.copyto(out, x, casting="unsafe")  # the C casts `astype` does
-
-
-# op type -> ufunc name (writes with out=), or a helper (xp, *ins, out, tmp, **attrs)
-_INTO = {
-    "AddV2": "add", "Sub": "subtract", "Mul": "multiply", "RealDiv": "true_divide",
-    "Maximum": "maximum", "Minimum": "minimum", "Pow": _pow_into,
-    "Neg": "negative", "Abs": "absolute", "Square": "square", "Exp": "exp", "Log": "log",
-    "Log1p": "log1p", "Sqrt": "sqrt", "Sin": "sin", "Cos": "cos", "Tanh": _tanh_into,
-    "Reciprocal": "reciprocal", "Sign": "sign", "Floor": "floor", "Ceil": "ceil",
-    "Equal": "equal", "NotEqual": "not_equal", "Less": "less", "LessEqual": "less_equal",
-    "Greater": "greater", "GreaterEqual": "greater_equal", "LogicalAnd": "logical_and",
-    "LogicalOr": "logical_or", "LogicalNot": "logical_not", "IsNan": "isnan",
-    "IsFinite": "isfinite", "IsInf": "isinf",
-    "Sigmoid": _sigmoid_into, "SquaredDifference": _squared_difference_into, "Relu": _relu_into,
-    "Cast": _cast_into,
-}
-
-
 class _BlockedRunner:
     """The generated slice loop of one program for one set of input dtypes."""
 
@@ -195,8 +117,13 @@ class _BlockedRunner:
         self.registers = []   # dtype per register
         free = []
         where = {}            # slot -> register index
-        consts = {"xp": xp}
-        lines = []
+        em = Emitter()
+        em.names.used.update(("xp", "sliced", "whole", "bufs", "out", "n", "rows", "row", "inner",
+                              "s", "e", "m", "o"))
+        em.names.used.update(f"i{i}" for i in range(n_in))
+        em.names.used.update(f"r{r}" for r in range(2 * len(steps) + 1))  # registers, at most
+        em.consts["xp"] = xp
+        body = []
         temps = {}            # dtype -> scratch register for multi-call helpers
         for k, (opdef, slots, attrs) in enumerate(steps):
             args = [f"i{s}" if s < n_in else f"r{where[s]}" for s in slots]
@@ -216,34 +143,35 @@ class _BlockedRunner:
                     free.remove(reg)
                 where[n_in + k] = reg
                 target = f"r{reg}"
-            into = _INTO.get(opdef.name)
+            into = opdef.into
+            name = opdef.name
             if isinstance(into, str):
-                consts[f"u{k}"] = getattr(xp, into)
-                lines.append(f"u{k}({', '.join(args)}, out={target})")
+                fn = em.bind(f"xp_{into}", getattr(xp, into), key=("xp", into))
+                body.append(f"{fn}({', '.join(args)}, out={target})")
             elif into is not None:
                 if dtype not in temps:
                     temps[dtype] = len(self.registers)
                     self.registers.append(dtype)
-                consts[f"h{k}"] = into
-                consts[f"a{k}"] = attrs
-                lines.append(f"h{k}(xp, {', '.join(args)}, {target}, r{temps[dtype]}, **a{k})")
+                fn = em.bind(f"{snake_case(name)}_into", into, key=("into", name))
+                extra = f", **{em.bind(f'{snake_case(name)}_attrs', attrs)}" if attrs else ""
+                body.append(f"{fn}(xp, {', '.join(args)}, {target}, r{temps[dtype]}{extra})")
             else:
-                consts[f"k{k}"] = opdef.kernel
-                consts[f"a{k}"] = _kernel_attrs(opdef, attrs)
-                lines.append(f"{target}[...] = k{k}(xp, {', '.join(args)}, **a{k})")
-        source = ["def run(sliced, whole, bufs, out, n, rows, row, inner):",
-                  "    for s in range(0, n, rows):",
-                  "        e = min(s + rows, n)",
-                  "        m = e - s"]
+                fn = em.bind(f"k_{snake_case(name)}", opdef.kernel, key=("kernel", name))
+                taken = kernel_attrs(opdef, attrs)
+                extra = f", **{em.bind(f'{snake_case(name)}_attrs', taken)}" if taken else ""
+                body.append(f"{target}[...] = {fn}(xp, {', '.join(args)}{extra})")
+        em.emit(1, "for s in range(0, n, rows):")
+        em.emit(2, "e = min(s + rows, n)")
+        em.emit(2, "m = e - s")
         for i in range(n_in):
-            source.append(f"        i{i} = whole[{i}] if sliced[{i}] is None else sliced[{i}][s:e]")
+            em.emit(2, f"i{i} = whole[{i}] if sliced[{i}] is None else sliced[{i}][s:e]")
         for r in range(len(self.registers)):
-            source.append(f"        r{r} = bufs[{r}][:m * row].reshape((m,) + inner)")
-        source.append("        o = out[s:e]")
-        source += ["        " + line for line in lines]
-        namespace = dict(consts)
-        exec(compile("\n".join(source) + "\n", "<trainlib-fused>", "exec"), namespace)  # noqa: S102
-        self.run = namespace["run"]
+            em.emit(2, f"r{r} = bufs[{r}][:m * row].reshape((m,) + inner)")
+        em.emit(2, "o = out[s:e]")
+        for line in body:
+            em.emit(2, line)
+        self.run, self.source, self.filename, _ = em.compile(
+            "run", ["sliced", "whole", "bufs", "out", "n", "rows", "row", "inner"], label="fused")
 
     def __call__(self, arrays):
         xp = self.xp
@@ -271,7 +199,7 @@ class _BlockedRunner:
             sliced = [a if a.shape[0] == shape[0] else None for a in padded]
             whole = [None if a.shape[0] == shape[0] else a for a in padded]
             rows = max(1, BLOCK // n_inner)
-        row = _prod(inner)
+        row = math.prod(inner)
         n = view.shape[0]
         chunks = _chunks(n, rows, size // max(n, 1))
         if len(chunks) == 1:
@@ -288,7 +216,8 @@ class _BlockedRunner:
         xp = self.xp
         bufs = [xp.empty(rows * row, d) for d in self.registers]  # each thread its own
         part = [None if a is None else a[lo:hi] for a in sliced]
-        with xp.errstate(over="ignore"):  # exp overflowing to inf is the intended limit (see _INTO)
+        with xp.errstate(over="ignore"):  # exp overflowing to inf is the intended limit (see the
+            # `into` forms of Sigmoid and Tanh)
             self.run(part, whole, bufs, view[lo:hi], hi - lo, rows, row, inner)
 
 
@@ -324,37 +253,10 @@ def _chunks(n, rows, per_row):
     return [(lo, min(lo + per, n)) for lo in range(0, n, per)]
 
 
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
-
-
 # ------------------------------------------------------------------ CuPy ElementwiseKernel
 
 _C_TYPES = {"float32": "float", "float64": "double", "int8": "signed char", "int16": "short",
             "int32": "int", "int64": "long long", "uint8": "unsigned char", "bool": "bool"}
-
-# op type -> C expression over {0}, {1}, {2} (inputs) and {T} (the result's C type)
-_C_EXPR = {
-    "AddV2": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "RealDiv": "({0} / {1})",
-    "Neg": "(-{0})", "Abs": "({0} < 0 ? -{0} : {0})", "Square": "({0} * {0})",
-    "Exp": "exp({0})", "Log": "log({0})", "Log1p": "log1p({0})", "Sqrt": "sqrt({0})",
-    "Rsqrt": "(({T})1 / sqrt({0}))", "Reciprocal": "(({T})1 / {0})", "Sin": "sin({0})",
-    "Cos": "cos({0})", "Tanh": "tanh({0})", "Floor": "floor({0})", "Ceil": "ceil({0})",
-    "Sigmoid": "(({T})1 / (({T})1 + exp(-{0})))",
-    "Relu": "({0} < 0 ? ({T})0 : {0})",
-    "Maximum": "(({0} >= {1} || {0} != {0}) ? {0} : {1})",
-    "Minimum": "(({0} <= {1} || {0} != {0}) ? {0} : {1})",
-    "SquaredDifference": "(({0} - {1}) * ({0} - {1}))",
-    "Sign": "({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
-    "Equal": "({0} == {1})", "NotEqual": "({0} != {1})", "Less": "({0} < {1})",
-    "LessEqual": "({0} <= {1})", "Greater": "({0} > {1})", "GreaterEqual": "({0} >= {1})",
-    "LogicalAnd": "({0} && {1})", "LogicalOr": "({0} || {1})", "LogicalNot": "(!{0})",
-    "IsNan": "({0} != {0})", "SelectV2": "({0} ? {1} : {2})",
-    "Cast": "(({T}){0})",
-}
 
 
 def _cupy_kernel(cp, program, arrays):
@@ -367,12 +269,10 @@ def _cupy_kernel(cp, program, arrays):
         out = opdef.infer(*[values[s] for s in slots], **attrs)
         values.append(out)
         ctype = _C_TYPES.get(out.dtype.name)
-        template = _C_EXPR.get(opdef.name)
+        template = opdef.c_expr
         if ctype is None or template is None or \
                 any(_C_TYPES.get(values[s].dtype.name) is None for s in slots):
             return None
-        if opdef.name == "Cast" and out.dtype is _dt.bool:
-            template = "({0} != 0)"
         expr = template.format(*[names[s] for s in slots], T=ctype)
         names.append(f"t{k}")
         body.append(f"{ctype} t{k} = ({ctype}){expr};")

@@ -103,13 +103,18 @@ def _masked_grad(grad_op):
     return lambda op, g: (apply(grad_op, g, op.inputs[1], **op.attrs), None)
 
 
-@defop("Relu", infer=_real_infer("Relu"), elementwise=True,
-       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),))
-def _relu(xp, x):
-    return xp.maximum(x, x.dtype.type(0))
+def _relu(xp, x, out=None, tmp=None):
+    """max(x, 0); with `out`, written there (its fused form)."""
+    return xp.maximum(x, x.dtype.type(0), out=out)
 
 
-@defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"))
+defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
+      grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),), into=_relu,
+      c_expr="({0} < 0 ? ({T})0 : {0})")(_relu)
+
+
+@defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
+       fresh_output=True)
 def _relu_grad(xp, dy, y):
     return _keep_where(xp, y > 0, dy)
 
@@ -351,13 +356,13 @@ def _shifted(xp, x, axis):
     return x - xp.max(x, axis=axis, keepdims=True)
 
 
-@defop("Softmax", infer=_softmax_infer("Softmax"), grad=_softmax_grad)
+@defop("Softmax", fresh_output=True, infer=_softmax_infer("Softmax"), grad=_softmax_grad)
 def _softmax(xp, logits, axis=-1):
     e = xp.exp(_shifted(xp, logits, axis))
     return e / xp.sum(e, axis=axis, keepdims=True)
 
 
-@defop("LogSoftmax", infer=_softmax_infer("LogSoftmax"), grad=_log_softmax_grad)
+@defop("LogSoftmax", fresh_output=True, infer=_softmax_infer("LogSoftmax"), grad=_log_softmax_grad)
 def _log_softmax(xp, logits, axis=-1):
     s = _shifted(xp, logits, axis)
     return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
@@ -409,7 +414,7 @@ def _sigmoid_ce_grad(op, dy):
 
 
 @defop("SigmoidCrossEntropyWithLogits", infer=_sigmoid_ce_infer, grad=_sigmoid_ce_grad,
-       elementwise=True)
+       elementwise=True, fresh_output=True)
 def _sigmoid_ce(xp, labels, logits):
     if labels.shape != logits.shape:
         raise ValueError("shapes differ")  # explained by the inference rule
@@ -465,7 +470,8 @@ def _softmax_ce_grad(op, dy):
     return (dy * -log_softmax(logits, axis), dy * (softmax(logits, axis) - labels))
 
 
-@defop("SoftmaxCrossEntropyWithLogits", infer=_softmax_ce_infer, grad=_softmax_ce_grad)
+@defop("SoftmaxCrossEntropyWithLogits", infer=_softmax_ce_infer, grad=_softmax_ce_grad,
+       fresh_output=True)
 def _softmax_ce(xp, labels, logits, axis=-1):
     log_p = _log_softmax(xp, logits, axis)
     return -xp.sum(labels * log_p, axis=axis)
@@ -522,7 +528,7 @@ def _sparse_softmax_minus_onehot(xp, labels, logits):
     return p - onehot.astype(p.dtype)
 
 
-@defop("SparseSoftmaxCrossEntropyWithLogits", infer=_sparse_ce_infer,
+@defop("SparseSoftmaxCrossEntropyWithLogits", fresh_output=True, infer=_sparse_ce_infer,
        grad=lambda op, dy: (None, _array.expand_dims(dy, -1) *
                             apply("SparseSoftmaxCrossEntropyWithLogitsGrad", *op.inputs)))
 def _sparse_ce(xp, labels, logits):
@@ -533,7 +539,7 @@ def _sparse_ce(xp, labels, logits):
     return -xp.take_along_axis(log_p, labels[..., None].astype(xp.intp), axis=-1)[..., 0]
 
 
-@defop("SparseSoftmaxCrossEntropyWithLogitsGrad",
+@defop("SparseSoftmaxCrossEntropyWithLogitsGrad", fresh_output=True,
        infer=lambda labels, logits: spec(logits.shape, logits.dtype),
        grad=lambda op, g: (None, _softmax_backprop(g, softmax(op.inputs[1]), -1)))
 def _sparse_ce_grad(xp, labels, logits):
@@ -698,7 +704,7 @@ def _conv_grad(op, dy):
             apply("Conv2DBackpropFilter", x, f, dy, **attrs))
 
 
-@defop("Conv2D", infer=_conv_out_spec, grad=_conv_grad)
+@defop("Conv2D", fresh_output=True, infer=_conv_out_spec, grad=_conv_grad)
 def _conv2d(xp, x, f, strides, padding, explicit_paddings, dilations):
     kh, kw, c, co = f.shape
     rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
@@ -718,7 +724,7 @@ def _backprop_input_grad(op, g):
 
 
 @defop("Conv2DBackpropInput", infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
-       grad=_backprop_input_grad)
+       grad=_backprop_input_grad, fresh_output=True)
 def _conv2d_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
     """Gradient of Conv2D with respect to its input; `x` is read only for its shape."""
     kh, kw, c, co = f.shape
@@ -738,7 +744,7 @@ def _backprop_filter_grad(op, g):
 
 
 @defop("Conv2DBackpropFilter", infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
-       grad=_backprop_filter_grad)
+       grad=_backprop_filter_grad, fresh_output=True)
 def _conv2d_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
     """Gradient of Conv2D with respect to its filters; `f` is read only for its shape."""
     kh, kw, c, co = f.shape
@@ -820,7 +826,7 @@ def _pool_attrs(op):
     return {k: op.attrs[k] for k in ("ksize", "strides", "padding")}
 
 
-@defop("MaxPool", infer=_pool_infer("MaxPool"),
+@defop("MaxPool", fresh_output=True, infer=_pool_infer("MaxPool"),
        grad=lambda op, dy: (apply("MaxPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
 def _max_pool(xp, x, ksize, strides, padding):
     if 0 in x.shape:
@@ -829,7 +835,7 @@ def _max_pool(xp, x, ksize, strides, padding):
     return _max_windows(xp, x, ksize, strides, padding)[0].max(axis=3)
 
 
-@defop("MaxPoolGrad", infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+@defop("MaxPoolGrad", fresh_output=True, infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
        grad=lambda op, g: (None, apply("MaxPoolGradGrad", op.inputs[0], g, **_pool_attrs(op))))
 def _max_pool_grad(xp, x, dy, ksize, strides, padding):
     """Routes each output gradient to the first maximum of its window (as TensorFlow)."""
@@ -862,7 +868,7 @@ def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
     return _windows(xp, ones, ksize, strides, (1, 1), oh, ow).sum(axis=3)
 
 
-@defop("AvgPool", infer=_pool_infer("AvgPool"),
+@defop("AvgPool", fresh_output=True, infer=_pool_infer("AvgPool"),
        grad=lambda op, dy: (apply("AvgPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
 def _avg_pool(xp, x, ksize, strides, padding):
     rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
@@ -872,7 +878,7 @@ def _avg_pool(xp, x, ksize, strides, padding):
     return total / _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
 
 
-@defop("AvgPoolGrad", infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+@defop("AvgPoolGrad", fresh_output=True, infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
        grad=lambda op, g: (None, apply("AvgPool", g, **_pool_attrs(op))))
 def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
     """Spreads each output gradient evenly over its window's real positions; `x` gives the shape."""
@@ -945,7 +951,7 @@ def _bias_add_infer(value, bias):
 
 
 # the driver sums dy down to the bias's shape
-@defop("BiasAdd", infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
+@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule

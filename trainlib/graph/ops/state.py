@@ -5,12 +5,15 @@ Owns: `ReadVariableOp`, `AssignVariableOp`, `AssignAddVariableOp`,
 Variable object itself, so the same kernels serve eager calls and graphs
 (where the handle is a captured placeholder fed with the Variable).
 Invariants: a Variable's array is mutated in place only through the `in_place`
-lowerings, which codegen picks when no read of the old value is used later,
+lowerings, which the executor picks when no read of the old value is used later,
 and only while the Variable owns its array (`_owned`: made by one of its own
 writes and never handed out since). Every kernel that hands the array out
 (reads, writes returning their value) clears `_owned`, so tensors taken
 earlier keep their values. All four ops are stateful, so automatic control
-dependencies keep reads and writes in program order.
+dependencies keep reads and writes in program order. Threads: each kernel and
+in-place lowering runs under the Variable's `_lock`, so concurrent writes from
+several threads are each applied once (a read-add-write is never interleaved)
+and a read never takes an array that an in-place write is about to change.
 """
 from ..op import defop, spec
 
@@ -19,15 +22,15 @@ def _read_infer(handle, dtype, shape):
     return spec(shape, dtype)
 
 
-@defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,))
+# a compiled graph reads a Variable as the `inline` expression (no call); the graph's memory
+# plan keeps in-place writes after the read's last use, and reads it returns (which must
+# clear `_owned`) call the kernel instead
+@defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,),
+       variable_access="read", inline="{0}.array")
 def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
-    variable._owned = False  # the caller now holds the array
-    return variable._array
-
-
-# codegen emits a graph's read as this expression; the graph's own analysis (codegen's
-# MemoryPlan) keeps in-place writes after the read's last use, and marks reads it returns
-_read.inline = "{0}._array"
+    with variable._lock:
+        variable._owned = False  # the caller now holds the array
+        return variable._array
 
 
 def _assign_infer(name):
@@ -42,25 +45,25 @@ def _assign_infer(name):
     return infer
 
 
-@defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False)
 def _assign(xp, variable, value, **_static):
     _check_shape(variable, value.shape)
-    variable._array = value
-    variable._owned = False  # the value may be held elsewhere
+    with variable._lock:
+        variable._array = value
+        variable._owned = False  # the value may be held elsewhere
     return value
 
 
-@defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True, differentiable=False)
 def _assign_add(xp, variable, delta, **_static):
-    variable._array = new = xp.add(variable._array, delta)
-    variable._owned = False  # returned: the caller holds it
+    with variable._lock:
+        variable._array = new = xp.add(variable._array, delta)
+        variable._owned = False  # returned: the caller holds it
     return new
 
 
-@defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True, differentiable=False)
 def _assign_sub(xp, variable, delta, **_static):
-    variable._array = new = xp.subtract(variable._array, delta)
-    variable._owned = False
+    with variable._lock:
+        variable._array = new = xp.subtract(variable._array, delta)
+        variable._owned = False
     return new
 
 
@@ -80,13 +83,14 @@ def _fits(delta, old):
 
 def _assign_in_place(xp, variable, value, **_static):
     """AssignVariableOp's in-place lowering, for a write whose result nobody reads."""
-    old = variable._array
-    if variable._owned and old.shape == value.shape:
-        xp.copyto(old, value)
-    else:
-        _check_shape(variable, value.shape)
-        variable._array = xp.array(value, copy=True)  # an array the Variable owns from now on
-        variable._owned = True
+    with variable._lock:
+        old = variable._array
+        if variable._owned and old.shape == value.shape:
+            xp.copyto(old, value)
+        else:
+            _check_shape(variable, value.shape)
+            variable._array = xp.array(value, copy=True)  # an array the Variable owns from now on
+            variable._owned = True
 
 
 def _update_in_place(ufunc):
@@ -95,16 +99,21 @@ def _update_in_place(ufunc):
 
     def lowering(xp, variable, delta, **_static):
         fn = found.get(xp) or found.setdefault(xp, getattr(xp, ufunc))
-        old = variable._array
-        if variable._owned and _fits(delta, old):
-            fn(old, delta, out=old)
-        else:
-            # asarray: numpy gives 0-d results as scalars, which cannot be written in place
-            variable._array = xp.asarray(fn(old, delta))
-            variable._owned = True
+        with variable._lock:
+            old = variable._array
+            if variable._owned and _fits(delta, old):
+                fn(old, delta, out=old)
+            else:
+                # asarray: numpy gives 0-d results as scalars, which cannot be written in place
+                variable._array = xp.asarray(fn(old, delta))
+                variable._owned = True
     return lowering
 
 
-_assign.in_place = _assign_in_place
-_assign_add.in_place = _update_in_place("add")
-_assign_sub.in_place = _update_in_place("subtract")
+defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False,
+      variable_access="assign", in_place=_assign_in_place)(_assign)
+defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True,
+      differentiable=False, variable_access="update", in_place=_update_in_place("add"))(_assign_add)
+defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True,
+      differentiable=False, variable_access="update",
+      in_place=_update_in_place("subtract"))(_assign_sub)

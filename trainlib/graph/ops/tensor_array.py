@@ -92,7 +92,6 @@ def _grown(xp, buffer, index, value):
     return out
 
 
-@defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad)
 def _write(xp, buffer, index, value, dynamic_size=False):
     """A copy of `buffer` with row(s) `index` set to `value`, grown if dynamic and needed."""
     if _check_write(xp, buffer, index, value, dynamic_size):
@@ -111,7 +110,7 @@ def _write_in_place(xp, buffer, index, value, dynamic_size=False):
     return buffer
 
 
-_write.in_place = _write_in_place
+defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad, in_place=_write_in_place)(_write)
 
 
 # ------------------------------------------------------------------ the class

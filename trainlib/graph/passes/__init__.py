@@ -15,6 +15,8 @@
   7. fusion last: it runs after autodiff and after every rewrite, on the
      smallest graph, and only for `jit_compile=True` Functions.
 Options (see `trainlib/graph/optimizer_config.py`) switch each pass off.
+`memory.py` is not in the pipeline: it plans the buffers of the final graph, and the
+executor (`graph/exec`) follows the plan when it compiles the graph.
 """
 from .. import optimizer_config
 from .constant_fold import constant_fold

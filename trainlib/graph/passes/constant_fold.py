@@ -14,7 +14,7 @@ from ..context import state
 from .rewrite import become, const_value, each_subgraph
 
 MAX_ELEMENTS = 1_000_000
-_NEVER = frozenset(("Const", "Placeholder", "If", "While"))
+_NEVER = frozenset(("Const", "Placeholder"))  # and ops with subgraphs (If, While)
 _STATIC_SHAPE_OPS = frozenset(("Shape", "Size", "Rank", "ZerosLike", "OnesLike"))
 
 
@@ -57,7 +57,7 @@ def constant_fold(graph):
     """Folds constant subexpressions of `graph` (and its If/While graphs) in place; returns it."""
     xp = state.xp
     for op in graph.operations:
-        if op.type in _NEVER or op.stateful or len(op.outputs) != 1 or \
+        if op.type in _NEVER or op.opdef.subgraphs or op.stateful or len(op.outputs) != 1 or \
                 op.opdef.num_outputs != 1:
             continue
         value = _static_value(op, xp) if op.type in _STATIC_SHAPE_OPS else None

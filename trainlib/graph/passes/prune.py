@@ -5,13 +5,14 @@ and every stateful operation with what it depends on (data and control
 inputs). Branch and loop graphs of `If`/`While` are pruned too.
 Invariant: the kept operations stay in their original (topological) order.
 """
+from .rewrite import subgraphs
 
 
 def prune(graph):
     """Removes unneeded operations from `graph` in place; returns it."""
     needed = set()
     stack = [t.op for t in graph.outputs]
-    stack += [op for op in graph.operations if op.stateful and op.type != "ReadVariableOp"]
+    stack += [op for op in graph.operations if op.stateful and op.opdef.variable_access != "read"]
     while stack:
         op = stack.pop()
         if id(op) in needed:
@@ -19,13 +20,11 @@ def prune(graph):
         needed.add(id(op))
         stack.extend(t.op for t in op.inputs)
         # a read only orders itself; its data edges keep it when it is used
-        stack.extend(c for c in op.control_inputs if c.type != "ReadVariableOp")
+        stack.extend(c for c in op.control_inputs if c.opdef.variable_access != "read")
     input_ops = {id(t.op) for t in graph.inputs}
     graph.operations = [op for op in graph.operations if id(op) in needed or id(op) in input_ops]
     for op in graph.operations:
         op.control_inputs = [c for c in op.control_inputs if id(c) in needed]
-        for key in ("then_branch", "else_branch", "cond", "body"):
-            sub = op.attrs.get(key) if op.type in ("If", "While") else None
-            if sub is not None:
-                prune(sub)
+        for sub in subgraphs(op):
+            prune(sub)
     return graph

@@ -21,7 +21,7 @@ def forward_reads(graph):
     for op in graph.operations:
         op.inputs = [resolve(alias, t) for t in op.inputs]
         op.control_inputs = list(dict.fromkeys(replaced.get(id(c), c) for c in op.control_inputs))
-        if op.type == "ReadVariableOp":
+        if op.opdef.variable_access == "read":
             handle = op.inputs[0]
             first = last_read.get(id(handle))
             if first is not None:

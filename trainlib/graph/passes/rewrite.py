@@ -7,14 +7,9 @@ outputs and control inputs that name it stay valid).
 """
 from ..op import REGISTRY
 
-SUBGRAPH_ATTRS = ("then_branch", "else_branch", "cond", "body")
-
-
 def subgraphs(op):
-    """The branch/body graphs an `If` or `While` op holds."""
-    if op.type not in ("If", "While"):
-        return []
-    return [op.attrs[k] for k in SUBGRAPH_ATTRS if op.attrs.get(k) is not None]
+    """The branch/body graphs an op holds (`If`, `While`: its OpDef's `subgraphs` attrs)."""
+    return [op.attrs[k] for k in op.opdef.subgraphs if op.attrs.get(k) is not None]
 
 
 def each_subgraph(graph, run):

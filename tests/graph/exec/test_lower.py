@@ -1,9 +1,11 @@
-"""Codegen: readable generated code, direct ufunc calls, memory planning (free early, reuse via out=)."""
+"""Lowering (graph/exec): readable generated code, direct ufunc calls, memory planning (free
+early, reuse via out=), in-place writes."""
 import numpy as np
 from hypothesis import given, strategies as st
 
 import trainlib as tl
-from trainlib.graph.codegen import MemoryPlan, compile_graph
+from trainlib.graph.exec.program import compile_graph
+from trainlib.graph.passes.memory import MemoryPlan
 
 _UNARY = [tl.tanh, tl.exp, lambda a: a * 2.0, lambda a: -a, tl.square, lambda a: a + 1.0]
 _BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b, tl.maximum]
@@ -107,7 +109,7 @@ def test_variable_writes_are_in_place_only_when_no_old_value_is_used_later():
     step(g)
     np.testing.assert_array_equal(held.numpy(), np.ones(1024))  # not mutated under the caller
     src = step.get_concrete_function(g).python_source
-    assert "ip_assignsubvariableop(" in src
+    assert "ip_assign_sub_variable_op(" in src
     before = v._array
     step(g)
     assert v._array is before           # updated in place now that the Variable owns it
@@ -129,7 +131,7 @@ def test_reads_used_after_a_write_or_returned_keep_their_values():
         np.testing.assert_array_equal(old.numpy(), before)
         np.testing.assert_array_equal(total.numpy(), before + before + 1)
     src = f.get_concrete_function().python_source
-    assert "ip_assignaddvariableop(" not in src
+    assert "ip_assign_add_variable_op(" not in src
 
     @tl.function
     def read_then_write():
@@ -147,8 +149,8 @@ def test_ops_listed_as_fresh_never_return_their_inputs_memory():
     import importlib
 
     from tests.graph.ops.harness import make_inputs
-    from trainlib.graph.codegen import _FRESH_OUTPUT_OPS
     from trainlib.graph.op import REGISTRY
+    _FRESH_OUTPUT_OPS = {name for name, d in REGISTRY.items() if d.fresh_output}
     seen = set()
     for module in ("test_math", "test_nn", "test_array"):
         for case in importlib.import_module(f"tests.graph.ops.{module}").CASES:
@@ -192,7 +194,7 @@ def test_loop_owned_tensor_array_writes_in_place_and_keep_calls_independent():
         return ta.stack()
 
     src = squares.get_concrete_function(tl.constant(4)).python_source
-    assert "ip_tensorarraywrite(" in src and ".copy()" in src
+    assert "ip_tensor_array_write(" in src and ".copy()" in src
     first = squares(tl.constant(4))
     second = squares(tl.constant(4))   # the initial buffer was not written under the first call
     np.testing.assert_array_equal(first.numpy(), [0.0, 1.0, 4.0, 9.0])
@@ -206,5 +208,42 @@ def test_loop_owned_tensor_array_writes_in_place_and_keep_calls_independent():
                               (tl.constant(0), ta))
         return ta.stack()
 
-    assert "ip_tensorarraywrite(" not in running.get_concrete_function(tl.constant(3)).python_source
+    assert "ip_tensor_array_write(" not in running.get_concrete_function(tl.constant(3)).python_source
     np.testing.assert_array_equal(running(tl.constant(3)).numpy(), [1.0, 2.0, 4.0, 8.0])
+
+
+def test_lowering_facts_agree_with_the_kernels():
+    """Each op's lowering facts (its OpDef fields) say what its kernel does: a `ufunc` op is
+    that xp function, an `into` form writes what the kernel returns (float32 sigmoid and
+    tanh by their faster formulas, within 1e-6), C expressions only on elementwise ops."""
+    from trainlib.graph import dtypes
+    from trainlib.graph.op import REGISTRY
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, size=(4, 5)).astype(np.float32)
+    y = rng.uniform(0.5, 2, size=(4, 5)).astype(np.float32)
+    checked = 0
+    for name, d in REGISTRY.items():
+        if d.c_expr is not None or d.into is not None:
+            assert d.elementwise and not d.stateful, name
+        if d.ufunc is not None:
+            assert d.into == d.ufunc or callable(d.into), name
+        if d.into is None or not d.elementwise or d.num_outputs != 1:
+            continue
+        for inputs in ([x], [x, y], [x > 0, x, y]):
+            attrs = {"DstT": dtypes.float64} if name == "Cast" else {}
+            try:
+                want = d.kernel(np, *inputs, **attrs)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(inputs[0], np.ndarray) and inputs[0].dtype == bool and name != "SelectV2":
+                continue
+            out = np.empty_like(want)
+            if isinstance(d.into, str):
+                getattr(np, d.into)(*inputs, out=out)
+            else:
+                d.into(np, *inputs, out, np.empty_like(want), **attrs)
+            np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6, err_msg=name)
+            checked += 1
+            break
+    assert checked >= 30, checked

@@ -1,0 +1,366 @@
+"""Lowering: a graph's operations as the lines of one Python function, one small function
+per kind of op, chosen through the OpDef's lowering facts.
+
+Kinds, in the order they are tried: graph inputs and constants (bound, not run); `If` and
+`While` (OpDef `control`) as Python `if` / `while` with their graphs inlined; direct xp
+calls (`ufunc` / `direct`), which take `out=` buffers from the memory plan; inline
+expressions (`inline`: a Variable read); in-place writes (`in_place`: Variable updates the
+memory plan allows, TensorArray writes into a buffer the loop owns); and the kernel call.
+Each block starts with a `# file.py:LINE` comment naming the user's line that made it.
+Names say what values are: a Variable's read is `kernel_value`, `x * 2.0` is `x_times_2`,
+a short constant is `c_0_5`, other values take their op's name (`bias_add`, `matmul_1`).
+Invariants: ops are emitted in the graph's (topological, program) order; the function
+takes `graph.inputs` in order and returns the tuple of `graph.outputs`.
+"""
+import inspect
+import os
+import re
+
+from ..passes.memory import direct_call, nbytes
+from .emit import snake_case
+
+_SIMPLE = (bool, int, float, str, type(None))
+
+
+def is_literal(value):
+    """True for values whose repr is valid Python that rebuilds them (so they are written
+    into the source rather than bound)."""
+    if isinstance(value, _SIMPLE):
+        return not (isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))))
+    if isinstance(value, tuple):
+        return all(is_literal(v) for v in value)
+    return False
+
+
+_KERNEL_ATTRS = {}
+
+
+def kernel_attrs(opdef, attrs):
+    """The attrs `opdef`'s kernel takes (skipping trainlib's own `_` annotations). A kernel
+    with a `**attrs` catch-all takes them all; one named with a leading underscore
+    (`**_static`) ignores the rest."""
+    found = _KERNEL_ATTRS.get(opdef.name, False)
+    if found is False:
+        try:
+            params = inspect.signature(opdef.kernel).parameters.values()
+        except (TypeError, ValueError):
+            params = ()
+        var_kw = [p for p in params if p.kind is p.VAR_KEYWORD]
+        if var_kw and not var_kw[0].name.startswith("_"):
+            found = None
+        else:
+            found = {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+        _KERNEL_ATTRS[opdef.name] = found
+    return {k: v for k, v in attrs.items()
+            if not k.startswith("_") and (found is None or k in found)}
+
+
+def _tuple(names):
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def _assign(targets, values):
+    """`a = b` for one name, `a, b = c, d` for several."""
+    if len(targets) == 1:
+        return f"{targets[0]} = {values[0]}"
+    return f"{_tuple(targets)} = {_tuple(values)}"
+
+
+def _scalar_text(value):
+    """A short text for a scalar constant (`2`, `0.5`, `-1`), or None."""
+    if getattr(value, "ndim", None) != 0 or getattr(value, "dtype", None) is None or \
+            value.dtype.kind not in "biuf":
+        return None
+    v = value.item()
+    if isinstance(v, float) and v == v and abs(v) < 1e6 and v == int(v):
+        text = repr(int(v))
+    else:
+        text = str(value.dtype.type(v))  # float32 values print as float32 (0.1, not 0.10000000149)
+    return text if len(text) <= 8 else None
+
+
+class GraphLowering:
+    """Lowers graphs into one Emitter (the top level with a memory plan, nested If/While
+    graphs without)."""
+
+    def __init__(self, emitter, xp):
+        self.em = emitter
+        self.xp = xp
+        self.in_place_ops = set()  # ids of ops lowered in place (loop-owned TensorArray writes)
+        self.plan = None
+        self.short = {}            # id(tensor) -> short text of a small constant, for names
+        self._location = None
+
+    # -- names
+    def value_name(self, op, env, index=0):
+        """A name for output `index` of `op` that says what the value is."""
+        opdef = op.opdef
+        if opdef.variable_access == "read":
+            return f"{env[id(op.inputs[0])]}_value"
+        if opdef.control == "if":
+            return "cond" if index == 0 else f"cond_{index}"
+        if opdef.infix is not None and index == 0:
+            parts = [self.short.get(id(t)) or env[id(t)] for t in op.inputs]
+            name = f"_{opdef.infix}_".join(parts)
+            if all(len(p) <= 10 for p in parts) and len(name) <= 24:
+                return "c_" + name if name[0].isdigit() else name
+        base = self.op_base(op)
+        return base if index == 0 else f"{base}_{index}"
+
+    @staticmethod
+    def op_base(op):
+        """The op's own name when the user gave one, else its type in snake case."""
+        name = op.name
+        stem = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1].isdigit() else name
+        if stem == op.type or re.fullmatch(r"[A-Z][A-Za-z0-9]*", stem):
+            return snake_case(stem)  # named after its op type (maybe another, before folding)
+        return name
+
+    def kernel(self, opdef):
+        return self.em.bind("k_" + snake_case(opdef.name), opdef.kernel, key=("kernel", opdef.name))
+
+    def in_place(self, opdef):
+        return self.em.bind("ip_" + snake_case(opdef.name), opdef.in_place,
+                            key=("in_place", opdef.name))
+
+    def xp_function(self, name):
+        return self.em.bind("xp_" + name, getattr(self.xp, name), key=("xp", name))
+
+    def attr(self, key, value):
+        if is_literal(value):
+            return repr(value)
+        label = getattr(value, "name", None)
+        base = label if isinstance(label, str) else key
+        return self.em.bind(base, value, key=("attr", id(value)))
+
+    def emit(self, indent, text, op):
+        """One line of `op`'s block; the block's first line follows a `# file.py:LINE`
+        comment when the user's line changes."""
+        location = op.location
+        if location and location != self._location:
+            path, _, line = location.rpartition(":")
+            # printable ASCII only: a location read from a file must not end the comment
+            where = re.sub(r"[^\x20-\x7e]", "?", f"{os.path.basename(path)}:{line}")
+            self.em.emit(indent, f"# {where}")
+        self._location = location or self._location
+        self.em.emit(indent, text, op)
+
+    # -- graphs
+    def graph_body(self, graph, env, indent, plan=None):
+        """Emits the ops of `graph`; `env` maps id(tensor) -> variable name (inputs pre-bound)."""
+        outer, self.plan = self.plan, plan
+        try:
+            for op in graph.operations:
+                self.lower(op, env, indent)
+        finally:
+            self.plan = outer
+
+    def inline(self, graph, input_names, indent):
+        """Emits a branch/body graph with its inputs bound to `input_names`; returns output names."""
+        env = {id(t): name for t, name in zip(graph.inputs, input_names)}
+        self.graph_body(graph, env, indent)
+        return [env[id(t)] for t in graph.outputs]
+
+    def lower(self, op, env, indent):
+        opdef = op.opdef
+        if op.type == "Placeholder":
+            return
+        if op.type == "Const":
+            return self.lower_const(op, env)
+        if opdef.control is not None:
+            return _CONTROL[opdef.control](self, op, env, indent)
+        call = direct_call(op)
+        if call is not None:
+            return self.lower_direct(op, env, indent, call)
+        if opdef.inline is not None:
+            return self.lower_inline(op, env, indent)
+        if id(op) in self.in_place_ops:
+            return self.lower_loop_owned_write(op, env, indent)
+        if self.plan is not None and id(op) in self.plan.in_place:
+            return self.lower_in_place_write(op, env, indent)
+        return self.lower_kernel(op, env, indent)
+
+    def define(self, op, env, index=0):
+        """A fresh name for output `index` of `op`, recorded in `env` (and the plan)."""
+        name = self.em.fresh(self.value_name(op, env, index))
+        env[id(op.outputs[index])] = name
+        if self.plan is not None:
+            self.plan.names[id(op.outputs[index])] = name
+        return name
+
+    def lower_const(self, op, env):
+        value = op.attrs["value"]
+        text = _scalar_text(value)
+        if text is not None:
+            # 0.5 -> 0_5, -1 -> neg_1, 1e-07 -> 1e_neg7
+            scientific = re.fullmatch(r"(-?[0-9.]+)e([+-][0-9]+)", text)
+            if scientific:
+                exponent = int(scientific.group(2))
+                text = f"{scientific.group(1)}e{'_neg' if exponent < 0 else ''}{abs(exponent)}"
+            text = re.sub(r"\W", "_", text.replace("-", "neg_"))
+            self.short[id(op.outputs[0])] = text
+            base = "c_" + text
+        else:
+            base = self.op_base(op)
+        env[id(op.outputs[0])] = self.em.bind(base, value)
+
+    def lower_direct(self, op, env, indent, call):
+        ufunc, templates = call
+        args = [env[id(t)] for t in op.inputs]
+        if templates is not None:
+            args = [template.format(a) for template, a in zip(templates, args)]
+        plan = self.plan
+        if plan is not None and id(op) in plan.out_buffer:
+            args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
+        fn = self.xp_function(ufunc)
+        name = self.define(op, env)
+        self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
+        self.free(op, indent)
+
+    def lower_inline(self, op, env, indent):
+        args = [env[id(t)] for t in op.inputs]
+        name = self.define(op, env)
+        if self.plan is not None and id(op) in self.plan.escaping_reads:
+            # the caller will hold this array: the kernel marks it as no longer the Variable's own
+            call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
+            self.emit(indent, f"{name} = {call}", op)
+        else:
+            self.emit(indent, f"{name} = {op.opdef.inline.format(*args)}", op)
+        self.free(op, indent)
+
+    def lower_loop_owned_write(self, op, env, indent):
+        args = [env[id(t)] for t in op.inputs]
+        attrs = "".join(f", {k}={v!r}" for k, v in op.attrs.items()
+                        if not k.startswith("_") and is_literal(v))
+        fn = self.in_place(op.opdef)
+        name = self.define(op, env)
+        self.emit(indent, f"{name} = {fn}(xp, {', '.join(args)}{attrs})", op)
+
+    def lower_in_place_write(self, op, env, indent):
+        args = [env[id(t)] for t in op.inputs]
+        self.emit(indent, f"{self.in_place(op.opdef)}(xp, {', '.join(args)})", op)
+        env[id(op.outputs[0])] = "None"  # unused, by the plan's rule
+        self.free(op, indent)
+
+    def lower_kernel(self, op, env, indent):
+        args = [env[id(t)] for t in op.inputs]
+        attrs = kernel_attrs(op.opdef, op.attrs)
+        if all(key.isascii() for key in attrs):
+            args += [f"{key}={self.attr(key, value)}" for key, value in attrs.items()]
+        else:  # Python would fold a non-ASCII keyword by NFKC: pass them as they are
+            args.append(f"**{self.em.bind('attrs', attrs)}")
+        call = f"{self.kernel(op.opdef)}(xp{''.join(', ' + a for a in args)})"
+        outs = [self.define(op, env, i) for i in range(len(op.outputs))]
+        if not outs:
+            self.emit(indent, call, op)
+        elif op.opdef.num_outputs == 1:
+            self.emit(indent, f"{outs[0]} = {call}", op)
+        else:
+            self.emit(indent, f"{_tuple(outs)} = {call}", op)
+        self.free(op, indent)
+
+    def free(self, op, indent):
+        """`del` intermediates that die at `op` (large or unknown size) so memory returns early."""
+        plan = self.plan
+        if plan is None:
+            return
+        names = [plan.names[id(t)] for t in plan.frees.get(id(op), ())
+                 if id(t) in plan.names and (nbytes(t) >= 4096 or not t.shape.is_fully_defined())]
+        if names:
+            self.em.emit(indent, f"del {', '.join(dict.fromkeys(names))}")
+
+
+def _lower_if(lo, op, env, indent):
+    pred, *ins = [env[id(t)] for t in op.inputs]
+    outs = [lo.define(op, env, i) for i in range(len(op.outputs))]
+    then_key, else_key = op.opdef.subgraphs
+    lo.emit(indent, f"if {pred}:", op)
+    for key in (then_key, else_key):
+        results = lo.inline(op.attrs[key], ins, indent + 1)
+        if outs:
+            lo.emit(indent + 1, _assign(outs, results), op)
+        else:
+            lo.em.emit(indent + 1, "pass")
+        if key == then_key:
+            lo.emit(indent, "else:", op)
+
+
+def _loop_owned_writes(body, n_vars):
+    """{loop variable index: its in-place write} for buffers the loop may write in place:
+    the body's only use of the variable is one write by an op with an `in_place` form
+    (besides reads of its shape, which an in-place write keeps), whose result is only
+    carried to the next iteration (directly or through one Identity), so no other value
+    can alias it."""
+    consumers = {}
+    for o in body.operations:
+        for t in o.inputs:
+            consumers.setdefault(id(t), []).append(o)
+    owned = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
+        if len(users) != 1:
+            continue
+        write = users[0]
+        if write.opdef.in_place is None or write.opdef.variable_access is not None or \
+                write.inputs[0] is not p or any(t is p for t in write.inputs[1:]):
+            continue
+        out = write.outputs[0]
+        after = consumers.get(id(out), [])
+        if not after:
+            carried = out
+        elif len(after) == 1 and after[0].type == "Identity" and \
+                not consumers.get(id(after[0].outputs[0])):
+            carried = after[0].outputs[0]
+        else:
+            continue
+        places = [j for j, t in enumerate(body.outputs) if t is carried or t is out]
+        if places == [i]:
+            owned[i] = write
+    return owned
+
+
+def _lower_while(lo, op, env, indent):
+    n_vars = len(op.outputs)
+    cond_key, body_key = op.opdef.subgraphs
+    ins = [env[id(t)] for t in op.inputs]
+    loop_vars = [lo.em.fresh(_loop_var_name(op.attrs[body_key].inputs[i], ins[i], i))
+                 for i in range(n_vars)]
+    captures = ins[n_vars:]
+    owned = _loop_owned_writes(op.attrs[body_key], n_vars)
+    for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
+        # a buffer the loop writes in place starts as the loop's own copy (the value that
+        # enters may be a constant or the caller's)
+        lo.emit(indent, f"{var} = {init}.copy()" if i in owned else f"{var} = {init}", op)
+    lo.in_place_ops.update(id(w) for w in owned.values())
+    limit = op.attrs.get("maximum_iterations")
+    counter = None
+    if limit is not None:
+        counter = lo.em.fresh(f"{lo.op_base(op)}_iterations")
+        lo.emit(indent, f"{counter} = 0", op)
+    lo.emit(indent, "while True:", op)
+    if counter is not None:
+        lo.emit(indent + 1, f"if {counter} >= {int(limit)}:", op)
+        lo.em.emit(indent + 2, "break")
+        lo.em.emit(indent + 1, f"{counter} += 1")
+    (cond,) = lo.inline(op.attrs[cond_key], loop_vars + captures, indent + 1)
+    lo.emit(indent + 1, f"if not {cond}:", op)
+    lo.em.emit(indent + 2, "break")
+    results = lo.inline(op.attrs[body_key], loop_vars + captures, indent + 1)
+    if loop_vars:
+        lo.emit(indent + 1, _assign(loop_vars, results), op)
+    for t, var in zip(op.outputs, loop_vars):  # after the loop, its outputs are the variables
+        env[id(t)] = var
+        if lo.plan is not None:
+            lo.plan.names[id(t)] = var
+
+
+def _loop_var_name(placeholder, init, i):
+    """The body's name for loop variable `i` when it has one of its own, else the name of
+    the value entering the loop (`x` -> `x_loop`), else `loop_var_i`."""
+    name = placeholder.op.name
+    if not name.startswith("loop_var_"):
+        return name
+    return f"{init}_loop" if not init.startswith("c_") else f"loop_var_{i}"
+
+
+_CONTROL = {"if": _lower_if, "while": _lower_while}

@@ -1,0 +1,144 @@
+"""Compiled graphs: `compile_graph` -> Program, and the binding every compiled function shares.
+
+Owns: compiling a graph once into a Python function over the backend's kernels (lowered by
+`lower.py`, with the memory plan of `graph/passes/memory.py`), translating an exception
+raised inside it into a `tl.errors.*` naming the op and the user's line, and
+`CompiledFunction`, the calling side that traced ConcreteFunctions and loaded saved-model
+functions both are: the graph, its Program, the captured values fed after the arguments,
+and the call from argument arrays to output tensors.
+Invariants: the generated function takes the graph's input arrays in `graph.inputs` order
+and returns a tuple of the `graph.outputs` arrays.
+"""
+import re
+
+from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError
+from ..passes.memory import MemoryPlan
+from ..tensor import Tensor
+from .emit import Emitter, Namespace
+from .lower import GraphLowering
+
+
+class Program:
+    """A compiled graph: `fn(*input_arrays) -> tuple of output arrays`, plus its source.
+
+    Attributes:
+        fn: the generated function.
+        source: its Python source (the `def` line first).
+        filename: the name it is registered under in linecache.
+        line_ops: {line in that file: the Operation it runs}.
+        memory: the memory plan's figures (peak, reused and unplanned peak bytes), or None.
+    """
+
+    def __init__(self, fn, source, filename, line_ops, memory=None):
+        self.fn = fn
+        self.source = source
+        self.filename = filename
+        self.line_ops = line_ops
+        self.memory = memory
+
+    def op_at(self, lineno):
+        return self.line_ops.get(lineno)
+
+    def translate(self, error):
+        """A tl.errors.* for an exception raised inside this program, naming the op and the
+        user's line; None when no line of the program raised it."""
+        tb = error.__traceback__
+        op = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.filename:
+                op = self.op_at(tb.tb_lineno)
+            tb = tb.tb_next
+        if op is None:
+            return None
+        where = f" (defined at {op.location})" if op.location else ""
+        message = error.message if isinstance(error, OpError) else f"{type(error).__name__}: {error}"
+        cls = type(error) if isinstance(error, OpError) else InvalidArgumentError
+        if isinstance(error, MemoryError):
+            cls = ResourceExhaustedError
+        message = re.sub(r" \(at [^()]*\)$", "", message)
+        return cls(f"{op.type} (operation '{op.name}'): {message}{where}", op=op.type,
+                   location=op.location)
+
+
+def compile_graph(graph, xp, name="graph_fn", plan_memory=True):
+    """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays.
+
+    The memory plan (on by default) frees intermediates after their last use and reuses
+    dead buffers through out= (the Program's `memory` reports the figures)."""
+    names = Namespace(("xp",))
+    em = Emitter(names)
+    em.consts["xp"] = xp
+    fname = names.fresh(name or "graph_fn")
+    params = [names.fresh(t.op.name) for t in graph.inputs]
+    env = {id(t): p for t, p in zip(graph.inputs, params)}
+    plan = MemoryPlan(graph) if plan_memory else None
+    if plan is not None:
+        plan.names = {}
+    lowering = GraphLowering(em, xp)
+    lowering.graph_body(graph, env, 1, plan)
+    outs = [env[id(t)] for t in graph.outputs]
+    em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    fn, source, filename, line_ops = em.compile(fname, params, label=f"graph-{fname}")
+    memory = None if plan is None else {
+        "peak_bytes": plan.peak_bytes, "reused_bytes": plan.reused_bytes,
+        "unplanned_peak_bytes": plan.total_intermediate_bytes}
+    return Program(fn, source, filename, line_ops, memory)
+
+
+def translate_error(program, error):
+    """`program.translate(error)` (kept for callers that hold a program and an error)."""
+    return program.translate(error)
+
+
+class CompiledFunction:
+    """The calling side shared by traced and loaded functions: a graph compiled once, fed the
+    argument arrays and then the captured values; outputs as tensors of the graph's dtypes.
+
+    Subclasses set `graph` (what `inputs`/`outputs` show) and call `_compile`.
+    """
+
+    graph = None
+    _program = None
+
+    def _compile(self, graph, name, capture_feeds, xp):
+        """Compiles `graph` (`self.graph` or an optimized copy) to run on `xp`, fed
+        `capture_feeds` after the arguments."""
+        self._program = compile_graph(graph, xp, name)
+        self._fn = self._program.fn
+        self._capture_feeds = list(capture_feeds)
+        self._out_dtypes = [t.dtype for t in graph.outputs]
+
+    @property
+    def inputs(self):
+        """The graph's placeholders: the arguments, then the captured values."""
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self):
+        """The graph's output tensors."""
+        return list(self.graph.outputs)
+
+    @property
+    def python_source(self):
+        """The generated Python code that runs this graph (also shown in tracebacks)."""
+        return self._program.source
+
+    def _run(self, arrays):
+        """The output arrays for the argument `arrays`; errors name the op and user's line.
+        (A hot caller may inline this: `self._fn(*arrays, *self._capture_feeds)`, and on an
+        exception `self._reraise(e)`.)"""
+        try:
+            return self._fn(*arrays, *self._capture_feeds)
+        except Exception as e:
+            self._reraise(e)
+
+    def _reraise(self, error):
+        """Raises `error` (raised inside the program) translated, or as it is."""
+        translated = self._program.translate(error)
+        if translated is None:
+            raise error
+        raise translated from error
+
+    def _run_tensors(self, arrays):
+        """`_run`, the outputs as tensors."""
+        return [Tensor(a, d) for a, d in zip(self._run(arrays), self._out_dtypes)]

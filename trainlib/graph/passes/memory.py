@@ -1,0 +1,157 @@
+"""Memory planning: which intermediates die where, which dead buffers later ops reuse with out=,
+and which Variable writes may update the Variable's array in place.
+
+Owns: the analysis the executor (`graph/exec/lower.py`) follows when it emits the top level
+of a graph. It reads only the ops' lowering facts (OpDef `ufunc`/`direct`, `fresh_output`,
+`variable_access`); it never rewrites the graph.
+Invariants: a buffer is reused only if a direct (ufunc-like) call made it and every consumer
+is such a call too, so no view, Variable or graph output can alias it; elementwise calls may
+write into an input that dies at that call; matmul never overlaps its inputs. A Variable
+write is done in place only when its result is unused and every value that may alias an
+earlier read of that Variable is dead before the write and is no graph output.
+"""
+
+
+def direct_call(op):
+    """`(xp function name, argument templates or None)` when `op` lowers to a plain xp call
+    that accepts out= (its OpDef's `ufunc`, or what its `direct` rule says), else None."""
+    opdef = op.opdef
+    if opdef.ufunc is not None:
+        return opdef.ufunc, None
+    if opdef.direct is not None:
+        return opdef.direct(op)
+    return None
+
+
+def nbytes(t):
+    """The size of tensor `t`'s buffer when its shape is known, else 0."""
+    if t is None or not t.shape.is_fully_defined() or t.dtype.np is None:
+        return 0
+    return t.shape.num_elements() * t.dtype.np.itemsize
+
+
+class MemoryPlan:
+    """The plan for one graph (its top level).
+
+    Attributes:
+        last_use: id(tensor) -> index (in `ops`) of the last op that reads it.
+        out_buffer: id(op) -> id(tensor) whose dead buffer the op writes into.
+        frees: id(op) -> tensors that die after it (and are not reused).
+        in_place: ids of the Variable writes lowered in place.
+        escaping_reads: ids of the Variable reads the caller will hold (returned or stored).
+        peak_bytes, reused_bytes, total_intermediate_bytes: the figures, planned and not.
+    """
+
+    def __init__(self, graph):
+        ops = [op for op in graph.operations if op.type not in ("Placeholder", "Const")]
+        self.last_use = {}
+        for i, op in enumerate(ops):
+            for t in op.inputs:
+                self.last_use[id(t)] = i
+        for t in graph.outputs:
+            self.last_use[id(t)] = len(ops)
+        direct = {id(op): direct_call(op) for op in ops}
+        consumers_direct = {}
+        for op in ops:
+            for t in op.inputs:
+                ok = direct[id(op)] is not None
+                consumers_direct[id(t)] = consumers_direct.get(id(t), True) and ok
+        outputs = {id(t) for t in graph.outputs}
+        self.reusable = set()
+        for op in ops:
+            if direct[id(op)] is None:
+                continue
+            t = op.outputs[0]
+            if id(t) in outputs or not t.shape.is_fully_defined() or t.shape.rank == 0:
+                continue
+            if consumers_direct.get(id(t), False):
+                self.reusable.add(id(t))
+        self.ops = ops
+        self.out_buffer = {}
+        self.frees = {}
+        free = {}                # (shape, dtype) -> [tensor ids]
+        live, peak, peak_unplanned, reused = 0, 0, 0, 0
+        sizes = {}
+        for i, op in enumerate(ops):
+            t = op.outputs[0] if op.outputs else None
+            key = (t.shape.as_tuple(), t.dtype) if t is not None and t.shape.is_fully_defined() else None
+            size = nbytes(t)
+            if direct[id(op)] is not None and key in free and free[key] and t is not None \
+                    and t.shape.rank:
+                self.out_buffer[id(op)] = free[key].pop()
+                reused += size
+            else:
+                live += size
+            for out in op.outputs:
+                sizes[id(out)] = nbytes(out)
+            peak = max(peak, live)
+            peak_unplanned += size
+            dying = [x for x in op.inputs if self.last_use.get(id(x)) == i and id(x) in sizes]
+            seen = set()
+            for x in dying:
+                if id(x) in seen:
+                    continue
+                seen.add(id(x))
+                if id(x) in self.reusable:
+                    k = (x.shape.as_tuple(), x.dtype)
+                    free.setdefault(k, []).append(id(x))
+                else:
+                    live -= sizes[id(x)]
+                    self.frees.setdefault(id(op), []).append(x)
+        self.peak_bytes = peak
+        self.reused_bytes = reused
+        self.total_intermediate_bytes = peak_unplanned
+        self._plan_variable_writes(ops, direct, outputs)
+
+    def _plan_variable_writes(self, ops, direct, outputs):
+        """Which Variable writes may update the array in place, and which reads escape.
+
+        A read whose aliases reach a graph output or are stored into a Variable
+        "escapes": the caller will hold that array, so it is marked not owned.
+        """
+        position = {id(op): i for i, op in enumerate(ops)}
+        consumers = {}
+        for op in ops:
+            for t in op.inputs:
+                consumers.setdefault(id(t), []).append(op)
+
+        def aliases(t):
+            seen, stack = {id(t): t}, [t]
+            while stack:
+                for c in consumers.get(id(stack.pop()), ()):
+                    if direct[id(c)] is None and not c.opdef.fresh_output:  # maybe a view
+                        for out in c.outputs:
+                            if id(out) not in seen:
+                                seen[id(out)] = out
+                                stack.append(out)
+            return seen.values()
+
+        self.in_place, self.escaping_reads = set(), set()
+        by_handle = {}
+        for op in ops:
+            if op.opdef.variable_access is not None:
+                by_handle.setdefault(id(op.inputs[0]), []).append(op)
+        for handle_ops in by_handle.values():
+            handle = handle_ops[0].inputs[0]
+            if any(c.opdef.variable_access is None for c in consumers.get(id(handle), ())):
+                continue  # read inside If/While or a custom gradient: leave it alone
+            earlier = []  # values that may alias the array, one group per earlier read/write
+            for op in handle_ops:
+                out = op.outputs[0]
+                reads = op.opdef.variable_access == "read"
+                used = id(out) in outputs or consumers.get(id(out))
+                if not reads and not used and all(
+                        self.last_use.get(id(a), -1) < position[id(op)] and id(a) not in outputs
+                        for group in earlier for a in group):
+                    self.in_place.add(id(op))
+                if used or reads:
+                    group = list(aliases(out))
+                    earlier.append(group)
+                    if reads and any(
+                            id(a) in outputs or any(c.opdef.variable_access == "assign" and
+                                                    c.inputs[1] is a
+                                                    for c in consumers.get(id(a), ()))
+                            for a in group):
+                        # returned, or stored into a Variable: held beyond this call
+                        self.escaping_reads.add(id(op))
+
