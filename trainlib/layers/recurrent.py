@@ -226,8 +226,8 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
         saved_rows = result[n_states + 1:n_states + 1 + len(saved)]
         outputs = result[-1] if return_sequences else None
 
-        def grad(dys):
-            dys = list(dys) if isinstance(dys, (list, tuple)) else [dys]
+        def grad(*dys):   # one gradient per output, as tl.custom_gradient passes them
+            dys = list(dys[0]) if len(dys) == 1 and isinstance(dys[0], (list, tuple)) else list(dys)
             produced = [last] + ([outputs] if return_sequences else []) + list(final)
             dys = [_array.zeros_like(p) if d is None else d for d, p in zip(dys, produced)]
             d_last, d_seq = dys[0], (dys[1] if return_sequences else None)
