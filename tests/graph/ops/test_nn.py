@@ -466,11 +466,20 @@ def test_added_nn_functions_reject_bad_arguments():
     with pytest.raises(tl.errors.InvalidArgumentError, match="Softsign"):
         tl.nn.softsign(tl.constant([1, 2]))
 
-    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, 2, 2, 1])])
+    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, 2, None, 1])])
     def depthwise(x, f):
         return tl.nn.depthwise_conv2d(x, f, 1, "SAME")
-    with pytest.raises(tl.errors.InvalidArgumentError, match="known shape"):
+    with pytest.raises(tl.errors.InvalidArgumentError, match="known channels"):
         depthwise.get_concrete_function()
+
+    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, None, 2, 1])])
+    def depthwise_any_window(x, f):   # unknown spatial dims are fine: a grouped conv2d
+        return tl.nn.depthwise_conv2d(x, f, 1, "SAME")
+    out = depthwise_any_window(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 1]))
+    np.testing.assert_allclose(out.numpy(), tl.nn.depthwise_conv2d(
+        tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 1]), 1, "SAME").numpy())
+    with pytest.raises(tl.errors.InvalidArgumentError, match="expects 3"):
+        tl.nn.depthwise_conv2d(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 3, 1]), 1, "SAME")
 
 
 def test_nn_aliases_of_math():

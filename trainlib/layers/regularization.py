@@ -1,0 +1,138 @@
+"""Simple regularization layers: GaussianNoise, GaussianDropout, SpatialDropout1D/2D/3D,
+Identity and Masking.
+
+Owns: Keras 3's training-only noise (inactive unless `training=True`),
+SpatialDropout's whole-channel masks (noise shape (batch, 1.., channels)), and
+Masking's output (timesteps whose features all equal `mask_value` zeroed).
+Masks are not propagated to later layers (trainlib's layers take no mask yet).
+"""
+import math
+
+import trainlib as tl
+
+from .base import Layer, register
+from .convolutional import standardize_data_format
+
+__all__ = ["GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
+           "SpatialDropout3D", "Identity", "Masking"]
+
+
+def _check_rate(rate, name="rate"):
+    if not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+        raise ValueError(f"Invalid value received for argument `{name}`. Expected a float value "
+                         f"between 0 and 1. Received: {name}={rate}")
+    return rate
+
+
+@register
+class GaussianNoise(Layer):
+    """Adds N(0, stddev) noise while training (identity otherwise)."""
+
+    def __init__(self, stddev, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if stddev < 0:
+            raise ValueError(f"Invalid value received for argument `stddev`. Expected a float "
+                             f"value >= 0. Received: stddev={stddev}")
+        self.stddev = stddev
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if training and self.stddev > 0:
+            return inputs + tl.random.normal(tl.shape(inputs), stddev=self.stddev,
+                                             dtype=inputs.dtype, seed=self.seed)
+        return inputs
+
+    def get_config(self):
+        return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
+
+
+@register
+class GaussianDropout(Layer):
+    """Multiplies by N(1, sqrt(rate / (1 - rate))) noise while training."""
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = _check_rate(rate)
+        self.seed = seed
+
+    def call(self, inputs, training=False):
+        if training and 0 < self.rate < 1:
+            stddev = math.sqrt(self.rate / (1.0 - self.rate))
+            return inputs * tl.random.normal(tl.shape(inputs), mean=1.0, stddev=stddev,
+                                             dtype=inputs.dtype, seed=self.seed)
+        return inputs
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}
+
+
+class _SpatialDropout(Layer):
+    rank = 1
+
+    def __init__(self, rate, seed=None, name=None, dtype=None, data_format=None):
+        super().__init__(name=name, dtype=dtype)
+        self.rate = _check_rate(rate)
+        self.seed = seed
+        self.data_format = standardize_data_format(data_format) if self.rank > 1 else None
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0:
+            return inputs
+        shape = tl.shape(inputs)
+        ones = [1] * self.rank
+        if self.data_format == "channels_first":
+            noise = tl.stack([shape[0], shape[1]] + ones)
+        else:
+            noise = tl.stack([shape[0]] + ones + [shape[-1]])
+        return tl.nn.dropout(inputs, self.rate, noise_shape=noise, seed=self.seed)
+
+    def get_config(self):
+        # Keras writes this family's config without `trainable` and with a plain dtype name
+        config = {"rate": self.rate, "seed": self.seed, "name": self.name,
+                  "dtype": self.dtype.name}
+        if self.data_format is not None:
+            config["data_format"] = self.data_format
+        return config
+
+
+@register
+class SpatialDropout1D(_SpatialDropout):
+    """Drops whole channels of (batch, steps, channels) inputs while training."""
+    rank = 1
+
+    def __init__(self, rate, seed=None, name=None, dtype=None):
+        super().__init__(rate, seed, name, dtype)
+
+
+@register
+class SpatialDropout2D(_SpatialDropout):
+    """Drops whole feature maps of images while training."""
+    rank = 2
+
+
+@register
+class SpatialDropout3D(_SpatialDropout):
+    """Drops whole feature maps of volumes while training."""
+    rank = 3
+
+
+@register
+class Identity(Layer):
+    """Returns its inputs unchanged."""
+
+
+@register
+class Masking(Layer):
+    """Zeroes the timesteps whose features all equal `mask_value` (Keras's output)."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def call(self, inputs):
+        keep = tl.reduce_any(tl.not_equal(inputs, tl.cast(self.mask_value, inputs.dtype)),
+                             axis=-1, keepdims=True)
+        return inputs * tl.cast(keep, inputs.dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
