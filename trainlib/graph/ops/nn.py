@@ -757,10 +757,17 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     out_shape = (x.shape[0],) + _outs(plan) + (co,)
     if p == 0:
         return xp.zeros(out_shape, dtype=x.dtype)
+    og = co // groups
+    if cg == 1:   # depthwise: one multiply-add per window offset, no im2col copy
+        f3 = f.reshape(k, groups, og)
+        xpad = _pad(xp, x, plan)
+        out = xp.zeros(out_shape[:-1] + (groups, og), dtype=x.dtype)
+        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
+            out += xpad[(slice(None),) + window][..., None] * f3[i]
+        return out.reshape(out_shape)
     patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
     if groups == 1:
         return xp.matmul(patches.reshape(p, k * cg), f.reshape(k * cg, co)).reshape(out_shape)
-    og = co // groups
     # (G, P, K*Cg) @ (G, K*Cg, Og): one batched matmul over the groups
     a = patches.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
     b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
@@ -782,6 +789,15 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(x.shape, dtype=dy.dtype)
+    if cg == 1:   # depthwise: each offset's share added straight into the padded input
+        f3 = f.reshape(k, groups, co // groups)
+        dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
+        dx = xp.zeros((x.shape[0],) + tuple(x.shape[1 + i] + plan[i][1] + plan[i][2]
+                                            for i in range(rank)) + (groups,), dtype=dy.dtype)
+        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
+            dx[(slice(None),) + window] += (dy4 * f3[i]).sum(-1)
+        return dx[(slice(None),) + tuple(slice(pl[1], pl[1] + x.shape[1 + i])
+                                         for i, pl in enumerate(plan))]
     if groups == 1:
         patches = xp.matmul(dy.reshape(p, co), f.reshape(k * cg, co).T)
     else:
@@ -807,10 +823,17 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
+    og = co // groups
+    if cg == 1:   # depthwise: per offset, a sum over positions of input times gradient
+        xpad = _pad(xp, x, plan)
+        dy3 = dy.reshape(p, groups, og)
+        return xp.stack([xp.einsum("pc,pcm->cm", xpad[(slice(None),) + window].reshape(p, groups),
+                                   dy3)
+                         for window in _window_slices(f.shape[:rank], strides, dilations,
+                                                      _outs(plan))]).reshape(f.shape)
     patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
     if groups == 1:
         return xp.matmul(patches.reshape(p, k * cg).T, dy.reshape(p, co)).reshape(f.shape)
-    og = co // groups
     a = patches.reshape(p, k, groups, cg).transpose(2, 1, 3, 0).reshape(groups, k * cg, p)
     b = dy.reshape(p, groups, og).transpose(1, 0, 2)
     return xp.matmul(a, b).reshape(groups, k, cg, og).transpose(1, 2, 0, 3).reshape(f.shape)
