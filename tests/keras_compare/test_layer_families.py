@@ -217,3 +217,29 @@ def test_bad_arguments_raise_like_keras(make, pattern):
         make(keras.layers)
     with pytest.raises(ValueError, match=pattern):
         make(tl.layers)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, k: L.Conv2D(2, 3, kernel_regularizer=k.regularizers.L2(0.01),
+                          bias_regularizer="l1", activity_regularizer="l2",
+                          kernel_constraint="non_neg"),
+    lambda L, k: L.SeparableConv1D(2, 3, depthwise_regularizer="l2",
+                                   pointwise_regularizer=k.regularizers.L1(0.1)),
+    lambda L, k: L.Conv1DTranspose(2, 3, kernel_regularizer="l1"),
+    lambda L, k: L.PReLU(alpha_regularizer="l2", alpha_initializer="ones"),
+])
+def test_regularizers_and_constraints_like_keras(make):
+    klayer, tlayer = make(keras.layers, keras), make(tl.layers, tl.keras)
+    shape = (2, 6, 6, 3) if isinstance(klayer, keras.layers.Conv2D) else (2, 6, 3)
+    x = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    klayer(x)
+    tlayer(x)
+    tlayer.set_weights(klayer.get_weights())
+    kl = sum(float(v) for v in klayer.losses)
+    tlayer(x)   # the activity penalty of a call with Keras's weights
+    tl_losses = sum(float(v) for v in tlayer.losses)
+    assert kl > 0
+    close(kl, tl_losses, "regularization losses", RTOL, ATOL)
+    kconfig, tconfig = klayer.get_config(), tlayer.get_config()
+    kconfig.pop("name"), tconfig.pop("name")
+    assert tconfig == kconfig

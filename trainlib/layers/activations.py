@@ -7,11 +7,12 @@ positions and zeroed fully-masked rows), arguments and configs.
 """
 import warnings
 
-import trainlib as tl
-from trainlib import initializers
+from .. import constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.op import convert_to_tensor
+from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, register
-from .convolutional import serialize_object
 
 __all__ = ["ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax"]
 
@@ -20,16 +21,16 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """Keras's relu: x above `threshold` (else 0), clipped at `max_value`, minus
     negative_slope * relu(threshold - x)."""
     if negative_slope != 0.0 and max_value is None and threshold == 0:
-        return tl.nn.leaky_relu(x, alpha=negative_slope)
-    negative = tl.nn.relu(threshold - x if threshold != 0 else -x) if negative_slope != 0.0 else None
+        return _nn.leaky_relu(x, alpha=negative_slope)
+    negative = _nn.relu(threshold - x if threshold != 0 else -x) if negative_slope != 0.0 else None
     if threshold != 0:
-        y = tl.where(x > threshold, x, tl.zeros_like(x))
+        y = _math.where(x > threshold, x, _array.zeros_like(x))
     elif max_value == 6:
-        y, max_value = tl.nn.relu6(x), None
+        y, max_value = _nn.relu6(x), None
     else:
-        y = tl.nn.relu(x)
+        y = _nn.relu(x)
     if max_value is not None:
-        y = tl.clip_by_value(y, 0.0, float(max_value))
+        y = _math.clip_by_value(y, 0.0, float(max_value))
     if negative is not None:
         y = y - negative_slope * negative
     return y
@@ -89,7 +90,7 @@ class LeakyReLU(Layer):
         self.negative_slope = negative_slope
 
     def call(self, inputs):
-        return tl.nn.leaky_relu(inputs, alpha=self.negative_slope)
+        return _nn.leaky_relu(inputs, alpha=self.negative_slope)
 
     def get_config(self):
         return {**super().get_config(), "negative_slope": self.negative_slope}
@@ -104,8 +105,8 @@ class PReLU(Layer):
                  shared_axes=None, **kwargs):
         super().__init__(**kwargs)
         self.alpha_initializer = initializers.get(alpha_initializer)
-        self.alpha_regularizer = alpha_regularizer
-        self.alpha_constraint = alpha_constraint
+        self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):
@@ -126,13 +127,13 @@ class PReLU(Layer):
                                      constraint=self.alpha_constraint)
 
     def call(self, inputs):
-        return tl.nn.relu(inputs) - self.alpha * tl.nn.relu(-inputs)
+        return _nn.relu(inputs) - self.alpha * _nn.relu(-inputs)
 
     def get_config(self):
         return {**super().get_config(),
                 "alpha_initializer": initializers.serialize(self.alpha_initializer),
-                "alpha_regularizer": serialize_object(self.alpha_regularizer),
-                "alpha_constraint": serialize_object(self.alpha_constraint),
+                "alpha_regularizer": regularizers.serialize(self.alpha_regularizer),
+                "alpha_constraint": constraints.serialize(self.alpha_constraint),
                 "shared_axes": self.shared_axes}
 
 
@@ -145,10 +146,10 @@ class ELU(Layer):
         self.alpha = alpha
 
     def call(self, inputs):
-        y = tl.nn.elu(inputs)
+        y = _nn.elu(inputs)
         if self.alpha == 1.0:
             return y
-        return tl.where(inputs > 0, y, self.alpha * y)
+        return _math.where(inputs > 0, y, self.alpha * y)
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha}
@@ -165,24 +166,24 @@ class Softmax(Layer):
 
     def call(self, inputs, mask=None):
         if mask is not None:
-            mask = tl.convert_to_tensor(mask)
+            mask = convert_to_tensor(mask)
             if mask.shape.rank is not None and inputs.shape.rank is not None and \
                     mask.shape.rank > inputs.shape.rank:
                 raise ValueError("The `mask` must be broadcastable to `inputs` and must not have "
                                  f"more dimensions. Received: inputs.shape={inputs.shape}, "
                                  f"mask.shape={mask.shape}")
-            if mask.dtype != tl.bool:
-                mask = mask > tl.cast(0.5, mask.dtype)
-            inputs = tl.where(mask, inputs, tl.fill(tl.shape(inputs), tl.cast(
-                -3e4 if inputs.dtype == tl.float16 else -1e9, inputs.dtype)))
+            if mask.dtype != _dt.bool:
+                mask = mask > _math.cast(0.5, mask.dtype)
+            inputs = _math.where(mask, inputs, _array.fill(_array.shape(inputs), _math.cast(
+                -3e4 if inputs.dtype == _dt.float16 else -1e9, inputs.dtype)))
         if isinstance(self.axis, (list, tuple)) and len(self.axis) > 1:
-            lse = tl.math.reduce_logsumexp(inputs, axis=list(self.axis), keepdims=True)
-            outputs = tl.exp(inputs - lse)
+            lse = _math.reduce_logsumexp(inputs, axis=list(self.axis), keepdims=True)
+            outputs = _math.exp(inputs - lse)
         else:
             axis = self.axis[0] if isinstance(self.axis, (list, tuple)) else self.axis
-            outputs = tl.nn.softmax(inputs, axis=axis)
+            outputs = _nn.softmax(inputs, axis=axis)
         if mask is not None:
-            outputs = tl.where(mask, outputs, tl.zeros_like(outputs))
+            outputs = _math.where(mask, outputs, _array.zeros_like(outputs))
         return outputs
 
     def get_config(self):

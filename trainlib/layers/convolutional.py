@@ -9,10 +9,11 @@ convolution is a grouped convolution with one input channel per group.
 Invariant: `channels_first` data is transposed to channels last and back
 around the same channels-last computation.
 """
-import trainlib as tl
-from trainlib import activations, initializers
-
-from .base import Layer, check_unsupported, register
+from .. import activations, constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math, nn as _nn
+from ..graph.tensor import is_tensor
+from .base import Layer, register
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D",
@@ -63,7 +64,7 @@ def to_channels_last(x, data_format):
     if data_format != "channels_first":
         return x
     rank = x.shape.rank
-    return tl.transpose(x, [0] + list(range(2, rank)) + [1])
+    return _array.transpose(x, [0] + list(range(2, rank)) + [1])
 
 
 def to_data_format(x, data_format):
@@ -71,17 +72,7 @@ def to_data_format(x, data_format):
     if data_format != "channels_first":
         return x
     rank = x.shape.rank
-    return tl.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
-
-
-def serialize_object(obj):
-    """A regularizer or constraint as a config entry (None stays None)."""
-    if obj is None:
-        return None
-    if hasattr(obj, "get_config"):
-        return {"module": "keras.regularizers", "class_name": type(obj).__name__,
-                "config": obj.get_config(), "registered_name": None}
-    return obj
+    return _array.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
 
 
 def convolve(x, kernel, strides, padding, dilation_rate):
@@ -89,9 +80,9 @@ def convolve(x, kernel, strides, padding, dilation_rate):
     in-channels than x)."""
     rank = len(strides)
     if rank == 1:
-        return tl.nn.conv1d(x, kernel, list(strides), padding.upper(),
+        return _nn.conv1d(x, kernel, list(strides), padding.upper(),
                             dilations=list(dilation_rate))
-    conv = tl.nn.conv2d if rank == 2 else tl.nn.conv3d
+    conv = _nn.conv2d if rank == 2 else _nn.conv3d
     return conv(x, kernel, list(strides), padding.upper(), dilations=list(dilation_rate))
 
 
@@ -130,8 +121,7 @@ class BaseConv(Layer):
                  dilation_rate=1, activation=None, use_bias=True, bias_initializer="zeros",
                  bias_regularizer=None, activity_regularizer=None, bias_constraint=None,
                  **kwargs):
-        super().__init__(**kwargs)
-        check_unsupported(self, activity_regularizer=(activity_regularizer, None))
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.kernel_size = standardize_tuple(kernel_size, self.rank, "kernel_size")
         self.strides = standardize_tuple(strides, self.rank, "strides")
         self.dilation_rate = standardize_tuple(dilation_rate, self.rank, "dilation_rate")
@@ -140,9 +130,8 @@ class BaseConv(Layer):
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.bias_initializer = initializers.get(bias_initializer)
-        self.bias_regularizer = bias_regularizer
-        self.activity_regularizer = activity_regularizer
-        self.bias_constraint = bias_constraint
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.bias_constraint = constraints.get(bias_constraint)
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                              f"Received: strides={self.strides} and "
@@ -155,7 +144,7 @@ class BaseConv(Layer):
 
     def _finish(self, x):
         if self.bias is not None:
-            x = tl.nn.bias_add(x, self.bias)
+            x = _nn.bias_add(x, self.bias)
         return self.activation(to_data_format(x, self.data_format))
 
     def _base_config(self):
@@ -166,9 +155,9 @@ class BaseConv(Layer):
 
     def _tail_config(self):
         return {"bias_initializer": initializers.serialize(self.bias_initializer),
-                "bias_regularizer": serialize_object(self.bias_regularizer),
-                "activity_regularizer": serialize_object(self.activity_regularizer),
-                "bias_constraint": serialize_object(self.bias_constraint)}
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 class BaseConvolution(BaseConv):
@@ -185,8 +174,8 @@ class BaseConvolution(BaseConv):
         self.filters = positive(filters, "filters")
         self.groups = int(groups)
         self.kernel_initializer = initializers.get(kernel_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.kernel_constraint = kernel_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
         if self.groups <= 0:
             raise ValueError("The number of groups must be a positive integer. "
                              f"Received: groups={groups}.")
@@ -211,15 +200,15 @@ class BaseConvolution(BaseConv):
         padding = self.padding
         if padding == "causal":   # pad the past only, then a valid convolution
             left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
-            x = tl.pad(x, [[0, 0], [left, 0], [0, 0]])
+            x = _array.pad(x, [[0, 0], [left, 0], [0, 0]])
             padding = "valid"
         return self._finish(convolve(x, self.kernel, self.strides, padding, self.dilation_rate))
 
     def get_config(self):
         return {**self._base_config(), "groups": self.groups, "filters": self.filters,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "kernel_regularizer": serialize_object(self.kernel_regularizer),
-                "kernel_constraint": serialize_object(self.kernel_constraint),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 **self._tail_config()}
 
 
@@ -312,8 +301,8 @@ class BaseConvTranspose(BaseConv):
                                      f"but `strides` is {s}. Received: output_padding="
                                      f"{self.output_padding}, strides={self.strides}")
         self.kernel_initializer = initializers.get(kernel_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.kernel_constraint = kernel_constraint
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
 
     def build(self, input_shape):
         channels = channels_of(self, input_shape)
@@ -332,20 +321,20 @@ class BaseConvTranspose(BaseConv):
         x = to_channels_last(inputs, self.data_format)
         spatial = self._spatial_out(list(x.shape)[1:-1])
         if None in spatial:
-            dynamic = tl.shape(x)
+            dynamic = _array.shape(x)
             spatial = [dynamic[1 + i] * s if n is None else n
                        for i, (n, s) in enumerate(zip(spatial, self.strides))]
-        static = [None if tl.is_tensor(n) else n for n in spatial]
+        static = [None if is_tensor(n) else n for n in spatial]
         batch = x.shape[0]
         if batch is None or None in static:
-            out_shape = tl.stack([tl.shape(x)[0] if batch is None else batch] +
-                                 [tl.cast(n, tl.int32) for n in spatial] + [self.filters])
+            out_shape = _array.stack([_array.shape(x)[0] if batch is None else batch] +
+                                 [_math.cast(n, _dt.int32) for n in spatial] + [self.filters])
         else:
             out_shape = [batch] + spatial + [self.filters]
-        y = tl.nn.conv_transpose(x, self.kernel, out_shape, list(self.strides),
+        y = _nn.conv_transpose(x, self.kernel, out_shape, list(self.strides),
                                  self.padding.upper(), dilations=list(self.dilation_rate))
         if not isinstance(out_shape, list):   # a shape computed at run time: keep what is known
-            y = tl.ensure_shape(y, [batch] + static + [self.filters])
+            y = _array.ensure_shape(y, [batch] + static + [self.filters])
         return self._finish(y)
 
     def compute_output_shape(self, input_shape):
@@ -358,8 +347,8 @@ class BaseConvTranspose(BaseConv):
         config = {**self._base_config(), "filters": self.filters,
                   "output_padding": self.output_padding,
                   "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                  "kernel_regularizer": serialize_object(self.kernel_regularizer),
-                  "kernel_constraint": serialize_object(self.kernel_constraint),
+                  "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                  "kernel_constraint": constraints.serialize(self.kernel_constraint),
                   **self._tail_config()}
         return config
 
@@ -416,8 +405,8 @@ class BaseDepthwiseConv(BaseConv):
                          bias_constraint, **kwargs)
         self.depth_multiplier = positive(depth_multiplier, "depth_multiplier")
         self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = depthwise_regularizer
-        self.depthwise_constraint = depthwise_constraint
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
 
     def _depthwise_weight(self, name, channels):
         return self.add_weight(
@@ -427,7 +416,7 @@ class BaseDepthwiseConv(BaseConv):
 
     def _depthwise(self, x, kernel):
         """The depthwise convolution of channels-last x: a grouped one, one channel a group."""
-        grouped = tl.reshape(kernel, self.kernel_size + (1, kernel.shape[-2] * kernel.shape[-1]))
+        grouped = _array.reshape(kernel, self.kernel_size + (1, kernel.shape[-2] * kernel.shape[-1]))
         return convolve(x, grouped, self.strides, self.padding, self.dilation_rate)
 
     def build(self, input_shape):
@@ -442,8 +431,8 @@ class BaseDepthwiseConv(BaseConv):
     def get_config(self):
         return {**self._base_config(), "depth_multiplier": self.depth_multiplier,
                 "depthwise_initializer": initializers.serialize(self.depthwise_initializer),
-                "depthwise_regularizer": serialize_object(self.depthwise_regularizer),
-                "depthwise_constraint": serialize_object(self.depthwise_constraint),
+                "depthwise_regularizer": regularizers.serialize(self.depthwise_regularizer),
+                "depthwise_constraint": constraints.serialize(self.depthwise_constraint),
                 **self._tail_config()}
 
 
@@ -486,8 +475,8 @@ class BaseSeparableConv(BaseDepthwiseConv):
                          activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
         self.filters = positive(filters, "filters")
         self.pointwise_initializer = initializers.get(pointwise_initializer)
-        self.pointwise_regularizer = pointwise_regularizer
-        self.pointwise_constraint = pointwise_constraint
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
 
     def build(self, input_shape):
         channels = channels_of(self, input_shape)
@@ -508,8 +497,8 @@ class BaseSeparableConv(BaseDepthwiseConv):
         config = super().get_config()
         return {**config, "filters": self.filters,
                 "pointwise_initializer": initializers.serialize(self.pointwise_initializer),
-                "pointwise_regularizer": serialize_object(self.pointwise_regularizer),
-                "pointwise_constraint": serialize_object(self.pointwise_constraint)}
+                "pointwise_regularizer": regularizers.serialize(self.pointwise_regularizer),
+                "pointwise_constraint": constraints.serialize(self.pointwise_constraint)}
 
 
 @register

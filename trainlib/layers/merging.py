@@ -8,7 +8,7 @@ rank-1 result becomes (batch, 1) as Keras's `batch_dot` makes it.
 """
 import functools
 
-import trainlib as tl
+from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, register
 
@@ -48,11 +48,11 @@ def _fold(op):
     return lambda xs: functools.reduce(op, xs)
 
 
-Add = _elementwise("Add", _fold(tl.add), "Sum of its inputs (broadcast), e.g. a residual join.")
-Multiply = _elementwise("Multiply", _fold(tl.multiply), "Elementwise product of its inputs.")
-Maximum = _elementwise("Maximum", _fold(tl.maximum), "Elementwise maximum of its inputs.")
-Minimum = _elementwise("Minimum", _fold(tl.minimum), "Elementwise minimum of its inputs.")
-Average = _elementwise("Average", lambda xs: functools.reduce(tl.add, xs) / len(xs),
+Add = _elementwise("Add", _fold(_math.add), "Sum of its inputs (broadcast), e.g. a residual join.")
+Multiply = _elementwise("Multiply", _fold(_math.multiply), "Elementwise product of its inputs.")
+Maximum = _elementwise("Maximum", _fold(_math.maximum), "Elementwise maximum of its inputs.")
+Minimum = _elementwise("Minimum", _fold(_math.minimum), "Elementwise minimum of its inputs.")
+Average = _elementwise("Average", lambda xs: functools.reduce(_math.add, xs) / len(xs),
                        "Elementwise mean of its inputs.")
 
 
@@ -64,7 +64,7 @@ class Subtract(Merge):
         if len(inputs) != 2:
             raise ValueError(f"A `Subtract` layer should be called on exactly 2 inputs. "
                              f"Received: inputs={inputs}")
-        return tl.subtract(inputs[0], inputs[1])
+        return _math.subtract(inputs[0], inputs[1])
 
 
 @register
@@ -81,7 +81,7 @@ class Concatenate(Merge):
             raise ValueError("A `Concatenate` layer requires inputs with matching shapes except "
                              f"for the concatenation axis. Received: input_shape="
                              f"{[tuple(x.shape) for x in inputs]}")
-        return tl.concat(inputs, self.axis)
+        return _array.concat(inputs, self.axis)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
@@ -89,8 +89,8 @@ class Concatenate(Merge):
 
 def _l2_normalize(x, axis):
     """Keras's ops.normalize(order=2): x * min(rsqrt(sum(x**2)), 1 / epsilon)."""
-    inv = tl.math.rsqrt(tl.reduce_sum(tl.square(x), axis=axis, keepdims=True))
-    return x * tl.minimum(inv, 1.0 / 1e-7)
+    inv = _math.rsqrt(_math.reduce_sum(_math.square(x), axis=axis, keepdims=True))
+    return x * _math.minimum(inv, 1.0 / 1e-7)
 
 
 def batch_dot(x, y, axes):
@@ -105,8 +105,8 @@ def batch_dot(x, y, axes):
     ys[axes[1]] = xs[axes[0]]
     out = [s for i, s in enumerate(xs) if i != axes[0]] + \
         [s for i, s in enumerate(ys) if i not in (0, axes[1])]
-    result = tl.einsum(f"{''.join(xs)},{''.join(ys)}->{''.join(out)}", x, y)
-    return tl.expand_dims(result, 1) if len(out) == 1 else result
+    result = _math.einsum(f"{''.join(xs)},{''.join(ys)}->{''.join(out)}", x, y)
+    return _array.expand_dims(result, 1) if len(out) == 1 else result
 
 
 @register

@@ -5,7 +5,7 @@ Owns: their Keras 3 arguments (strides default to pool_size; `keepdims`;
 `data_format`, channels-first data transposed to channels last and back) and
 configs. The math is `tl.nn`'s pooling ops (one N-d kernel; 1-D as 2-D).
 """
-import trainlib as tl
+from ..graph.ops import math as _math, nn as _nn
 
 from .base import Layer, register
 from .convolutional import (check_ndim, standardize_data_format, standardize_padding,
@@ -16,9 +16,9 @@ __all__ = ["MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D",
            "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
            "GlobalMaxPooling2D", "GlobalMaxPooling3D"]
 
-_POOLS = {("max", 1): tl.nn.max_pool1d, ("max", 2): tl.nn.max_pool2d, ("max", 3): tl.nn.max_pool3d,
-          ("average", 1): tl.nn.avg_pool1d, ("average", 2): tl.nn.avg_pool2d,
-          ("average", 3): tl.nn.avg_pool3d}
+_POOLS = {("max", 1): _nn.max_pool1d, ("max", 2): _nn.max_pool2d, ("max", 3): _nn.max_pool3d,
+          ("average", 1): _nn.avg_pool1d, ("average", 2): _nn.avg_pool2d,
+          ("average", 3): _nn.avg_pool3d}
 
 
 class BasePooling(Layer):
@@ -92,22 +92,24 @@ class _GlobalPooling(Layer):
 
 
 def _global(name, rank, reduce, doc):
-    return register(type(name, (_GlobalPooling,), {"rank": rank, "_reduce": reduce,
-                                                     "__doc__": doc, "__module__": __name__}))
+    # Keras's mean of integers is floating
+    return register(type(name, (_GlobalPooling,), {
+        "rank": rank, "_reduce": reduce, "__doc__": doc, "__module__": __name__,
+        "_promotes_integer_inputs": reduce is _math.reduce_mean}))
 
 
-GlobalAveragePooling1D = _global("GlobalAveragePooling1D", 1, tl.reduce_mean,
+GlobalAveragePooling1D = _global("GlobalAveragePooling1D", 1, _math.reduce_mean,
                                  "Mean over the time axis: (batch, steps, channels) -> "
                                  "(batch, channels).")
-GlobalMaxPooling1D = _global("GlobalMaxPooling1D", 1, tl.reduce_max,
+GlobalMaxPooling1D = _global("GlobalMaxPooling1D", 1, _math.reduce_max,
                              "Max over the time axis: (batch, steps, channels) -> (batch, channels).")
-GlobalAveragePooling2D = _global("GlobalAveragePooling2D", 2, tl.reduce_mean,
+GlobalAveragePooling2D = _global("GlobalAveragePooling2D", 2, _math.reduce_mean,
                                  "Mean over height and width: (batch, h, w, channels) -> "
                                  "(batch, channels).")
-GlobalMaxPooling2D = _global("GlobalMaxPooling2D", 2, tl.reduce_max,
+GlobalMaxPooling2D = _global("GlobalMaxPooling2D", 2, _math.reduce_max,
                              "Max over height and width: (batch, h, w, channels) -> "
                              "(batch, channels).")
-GlobalAveragePooling3D = _global("GlobalAveragePooling3D", 3, tl.reduce_mean,
+GlobalAveragePooling3D = _global("GlobalAveragePooling3D", 3, _math.reduce_mean,
                                  "Mean over the three spatial axes of volumes.")
-GlobalMaxPooling3D = _global("GlobalMaxPooling3D", 3, tl.reduce_max,
+GlobalMaxPooling3D = _global("GlobalMaxPooling3D", 3, _math.reduce_max,
                              "Max over the three spatial axes of volumes.")

@@ -8,7 +8,7 @@ Masks are not propagated to later layers (trainlib's layers take no mask yet).
 """
 import math
 
-import trainlib as tl
+from ..graph.ops import array as _array, math as _math, nn as _nn, random as _random
 
 from .base import Layer, register
 from .convolutional import standardize_data_format
@@ -38,7 +38,7 @@ class GaussianNoise(Layer):
 
     def call(self, inputs, training=False):
         if training and self.stddev > 0:
-            return inputs + tl.random.normal(tl.shape(inputs), stddev=self.stddev,
+            return inputs + _random.normal(_array.shape(inputs), stddev=self.stddev,
                                              dtype=inputs.dtype, seed=self.seed)
         return inputs
 
@@ -58,7 +58,7 @@ class GaussianDropout(Layer):
     def call(self, inputs, training=False):
         if training and 0 < self.rate < 1:
             stddev = math.sqrt(self.rate / (1.0 - self.rate))
-            return inputs * tl.random.normal(tl.shape(inputs), mean=1.0, stddev=stddev,
+            return inputs * _random.normal(_array.shape(inputs), mean=1.0, stddev=stddev,
                                              dtype=inputs.dtype, seed=self.seed)
         return inputs
 
@@ -78,18 +78,18 @@ class _SpatialDropout(Layer):
     def call(self, inputs, training=False):
         if not training or self.rate == 0:
             return inputs
-        shape = tl.shape(inputs)
+        shape = _array.shape(inputs)
         ones = [1] * self.rank
         if self.data_format == "channels_first":
-            noise = tl.stack([shape[0], shape[1]] + ones)
+            noise = _array.stack([shape[0], shape[1]] + ones)
         else:
-            noise = tl.stack([shape[0]] + ones + [shape[-1]])
-        return tl.nn.dropout(inputs, self.rate, noise_shape=noise, seed=self.seed)
+            noise = _array.stack([shape[0]] + ones + [shape[-1]])
+        return _nn.dropout(inputs, self.rate, noise_shape=noise, seed=self.seed)
 
     def get_config(self):
         # Keras writes this family's config without `trainable` and with a plain dtype name
         config = {"rate": self.rate, "seed": self.seed, "name": self.name,
-                  "dtype": self.dtype.name}
+                  "dtype": self.dtype}
         if self.data_format is not None:
             config["data_format"] = self.data_format
         return config
@@ -130,9 +130,9 @@ class Masking(Layer):
         self.mask_value = mask_value
 
     def call(self, inputs):
-        keep = tl.reduce_any(tl.not_equal(inputs, tl.cast(self.mask_value, inputs.dtype)),
+        keep = _math.reduce_any(_math.not_equal(inputs, _math.cast(self.mask_value, inputs.dtype)),
                              axis=-1, keepdims=True)
-        return inputs * tl.cast(keep, inputs.dtype)
+        return inputs * _math.cast(keep, inputs.dtype)
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}

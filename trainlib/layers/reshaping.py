@@ -9,7 +9,7 @@ einsum, so its gradient is the transposed matrices.
 """
 import numpy as np
 
-import trainlib as tl
+from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, register
 from .convolutional import (check_ndim, standardize_data_format, standardize_tuple,
@@ -57,10 +57,10 @@ class Reshape(Layer):
         target = self._resolved(list(inputs.shape)[1:])
         batch = inputs.shape[0]
         if batch is not None:
-            return tl.reshape(inputs, [batch] + target)
+            return _array.reshape(inputs, [batch] + target)
         if -1 not in target:
-            return tl.reshape(inputs, [-1] + target)
-        return tl.reshape(inputs, tl.concat([tl.shape(inputs)[:1], tl.constant(target)], 0))
+            return _array.reshape(inputs, [-1] + target)
+        return _array.reshape(inputs, _array.concat([_array.shape(inputs)[:1], _array.constant(target)], 0))
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0],) + tuple(None if d == -1 else d
@@ -83,7 +83,7 @@ class Permute(Layer):
                              f"dims={dims}")
 
     def call(self, inputs):
-        return tl.transpose(inputs, (0,) + self.dims)
+        return _array.transpose(inputs, (0,) + self.dims)
 
     def get_config(self):
         return {**super().get_config(), "dims": self.dims}
@@ -103,7 +103,7 @@ class RepeatVector(Layer):
         if inputs.shape.rank != 2:
             raise ValueError(f"RepeatVector expects 2-D inputs (batch, features), got shape "
                              f"{inputs.shape}")
-        return tl.tile(tl.expand_dims(inputs, 1), [1, self.n, 1])
+        return _array.tile(_array.expand_dims(inputs, 1), [1, self.n, 1])
 
     def get_config(self):
         return {**super().get_config(), "n": self.n}
@@ -133,7 +133,7 @@ class _UpSampling(Layer):
     def _upsample(self, x):
         for axis, factor in enumerate(self.size, start=1):
             if factor != 1:
-                x = tl.repeat(x, factor, axis=axis)
+                x = _array.repeat(x, factor, axis=axis)
         return x
 
     def call(self, inputs):
@@ -154,7 +154,7 @@ class UpSampling1D(_UpSampling):
         self.size = int(size)
 
     def _upsample(self, x):
-        return tl.repeat(x, self.size, axis=1)
+        return _array.repeat(x, self.size, axis=1)
 
     def get_config(self):
         return {**Layer.get_config(self), "size": self.size}
@@ -183,9 +183,9 @@ class UpSampling2D(_UpSampling):
         h, w = x.shape[1], x.shape[2]
         if h is None or w is None:
             raise ValueError(f"bilinear UpSampling2D needs known spatial dims, got {x.shape}")
-        mh = tl.constant(_interpolation_matrix(h, self.size[0]), dtype=x.dtype)
-        mw = tl.constant(_interpolation_matrix(w, self.size[1]), dtype=x.dtype)
-        return tl.einsum("ph,bhwc,qw->bpqc", mh, x, mw)
+        mh = _array.constant(_interpolation_matrix(h, self.size[0]), dtype=x.dtype)
+        mw = _array.constant(_interpolation_matrix(w, self.size[1]), dtype=x.dtype)
+        return _math.einsum("ph,bhwc,qw->bpqc", mh, x, mw)
 
     def get_config(self):
         return {**super().get_config(), "interpolation": self.interpolation}
@@ -234,8 +234,8 @@ class _ZeroPadding(_SpatialEdit):
         check_ndim(self, inputs.shape.rank, self.rank + 2)
         pads = [list(p) for p in self._edges]
         if self.data_format == "channels_first":
-            return tl.pad(inputs, [[0, 0], [0, 0]] + pads)
-        return tl.pad(inputs, [[0, 0]] + pads + [[0, 0]])
+            return _array.pad(inputs, [[0, 0], [0, 0]] + pads)
+        return _array.pad(inputs, [[0, 0]] + pads + [[0, 0]])
 
 
 class _Cropping(_SpatialEdit):
