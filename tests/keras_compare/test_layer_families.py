@@ -89,6 +89,7 @@ LAYERS = {
     "ELU": (lambda L: L.ELU(alpha=0.7), [(2, 5)]),
     "Softmax": (lambda L: L.Softmax(axis=1), [(2, 4, 3)]),
     "Identity": (lambda L: L.Identity(), [(2, 3)]),
+    "ActivityRegularization": (lambda L: L.ActivityRegularization(0.1, 0.2), [(2, 3)]),
     "Masking": (lambda L: L.Masking(0.0), [(2, 4, 3)]),
     "GaussianNoise": (lambda L: L.GaussianNoise(0.3), [(2, 3)]),
     "GaussianDropout": (lambda L: L.GaussianDropout(0.3), [(2, 3)]),
@@ -227,6 +228,7 @@ def test_bad_arguments_raise_like_keras(make, pattern):
                                    pointwise_regularizer=k.regularizers.L1(0.1)),
     lambda L, k: L.Conv1DTranspose(2, 3, kernel_regularizer="l1"),
     lambda L, k: L.PReLU(alpha_regularizer="l2", alpha_initializer="ones"),
+    lambda L, k: L.ActivityRegularization(l1=0.1, l2=0.2),
 ])
 def test_regularizers_and_constraints_like_keras(make):
     klayer, tlayer = make(keras.layers, keras), make(tl.layers, tl.keras)

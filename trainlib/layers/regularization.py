@@ -1,5 +1,5 @@
 """Simple regularization layers: GaussianNoise, GaussianDropout, SpatialDropout1D/2D/3D,
-Identity and Masking.
+ActivityRegularization, Identity and Masking.
 
 Owns: Keras 3's training-only noise (inactive unless `training=True`),
 SpatialDropout's whole-channel masks (noise shape (batch, 1.., channels)), and
@@ -8,13 +8,14 @@ Masks are not propagated to later layers (trainlib's layers take no mask yet).
 """
 import math
 
+from .. import regularizers
 from ..graph.ops import array as _array, math as _math, nn as _nn, random as _random
 
 from .base import Layer, register
 from .convolutional import standardize_data_format
 
 __all__ = ["GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
-           "SpatialDropout3D", "Identity", "Masking"]
+           "SpatialDropout3D", "ActivityRegularization", "Identity", "Masking"]
 
 
 def _check_rate(rate, name="rate"):
@@ -114,6 +115,21 @@ class SpatialDropout2D(_SpatialDropout):
 class SpatialDropout3D(_SpatialDropout):
     """Drops whole feature maps of volumes while training."""
     rank = 3
+
+
+@register
+class ActivityRegularization(Layer):
+    """Returns its inputs and adds l1 * sum(|x|) + l2 * sum(x**2) (over the batch size) to
+    the layer's losses, as an activity regularizer."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = l1, l2
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("activity_regularizer", None)
+        return {**config, "l1": self.l1, "l2": self.l2}
 
 
 @register
