@@ -27,6 +27,7 @@ TINY = [
     ("digits_mlp", ["--epochs", "1", "--min-accuracy", "0"]),
     ("digits_cnn", ["--epochs", "1", "--min-accuracy", "0"]),
     ("digits_rnn", ["--epochs", "1"]),   # a shortened run is not judged by the floor
+    ("digits_resnet", ["--epochs", "1", "--min-accuracy", "0"]),
     ("custom_training_loop", ["--epochs", "1", "--timing-steps", "3", "--min-accuracy", "0"]),
     ("regression", ["--epochs", "2", "--max-mae", "1e9"]),
     ("text_classification", ["--epochs", "1", "--samples", "200", "--min-accuracy", "0"]),

@@ -82,6 +82,36 @@ def subclassed():
     return Tower(units=2, name="tower")
 
 
+def families():
+    """A functional model through the convolution, pooling, reshaping, merging, activation and
+    regularization families (noise layers are identities in predict)."""
+    image = L.Input(shape=(8, 8, 2), name="pixels")
+    x = L.SpatialDropout2D(0.1)(L.GaussianDropout(0.1)(L.GaussianNoise(0.1)(image)))
+    x = L.Cropping2D(1)(L.ZeroPadding2D(1)(x))
+    x = L.SeparableConv2D(4, 3, padding="same")(L.DepthwiseConv2D(3, padding="same")(x))
+    x = L.UpSampling2D(interpolation="bilinear")(x)                        # 16x16
+    x = L.Conv2DTranspose(3, 3, strides=2, padding="same")(L.MaxPooling2D(4)(x))   # 8x8
+    x = L.ELU()(L.PReLU()(L.LeakyReLU()(L.ReLU(max_value=6.0)(x))))
+    v = L.Reshape((8, 8, 3, 1))(x)
+    v = L.Conv3D(2, 2, padding="same")(L.Cropping3D(1)(L.ZeroPadding3D(1)(v)))
+    v = L.UpSampling3D((2, 2, 1))(L.MaxPooling3D((2, 2, 1))(L.SpatialDropout3D(0.1)(v)))
+    v = L.AveragePooling3D((2, 2, 1))(L.Conv3DTranspose(1, 2, padding="same")(v))
+    g = L.Concatenate()([L.GlobalAveragePooling3D()(v), L.GlobalMaxPooling3D()(v)])
+    s = L.Conv1D(4, 3, padding="causal")(L.Masking()(L.Reshape((8, 24))(x)))
+    s = L.Cropping1D(1)(L.ZeroPadding1D(1)(L.SpatialDropout1D(0.1)(s)))
+    s = L.SeparableConv1D(4, 2)(L.DepthwiseConv1D(2, padding="same")(s))   # 7 steps
+    s = L.MaxPooling1D()(L.Conv1DTranspose(4, 2)(s))                          # 8 -> 4
+    s = L.AveragePooling1D()(L.UpSampling1D()(s))                             # 4
+    a = L.Flatten()(L.Permute((2, 1))(s))                                     # 16
+    b = L.Dense(16)(g)
+    m = L.Subtract()([L.Add()([a, b]), L.Multiply()([a, b])])
+    m = L.Average()([L.Maximum()([m, a]), L.Minimum()([m, b])])
+    r = L.RepeatVector(2)(L.ActivityRegularization(l2=0.01)(m))
+    d = L.Flatten()(L.Dot(axes=2)([r, r]))
+    out = L.Softmax()(L.Dense(2)(L.Concatenate()([m, d])))
+    return tl.Model(image, L.Identity()(out), name="families")
+
+
 def data(kind, n=8, seed=0):
     """(x, y) for a model made by `kind()`."""
     rng = np.random.default_rng(seed)
@@ -89,6 +119,8 @@ def data(kind, n=8, seed=0):
     tokens = rng.integers(0, 10, size=(n, 5)).astype(np.int32)
     if kind is sequential:
         return image, rng.normal(size=(n, 2)).astype(np.float32)
+    if kind is families:
+        return image, rng.uniform(size=(n, 2)).astype(np.float32)
     if kind is functional:
         ys = [rng.normal(size=(n, 1)).astype(np.float32),
               rng.integers(0, 2, size=(n, 1)).astype(np.float32),
@@ -106,6 +138,8 @@ def compiled(kind):
                       loss=["mse", tl.losses.BinaryCrossentropy(), tl.losses.Huber(delta=2.0),
                             tl.losses.mean_absolute_error],
                       loss_weights=[1.0, 0.5, 1.0, 2.0])
+    elif kind is families:
+        model.compile(optimizer=tl.optim.Adam(0.01), loss="mse")
     elif kind is sequential:
         schedule = tl.optim.schedules.ExponentialDecay(0.05, decay_steps=2, decay_rate=0.5)
         model.compile(optimizer=tl.optim.SGD(schedule, momentum=0.9, nesterov=True), loss="mse",

@@ -13,7 +13,7 @@ from trainlib.layers.base import Layer
 
 from . import models as M
 
-KINDS = [M.sequential, M.functional, M.subclassed]
+KINDS = [M.sequential, M.functional, M.subclassed, M.families]
 
 
 def _equal(a_list, b_list):

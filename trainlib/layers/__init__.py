@@ -1,17 +1,25 @@
 """`tl.layers`: Keras 3's layers over trainlib ops (see base.py for the Layer contract)."""
+from . import activations as _activations
+from . import convolutional as _convolutional
+from . import merging as _merging
+from . import pooling as _pooling
+from . import regularization as _regularization
+from . import reshaping as _reshaping
+from .activations import *  # noqa: F401,F403
 from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register, serialize  # noqa: F401
+from .convolutional import *  # noqa: F401,F403
 from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
-from .conv import AveragePooling2D, Conv2D, MaxPooling2D  # noqa: F401
+from .merging import *  # noqa: F401,F403
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells  # noqa: F401
-from .pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D,  # noqa: F401
-                      GlobalMaxPooling1D, GlobalMaxPooling2D)
+from .pooling import *  # noqa: F401,F403
+from .regularization import *  # noqa: F401,F403
+from .reshaping import *  # noqa: F401,F403
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation", "Flatten",
-           "Dropout", "Embedding", "Conv2D", "MaxPooling2D", "AveragePooling2D",
-           "BatchNormalization", "LayerNormalization", "GlobalAveragePooling1D",
-           "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "RNN", "SimpleRNN",
+           "Dropout", "Embedding", "BatchNormalization", "LayerNormalization", "RNN", "SimpleRNN",
            "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells",
-           "Bidirectional", "TimeDistributed", "register", "serialize", "deserialize"]
+           "Bidirectional", "TimeDistributed", "register", "serialize", "deserialize"] + \
+    _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + _activations.__all__ + _regularization.__all__

@@ -1,5 +1,6 @@
 """tl.nn ops: numpy references (direct loops for conv/pooling), float64 finite-difference
 gradients (also of the gradient ops themselves), stability on large logits, and errors."""
+import itertools
 import math
 
 import numpy as np
@@ -100,6 +101,110 @@ def grad_of(fn, wrt):
 conv_same = lambda x, f: tl.nn.conv2d(x, f, 2, "SAME")  # noqa: E731
 max_same = lambda x: tl.nn.max_pool2d(x, 2, 2, "SAME")  # noqa: E731
 avg_same = lambda x: tl.nn.avg_pool2d(x, 3, 2, "SAME")  # noqa: E731
+
+# N-d references: direct loops over output (or input) positions and window offsets.
+
+def _nd_geometry(spatial, window, strides, dilations, padding):
+    return [_geometry(n, k, s, d, padding) for n, k, s, d in zip(spatial, window, strides, dilations)]
+
+
+def np_convnd(x, f, strides, padding, dilations=None):
+    """Grouped N-d convolution (groups = in channels / filter in-channels), float64 loops."""
+    rank = f.ndim - 2
+    dilations = dilations or (1,) * rank
+    geo = _nd_geometry(x.shape[1:-1], f.shape[:rank], strides, dilations, padding)
+    cg, co = f.shape[-2:]
+    groups = x.shape[-1] // cg
+    og = co // groups
+    out = np.zeros((x.shape[0],) + tuple(o for o, _ in geo) + (co,))
+    for pos in itertools.product(*[range(o) for o, _ in geo]):
+        for k in itertools.product(*[range(w) for w in f.shape[:rank]]):
+            src = [p * s + i * d - b for p, s, i, d, (_, b) in zip(pos, strides, k, dilations, geo)]
+            if all(0 <= v < n for v, n in zip(src, x.shape[1:-1])):
+                v = x[(slice(None),) + tuple(src)].astype(np.float64)
+                for g in range(groups):
+                    out[(slice(None),) + pos + (slice(g * og, (g + 1) * og),)] += \
+                        v[:, g * cg:(g + 1) * cg] @ f[k][:, g * og:(g + 1) * og]
+    return out.astype(x.dtype)
+
+
+def np_conv_transpose(x, f, out_spatial, strides, padding, dilations=None):
+    """The adjoint of np_convnd (filters [..., out, in]) for an output of `out_spatial`."""
+    rank = f.ndim - 2
+    dilations = dilations or (1,) * rank
+    geo = _nd_geometry(out_spatial, f.shape[:rank], strides, dilations, padding)
+    out = np.zeros((x.shape[0],) + tuple(out_spatial) + (f.shape[-2],))
+    for pos in itertools.product(*[range(n) for n in x.shape[1:-1]]):
+        for k in itertools.product(*[range(w) for w in f.shape[:rank]]):
+            dst = [p * s + i * d - b for p, s, i, d, (_, b) in zip(pos, strides, k, dilations, geo)]
+            if all(0 <= v < n for v, n in zip(dst, out_spatial)):
+                out[(slice(None),) + tuple(dst)] += x[(slice(None),) + pos] @ f[k].T
+    return out.astype(x.dtype)
+
+
+def np_poolnd(x, window, strides, padding, kind):
+    geo = _nd_geometry(x.shape[1:-1], window, strides, (1,) * len(window), padding)
+    out = np.zeros((x.shape[0],) + tuple(o for o, _ in geo) + (x.shape[-1],), dtype=x.dtype)
+    for pos in itertools.product(*[range(o) for o, _ in geo]):
+        ranges = [[v for v in range(p * s - b, p * s - b + w) if 0 <= v < n]
+                  for p, s, w, (_, b), n in zip(pos, strides, window, geo, x.shape[1:-1])]
+        win = x[np.ix_(range(x.shape[0]), *ranges, range(x.shape[-1]))]
+        axes = tuple(range(1, len(window) + 1))
+        out[(slice(None),) + pos] = win.max(axes) if kind == "max" else win.mean(axes)
+    return out
+
+
+conv3d_same = lambda x, f: tl.nn.conv3d(x, f, [1, 2, 1], "SAME")  # noqa: E731
+max3d = lambda x: tl.nn.max_pool3d(x, 2, [1, 2, 2], "SAME")  # noqa: E731
+avg3d = lambda x: tl.nn.avg_pool3d(x, [2, 2, 1], 1, "VALID")  # noqa: E731
+transpose2d = lambda x, f: tl.nn.conv2d_transpose(x, f, [2, 5, 6, 3], [2, 3], "SAME")  # noqa: E731
+
+CONV_ND_CASES = [
+    OpCase("conv3d_same", ["Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"],
+           conv3d_same, lambda x, f: np_convnd(x, f, (1, 2, 1), "SAME"),
+           [(2, 3, 4, 3, 2), (2, 2, 3, 2, 3)], rtol=1e-4),
+    OpCase("conv3d_dilated_grouped", ["Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2"],
+           lambda x, f: tl.nn.conv3d(x, f, 1, "VALID", dilations=[1, 2, 1]),
+           lambda x, f: np_convnd(x, f, (1, 1, 1), "VALID", (1, 2, 1)),
+           [(1, 3, 5, 3, 4), (2, 2, 2, 2, 4)], rtol=1e-4),
+    OpCase("conv3d_backprop_input_grad", ["Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
+                                          "Conv3D"],
+           grad_of(conv3d_same, 0), None, [(1, 3, 4, 2, 2), (2, 2, 2, 2, 2), (1, 3, 2, 2, 2)]),
+    OpCase("conv3d_backprop_filter_grad", ["Conv3DBackpropFilterV2", "Conv3DBackpropInputV2",
+                                           "Conv3D"],
+           grad_of(conv3d_same, 1), None, [(1, 3, 4, 2, 2), (2, 2, 2, 2, 2), (1, 3, 2, 2, 2)]),
+    OpCase("conv2d_grouped", ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"],
+           lambda x, f: tl.nn.conv2d(x, f, [2, 1], "SAME"),
+           lambda x, f: np_convnd(x, f, (2, 1), "SAME"), [(2, 5, 4, 6), (3, 2, 2, 9)], rtol=1e-4),
+    OpCase("conv2d_grouped_backprop_grads", ["Conv2DBackpropInput", "Conv2DBackpropFilter"],
+           grad_of(lambda x, f: tl.nn.conv2d(x, f, 1, "VALID"), 1), None,
+           [(1, 4, 3, 4), (2, 2, 2, 4), (1, 3, 2, 4)]),
+    OpCase("conv2d_transpose", ["Conv2DBackpropInput", "Conv2D", "Conv2DBackpropFilter"],
+           transpose2d, lambda x, f: np_conv_transpose(x, f, (5, 6), (2, 3), "SAME"),
+           [(2, 3, 2, 2), (3, 2, 3, 2)], rtol=1e-4),
+    OpCase("conv1d_transpose_valid", ["Conv2DBackpropInput"],
+           lambda x, f: tl.nn.conv1d_transpose(x, f, [2, 9, 3], 2, "VALID"),
+           lambda x, f: np_conv_transpose(x, f, (9,), (2,), "VALID"), [(2, 4, 2), (3, 3, 2)],
+           rtol=1e-4),
+    OpCase("conv3d_transpose_dilated", ["Conv3DBackpropInputV2", "Conv3D",
+                                        "Conv3DBackpropFilterV2"],
+           lambda x, f: tl.nn.conv3d_transpose(x, f, [1, 3, 4, 3, 2], 1, "SAME", dilations=2),
+           lambda x, f: np_conv_transpose(x, f, (3, 4, 3), (1, 1, 1), "SAME", (2, 2, 2)),
+           [(1, 3, 4, 3, 2), (2, 2, 2, 2, 2)], rtol=1e-4),
+    OpCase("max_pool3d", ["MaxPool3D", "MaxPool3DGrad"], max3d,
+           lambda x: np_poolnd(x, (2, 2, 2), (1, 2, 2), "SAME", "max"), [(2, 3, 5, 4, 2)]),
+    OpCase("max_pool3d_grad_grad", ["MaxPool3DGrad", "MaxPool3DGradGrad"], grad_of(max3d, 0),
+           None, [(1, 3, 4, 3, 2), (1, 3, 2, 2, 2)]),
+    OpCase("max_pool3d_grad_grad_grad", ["MaxPool3DGradGrad", "MaxPool3DGrad"],
+           lambda x, g, gg: grad_of(lambda d: grad_of(max3d, 0)(x, d), 0)(g, gg), None,
+           [(1, 2, 4, 4, 1), (1, 2, 2, 2, 1), (1, 2, 4, 4, 1)]),
+    OpCase("avg_pool3d", ["AvgPool3D", "AvgPool3DGrad"], avg3d,
+           lambda x: np_poolnd(x, (2, 2, 1), (1, 1, 1), "VALID", "avg"), [(2, 3, 4, 2, 2)]),
+    OpCase("avg_pool3d_same_grad_grad", ["AvgPool3DGrad", "AvgPool3D"],
+           grad_of(lambda x: tl.nn.avg_pool3d(x, 2, 2, "SAME"), 0), None,
+           [(1, 3, 3, 2, 2), (1, 2, 2, 1, 2)]),
+]
+
 
 CASES = [
     OpCase("relu", ["Relu", "ReluGrad"], tl.nn.relu, lambda x: np.maximum(x, 0), [(3, 4)]),
@@ -231,7 +336,7 @@ CASES = [
            lambda x, w: ((x * w).sum() / 8).astype(x.dtype), [(4,), (4,)]),
     OpCase("compute_average_loss_batch", ["Sum"], tl.nn.compute_average_loss,
            lambda x: (x.sum() / len(x)).astype(x.dtype), [(4,)]),
-]
+] + CONV_ND_CASES
 
 
 def _max_norm_ref(e, max_norm):
@@ -466,11 +571,20 @@ def test_added_nn_functions_reject_bad_arguments():
     with pytest.raises(tl.errors.InvalidArgumentError, match="Softsign"):
         tl.nn.softsign(tl.constant([1, 2]))
 
-    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, 2, 2, 1])])
+    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, 2, None, 1])])
     def depthwise(x, f):
         return tl.nn.depthwise_conv2d(x, f, 1, "SAME")
-    with pytest.raises(tl.errors.InvalidArgumentError, match="known shape"):
+    with pytest.raises(tl.errors.InvalidArgumentError, match="known channels"):
         depthwise.get_concrete_function()
+
+    @tl.function(input_signature=[tl.TensorSpec([1, 4, 4, 2]), tl.TensorSpec([None, None, 2, 1])])
+    def depthwise_any_window(x, f):   # unknown spatial dims are fine: a grouped conv2d
+        return tl.nn.depthwise_conv2d(x, f, 1, "SAME")
+    out = depthwise_any_window(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 1]))
+    np.testing.assert_allclose(out.numpy(), tl.nn.depthwise_conv2d(
+        tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 1]), 1, "SAME").numpy())
+    with pytest.raises(tl.errors.InvalidArgumentError, match="expects 3"):
+        tl.nn.depthwise_conv2d(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 3, 1]), 1, "SAME")
 
 
 def test_nn_aliases_of_math():

@@ -1,13 +1,16 @@
-"""Neural-network ops (`tl.nn`): activations, cross-entropies, conv2d, pooling, dropout.
+"""Neural-network ops (`tl.nn`): activations, cross-entropies, convolution, pooling, dropout.
 
-Owns: the OpDefs and public functions of `tl.nn`. Images are NHWC, filters
-HWIO. Invariants: softmax, log_softmax and the cross-entropies subtract the
+Owns: the OpDefs and public functions of `tl.nn`. Images are channels last
+(NWC, NHWC, NDHWC), filters spatial-in-out; conv and pooling kernels are
+written once for any number of spatial dims (2-D and 3-D ops share them; 1-D
+runs as 2-D over a height of 1). Invariants: softmax, log_softmax and the cross-entropies subtract the
 row maximum before exponentiating, so large logits never overflow; conv and
 pooling share one geometry rule (`_geometry`, TensorFlow's SAME/VALID
 arithmetic) and one window builder (`_windows`), so forward and backward
 kernels agree on every padding; gradient ops of conv and pooling are linear in
 their gradient input and have gradients themselves, so second order works.
 """
+import itertools as _itertools
 import math as _pymath
 
 from .. import dtypes as _dt
@@ -570,28 +573,33 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 
 
 # ------------------------------------------------------------------ conv and pooling geometry
+# Every conv and pooling op works on N spatial dims (N = 2 or 3; 1-D runs as 2-D over a
+# height of 1). Attributes hold one entry per spatial dim: `strides`, `dilations`, `ksize`;
+# explicit paddings are flat (before_0, after_0, before_1, after_1, ...).
 
-def _spatial(value, name, default=None):
-    """(h, w) from an int, or a list of 1, 2 or 4 ints (4: NHWC with 1 at N and C), as TF."""
+def _spatial(value, name, default=None, rank=2):
+    """One int per spatial dim from an int, or a list of 1, `rank` or `rank` + 2 ints (the
+    last: channels-last with 1 at batch and channels), as TensorFlow reads them."""
     if value is None:
         value = default
     if isinstance(value, int):
-        return (value, value)
+        return (value,) * rank
     values = [int(v) for v in value]
     if len(values) == 1:
-        return (values[0], values[0])
-    if len(values) == 2:
+        return (values[0],) * rank
+    if len(values) == rank:
         return tuple(values)
-    if len(values) == 4:
-        if values[0] != 1 or values[3] != 1:
-            raise ValueError(f"{name} of length 4 must be 1 in the batch and channel dims (NHWC), "
-                             f"got {values}")
-        return (values[1], values[2])
-    raise ValueError(f"{name} must be an int or a list of 1, 2 or 4 ints, got {value!r}")
+    if len(values) == rank + 2:
+        if values[0] != 1 or values[-1] != 1:
+            raise ValueError(f"{name} of length {rank + 2} must be 1 in the batch and channel dims "
+                             f"(channels last), got {values}")
+        return tuple(values[1:-1])
+    raise ValueError(f"{name} must be an int or a list of 1, {rank} or {rank + 2} ints, "
+                     f"got {value!r}")
 
 
-def _padding_attrs(padding):
-    """(padding string, explicit pads (top, bottom, left, right) or None)."""
+def _padding_attrs(padding, rank=2):
+    """(padding string, flat explicit pads (before, after) per spatial dim, or None)."""
     if isinstance(padding, str):
         mode = padding.upper()
         if mode not in ("SAME", "VALID"):
@@ -599,14 +607,14 @@ def _padding_attrs(padding):
                              f"got {padding!r}")
         return mode, None
     pairs = [tuple(int(v) for v in p) for p in padding]
-    if len(pairs) == 4:
-        if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+    if len(pairs) == rank + 2:
+        if pairs[0] != (0, 0) or pairs[-1] != (0, 0):
             raise ValueError(f"explicit padding must be 0 in the batch and channel dims, got {padding}")
-        pairs = pairs[1:3]
-    if len(pairs) != 2 or any(len(p) != 2 or min(p) < 0 for p in pairs):
-        raise ValueError(f"explicit padding must be [[top, bottom], [left, right]] of non-negative "
-                         f"ints (or 4 pairs, NHWC), got {padding!r}")
-    return "EXPLICIT", pairs[0] + pairs[1]
+        pairs = pairs[1:-1]
+    if len(pairs) != rank or any(len(p) != 2 or min(p) < 0 for p in pairs):
+        raise ValueError(f"explicit padding must be {rank} [before, after] pairs of non-negative "
+                         f"ints (or {rank + 2}, channels last), got {padding!r}")
+    return "EXPLICIT", tuple(v for p in pairs for v in p)
 
 
 def _geometry(size, k, stride, dilation, padding, explicit=None):
@@ -630,137 +638,243 @@ def _geometry(size, k, stride, dilation, padding, explicit=None):
 
 
 def _plan(shape, window, strides, dilations, padding, explicit):
-    """Both spatial dims' geometry: ((oh, pt, pb), (ow, pl, pr))."""
-    ex = explicit or (0, 0, 0, 0)
-    return (_geometry(shape[1], window[0], strides[0], dilations[0], padding, ex[0:2]),
-            _geometry(shape[2], window[1], strides[1], dilations[1], padding, ex[2:4]))
+    """Each spatial dim's geometry, [(out, before, after), ...], of a channels-last `shape`."""
+    ex = explicit or (0,) * (2 * len(window))
+    return [_geometry(shape[1 + i], window[i], strides[i], dilations[i], padding, ex[2 * i:2 * i + 2])
+            for i in range(len(window))]
 
 
-def _pad(xp, x, rows, cols, value=0):
-    (_, pt, pb), (_, pl, pr) = rows, cols
-    if pt or pb or pl or pr:
-        return xp.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=value)
+def _outs(plan):
+    return tuple(p[0] for p in plan)
+
+
+def _pad(xp, x, plan, value=0):
+    pads = [(p[1], p[2]) for p in plan]
+    if any(b or a for b, a in pads):
+        return xp.pad(x, [(0, 0)] + pads + [(0, 0)], constant_values=value)
     return x
 
 
-def _window_slices(window, strides, dilations, oh, ow):
-    """For each window position (i, j) in row-major order, the (rows, cols) slices of the padded
-    input that it sees at every output position."""
-    (kh, kw), (sh, sw), (dh, dw) = window, strides, dilations
-    return [(slice(i * dh, i * dh + (oh - 1) * sh + 1, sh), slice(j * dw, j * dw + (ow - 1) * sw + 1, sw))
-            for i in range(kh) for j in range(kw)]
+def _window_slices(window, strides, dilations, outs):
+    """For each window position (row-major over the window's dims), the tuple of slices of the
+    padded input that it sees at every output position."""
+    per_dim = [[slice(i * d, i * d + (o - 1) * s + 1, s) for i in range(k)]
+               for k, s, d, o in zip(window, strides, dilations, outs)]
+    return list(_itertools.product(*per_dim))
 
 
-def _windows(xp, xpad, window, strides, dilations, oh, ow):
-    """(N, OH, OW, KH*KW, C): every window of the padded input (im2col, one copy)."""
-    return xp.stack([xpad[:, r, c, :] for r, c in _window_slices(window, strides, dilations, oh, ow)],
-                    axis=3)
+def _windows(xp, xpad, window, strides, dilations, outs):
+    """(N, *outs, prod(window), C): every window of the padded input (im2col, one copy)."""
+    axis = 1 + len(window)
+    return xp.stack([xpad[(slice(None),) + s] for s in _window_slices(window, strides, dilations, outs)],
+                    axis=axis)
 
 
-def _scatter_windows(xp, windows, x_shape, window, strides, dilations, rows, cols):
+def _scatter_windows(xp, windows, x_shape, window, strides, dilations, plan):
     """The adjoint of `_windows`: adds every window back into a zero input of `x_shape`."""
-    (oh, pt, pb), (ow, pl, pr) = rows, cols
-    out = xp.zeros((x_shape[0], x_shape[1] + pt + pb, x_shape[2] + pl + pr, x_shape[3]),
-                   dtype=windows.dtype)
-    for k, (r, c) in enumerate(_window_slices(window, strides, dilations, oh, ow)):
-        out[:, r, c, :] += windows[:, :, :, k, :]
-    return out[:, pt:pt + x_shape[1], pl:pl + x_shape[2], :]
+    outs, n = _outs(plan), len(window)
+    padded = (x_shape[0],) + tuple(x_shape[1 + i] + plan[i][1] + plan[i][2] for i in range(n)) + \
+        (x_shape[-1],)
+    out = xp.zeros(padded, dtype=windows.dtype)
+    lead = (slice(None),) * (1 + n)
+    for k, s in enumerate(_window_slices(window, strides, dilations, outs)):
+        out[(slice(None),) + s] += windows[lead + (k,)]
+    return out[(slice(None),) + tuple(slice(p[1], p[1] + x_shape[1 + i]) for i, p in enumerate(plan))]
 
 
-# ------------------------------------------------------------------ conv2d
+# ------------------------------------------------------------------ convolution (2-D and 3-D)
+# One kernel per direction serves Conv2D and Conv3D (and grouped convolution: the filter's
+# in-channels divide the input's channels into groups, as TensorFlow infers them); depthwise
+# convolution is the grouped case with one channel per group; transposed convolution is the
+# input gradient op applied to the transposed conv's input.
+
+_CONV_OPS = {2: ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"),
+             3: ("Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2")}
+
+
+def _conv_names(op):
+    return _CONV_OPS[len(op.attrs["strides"])]
+
 
 def _conv_attrs(op):
     return {k: op.attrs[k] for k in ("strides", "padding", "explicit_paddings", "dilations")}
 
 
-def _check_image(name, x, what="input"):
-    if x.shape.rank is not None and x.shape.rank != 4:
-        raise ValueError(f"{name} needs a 4-D NHWC {what}, got shape {x.shape}")
+def _check_image(name, x, what="input", rank=2):
+    if x.shape.rank is not None and x.shape.rank != rank + 2:
+        layout = {1: "NWC", 2: "NHWC", 3: "NDHWC"}[rank]
+        raise ValueError(f"{name} needs a {rank + 2}-D {layout} {what}, got shape {x.shape}")
 
 
-def _conv_out_spec(x, f, strides, padding, explicit_paddings, dilations):
-    d = same_dtype("Conv2D", x, f)
-    if not d.is_floating:
-        raise TypeError(f"Conv2D needs floating-point tensors, got {d.name}")
-    _check_image("Conv2D", x)
-    if f.shape.rank is not None and f.shape.rank != 4:
-        raise ValueError(f"Conv2D needs 4-D filters [height, width, in_channels, out_channels], got "
-                         f"shape {f.shape}")
-    xs = list(x.shape) if x.shape.rank is not None else [None] * 4
-    fs = list(f.shape) if f.shape.rank is not None else [None] * 4
-    if xs[3] is not None and fs[2] is not None and xs[3] != fs[2]:
-        raise ValueError(f"input has {xs[3]} channels but the filters expect {fs[2]} input channels "
-                         f"(input shape {x.shape}, filter shape {f.shape})")
-    if None in fs[:2]:
-        return spec([xs[0], None, None, fs[3]], d)
-    (oh, _, _), (ow, _, _) = _plan(xs, fs[:2], strides, dilations, padding, explicit_paddings)
-    return spec([xs[0], oh, ow, fs[3]], d)
+def _conv_infer(name, rank):
+    def infer(x, f, strides, padding, explicit_paddings, dilations):
+        d = same_dtype(name, x, f)
+        if not d.is_floating:
+            raise TypeError(f"{name} needs floating-point tensors, got {d.name}")
+        _check_image(name, x, rank=rank)
+        if f.shape.rank is not None and f.shape.rank != rank + 2:
+            raise ValueError(f"{name} needs {rank + 2}-D filters [spatial..., in_channels, "
+                             f"out_channels], got shape {f.shape}")
+        xs = list(x.shape) if x.shape.rank is not None else [None] * (rank + 2)
+        fs = list(f.shape) if f.shape.rank is not None else [None] * (rank + 2)
+        if xs[-1] is not None and fs[-2] is not None and (
+                fs[-2] == 0 or xs[-1] % fs[-2] or (fs[-1] is not None and fs[-1] % (xs[-1] // fs[-2]))):
+            raise ValueError(f"input has {xs[-1]} channels but the filters expect {fs[-2]} input "
+                             f"channels (or a divisor of the input's channels, as many groups as "
+                             f"divide the output channels) (input shape {x.shape}, filter shape "
+                             f"{f.shape})")
+        if None in fs[:rank]:
+            return spec([xs[0]] + [None] * rank + [fs[-1]], d)
+        plan = _plan(xs, fs[:rank], strides, dilations, padding, explicit_paddings)
+        return spec([xs[0]] + list(_outs(plan)) + [fs[-1]], d)
+    return infer
 
 
 def _conv_grad(op, dy):
     x, f = op.inputs
+    _, back_input, back_filter = _conv_names(op)
     attrs = _conv_attrs(op)
-    return (apply("Conv2DBackpropInput", x, f, dy, **attrs),
-            apply("Conv2DBackpropFilter", x, f, dy, **attrs))
+    return (apply(back_input, x, f, dy, **attrs), apply(back_filter, x, f, dy, **attrs))
 
 
-@defop("Conv2D", fresh_output=True, infer=_conv_out_spec, grad=_conv_grad)
-def _conv2d(xp, x, f, strides, padding, explicit_paddings, dilations):
-    kh, kw, c, co = f.shape
-    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
-    n, oh, ow = x.shape[0], rows[0], cols[0]
-    if n * oh * ow == 0:
-        return xp.zeros((n, oh, ow, co), dtype=x.dtype)
-    patches = _windows(xp, _pad(xp, x, rows, cols), (kh, kw), strides, dilations, oh, ow)
-    return xp.matmul(patches.reshape(n * oh * ow, kh * kw * c), f.reshape(kh * kw * c, co)) \
-        .reshape(n, oh, ow, co)
+def _conv_geometry(x_shape, f, strides, padding, explicit_paddings, dilations):
+    """(plan, P = batch * output positions, K = window size, groups) of one convolution."""
+    rank = f.ndim - 2
+    plan = _plan(x_shape, f.shape[:rank], strides, dilations, padding, explicit_paddings)
+    k = 1
+    for w in f.shape[:rank]:
+        k *= w
+    p = x_shape[0]
+    for o in _outs(plan):
+        p *= o
+    return plan, p, k, x_shape[-1] // max(f.shape[-2], 1)
+
+
+def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
+    rank = f.ndim - 2
+    plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
+    cg, co = f.shape[-2], f.shape[-1]
+    out_shape = (x.shape[0],) + _outs(plan) + (co,)
+    if p == 0:
+        return xp.zeros(out_shape, dtype=x.dtype)
+    og = co // groups
+    if cg == 1:   # depthwise: one multiply-add per window offset, no im2col copy
+        f3 = f.reshape(k, groups, og)
+        xpad = _pad(xp, x, plan)
+        out = xp.zeros(out_shape[:-1] + (groups, og), dtype=x.dtype)
+        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
+            out += xpad[(slice(None),) + window][..., None] * f3[i]
+        return out.reshape(out_shape)
+    patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+    if groups == 1:
+        return xp.matmul(patches.reshape(p, k * cg), f.reshape(k * cg, co)).reshape(out_shape)
+    # (G, P, K*Cg) @ (G, K*Cg, Og): one batched matmul over the groups
+    a = patches.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
+    b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
+    return xp.matmul(a, b).transpose(1, 0, 2).reshape(out_shape)
 
 
 def _backprop_input_grad(op, g):
     x, f, dy = op.inputs
+    conv, _, back_filter = _conv_names(op)
     attrs = _conv_attrs(op)
-    # linear in (f, dy): dx = B(f, dy); d/dy is conv2d(g, f), d/df the filter gradient of g
-    return (None, apply("Conv2DBackpropFilter", g, f, dy, **attrs), apply("Conv2D", g, f, **attrs))
+    # linear in (f, dy): dx = B(f, dy); d/dy is conv(g, f), d/df the filter gradient of g
+    return (None, apply(back_filter, g, f, dy, **attrs), apply(conv, g, f, **attrs))
 
 
-@defop("Conv2DBackpropInput", infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
-       grad=_backprop_input_grad, fresh_output=True)
-def _conv2d_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
-    """Gradient of Conv2D with respect to its input; `x` is read only for its shape."""
-    kh, kw, c, co = f.shape
-    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
-    n, oh, ow = x.shape[0], rows[0], cols[0]
-    if n * oh * ow == 0:
+def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
+    """Gradient of a convolution with respect to its input; `x` is read only for its shape."""
+    rank = f.ndim - 2
+    plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
+    cg, co = f.shape[-2], f.shape[-1]
+    if p == 0:
         return xp.zeros(x.shape, dtype=dy.dtype)
-    patches = xp.matmul(dy.reshape(n * oh * ow, co), f.reshape(kh * kw * c, co).T)
-    return _scatter_windows(xp, patches.reshape(n, oh, ow, kh * kw, c), x.shape, (kh, kw), strides,
-                            dilations, rows, cols)
+    if cg == 1:   # depthwise: each offset's share added straight into the padded input
+        f3 = f.reshape(k, groups, co // groups)
+        dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
+        dx = xp.zeros((x.shape[0],) + tuple(x.shape[1 + i] + plan[i][1] + plan[i][2]
+                                            for i in range(rank)) + (groups,), dtype=dy.dtype)
+        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
+            dx[(slice(None),) + window] += (dy4 * f3[i]).sum(-1)
+        return dx[(slice(None),) + tuple(slice(pl[1], pl[1] + x.shape[1 + i])
+                                         for i, pl in enumerate(plan))]
+    if groups == 1:
+        patches = xp.matmul(dy.reshape(p, co), f.reshape(k * cg, co).T)
+    else:
+        og = co // groups
+        a = dy.reshape(p, groups, og).transpose(1, 0, 2)
+        b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
+        patches = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(1, 2, 0, 3)
+    patches = patches.reshape(dy.shape[:-1] + (k, cg * groups))
+    return _scatter_windows(xp, patches, x.shape, f.shape[:rank], strides, dilations, plan)
 
 
 def _backprop_filter_grad(op, g):
     x, f, dy = op.inputs
+    conv, back_input, _ = _conv_names(op)
     attrs = _conv_attrs(op)
-    return (apply("Conv2DBackpropInput", x, g, dy, **attrs), None, apply("Conv2D", x, g, **attrs))
+    return (apply(back_input, x, g, dy, **attrs), None, apply(conv, x, g, **attrs))
 
 
-@defop("Conv2DBackpropFilter", infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
-       grad=_backprop_filter_grad, fresh_output=True)
-def _conv2d_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
-    """Gradient of Conv2D with respect to its filters; `f` is read only for its shape."""
-    kh, kw, c, co = f.shape
-    rows, cols = _plan(x.shape, (kh, kw), strides, dilations, padding, explicit_paddings)
-    n, oh, ow = x.shape[0], rows[0], cols[0]
-    if n * oh * ow == 0:
+def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
+    """Gradient of a convolution with respect to its filters; `f` is read only for its shape."""
+    rank = f.ndim - 2
+    plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
+    cg, co = f.shape[-2], f.shape[-1]
+    if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
-    patches = _windows(xp, _pad(xp, x, rows, cols), (kh, kw), strides, dilations, oh, ow)
-    return xp.matmul(patches.reshape(n * oh * ow, kh * kw * c).T, dy.reshape(n * oh * ow, co)) \
-        .reshape(f.shape)
+    og = co // groups
+    if cg == 1:   # depthwise: per offset, a sum over positions of input times gradient
+        xpad = _pad(xp, x, plan)
+        dy3 = dy.reshape(p, groups, og)
+        return xp.stack([xp.einsum("pc,pcm->cm", xpad[(slice(None),) + window].reshape(p, groups),
+                                   dy3)
+                         for window in _window_slices(f.shape[:rank], strides, dilations,
+                                                      _outs(plan))]).reshape(f.shape)
+    patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+    if groups == 1:
+        return xp.matmul(patches.reshape(p, k * cg).T, dy.reshape(p, co)).reshape(f.shape)
+    a = patches.reshape(p, k, groups, cg).transpose(2, 1, 3, 0).reshape(groups, k * cg, p)
+    b = dy.reshape(p, groups, og).transpose(1, 0, 2)
+    return xp.matmul(a, b).reshape(groups, k, cg, og).transpose(1, 2, 0, 3).reshape(f.shape)
 
 
-def _check_data_format(data_format):
-    if data_format not in ("NHWC", None):
-        raise ValueError(f"data_format must be 'NHWC' (channels last), got {data_format!r}; "
-                         "transpose NCHW images with tl.transpose(x, [0, 2, 3, 1])")
+for _rank, (_conv, _back_input, _back_filter) in _CONV_OPS.items():
+    defop(_conv, fresh_output=True, infer=_conv_infer(_conv, _rank), grad=_conv_grad)(_conv_kernel)
+    defop(_back_input, infer=lambda x, f, dy, **attrs: spec(x.shape, dy.dtype),
+          grad=_backprop_input_grad, fresh_output=True)(_conv_backprop_input)
+    defop(_back_filter, infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
+          grad=_backprop_filter_grad, fresh_output=True)(_conv_backprop_filter)
+
+
+_LAYOUTS = {1: "NWC", 2: "NHWC", 3: "NDHWC"}
+
+
+def _check_data_format(data_format, rank=2):
+    layout = _LAYOUTS[rank]
+    if data_format not in (layout, None):
+        raise ValueError(f"data_format must be {layout!r} (channels last), got {data_format!r}; "
+                         f"transpose channels-first data to channels last with tl.transpose")
+
+
+def _conv_args(op_name, strides, padding, dilations, rank):
+    mode, explicit = _padding_attrs(padding, rank)
+    strides = _spatial(strides, "strides", rank=rank)
+    dilations = _spatial(dilations, "dilations", 1, rank=rank)
+    if min(strides) < 1 or min(dilations) < 1:
+        raise ValueError(f"{op_name}: strides and dilations must be >= 1, got {strides} and "
+                         f"{dilations}")
+    if max(strides) > 1 and max(dilations) > 1:
+        raise ValueError(f"{op_name}: strides > 1 together with dilations > 1 are not supported "
+                         "(as TensorFlow)")
+    return dict(strides=strides, padding=mode, explicit_paddings=explicit, dilations=dilations)
+
+
+def _convolve(rank, input, filters, strides, padding, dilations):  # noqa: A002
+    op_name = _CONV_OPS[rank][0]
+    x, f = convert_same_dtype(op_name, (input, filters))
+    _float_tensor(x, op_name)
+    return apply(op_name, x, f, **_conv_args(op_name, strides, padding, dilations, rank))
 
 
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
@@ -768,7 +882,8 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
 
     Args:
         input: float tensor [batch, height, width, in_channels].
-        filters: tensor [filter_height, filter_width, in_channels, out_channels].
+        filters: tensor [filter_height, filter_width, in_channels / groups, out_channels];
+            a filter with fewer in-channels than the input makes a grouped convolution.
         strides: int or list of 1, 2 or 4 ints.
         padding: "SAME", "VALID", or explicit [[top, bottom], [left, right]] (or 4 NHWC pairs).
         data_format: "NHWC" only.
@@ -786,118 +901,240 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
         TensorShape([1, 5, 5, 8])
     """
     _check_data_format(data_format)
-    x, f = convert_same_dtype("Conv2D", (input, filters))
-    _float_tensor(x, "Conv2D")
-    mode, explicit = _padding_attrs(padding)
-    strides, dilations = _spatial(strides, "strides"), _spatial(dilations, "dilations", 1)
-    if min(strides) < 1 or min(dilations) < 1:
-        raise ValueError(f"strides and dilations must be >= 1, got {strides} and {dilations}")
-    if max(strides) > 1 and max(dilations) > 1:
-        raise ValueError("strides > 1 together with dilations > 1 are not supported (as TensorFlow)")
-    return apply("Conv2D", x, f, strides=strides, padding=mode, explicit_paddings=explicit,
-                 dilations=dilations)
+    return _convolve(2, input, filters, strides, padding, dilations)
 
 
-# ------------------------------------------------------------------ pooling
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
+    """3-D convolution of NDHWC volumes with [depth, height, width, in, out] filters.
+
+    Args: as `conv2d`, with three spatial dims (strides and dilations: 1, 3 or 5 ints).
+
+    Example:
+        >>> tl.nn.conv3d(tl.ones([1, 4, 4, 4, 2]), tl.ones([2, 2, 2, 2, 3]), 1, "VALID").shape
+        TensorShape([1, 3, 3, 3, 3])
+    """
+    _check_data_format(data_format, 3)
+    return _convolve(3, input, filters, strides, padding, dilations)
+
+
+def _static_shape(output_shape, op_name):
+    """A list of ints (or a 1-D int tensor) naming the transposed conv's output shape."""
+    if isinstance(output_shape, (list, tuple)) and all(
+            isinstance(v, int) or hasattr(v, "__index__") for v in output_shape):
+        return [int(v) for v in output_shape]
+    value = convert_to_tensor(output_shape)
+    if value.dtype not in (_dt.int32, _dt.int64) or value.shape.rank != 1:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"output_shape must be a 1-D int32/int64 tensor, got {value.shape} "
+                       f"{value.dtype.name}")
+    return value
+
+
+def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None,  # noqa: A002
+                   dilations=None, name=None):
+    """The transpose (gradient) of a convolution, for 1, 2 or 3 spatial dims.
+
+    Args:
+        input: float tensor [batch, spatial..., in_channels].
+        filters: [spatial..., out_channels, in_channels] (conv's filter of the reverse direction).
+        output_shape: the output's full shape [batch, spatial..., out_channels] (list or tensor).
+        strides, padding, dilations: those of the convolution being transposed.
+
+    Example:
+        >>> tl.nn.conv_transpose(tl.ones([1, 2, 2, 1]), tl.ones([2, 2, 3, 1]), [1, 4, 4, 3],
+        ...                      2).shape
+        TensorShape([1, 4, 4, 3])
+    """
+    x = _float_tensor(input, "conv_transpose")
+    rank = x.shape.rank - 2 if x.shape.rank is not None else None
+    if rank not in (1, 2, 3):
+        raise ValueError(f"conv_transpose needs an input of rank 3, 4 or 5, got shape {x.shape}")
+    _check_data_format(data_format, rank)
+    if rank == 1:
+        shape = _static_shape(output_shape, "conv1d_transpose")
+        shape = [shape[0], 1] + shape[1:] if isinstance(shape, list) else \
+            _array.concat([shape[:1], _array.ones([1], shape.dtype), shape[1:]], 0)
+        out = conv_transpose(_array.expand_dims(x, 1), _array.expand_dims(filters, 0), shape,
+                             [1, _one_dim(strides, "strides")], padding,
+                             dilations=[1, _one_dim(dilations, "dilations", 1)])
+        return _array.squeeze(out, [1])
+    op_name = _CONV_OPS[rank][1]
+    x, f = convert_same_dtype(op_name, (x, filters))
+    shape = _static_shape(output_shape, op_name)
+    attrs = _conv_args(op_name, strides, padding, dilations, rank)
+    if isinstance(shape, list):
+        if len(shape) != rank + 2:
+            raise ValueError(f"{op_name}: output_shape must have {rank + 2} entries, got {shape}")
+        expected = _conv_infer(op_name, rank)(spec(shape, x.dtype), f, **attrs).shape
+        if x.shape.rank is not None and not expected.is_compatible_with(x.shape):
+            raise ValueError(f"{op_name}: output_shape {shape} convolves to {expected}, but the "
+                             f"input has shape {x.shape}")
+    # the input-gradient op reads its first input only for the shape: a broadcast scalar
+    carrier = _array.broadcast_to(_array.zeros([], x.dtype), shape)
+    return apply(op_name, carrier, f, x, **attrs)
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NHWC", dilations=None, name=None):
+    """Transposed 2-D convolution: filters [h, w, out_channels, in_channels] (see conv_transpose).
+
+    Example:
+        >>> tl.nn.conv2d_transpose(tl.ones([1, 3, 3, 2]), tl.ones([3, 3, 4, 2]), [1, 6, 6, 4],
+        ...                        2).shape
+        TensorShape([1, 6, 6, 4])
+    """
+    _check_data_format(data_format)
+    return conv_transpose(input, filters, output_shape, strides, padding, None, dilations)
+
+
+def conv3d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NDHWC", dilations=None, name=None):
+    """Transposed 3-D convolution: filters [d, h, w, out_channels, in_channels]."""
+    _check_data_format(data_format, 3)
+    return conv_transpose(input, filters, output_shape, strides, padding, None, dilations)
+
+
+def conv1d_transpose(input, filters, output_shape, strides, padding="SAME",  # noqa: A002
+                     data_format="NWC", dilations=None, name=None):
+    """Transposed 1-D convolution: filters [w, out_channels, in_channels]."""
+    _check_data_format(data_format, 1)
+    return conv_transpose(input, filters, output_shape, strides, padding, None, dilations)
+
+
+# ------------------------------------------------------------------ pooling (2-D and 3-D)
+
+_POOL_OPS = {2: {"MaxPool": "MaxPool", "MaxPoolGrad": "MaxPoolGrad",
+                 "MaxPoolGradGrad": "MaxPoolGradGrad", "AvgPool": "AvgPool",
+                 "AvgPoolGrad": "AvgPoolGrad"},
+             3: {"MaxPool": "MaxPool3D", "MaxPoolGrad": "MaxPool3DGrad",
+                 "MaxPoolGradGrad": "MaxPool3DGradGrad", "AvgPool": "AvgPool3D",
+                 "AvgPoolGrad": "AvgPool3DGrad"}}
+
+
+def _pool_name(op, kind):
+    return _POOL_OPS[len(op.attrs["ksize"])][kind]
+
 
 def _pool_infer(name):
     def infer(x, ksize, strides, padding):
-        _check_image(name, x)
+        rank = len(ksize)
+        _check_image(name, x, rank=rank)
         if not x.dtype.is_floating:
             raise TypeError(f"{name} needs a floating-point input, got {x.dtype.name}")
-        xs = list(x.shape) if x.shape.rank is not None else [None] * 4
-        (oh, _, _), (ow, _, _) = _plan(xs, ksize, strides, (1, 1), padding, None)
-        return spec([xs[0], oh, ow, xs[3]], x.dtype)
+        xs = list(x.shape) if x.shape.rank is not None else [None] * (rank + 2)
+        plan = _plan(xs, ksize, strides, (1,) * rank, padding, None)
+        return spec([xs[0]] + list(_outs(plan)) + [xs[-1]], x.dtype)
     return infer
 
 
 def _pool_plan(x_shape, ksize, strides, padding):
-    rows, cols = _plan(x_shape, ksize, strides, (1, 1), padding, None)
-    return rows, cols, rows[0], cols[0]
+    return _plan(x_shape, ksize, strides, (1,) * len(ksize), padding, None)
+
+
+def _pooled_shape(x_shape, plan):
+    return (x_shape[0],) + _outs(plan) + (x_shape[-1],)
 
 
 def _max_windows(xp, x, ksize, strides, padding):
-    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
-    xpad = _pad(xp, x, rows, cols, value=-xp.inf)
-    return _windows(xp, xpad, ksize, strides, (1, 1), oh, ow), rows, cols, oh, ow
+    plan = _pool_plan(x.shape, ksize, strides, padding)
+    xpad = _pad(xp, x, plan, value=-xp.inf)
+    return _windows(xp, xpad, ksize, strides, (1,) * len(ksize), _outs(plan)), plan
 
 
 def _pool_attrs(op):
     return {k: op.attrs[k] for k in ("ksize", "strides", "padding")}
 
 
-@defop("MaxPool", fresh_output=True, infer=_pool_infer("MaxPool"),
-       grad=lambda op, dy: (apply("MaxPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
 def _max_pool(xp, x, ksize, strides, padding):
     if 0 in x.shape:
-        _, _, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
-        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=x.dtype)
-    return _max_windows(xp, x, ksize, strides, padding)[0].max(axis=3)
+        plan = _pool_plan(x.shape, ksize, strides, padding)
+        return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
+    return _max_windows(xp, x, ksize, strides, padding)[0].max(axis=1 + len(ksize))
 
 
-@defop("MaxPoolGrad", fresh_output=True, infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
-       grad=lambda op, g: (None, apply("MaxPoolGradGrad", op.inputs[0], g, **_pool_attrs(op))))
 def _max_pool_grad(xp, x, dy, ksize, strides, padding):
     """Routes each output gradient to the first maximum of its window (as TensorFlow)."""
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
-    windows, rows, cols, oh, ow = _max_windows(xp, x, ksize, strides, padding)
-    argmax = windows.argmax(axis=3)
-    k = xp.arange(ksize[0] * ksize[1]).reshape(1, 1, 1, -1, 1)
-    routed = xp.where(argmax[:, :, :, None, :] == k, dy[:, :, :, None, :], dy.dtype.type(0))
-    return _scatter_windows(xp, routed, x.shape, ksize, strides, (1, 1), rows, cols)
+    windows, plan = _max_windows(xp, x, ksize, strides, padding)
+    axis = 1 + len(ksize)
+    argmax = xp.expand_dims(windows.argmax(axis=axis), axis)
+    k = xp.arange(windows.shape[axis]).reshape((1,) * axis + (-1, 1))
+    routed = xp.where(argmax == k, xp.expand_dims(dy, axis), dy.dtype.type(0))
+    return _scatter_windows(xp, routed, x.shape, ksize, strides, (1,) * len(ksize), plan)
 
 
-@defop("MaxPoolGradGrad", infer=lambda x, g, **attrs: spec(
-           _pool_infer("MaxPoolGradGrad")(x, **attrs).shape, g.dtype),
-       grad=lambda op, gg: (None, apply("MaxPoolGrad", op.inputs[0], gg, **_pool_attrs(op))))
 def _max_pool_grad_grad(xp, x, g, ksize, strides, padding):
     """Picks, for each window, `g` at the position of the window's first maximum."""
-    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape:
-        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=g.dtype)
-    argmax = _max_windows(xp, x, ksize, strides, padding)[0].argmax(axis=3)
-    g_windows = _windows(xp, _pad(xp, g, rows, cols), ksize, strides, (1, 1), oh, ow)
-    return xp.take_along_axis(g_windows, argmax[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+        return xp.zeros(_pooled_shape(x.shape, plan), dtype=g.dtype)
+    axis = 1 + len(ksize)
+    argmax = xp.expand_dims(_max_windows(xp, x, ksize, strides, padding)[0].argmax(axis=axis), axis)
+    g_windows = _windows(xp, _pad(xp, g, plan), ksize, strides, (1,) * len(ksize), _outs(plan))
+    return xp.take_along_axis(g_windows, argmax, axis=axis).squeeze(axis)
 
 
 def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
-    """How many real (unpadded) input positions each output window covers: [1, OH, OW, 1]."""
-    rows, cols, oh, ow = _pool_plan(x_shape, ksize, strides, padding)
-    ones = _pad(xp, xp.ones((1, x_shape[1], x_shape[2], 1), dtype=dtype), rows, cols)
-    return _windows(xp, ones, ksize, strides, (1, 1), oh, ow).sum(axis=3)
+    """How many real (unpadded) input positions each output window covers: [1, *outs, 1]."""
+    plan = _pool_plan(x_shape, ksize, strides, padding)
+    ones = _pad(xp, xp.ones((1,) + tuple(x_shape[1:-1]) + (1,), dtype=dtype), plan)
+    return _windows(xp, ones, ksize, strides, (1,) * len(ksize), _outs(plan)).sum(axis=1 + len(ksize))
 
 
-@defop("AvgPool", fresh_output=True, infer=_pool_infer("AvgPool"),
-       grad=lambda op, dy: (apply("AvgPoolGrad", op.inputs[0], dy, **_pool_attrs(op)),))
 def _avg_pool(xp, x, ksize, strides, padding):
-    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape:
-        return xp.zeros((x.shape[0], oh, ow, x.shape[3]), dtype=x.dtype)
-    total = _windows(xp, _pad(xp, x, rows, cols), ksize, strides, (1, 1), oh, ow).sum(axis=3)
+        return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
+    total = _windows(xp, _pad(xp, x, plan), ksize, strides, (1,) * len(ksize), _outs(plan)) \
+        .sum(axis=1 + len(ksize))
     return total / _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
 
 
-@defop("AvgPoolGrad", fresh_output=True, infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
-       grad=lambda op, g: (None, apply("AvgPool", g, **_pool_attrs(op))))
 def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
     """Spreads each output gradient evenly over its window's real positions; `x` gives the shape."""
-    rows, cols, oh, ow = _pool_plan(x.shape, ksize, strides, padding)
+    plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
     share = dy / _avg_counts(xp, x.shape, dy.dtype, ksize, strides, padding)
-    windows = xp.broadcast_to(share[:, :, :, None, :],
-                              share.shape[:3] + (ksize[0] * ksize[1],) + share.shape[3:])
-    return _scatter_windows(xp, windows, x.shape, ksize, strides, (1, 1), rows, cols)
+    axis = 1 + len(ksize)
+    k = 1
+    for w in ksize:
+        k *= w
+    windows = xp.broadcast_to(xp.expand_dims(share, axis),
+                              share.shape[:axis] + (k,) + share.shape[axis:])
+    return _scatter_windows(xp, windows, x.shape, ksize, strides, (1,) * len(ksize), plan)
 
 
-def _pool(op_name, input, ksize, strides, padding, data_format):  # noqa: A002
-    _check_data_format(data_format)
+for _names in _POOL_OPS.values():
+    defop(_names["MaxPool"], fresh_output=True, infer=_pool_infer(_names["MaxPool"]),
+          grad=lambda op, dy: (apply(_pool_name(op, "MaxPoolGrad"), op.inputs[0], dy,
+                                     **_pool_attrs(op)),))(_max_pool)
+    defop(_names["MaxPoolGrad"], fresh_output=True,
+          infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+          grad=lambda op, g: (None, apply(_pool_name(op, "MaxPoolGradGrad"), op.inputs[0], g,
+                                          **_pool_attrs(op))))(_max_pool_grad)
+    defop(_names["MaxPoolGradGrad"],
+          infer=lambda x, g, _n=_names["MaxPoolGradGrad"], **attrs: spec(
+              _pool_infer(_n)(x, **attrs).shape, g.dtype),
+          grad=lambda op, gg: (None, apply(_pool_name(op, "MaxPoolGrad"), op.inputs[0], gg,
+                                           **_pool_attrs(op))))(_max_pool_grad_grad)
+    defop(_names["AvgPool"], fresh_output=True, infer=_pool_infer(_names["AvgPool"]),
+          grad=lambda op, dy: (apply(_pool_name(op, "AvgPoolGrad"), op.inputs[0], dy,
+                                     **_pool_attrs(op)),))(_avg_pool)
+    defop(_names["AvgPoolGrad"], fresh_output=True,
+          infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
+          grad=lambda op, g: (None, apply(_pool_name(op, "AvgPool"), g,
+                                          **_pool_attrs(op))))(_avg_pool_grad)
+
+
+def _pool(op_name, input, ksize, strides, padding, data_format, rank=2):  # noqa: A002
+    _check_data_format(data_format, rank)
     x = _float_tensor(input, op_name)
-    mode, explicit = _padding_attrs(padding)
+    mode, explicit = _padding_attrs(padding, rank)
     if explicit is not None:
         raise ValueError(f"{op_name} padding must be 'SAME' or 'VALID', got {padding!r}")
-    ksize, strides = _spatial(ksize, "ksize"), _spatial(strides, "strides")
+    ksize, strides = _spatial(ksize, "ksize", rank=rank), _spatial(strides, "strides", rank=rank)
     if min(ksize) < 1 or min(strides) < 1:
         raise ValueError(f"ksize and strides must be >= 1, got {ksize} and {strides}")
     return apply(op_name, x, ksize=ksize, strides=strides, padding=mode)
@@ -932,6 +1169,127 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
         array([1., 1., 1., 1.], dtype=float32)
     """
     return _pool("AvgPool", input, ksize, strides, padding, data_format)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """Max over each ksize window of NDHWC volumes (ksize, strides: 1, 3 or 5 ints).
+
+    Example:
+        >>> tl.nn.max_pool3d(tl.ones([1, 4, 4, 4, 1]), 2, 2, "VALID").shape
+        TensorShape([1, 2, 2, 2, 1])
+    """
+    return _pool("MaxPool3D", input, ksize, strides, padding, data_format, 3)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """Mean over each ksize window of NDHWC volumes (SAME: over real positions only)."""
+    return _pool("AvgPool3D", input, ksize, strides, padding, data_format, 3)
+
+
+def _one_dim(value, name, default=None):
+    """An int from an int or a list of 1 or 3 ints (3: NWC with 1 at N and C), as TensorFlow."""
+    return _spatial(value, name, default, rank=1)[0]
+
+
+def _rank_is(x, rank, op_name, what="input"):
+    if x.shape.rank is not None and x.shape.rank != rank:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"{what} must have rank {rank}, got shape {x.shape}")
+
+
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
+    """1-D convolution of [batch, width, in_channels] inputs with [width, in, out] filters
+    (a 2-D convolution over a height of 1).
+
+    Args:
+        stride: int or list of 1 or 3 ints.
+        padding: "SAME", "VALID" or [[left, right]].
+        dilations: int or list of 1 or 3 ints (default 1).
+
+    Example:
+        >>> tl.nn.conv1d(tl.ones([1, 5, 2]), tl.ones([3, 2, 4]), 1, "SAME").shape
+        TensorShape([1, 5, 4])
+    """
+    _check_data_format(data_format, 1)
+    x, f = convert_same_dtype("Conv2D", (input, filters))
+    _rank_is(x, 3, "conv1d")
+    _rank_is(f, 3, "conv1d", "filters")
+    if not isinstance(padding, str):
+        pairs = [list(p) for p in padding]
+        padding = [[0, 0], pairs[1 if len(pairs) == 3 else 0]]
+    out = conv2d(_array.expand_dims(x, 1), _array.expand_dims(f, 0),
+                 [1, _one_dim(stride, "stride")], padding,
+                 dilations=[1, _one_dim(dilations, "dilations", 1)])
+    return _array.squeeze(out, [1])
+
+
+def _pool1d(pool, input, ksize, strides, padding, data_format):  # noqa: A002
+    _check_data_format(data_format, 1)
+    x = _float_tensor(input, "pool1d")
+    _rank_is(x, 3, "pool1d")
+    out = pool(_array.expand_dims(x, 1), [1, _one_dim(ksize, "ksize")],
+               [1, _one_dim(strides, "strides")], padding)
+    return _array.squeeze(out, [1])
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Max over each window of [batch, width, channels] inputs (see `max_pool2d`)."""
+    return _pool1d(max_pool2d, input, ksize, strides, padding, data_format)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """Mean over each window of [batch, width, channels] inputs (see `avg_pool2d`)."""
+    return _pool1d(avg_pool2d, input, ksize, strides, padding, data_format)
+
+
+def _depthwise_filter(f, op_name, rank=2):
+    """[spatial..., c, m] depthwise filters as [spatial..., 1, c*m] grouped-conv filters
+    (group k = input channel k makes output channels k*m .. k*m + m - 1)."""
+    if f.shape.rank != rank + 2 or None in f.shape.as_list()[-2:]:
+        raise op_error(InvalidArgumentError, op_name,
+                       f"filter must be a {rank + 2}-D tensor [spatial..., in_channels, "
+                       f"multiplier] with known channels, got {f.shape}")
+    shape = f.shape.as_list()
+    if None in shape:
+        target = _array.concat([_array.shape(f)[:-2], [1, shape[-2] * shape[-1]]], 0)
+    else:
+        target = shape[:-2] + [1, shape[-2] * shape[-1]]
+    return _array.reshape(f, target)
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,  # noqa: A002
+                     name=None):
+    """Convolves each input channel with its own `multiplier` filters; outputs in_channels *
+    multiplier channels (channel k*multiplier + j from input channel k and filter j).
+
+    Args:
+        input: float [batch, height, width, in_channels].
+        filter: [filter_height, filter_width, in_channels, multiplier].
+        strides: int or list of 1, 2 or 4 ints.
+        padding: "SAME", "VALID" or explicit pairs.
+        dilations: int or list of 1 or 2 ints.
+
+    Example:
+        >>> tl.nn.depthwise_conv2d(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 3]), [1, 1, 1, 1],
+        ...                        "VALID").shape
+        TensorShape([1, 3, 3, 6])
+    """
+    _check_data_format(data_format)
+    x, f = convert_same_dtype("DepthwiseConv2dNative", (input, filter))
+    if x.shape.rank is not None and x.shape[-1] is not None and f.shape.rank == 4 and \
+            f.shape[-2] is not None and x.shape[-1] != f.shape[-2]:
+        raise op_error(InvalidArgumentError, "DepthwiseConv2dNative",
+                       f"input has {x.shape[-1]} channels but the filter {f.shape} expects "
+                       f"{f.shape[-2]}")
+    f = _depthwise_filter(f, "DepthwiseConv2dNative")
+    return conv2d(x, f, strides, padding, dilations=dilations)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     data_format=None, dilations=None, name=None):
+    """`depthwise_conv2d` followed by a 1x1 conv2d with `pointwise_filter` [1, 1, c*m, out]."""
+    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
+    return conv2d(y, pointwise_filter, 1, "VALID")
 
 
 # ------------------------------------------------------------------ bias, dropout, normalization
@@ -1048,128 +1406,16 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 
 
 # ------------------------------------------------------------------ more of tf.nn
-# 1-D convolution and pooling run as their 2-D forms over a height of 1; depthwise
-# convolution is a conv2d with a block-diagonal filter (so its gradients are conv2d's);
-# the losses and normalizations below are TensorFlow's own compositions.
+# The losses and normalizations below are TensorFlow's own compositions.
 
 from .math import in_top_k, top_k  # noqa: E402,F401 -- tl.nn.top_k / in_top_k, as TensorFlow
 
-__all__ += ["conv1d", "depthwise_conv2d", "separable_conv2d", "max_pool1d", "avg_pool1d",
+__all__ += ["conv1d", "conv3d", "conv_transpose", "conv1d_transpose", "conv2d_transpose",
+            "conv3d_transpose", "depthwise_conv2d", "separable_conv2d", "max_pool1d",
+            "avg_pool1d", "max_pool3d", "avg_pool3d",
             "embedding_lookup", "l2_loss", "softsign", "log_poisson_loss",
             "weighted_cross_entropy_with_logits", "batch_normalization",
             "local_response_normalization", "lrn", "compute_average_loss", "top_k", "in_top_k"]
-
-
-def _one_dim(value, name, default=None):
-    """An int from an int or a list of 1 or 3 ints (3: NWC with 1 at N and C), as TensorFlow."""
-    if value is None:
-        value = default
-    if isinstance(value, int):
-        return value
-    values = [int(v) for v in value]
-    if len(values) == 1:
-        return values[0]
-    if len(values) == 3:
-        if values[0] != 1 or values[2] != 1:
-            raise ValueError(f"{name} of length 3 must be 1 in the batch and channel dims (NWC), "
-                             f"got {values}")
-        return values[1]
-    raise ValueError(f"{name} must be an int or a list of 1 or 3 ints, got {value!r}")
-
-
-def _check_nwc(data_format):
-    if data_format not in ("NWC", None):
-        raise ValueError(f"data_format must be 'NWC' (channels last), got {data_format!r}")
-
-
-def _rank_is(x, rank, op_name, what="input"):
-    if x.shape.rank is not None and x.shape.rank != rank:
-        raise op_error(InvalidArgumentError, op_name,
-                       f"{what} must have rank {rank}, got shape {x.shape}")
-
-
-def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):  # noqa: A002
-    """1-D convolution of [batch, width, in_channels] inputs with [width, in, out] filters.
-
-    Args:
-        stride: int or list of 1 or 3 ints.
-        padding: "SAME" or "VALID".
-        dilations: int or list of 1 or 3 ints (default 1).
-
-    Example:
-        >>> tl.nn.conv1d(tl.ones([1, 5, 2]), tl.ones([3, 2, 4]), 1, "SAME").shape
-        TensorShape([1, 5, 4])
-    """
-    _check_nwc(data_format)
-    x, f = convert_same_dtype("Conv2D", (input, filters))
-    _rank_is(x, 3, "conv1d")
-    _rank_is(f, 3, "conv1d", "filters")
-    if not isinstance(padding, str):
-        raise ValueError(f"conv1d padding must be 'SAME' or 'VALID', got {padding!r}")
-    out = conv2d(_array.expand_dims(x, 1), _array.expand_dims(f, 0),
-                 [1, _one_dim(stride, "stride")], padding,
-                 dilations=[1, _one_dim(dilations, "dilations", 1)])
-    return _array.squeeze(out, [1])
-
-
-def _pool1d(pool, input, ksize, strides, padding, data_format):  # noqa: A002
-    _check_nwc(data_format)
-    x = _float_tensor(input, "pool1d")
-    _rank_is(x, 3, "pool1d")
-    out = pool(_array.expand_dims(x, 1), [1, _one_dim(ksize, "ksize")],
-               [1, _one_dim(strides, "strides")], padding)
-    return _array.squeeze(out, [1])
-
-
-def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
-    """Max over each window of [batch, width, channels] inputs (see `max_pool2d`)."""
-    return _pool1d(max_pool2d, input, ksize, strides, padding, data_format)
-
-
-def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
-    """Mean over each window of [batch, width, channels] inputs (see `avg_pool2d`)."""
-    return _pool1d(avg_pool2d, input, ksize, strides, padding, data_format)
-
-
-def _block_diagonal(f, op_name):
-    """[h, w, c, m] depthwise filters as [h, w, c, c*m] conv2d filters (zero across channels)."""
-    if not f.shape.is_fully_defined() or f.shape.rank != 4:
-        raise op_error(InvalidArgumentError, op_name,
-                       f"filter must be a 4-D tensor of known shape [h, w, in_channels, "
-                       f"multiplier], got {f.shape}")
-    h, w, c, m = f.shape.as_list()
-    mask = _array.reshape(_array.eye(c, dtype=f.dtype), [1, 1, c, c, 1])
-    return _array.reshape(_array.expand_dims(f, 3) * mask, [h, w, c, c * m])
-
-
-def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None,  # noqa: A002
-                     name=None):
-    """Convolves each input channel with its own `multiplier` filters; outputs in_channels *
-    multiplier channels (channel k*multiplier + j from input channel k and filter j).
-
-    Args:
-        input: float [batch, height, width, in_channels].
-        filter: [filter_height, filter_width, in_channels, multiplier], of known shape.
-        strides: int or list of 1, 2 or 4 ints.
-        padding: "SAME", "VALID" or explicit pairs.
-        dilations: int or list of 1 or 2 ints.
-
-    Example:
-        >>> tl.nn.depthwise_conv2d(tl.ones([1, 4, 4, 2]), tl.ones([2, 2, 2, 3]), [1, 1, 1, 1],
-        ...                        "VALID").shape
-        TensorShape([1, 3, 3, 6])
-    """
-    _check_data_format(data_format)
-    x, f = convert_same_dtype("DepthwiseConv2dNative", (input, filter))
-    return conv2d(x, _block_diagonal(f, "DepthwiseConv2dNative"), strides, padding,
-                  dilations=dilations)
-
-
-def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
-                     data_format=None, dilations=None, name=None):
-    """`depthwise_conv2d` followed by a 1x1 conv2d with `pointwise_filter` [1, 1, c*m, out]."""
-    y = depthwise_conv2d(input, depthwise_filter, strides, padding, data_format, dilations)
-    return conv2d(y, pointwise_filter, 1, "VALID")
 
 
 def embedding_lookup(params, ids, max_norm=None, name=None):

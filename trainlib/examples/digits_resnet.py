@@ -1,0 +1,65 @@
+"""Digits ResNet: residual Add blocks, SeparableConv2D and GlobalAveragePooling2D on 8x8 digits.
+
+Shows: a functional model (tl.layers.Input ... tl.Model) whose residual
+blocks join two paths with `tl.layers.add`, a depthwise-separable convolution,
+global average pooling in place of Flatten, and noise augmentation with
+GaussianNoise (active only while training: fit turns it on, evaluate and
+predict leave the images as they are). The data ships with scikit-learn.
+
+    python examples/digits_resnet.py --epochs 12 --plot resnet.png
+"""
+import sys
+
+import trainlib as tl
+from trainlib.examples import _cli
+from trainlib.examples.digits_cnn import load_data
+
+layers = tl.layers
+
+
+def residual_block(x, filters):
+    """x + conv(relu(conv(x))), then relu: the shortcut lets the gradient skip the block."""
+    h = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+    h = layers.SeparableConv2D(filters, 3, padding="same")(h)
+    return layers.ReLU()(layers.add([x, h]))
+
+
+def build_model(width=24):
+    inputs = layers.Input(shape=(8, 8, 1))
+    x = layers.GaussianNoise(0.1)(inputs)                           # augmentation (training only)
+    x = layers.Conv2D(width, 3, padding="same", activation="relu")(x)
+    x = residual_block(x, width)
+    x = layers.MaxPooling2D(2)(x)                                   # 8x8 -> 4x4
+    x = layers.Conv2D(2 * width, 1)(x)                              # widen the channels
+    x = residual_block(x, 2 * width)
+    x = layers.GlobalAveragePooling2D()(x)                          # one value per channel
+    return tl.Model(inputs, layers.Dense(10)(x), name="digits_resnet")
+
+
+def main(argv=None):
+    p = _cli.parser(__doc__, epochs=12, batch_size=32, learning_rate=3e-3, min_accuracy=0.93)
+    args = _cli.parse(p, argv)
+    with _cli.session(args):
+        x_train, x_test, y_train, y_test = load_data(args.seed)
+        model = build_model()
+        model.compile(optimizer=tl.optim.Adam(args.learning_rate),
+                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
+        if not args.quiet:
+            model.summary()
+        steps_per_epoch = -(-int(len(x_train) * 0.9) // args.batch_size)  # 10% validation
+        with _cli.Timer() as t:
+            history = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
+                                validation_split=0.1, verbose=0 if args.quiet else 1)
+        test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
+        if args.plot:
+            _cli.plot_history(history.history, args.plot, "digits ResNet")
+        if args.save:
+            _cli.save(model, args.save, [tl.TensorSpec([None, 8, 8, 1], tl.float32)])
+    _cli.summary("digits_resnet", t.seconds, args.epochs * steps_per_epoch,
+                 test_accuracy=test["accuracy"])
+    return _cli.check("digits_resnet", test["accuracy"], args.min_accuracy)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
