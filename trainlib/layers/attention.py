@@ -3,8 +3,8 @@
 Owns: Keras 3's constructor arguments, weight layout and math for these layers
 (MultiHeadAttention is four EinsumDense sublayers named query, key, value and
 attention_output, so `set_weights` from a Keras model carries over). Several
-tensors (query, value, key, attention mask) travel to `Layer.__call__` packed in
-one dict, so the functional API sees every one of them as an input.
+tensors (query, value, key, masks) travel to `Layer.__call__` packed in one
+fixed-length list, so the functional API sees every one of them as an input.
 """
 import math as _pymath
 import re
@@ -216,12 +216,24 @@ def _positive_int(value, what, allow_none=False):
     return value
 
 
-def _pack(query, value, key, **extra):
-    packed = {"query": query, "value": value}
-    if key is not None:
-        packed["key"] = key
-    packed.update({k: v for k, v in extra.items() if v is not None})
-    return packed
+_MHA_SLOTS = ("query", "value", "key", "attention_mask", "query_mask", "value_mask", "key_mask")
+_DENSE_SLOTS = ("query", "value", "key", "query_mask", "value_mask")
+
+
+def _pack(slots, **values):
+    """The call's tensors as one fixed-length list (None where absent): `Layer.__call__` and
+    the functional API then see every tensor as an input, and a functional config replays
+    the call with the same list."""
+    return [values.get(name) for name in slots]
+
+
+def _unpack(slots, packed):
+    """The present entries of a `_pack`ed list (of tensors or shapes), by name."""
+    return {name: v for name, v in zip(slots, packed) if v is not None}
+
+
+def _is_packed(value, slots):
+    return isinstance(value, list) and len(value) == len(slots)
 
 
 @register
@@ -280,7 +292,7 @@ class MultiHeadAttention(Layer):
             except TypeError:
                 raise ValueError(f"Invalid `output_shape`: {output_shape}. When specified, the "
                                  "`output_shape` should be of type tuple, list, or int.") from None
-        self._output_shape = output_shape or None
+        self._mha_output_shape = output_shape or None
         if isinstance(attention_axes, int):
             attention_axes = (attention_axes,)
         elif attention_axes and not isinstance(attention_axes, (list, tuple)):
@@ -315,6 +327,7 @@ class MultiHeadAttention(Layer):
             dtype=self.dtype_policy)
 
     def build(self, input_shape):
+        input_shape = _unpack(_MHA_SLOTS, input_shape)
         query_shape, value_shape = input_shape["query"], input_shape["value"]
         key_shape = input_shape.get("key", value_shape)
         if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
@@ -337,7 +350,7 @@ class MultiHeadAttention(Layer):
         self._dot_product_equation, self._combine_equation, scores_rank = \
             _attention_equations(rank, self._attention_axes)
         self._norm_axes = tuple(range(scores_rank - len(self._attention_axes), scores_rank))
-        out_shape = list(self._output_shape) if self._output_shape else [query_shape[-1]]
+        out_shape = list(self._mha_output_shape) if self._mha_output_shape else [query_shape[-1]]
         eq, bias_axes, rank_out = _proj_equation(len(query_shape) - 1, 2, len(out_shape))
         self._output_dense = self._sublayer(eq, [None] * (rank_out - 1 - len(out_shape)) +
                                             out_shape, bias_axes, "attention_output")
@@ -352,15 +365,16 @@ class MultiHeadAttention(Layer):
 
     def __call__(self, query, value=None, key=None, attention_mask=None, query_mask=None,
                  value_mask=None, key_mask=None, **kwargs):
-        if value is None and isinstance(query, dict):   # a replayed functional node
+        if value is None and _is_packed(query, _MHA_SLOTS):   # a replayed functional node
             return super().__call__(query, **kwargs)
         if value is None:
             raise TypeError(f"{self.name}: MultiHeadAttention needs `query` and `value`")
-        return super().__call__(_pack(query, value, key, attention_mask=attention_mask,
-                                      query_mask=query_mask, value_mask=value_mask,
-                                      key_mask=key_mask), **kwargs)
+        return super().__call__(_pack(_MHA_SLOTS, query=query, value=value, key=key,
+                                      attention_mask=attention_mask, query_mask=query_mask,
+                                      value_mask=value_mask, key_mask=key_mask), **kwargs)
 
     def call(self, inputs, return_attention_scores=False, training=None, use_causal_mask=False):
+        inputs = _unpack(_MHA_SLOTS, inputs)
         query, value = inputs["query"], inputs["value"]
         key = inputs.get("key", value)
         mask = self._attention_mask(query, value, inputs, use_causal_mask)
@@ -406,7 +420,7 @@ class MultiHeadAttention(Layer):
         return {**super().get_config(), "num_heads": self._num_heads, "key_dim": self._key_dim,
                 "value_dim": self._value_dim, "dropout": self._dropout,
                 "use_bias": self._use_bias, "use_gate": False,
-                "output_shape": self._output_shape, "attention_axes": self._attention_axes,
+                "output_shape": self._mha_output_shape, "attention_axes": self._attention_axes,
                 "sliding_window": None,
                 "kernel_initializer": initializers.serialize(self._kernel_initializer),
                 "bias_initializer": initializers.serialize(self._bias_initializer),
@@ -447,18 +461,17 @@ class _BaseDenseAttention(Layer):
                              f"namely [query_mask, value_mask]. Received: mask={mask}.")
 
     def __call__(self, inputs, mask=None, **kwargs):
-        self._validate(inputs, mask)
-        if isinstance(inputs, dict):
+        if _is_packed(inputs, _DENSE_SLOTS):   # a replayed functional node
             return super().__call__(inputs, **kwargs)
-        packed = _pack(inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None,
+        self._validate(inputs, mask)
+        packed = _pack(_DENSE_SLOTS, query=inputs[0], value=inputs[1],
+                       key=inputs[2] if len(inputs) > 2 else None,
                        query_mask=mask[0] if mask else None,
                        value_mask=mask[1] if mask else None)
         return super().__call__(packed, **kwargs)
 
-    def _validate_shapes(self, input_shape):
-        self._validate([input_shape["query"], input_shape["value"]])
-
     def call(self, inputs, training=False, return_attention_scores=False, use_causal_mask=False):
+        inputs = _unpack(_DENSE_SLOTS, inputs)
         q, v = inputs["query"], inputs["value"]
         k = inputs.get("key", v)
         scores = self._calculate_scores(q, k)
@@ -516,7 +529,6 @@ class Attention(_BaseDenseAttention):
         self.use_scale, self.score_mode = use_scale, score_mode
 
     def build(self, input_shape):
-        self._validate_shapes(input_shape)
         self.scale = self.add_weight(name="scale", shape=(), initializer="ones") \
             if self.use_scale else None
         self.concat_score_weight = self.add_weight(
@@ -556,8 +568,7 @@ class AdditiveAttention(_BaseDenseAttention):
         self.use_scale = use_scale
 
     def build(self, input_shape):
-        self._validate_shapes(input_shape)
-        dim = input_shape["query"][-1]
+        dim = input_shape[0][-1]
         self.scale = self.add_weight(name="scale", shape=(dim,), initializer="glorot_uniform") \
             if self.use_scale else None
 

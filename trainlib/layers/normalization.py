@@ -250,9 +250,9 @@ class GroupNormalization(_Normalization):
         rank = inputs.shape.rank
         axis = self.axis % rank
         channels = inputs.shape[axis]
+        dims = inputs.shape.as_list()
         dynamic = _array.shape(inputs)
-        grouped = [-1] + [inputs.shape[i] if inputs.shape[i] is not None else dynamic[i]
-                          for i in range(1, rank)]
+        grouped = [-1] + [d if d is not None else dynamic[i] for i, d in enumerate(dims)][1:]
         grouped[axis] = channels // self.groups
         grouped.insert(axis, self.groups)
         x = _array.reshape(inputs, _array.stack(grouped) if any(
@@ -268,7 +268,9 @@ class GroupNormalization(_Normalization):
         out = x * inv - mean * inv
         if self.beta is not None:
             out = out + _array.reshape(self.beta, broadcast)
-        return _array.reshape(out, dynamic)
+        if None not in dims[1:]:   # keep the static shape for the functional API
+            return _array.reshape(out, [-1] + dims[1:])
+        return _array.ensure_shape(_array.reshape(out, dynamic), dims)
 
     def get_config(self):
         return {**super().get_config(), "groups": self.groups, "axis": self.axis,
