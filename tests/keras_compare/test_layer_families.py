@@ -185,3 +185,43 @@ def test_integer_encoders():
         td = tl.keras.layers.Discretization([-0.5, 0.0, 1.0], output_mode=mode)
         close(kd(x[0] if mode == "one_hot" else x), td(x[0] if mode == "one_hot" else x), mode)
         assert sorted(kd.get_config()) == sorted(td.get_config())
+
+
+def test_random_color_layers_identity_and_config():
+    _compare(lambda k: k.layers.RandomBrightness(0.2, seed=1), [_rand(2, 4, 4, 3)],
+             kwargs={"training": False})
+    _compare(lambda k: k.layers.RandomContrast((0.1, 0.3), value_range=(-5, 5), seed=1),
+             [_rand(2, 4, 4, 3)], kwargs={"training": False})
+    for name, kwargs in [("RandomBrightness", {"factor": (-0.3, 0.1)}),
+                         ("RandomContrast", {"factor": 0.4}), ("RandomFlip", {"mode": "vertical"})]:
+        kc = getattr(keras.layers, name)(**kwargs).get_config()
+        tc = getattr(tl.keras.layers, name)(**kwargs).get_config()
+        assert sorted(kc) == sorted(tc), name
+        assert tuple(kc.get("factor", ())) == tuple(tc.get("factor", ())), name
+
+
+def test_random_contrast_range_as_keras():
+    """Keras 3 draws contrast factors in [1 - lower, 1 + upper] of its (lower, upper) factor."""
+    x = (RNG.random((64, 4, 4, 1)) * 100 + 50).astype(np.float32)
+    for k in (keras, tl.keras):
+        layer = k.layers.RandomContrast(0.5, seed=3)
+        y = np.asarray(layer(x, training=True))
+        mean = x.mean(axis=(1, 2), keepdims=True)
+        f = ((y - mean) / (x - mean))[:, 0, 0, 0]
+        assert f.min() >= 1.0 - 1e-3 and f.max() <= 1.5 + 1e-3 and f.std() > 0.05
+
+
+def test_integer_lookup_as_keras():
+    data = RNG.integers(0, 9, size=(30,))
+    x = np.array([[0, 3, 8, 11], [5, 5, 100, 2]])
+    for kwargs in [{}, {"num_oov_indices": 2}, {"mask_token": 0}, {"max_tokens": 5},
+                   {"output_mode": "multi_hot"}]:
+        kl, tlayer = keras.layers.IntegerLookup(**kwargs), tl.keras.layers.IntegerLookup(**kwargs)
+        kl.adapt(data)
+        tlayer.adapt(data)
+        assert [int(v) for v in kl.get_vocabulary()] == tlayer.get_vocabulary(), kwargs
+        close(kl(x), tlayer(x), str(kwargs))
+        assert sorted(kl.get_config()) == sorted(tlayer.get_config())
+    kl = keras.layers.IntegerLookup(vocabulary=[4, 2, 7], invert=True)
+    tlayer = tl.keras.layers.IntegerLookup(vocabulary=[4, 2, 7], invert=True)
+    close(kl(np.array([0, 1, 2, 3])), tlayer(np.array([0, 1, 2, 3])), "invert")

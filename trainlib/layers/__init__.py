@@ -8,7 +8,8 @@ from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
 from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noqa: F401
-                            Normalization, RandomFlip, Rescaling)
+                            IntegerLookup, Normalization, RandomBrightness, RandomContrast,
+                            RandomFlip, Rescaling)
 from .pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D,  # noqa: F401
                       GlobalMaxPooling1D, GlobalMaxPooling2D)
 
@@ -18,4 +19,5 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "register", "serialize", "deserialize",
            "EinsumDense", "MultiHeadAttention", "Attention", "AdditiveAttention", "AlphaDropout",
            "Lambda", "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling",
-           "CenterCrop", "RandomFlip", "CategoryEncoding", "Discretization"]
+           "CenterCrop", "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
+           "Discretization", "IntegerLookup"]

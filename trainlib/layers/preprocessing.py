@@ -1,5 +1,5 @@
 """Preprocessing layers: Normalization (with adapt), Rescaling, CenterCrop, RandomFlip,
-CategoryEncoding, Discretization.
+RandomBrightness, RandomContrast, CategoryEncoding, Discretization, IntegerLookup.
 
 Owns: Keras 3's arguments, weights and formulas for these layers. Invariant: `call` is
 plain public ops, so a layer works in a model, inside `tl.function` and in
@@ -15,8 +15,8 @@ from ..graph.ops import array as _array, math as _math, random as _random
 
 from .base import Layer, register
 
-__all__ = ["Normalization", "Rescaling", "CenterCrop", "RandomFlip", "CategoryEncoding",
-           "Discretization"]
+__all__ = ["Normalization", "Rescaling", "CenterCrop", "RandomFlip", "RandomBrightness",
+           "RandomContrast", "CategoryEncoding", "Discretization", "IntegerLookup"]
 
 _EPSILON = 1e-7   # Keras's backend.epsilon()
 
@@ -287,6 +287,98 @@ class RandomFlip(Layer):
                 "data_format": self.data_format}
 
 
+def _factor(layer, factor, bounds):
+    """Keras's (lower, upper) from a number or a pair within `bounds`."""
+    message = ("The `factor` argument should be a number (or a list of two numbers) in the range "
+               f"[{bounds[0]}, {bounds[1]}]. Received: factor={factor}")
+    if isinstance(factor, (tuple, list)):
+        if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
+            raise ValueError(message)
+        return tuple(sorted(factor))
+    if isinstance(factor, numbers.Real) and not isinstance(factor, bool):
+        if not bounds[0] <= factor <= bounds[1]:
+            raise ValueError(message)
+        factor = abs(factor)
+        return (max(-factor, bounds[0]), factor)
+    raise ValueError(message)
+
+
+class _RandomColor(Layer):
+    """What RandomBrightness and RandomContrast share: a per-image draw in a factor range
+    (training only), a value range the result is clipped to, a seed."""
+
+    _bounds = (-1, 1)
+
+    def __init__(self, factor, value_range=(0, 255), seed=None, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = _factor(self, factor, self._bounds)
+        if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
+            raise ValueError("The `value_range` argument should be a list of two numbers. "
+                             f"Received: value_range={value_range}")
+        self.value_range, self.seed = value_range, seed
+        self.data_format = _data_format(data_format)
+
+    def call(self, inputs, training=True):
+        if not training:
+            return inputs
+        rank = inputs.shape.rank
+        _image_axes(self, rank)
+        shape = [1, 1, 1] if rank == 3 else _array.stack([_array.shape(inputs)[0], 1, 1, 1])
+        low, high = self._draw_range()
+        draw = _random.uniform(shape, minval=low, maxval=high, dtype=inputs.dtype, seed=self.seed)
+        out = self._adjust(inputs, draw)
+        lo, hi = (_math.cast(v, inputs.dtype) for v in sorted(self.value_range))
+        return _math.clip_by_value(out, lo, hi)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format, "factor": self.factor,
+                "value_range": self.value_range, "seed": self.seed}
+
+
+@register
+class RandomBrightness(_RandomColor):
+    """Adds a per-image delta drawn from `factor * (value_range span)` while training, then
+    clips to `value_range`; the identity at inference.
+
+    Args:
+        factor: a number in [-1, 1] (the range [-|f|, |f|]) or a (lower, upper) pair.
+        value_range: the images' (min, max), default (0, 255).
+        seed: a seed for the draws.
+    """
+
+    def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
+        super().__init__(factor, value_range=value_range, seed=seed, **kwargs)
+        self.value_range = sorted(value_range)
+
+    def _draw_range(self):
+        return self.factor
+
+    def _adjust(self, images, draw):
+        return images + draw * float(self.value_range[1] - self.value_range[0])
+
+
+@register
+class RandomContrast(_RandomColor):
+    """Scales each image's deviation from its per-channel mean by a factor drawn from
+    [1 - lower, 1 + upper] while training (Keras 3's range), then clips to `value_range`.
+
+    Args:
+        factor: a number in [0, 1] or a (lower, upper) pair.
+        value_range: the images' (min, max), default (0, 255).
+        seed: a seed for the draws.
+    """
+
+    _bounds = (0, 1)
+
+    def _draw_range(self):
+        return 1.0 - self.factor[0], 1.0 + self.factor[1]
+
+    def _adjust(self, images, draw):
+        h_axis, w_axis = _image_axes(self, images.shape.rank)
+        mean = _math.reduce_mean(images, axis=[h_axis, w_axis], keepdims=True)
+        return (images - mean) * draw + mean
+
+
 _ENCODE_MODES = ("one_hot", "multi_hot", "count")
 
 
@@ -397,3 +489,150 @@ class Discretization(Layer):
         return {**config, "bin_boundaries": self.bin_boundaries,
                 "num_bins": self.num_bins, "epsilon": self.epsilon,
                 "output_mode": self.output_mode, "sparse": self.sparse}
+
+
+@register
+class IntegerLookup(Layer):
+    """Maps integers to indices of a vocabulary (or back with `invert=True`).
+
+    Index layout, as Keras: the mask token (when `mask_token` is set) at 0, then
+    `num_oov_indices` out-of-vocabulary slots (a value outside the vocabulary goes to slot
+    `value mod num_oov_indices`), then the vocabulary in order. `adapt` builds the
+    vocabulary by descending count, ties by descending value.
+
+    Args:
+        max_tokens: the largest vocabulary size, counting mask and OOV slots.
+        num_oov_indices: number of OOV slots (default 1).
+        mask_token: a value that maps to index 0 (default None: no mask slot).
+        oov_token: what `invert=True` returns for OOV indices (default -1).
+        vocabulary: a list of integers (or adapt the layer).
+        invert: map indices back to values.
+        output_mode: "int" (default), "one_hot", "multi_hot" or "count".
+
+    Example:
+        >>> layer = tl.layers.IntegerLookup(vocabulary=[12, 36, 1138, 42])
+        >>> layer(tl.constant([[12, 1138, 42], [42, 1000, 36]])).numpy().tolist()
+        [[1, 3, 4], [4, 0, 2]]
+    """
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1,
+                 vocabulary=None, vocabulary_dtype="int64", idf_weights=None, invert=False,
+                 output_mode="int", sparse=False, pad_to_max_tokens=False, name=None, **kwargs):
+        kwargs.pop("vocabulary_size", None)   # in Keras's config; implied by the vocabulary
+        if kwargs.pop("oov_method", "floormod") != "floormod" or kwargs.pop("salt", None):
+            raise NotImplementedError("IntegerLookup supports only oov_method='floormod' unsalted")
+        super().__init__(name=name, **kwargs)
+        if output_mode not in ("int",) + _ENCODE_MODES:
+            raise ValueError("Invalid value for argument `output_mode`. Expected one of "
+                             f"{['int', *_ENCODE_MODES]}. Received: output_mode={output_mode}")
+        if invert and output_mode != "int":
+            raise ValueError("`output_mode` must be `'int'` when `invert` is true. Received: "
+                             f"output_mode={output_mode}")
+        if num_oov_indices < 0:
+            raise ValueError("`num_oov_indices` must be greater than or equal to 0. Received: "
+                             f"num_oov_indices={num_oov_indices}")
+        if sparse or idf_weights is not None or pad_to_max_tokens:
+            raise NotImplementedError("IntegerLookup: sparse, idf_weights and "
+                                      "pad_to_max_tokens are not supported")
+        self.max_tokens, self.num_oov_indices = max_tokens, int(num_oov_indices)
+        self.mask_token, self.oov_token, self.invert = mask_token, oov_token, invert
+        self.output_mode, self.vocabulary_dtype = output_mode, vocabulary_dtype
+        self.sparse, self.pad_to_max_tokens, self.idf_weights = False, False, None
+        self.autocast = False
+        self._vocab = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+
+    def set_vocabulary(self, vocabulary):
+        """Sets the vocabulary (a list of distinct integers, without mask or OOV tokens)."""
+        vocab = [int(v) for v in np.asarray(vocabulary).reshape(-1)]
+        if len(set(vocab)) != len(vocab):
+            raise ValueError(f"The passed vocabulary has at least one repeated term: {vocab}")
+        if self.mask_token is not None and self.mask_token in vocab:
+            raise ValueError(f"Found reserved mask token {self.mask_token} in the vocabulary")
+        if self.max_tokens is not None and len(vocab) + self._reserved() > self.max_tokens:
+            raise ValueError(f"Attempted to set a vocabulary larger than the maximum vocab size. "
+                             f"Received vocabulary size is {len(vocab) + self._reserved()}; "
+                             f"`max_tokens` is {self.max_tokens}.")
+        self._vocab = vocab
+
+    def _reserved(self):
+        return self.num_oov_indices + (self.mask_token is not None)
+
+    def adapt(self, data, steps=None):
+        """Learns the vocabulary from `data` (arrays, tensors, Datasets or iterables)."""
+        values, counts = np.unique(np.concatenate([b.reshape(-1) for b in _batches(data)]),
+                                   return_counts=True)
+        if self.mask_token is not None:
+            keep = values != self.mask_token
+            values, counts = values[keep], counts[keep]
+        order = np.lexsort((values, counts))[::-1]
+        vocab = values[order].tolist()
+        if self.max_tokens is not None:
+            vocab = vocab[:self.max_tokens - self._reserved()]
+        self._vocab = vocab
+
+    def get_vocabulary(self, include_special_tokens=True):
+        """The vocabulary by index (with mask and OOV tokens first unless excluded)."""
+        vocab = list(self._vocab or [])
+        if not include_special_tokens:
+            return vocab
+        head = ([self.mask_token] if self.mask_token is not None else []) + \
+            [self.oov_token] * self.num_oov_indices
+        return head + vocab
+
+    def vocabulary_size(self):
+        """The number of indices, mask and OOV slots included."""
+        return len(self.get_vocabulary())
+
+    def call(self, inputs):
+        if self._vocab is None:
+            raise RuntimeError(f"{self.name}: IntegerLookup has no vocabulary; pass `vocabulary` "
+                               "or call adapt() first")
+        x = _math.cast(inputs, _dt.int64)
+        table = np.asarray(self.get_vocabulary(), np.int64)
+        if self.invert:
+            safe = _math.minimum(_math.maximum(x, 0), len(table) - 1)
+            out = _array.gather(_array.constant(table), safe)
+            first = self._reserved() - self.num_oov_indices
+            is_oov = _math.logical_or(_math.less(x, first), _math.greater_equal(x, len(table)))
+            oov = _math.logical_and(_math.greater_equal(x, first),
+                                    _math.less(x, self._reserved()))
+            return _math.where(_math.logical_or(is_oov, oov),
+                               _math.cast(self.oov_token, _dt.int64), out)
+        vocab = np.asarray(self._vocab, np.int64)
+        order = np.argsort(vocab, kind="stable")
+        sorted_vocab = vocab[order] if vocab.size else np.zeros([1], np.int64)
+        positions = (order + self._reserved()).astype(np.int64) if vocab.size else \
+            np.zeros([1], np.int64)
+        flat = _array.reshape(x, [1, -1])
+        pos = _array.searchsorted(_array.constant(sorted_vocab[None]), flat, out_type=_dt.int64)
+        pos = _math.minimum(pos, len(sorted_vocab) - 1)
+        found = _math.equal(_array.gather(_array.constant(sorted_vocab), pos), flat)
+        if not vocab.size:
+            found = _math.logical_and(found, False)
+        index = _array.gather(_array.constant(positions), pos)
+        first_oov = int(self.mask_token is not None)
+        if self.num_oov_indices:
+            oov = _math.floormod(flat, self.num_oov_indices) + first_oov
+        else:
+            oov = _array.fill(_array.shape(flat), _array.constant(-1, _dt.int64))
+        out = _math.where(found, index, oov)
+        if self.mask_token is not None:
+            out = _math.where(_math.equal(flat, self.mask_token), _array.zeros_like(out), out)
+        out = _array.reshape(out, _array.shape(x))
+        if self.output_mode == "int":
+            return out
+        return CategoryEncoding(self.vocabulary_size(), self.output_mode,
+                                dtype=self.dtype_policy)(out)
+
+    def get_config(self):
+        return {**super().get_config(), "invert": self.invert, "max_tokens": self.max_tokens,
+                "num_oov_indices": self.num_oov_indices, "oov_token": self.oov_token,
+                "mask_token": self.mask_token, "output_mode": self.output_mode,
+                "sparse": self.sparse, "pad_to_max_tokens": self.pad_to_max_tokens,
+                "vocabulary_dtype": self.vocabulary_dtype, "idf_weights": self.idf_weights,
+                "vocabulary": self.get_vocabulary(include_special_tokens=False)
+                if self._vocab is not None else None,
+                "vocabulary_size": self.vocabulary_size(), "oov_method": "floormod",
+                "salt": None}
