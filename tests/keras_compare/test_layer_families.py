@@ -225,3 +225,28 @@ def test_integer_lookup_as_keras():
     kl = keras.layers.IntegerLookup(vocabulary=[4, 2, 7], invert=True)
     tlayer = tl.keras.layers.IntegerLookup(vocabulary=[4, 2, 7], invert=True)
     close(kl(np.array([0, 1, 2, 3])), tlayer(np.array([0, 1, 2, 3])), "invert")
+
+
+def test_attention_model_trains_as_keras():
+    from ._common import close_optimizers, fit_both, pair  # noqa: PLC0415
+
+    def build(k):
+        x = k.Input((6, 4))
+        h = k.layers.MultiHeadAttention(2, 3, seed=1)(x, x, use_causal_mask=True)
+        h = k.layers.GroupNormalization(2)(h)
+        h = k.layers.Attention(use_scale=True)([h, x])
+        h = k.layers.UnitNormalization()(h)
+        h = k.layers.GlobalAveragePooling1D()(h)
+        return k.Model(x, k.layers.Dense(3, activation="softmax")(h))
+
+    def compile_kwargs(k):
+        # SGD: the key bias's gradient is zero up to rounding (softmax is shift invariant),
+        # which Adam would scale up to full steps of noise
+        return dict(optimizer=k.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy",
+                    metrics=["accuracy"])
+    km, tm = pair(build, compile_kwargs)
+    x = _rand(20, 6, 4)
+    y = RNG.integers(0, 3, size=(20,))
+    fit_both(km, tm, x, y, epochs=2, batch_size=5)
+    close_optimizers(km.optimizer, tm.optimizer)
+    close(km.predict(x, verbose=0), tm.predict(x, verbose=0), "predict")
