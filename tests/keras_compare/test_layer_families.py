@@ -250,3 +250,11 @@ def test_attention_model_trains_as_keras():
     fit_both(km, tm, x, y, epochs=2, batch_size=5)
     close_optimizers(km.optimizer, tm.optimizer)
     close(km.predict(x, verbose=0), tm.predict(x, verbose=0), "predict")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"use_causal_mask": True},
+                                    {"return_attention_scores": True}])
+def test_grouped_query_attention(kwargs):
+    _compare(lambda k: k.layers.GroupQueryAttention(head_dim=3, num_query_heads=4,
+                                                      num_key_value_heads=2),
+             [_rand(2, 5, 6), _rand(2, 4, 7)], kwargs=kwargs)

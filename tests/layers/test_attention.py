@@ -190,3 +190,25 @@ def test_attention_config_round_trip(layer):
     config = layer.get_config()
     again = type(layer).from_config(config)
     assert again.get_config() == config
+
+
+def test_grouped_query_attention_matches_numpy_and_gradients():
+    layer = tl.layers.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=2,
+                                          dtype="float64")
+    q, v = RNG.normal(size=(2, 3, 5)), RNG.normal(size=(2, 4, 6))
+    layer(q, v)
+    _randomize(layer)
+    wq, bq, wk, bk, wv, bv, wo, bo = layer.get_weights()
+    assert wk.shape == (6, 2, 2) and wq.shape == (5, 4, 2) and wo.shape == (4, 2, 5)
+    qp = np.einsum("bqm,muh->bquh", q, wq) + bq
+    kp = np.repeat(np.einsum("bkm,mvh->bkvh", v, wk) + bk, 2, axis=2)
+    vp = np.repeat(np.einsum("bkm,mvh->bkvh", v, wv) + bv, 2, axis=2)
+    probs = _softmax(np.einsum("bquh,bkuh->buqk", qp / np.sqrt(2), kp))
+    want = np.einsum("bquh,uhm->bqm", np.einsum("buqk,bkuh->bquh", probs, vp), wo) + bo
+    np.testing.assert_allclose(layer(q, v).numpy(), want, rtol=1e-10)
+    check_layer_gradients(lambda lay, xs: lay(xs[0], xs[1], use_causal_mask=True), layer,
+                          [q[:1], v[:1]])
+    with pytest.raises(ValueError, match="divisible"):
+        tl.layers.GroupQueryAttention(head_dim=2, num_query_heads=3, num_key_value_heads=2)
+    config = layer.get_config()
+    assert tl.layers.GroupQueryAttention.from_config(config).get_config() == config

@@ -3,7 +3,8 @@ from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register, 
 from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
 from .conv import AveragePooling2D, Conv2D, MaxPooling2D  # noqa: F401
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
-from .attention import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
+from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
+                        GroupedQueryAttention, GroupQueryAttention, MultiHeadAttention)
 from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
@@ -17,7 +18,7 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "Dropout", "Embedding", "Conv2D", "MaxPooling2D", "AveragePooling2D",
            "BatchNormalization", "LayerNormalization", "GlobalAveragePooling1D",
            "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "register", "serialize", "deserialize",
-           "EinsumDense", "MultiHeadAttention", "Attention", "AdditiveAttention", "AlphaDropout",
+           "EinsumDense", "MultiHeadAttention", "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout",
            "Lambda", "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling",
            "CenterCrop", "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
            "Discretization", "IntegerLookup"]

@@ -1,4 +1,5 @@
-"""Attention layers: EinsumDense, MultiHeadAttention, Attention, AdditiveAttention.
+"""Attention layers: EinsumDense, MultiHeadAttention, GroupedQueryAttention, Attention,
+AdditiveAttention.
 
 Owns: Keras 3's constructor arguments, weight layout and math for these layers
 (MultiHeadAttention is four EinsumDense sublayers named query, key, value and
@@ -16,7 +17,8 @@ from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, check_unsupported, register
 
-__all__ = ["EinsumDense", "MultiHeadAttention", "Attention", "AdditiveAttention"]
+__all__ = ["EinsumDense", "MultiHeadAttention", "GroupQueryAttention", "Attention",
+           "AdditiveAttention"]
 
 
 def _einsum_shapes(equation, bias_axes, input_shape, output_shape):
@@ -378,12 +380,13 @@ class MultiHeadAttention(Layer):
         query, value = inputs["query"], inputs["value"]
         key = inputs.get("key", value)
         mask = self._attention_mask(query, value, inputs, use_causal_mask)
-        q = self._query_dense(query)
-        k = self._key_dense(key)
-        v = self._value_dense(value)
+        q, k, v = self._project(query, key, value)
         out, scores = self._compute_attention(q, k, v, mask, training)
         out = self._output_dense(out)
         return (out, scores) if return_attention_scores else out
+
+    def _project(self, query, key, value):
+        return self._query_dense(query), self._key_dense(key), self._value_dense(value)
 
     def _attention_mask(self, query, value, inputs, use_causal_mask):
         mask = None
@@ -402,14 +405,14 @@ class MultiHeadAttention(Layer):
     def _compute_attention(self, query, key, value, attention_mask=None, training=None):
         """Scaled dot products, masked softmax, dropout and the value combination over the
         projected (batch..., attention dims..., heads, channels) tensors."""
-        query = query * _math.cast(self._inverse_sqrt_key_dim, query.dtype)
+        query = query * _array.constant(self._inverse_sqrt_key_dim, query.dtype)
         scores = _math.einsum(self._dot_product_equation, key, query)
         if attention_mask is not None:
             axis = -len(self._attention_axes) * 2 - 1
             for _ in range(scores.shape.rank - attention_mask.shape.rank):
                 attention_mask = _array.expand_dims(attention_mask, axis)
             scores = _math.where(attention_mask, scores,
-                                 _math.cast(_large_negative(scores.dtype), scores.dtype))
+                                 _array.constant(_large_negative(scores.dtype), scores.dtype))
         scores = _softmax(scores, self._norm_axes)
         probs = scores
         if training and self._dropout > 0:
@@ -430,6 +433,90 @@ class MultiHeadAttention(Layer):
                 "kernel_constraint": constraints.serialize(self._kernel_constraint),
                 "bias_constraint": constraints.serialize(self._bias_constraint),
                 "seed": self.seed}
+
+
+@register
+class GroupedQueryAttention(MultiHeadAttention):
+    """Grouped-query attention (Ainslie et al.): `num_query_heads` query heads share
+    `num_key_value_heads` key/value heads (each key/value head serves
+    `num_query_heads // num_key_value_heads` consecutive query heads). Weights as Keras 3:
+    EinsumDense `query` (bqm,muh->bquh), `key` and `value` (bkm,mvh->bkvh) and
+    `attention_output` (bquh,uhm->bqm).
+
+    Args:
+        head_dim: size of each head.
+        num_query_heads: number of query heads.
+        num_key_value_heads: number of key/value heads (divides num_query_heads).
+        dropout, use_bias, kernel_*/bias_* and seed: as MultiHeadAttention.
+
+    Example:
+        >>> gqa = tl.layers.GroupQueryAttention(head_dim=2, num_query_heads=4, num_key_value_heads=2)
+        >>> gqa(tl.ones((1, 3, 8)), tl.ones((1, 5, 8))).shape
+        TensorShape([1, 3, 8])
+    """
+
+    def __init__(self, head_dim, num_query_heads, num_key_value_heads, dropout=0.0,
+                 use_bias=True, sliding_window=None, flash_attention=None,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, use_gate=False, seed=None,
+                 **kwargs):
+        for value, what in ((head_dim, "head_dim"), (num_query_heads, "num_query_heads"),
+                            (num_key_value_heads, "num_key_value_heads")):
+            _positive_int(value, what)
+        if num_query_heads % num_key_value_heads != 0:
+            raise ValueError("`num_query_heads` must be divisible by `num_key_value_heads`.")
+        super().__init__(num_query_heads, head_dim, dropout=dropout, use_bias=use_bias,
+                         sliding_window=sliding_window, flash_attention=flash_attention,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                         use_gate=use_gate, seed=seed, **kwargs)
+        self.head_dim, self.num_query_heads = head_dim, num_query_heads
+        self.num_key_value_heads = num_key_value_heads
+        self.num_repeats = num_query_heads // num_key_value_heads
+
+    def build(self, input_shape):
+        shapes = _unpack(_MHA_SLOTS, input_shape)
+        query_shape, value_shape = shapes["query"], shapes["value"]
+        key_shape = shapes.get("key", value_shape)
+        self.feature_dim = query_shape[-1]
+        kv_heads = (None, self.num_key_value_heads, self.head_dim)
+
+        def dense(equation, output_shape, bias_axes, name, shape):
+            layer = self._sublayer(equation, output_shape, bias_axes, name)
+            layer.build(tuple(shape))
+            return layer
+
+        self._query_dense = dense("bqm,muh->bquh", (None, self.num_query_heads, self.head_dim),
+                                  "uh", "query", query_shape)
+        self._key_dense = dense("bkm,mvh->bkvh", kv_heads, "vh", "key", key_shape)
+        self._value_dense = dense("bkm,mvh->bkvh", kv_heads, "vh", "value", value_shape)
+        self._attention_axes, self._norm_axes = (1,), (3,)
+        self._dot_product_equation = "bkuh,bquh->buqk"   # (key, query) as MHA
+        self._combine_equation = "buqk,bkuh->bquh"
+        self._output_dense = dense("bquh,uhm->bqm", (None, self.feature_dim), "m",
+                                   "attention_output",
+                                   (None, None, self.num_query_heads, self.head_dim))
+
+    def _project(self, query, key, value):
+        q, k, v = super()._project(query, key, value)
+        return (q, _array.repeat(k, self.num_repeats, axis=2),
+                _array.repeat(v, self.num_repeats, axis=2))
+
+    def get_config(self):
+        config = Layer.get_config(self)
+        mha = super().get_config()
+        keep = ("use_bias", "use_gate", "sliding_window", "dropout", "kernel_initializer",
+                "bias_initializer", "kernel_regularizer", "bias_regularizer",
+                "activity_regularizer", "kernel_constraint", "bias_constraint", "seed")
+        return {**config, "head_dim": self.head_dim, "num_query_heads": self.num_query_heads,
+                "num_key_value_heads": self.num_key_value_heads,
+                **{k: mha[k] for k in keep}}
+
+
+GroupQueryAttention = GroupedQueryAttention   # Keras 3's public name (the class keeps its own)
 
 
 def _softmax(x, axes):
@@ -486,7 +573,7 @@ class _BaseDenseAttention(Layer):
             if v_mask.shape.rank == 2:
                 v_mask = _array.expand_dims(v_mask, -2)
             big = 65504.0 if scores.dtype is _dt.float16 else 1.0e9
-            scores = _math.where(v_mask, scores, scores - _math.cast(big, scores.dtype))
+            scores = _math.where(v_mask, scores, scores - _array.constant(big, scores.dtype))
         weights = _nn.softmax(scores, axis=-1)
         used = weights
         if training and self.dropout > 0:

@@ -304,7 +304,7 @@ class UnitNormalization(Layer):
 
     def call(self, inputs):
         inv = _math.rsqrt(_math.reduce_sum(_math.square(inputs), axis=self.axis, keepdims=True))
-        return inputs * _math.minimum(inv, _math.cast(1e12, inv.dtype))
+        return inputs * _math.minimum(inv, _array.constant(1e12, inv.dtype))
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

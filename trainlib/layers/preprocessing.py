@@ -148,7 +148,7 @@ class Normalization(Layer):
         if not inputs.dtype.is_floating:
             inputs = _math.cast(inputs, self.compute_dtype)
         mean, variance = self._statistics(inputs.dtype)
-        std = _math.maximum(_math.sqrt(variance), _math.cast(_EPSILON, inputs.dtype))
+        std = _math.maximum(_math.sqrt(variance), _array.constant(_EPSILON, inputs.dtype))
         if self.invert:
             return mean + inputs * std
         return (inputs - mean) / std
@@ -327,7 +327,7 @@ class _RandomColor(Layer):
         low, high = self._draw_range()
         draw = _random.uniform(shape, minval=low, maxval=high, dtype=inputs.dtype, seed=self.seed)
         out = self._adjust(inputs, draw)
-        lo, hi = (_math.cast(v, inputs.dtype) for v in sorted(self.value_range))
+        lo, hi = (_array.constant(v, inputs.dtype) for v in sorted(self.value_range))
         return _math.clip_by_value(out, lo, hi)
 
     def get_config(self):
@@ -599,7 +599,7 @@ class IntegerLookup(Layer):
             oov = _math.logical_and(_math.greater_equal(x, first),
                                     _math.less(x, self._reserved()))
             return _math.where(_math.logical_or(is_oov, oov),
-                               _math.cast(self.oov_token, _dt.int64), out)
+                               _array.constant(self.oov_token, _dt.int64), out)
         vocab = np.asarray(self._vocab, np.int64)
         order = np.argsort(vocab, kind="stable")
         sorted_vocab = vocab[order] if vocab.size else np.zeros([1], np.int64)
