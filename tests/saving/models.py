@@ -61,15 +61,32 @@ def sequential():
                           L.Dense(2)], name="seq")
 
 
+def _concat(tensors):
+    """A named (importable) function for a Lambda layer."""
+    return tl.concat([tl.cast(t, tl.float32) for t in tensors], axis=-1)
+
+
 def functional():
     image = L.Input(shape=(8, 8, 2), name="image")
     tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
-    conv = L.Conv2D(2, 3, strides=2)(image)
-    a = L.Dense(1)(L.GlobalMaxPooling2D()(conv))
+    x = L.RandomFlip(seed=1)(L.Rescaling(0.5)(image))
+    x = L.RandomBrightness(0.1, value_range=(-10, 10), seed=2)(x)
+    x = L.RandomContrast(0.1, value_range=(-10, 10), seed=3)(x)
+    x = L.Normalization(mean=[0.0, 0.1], variance=[1.0, 2.0])(L.CenterCrop(7, 7)(x))
+    x = L.AlphaDropout(0.1, seed=4)(L.UnitNormalization()(L.GroupNormalization(groups=2)(x)))
+    conv = L.Conv2D(2, 3, strides=2)(x)
+    counts = L.CategoryEncoding(11, "count")(L.IntegerLookup(vocabulary=list(range(10)))(tokens))
+    bins = L.CategoryEncoding(3, "multi_hot")(L.Discretization([0.0, 0.5])(
+        L.GlobalAveragePooling2D()(conv)))
+    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins]))
     b = L.Dense(1, activation="sigmoid")(L.GlobalAveragePooling2D()(L.BatchNormalization()(conv)))
     emb = L.Embedding(10, 3)(tokens)
+    h = L.MultiHeadAttention(2, 2)(emb, emb, use_causal_mask=True)
+    h = L.GroupQueryAttention(head_dim=2, num_query_heads=2, num_key_value_heads=1)(h, emb)
+    h = L.AdditiveAttention()([L.Attention(use_scale=True)([h, emb]), h])
+    h = L.EinsumDense("abc,cd->abd", output_shape=(None, 3), bias_axes="d")(h)
     shared = L.Dense(2)
-    c = shared(L.GlobalMaxPooling1D()(L.LayerNormalization()(emb)))
+    c = shared(L.GlobalMaxPooling1D()(L.LayerNormalization()(h)))
     seq = L.TimeDistributed(L.Dense(3))(emb)
     seq = L.RNN([L.SimpleRNNCell(3), L.LSTMCell(3)], return_sequences=True)(seq)
     seq = L.Bidirectional(L.GRU(2, return_sequences=True))(seq)

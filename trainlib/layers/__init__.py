@@ -11,6 +11,14 @@ from .convolutional import *  # noqa: F401,F403
 from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
 from .merging import *  # noqa: F401,F403
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
+                        GroupedQueryAttention, GroupQueryAttention, MultiHeadAttention)
+from .alpha_dropout import AlphaDropout  # noqa: F401
+from .lambda_layer import Lambda  # noqa: F401
+from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
+from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noqa: F401
+                            IntegerLookup, Normalization, RandomBrightness, RandomContrast,
+                            RandomFlip, Rescaling)
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells  # noqa: F401
@@ -21,5 +29,10 @@ from .reshaping import *  # noqa: F401,F403
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation", "Flatten",
            "Dropout", "Embedding", "BatchNormalization", "LayerNormalization", "RNN", "SimpleRNN",
            "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells",
-           "Bidirectional", "TimeDistributed", "register", "serialize", "deserialize"] + \
-    _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + _activations.__all__ + _regularization.__all__
+           "Bidirectional", "TimeDistributed", "EinsumDense", "MultiHeadAttention",
+           "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
+           "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
+           "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
+           "Discretization", "IntegerLookup", "register", "serialize", "deserialize"] + \
+    _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
+    _activations.__all__ + _regularization.__all__

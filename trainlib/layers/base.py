@@ -346,9 +346,14 @@ class Layer(Module):
                           stacklevel=_user_stacklevel())
         self._input_shape_arg = tuple(input_shape) if input_shape is not None else None
         try:
-            self._call_takes_training = "training" in inspect.signature(self.call).parameters
+            params = inspect.signature(self.call).parameters
         except (TypeError, ValueError):
-            self._call_takes_training = False
+            params = {}
+        self._call_takes_training = "training" in params
+        # as Keras: outside any training context, `training` takes the default of `call`
+        # (True for the random preprocessing layers, so they augment in Dataset.map)
+        default = params["training"].default if "training" in params else None
+        self._call_training_default = default if isinstance(default, bool) else False
 
     # -- tracking
     def _init_tracker(self):
@@ -696,7 +701,8 @@ class Layer(Module):
         if training is None and _training_stack:
             training = _training_stack[-1]
         if self._call_takes_training:
-            kwargs["training"] = bool(training) if training is not None else False
+            kwargs["training"] = bool(training) if training is not None else \
+                self._call_training_default
         else:
             kwargs.pop("training", None)
         if not _training_stack:   # the outermost call: last call's add_loss losses go

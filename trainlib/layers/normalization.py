@@ -1,4 +1,5 @@
-"""Normalization layers: BatchNormalization (moving statistics) and LayerNormalization.
+"""Normalization layers: BatchNormalization (moving statistics), LayerNormalization,
+GroupNormalization and UnitNormalization.
 
 Owns: Keras 3's defaults (BatchNormalization momentum 0.99, epsilon 1e-3;
 LayerNormalization epsilon 1e-3) and update rule
@@ -11,7 +12,7 @@ from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, check_unsupported, register
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization", "UnitNormalization"]
 
 
 class _Normalization(Layer):
@@ -20,6 +21,17 @@ class _Normalization(Layer):
     float16 inputs are normalized in float32 and the result cast back)."""
 
     _promotes_integer_inputs = True   # Keras's mean/variance ops promote integer inputs
+
+    def _scale_and_shift_options(self, center, scale, beta_initializer, gamma_initializer,
+                                 beta_regularizer, gamma_regularizer, beta_constraint,
+                                 gamma_constraint):
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def _scale_and_shift_weights(self, shape):
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
@@ -155,13 +167,10 @@ class LayerNormalization(_Normalization):
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
         check_unsupported(self, rms_scaling=(rms_scaling, False))
-        self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        self.axis, self.epsilon = axis, float(epsilon)
+        self._scale_and_shift_options(center, scale, beta_initializer, gamma_initializer,
+                                      beta_regularizer, gamma_regularizer, beta_constraint,
+                                      gamma_constraint)
 
     def build(self, input_shape):
         rank = len(input_shape)
@@ -189,3 +198,113 @@ class LayerNormalization(_Normalization):
                 "beta_initializer": initializers.serialize(self.beta_initializer),
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
                 **self._scale_and_shift_config()}
+
+
+@register
+class GroupNormalization(_Normalization):
+    """Splits the channels on `axis` into `groups` and normalizes each sample over each
+    group (all non-batch dims but the group), then scales by gamma and shifts by beta
+    (per channel). `groups=-1` is instance normalization.
+
+    Args:
+        groups: number of groups (default 32); must divide the channels.
+        axis: the channel axis (default -1).
+        epsilon: added to the variance (default 1e-3).
+        center, scale: learn beta / gamma.
+
+    Example:
+        >>> tl.layers.GroupNormalization(groups=2)(tl.ones((1, 3, 4))).shape
+        TensorShape([1, 3, 4])
+    """
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
+        if isinstance(groups, bool) or not isinstance(groups, int) or (groups <= 0 and groups != -1):
+            raise ValueError("Received an invalid value for argument `groups`, expected a positive "
+                             "integer (or `-1` for instance normalization). "
+                             f"Received: groups={groups}")
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
+        self._scale_and_shift_options(center, scale, beta_initializer, gamma_initializer,
+                                      beta_regularizer, gamma_regularizer, beta_constraint,
+                                      gamma_constraint)
+
+    def build(self, input_shape):
+        dim = input_shape[self.axis]
+        if dim is None:
+            raise ValueError(f"Axis {self.axis} of input tensor should have a defined dimension "
+                             f"but the layer received an input with shape {input_shape}.")
+        if self.groups == -1:
+            self.groups = dim
+        if dim < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of "
+                             f"channels ({dim}).")
+        if dim % self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number "
+                             f"of channels ({dim}).")
+        self._scale_and_shift_weights((dim,))
+
+    def _normalize(self, inputs):
+        rank = inputs.shape.rank
+        axis = self.axis % rank
+        channels = inputs.shape[axis]
+        dims = inputs.shape.as_list()
+        dynamic = _array.shape(inputs)
+        grouped = [-1] + [d if d is not None else dynamic[i] for i, d in enumerate(dims)][1:]
+        grouped[axis] = channels // self.groups
+        grouped.insert(axis, self.groups)
+        x = _array.reshape(inputs, _array.stack(grouped) if any(
+            not isinstance(d, int) for d in grouped) else grouped)
+        axes = [i for i in range(1, rank + 1) if i != axis]
+        mean = _math.reduce_mean(x, axis=axes, keepdims=True)
+        variance = _math.reduce_mean(_math.square(x - mean), axis=axes, keepdims=True)
+        inv = _math.rsqrt(variance + self.epsilon)
+        broadcast = [1] * (rank + 1)
+        broadcast[axis], broadcast[axis + 1] = self.groups, channels // self.groups
+        if self.gamma is not None:
+            inv = inv * _array.reshape(self.gamma, broadcast)
+        out = x * inv - mean * inv
+        if self.beta is not None:
+            out = out + _array.reshape(self.beta, broadcast)
+        if None not in dims[1:]:   # keep the static shape for the functional API
+            return _array.reshape(out, [-1] + dims[1:])
+        return _array.ensure_shape(_array.reshape(out, dynamic), dims)
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                **self._scale_and_shift_config()}
+
+
+@register
+class UnitNormalization(Layer):
+    """Scales each sample to unit L2 norm over `axis`: `x * min(rsqrt(sum(x**2)), 1e12)`.
+
+    Example:
+        >>> tl.layers.UnitNormalization()(tl.constant([[3.0, 4.0]])).numpy().tolist()
+        [[0.6000000238418579, 0.800000011920929]]
+    """
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(axis, (list, tuple)):
+            self.axis = list(axis)
+        elif isinstance(axis, int):
+            self.axis = axis
+        else:
+            raise TypeError("Invalid value for `axis` argument: expected an int or a list/tuple "
+                            f"of ints. Received: axis={axis}")
+        self.supports_masking = True
+
+    _promotes_integer_inputs = True
+
+    def call(self, inputs):
+        inv = _math.rsqrt(_math.reduce_sum(_math.square(inputs), axis=self.axis, keepdims=True))
+        return inputs * _math.minimum(inv, _array.constant(1e12, inv.dtype))
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
