@@ -28,3 +28,4 @@ from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported 
 from . import saved_model, saving  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
 from . import utils  # noqa: F401,E402
+from . import train  # noqa: F401,E402

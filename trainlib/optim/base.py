@@ -11,7 +11,7 @@ Variables (slots, counters) exist after `build`, which runs eagerly before
 """
 import trainlib as tl
 from trainlib.graph.context import eager_scope
-from trainlib.graph.variables import Variable
+from trainlib.graph.variables import Variable, children_changed
 
 from .schedules import LearningRateSchedule
 
@@ -112,6 +112,7 @@ class Optimizer:
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
+        children_changed(self)   # a restored checkpoint may hold this slot's value
         return v
 
     @property
