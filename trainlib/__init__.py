@@ -18,6 +18,9 @@ from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004
 from .graph.ops.control_flow import *  # noqa: F401,F403
 from .graph.ops.tensor_array import TensorArray  # noqa: F401
+from .graph.ops.script_ops import init_scope, numpy_function, py_function  # noqa: F401
+from .graph.context import executing_eagerly  # noqa: F401
+from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
 from . import autograph, config, debugging  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
