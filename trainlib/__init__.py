@@ -10,7 +10,7 @@ from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
-from .graph.autodiff import GradientTape, custom_gradient  # noqa: F401
+from .graph.autodiff import GradientTape, UnconnectedGradients, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, linalg, math, nn, random  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
@@ -31,4 +31,4 @@ from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported 
 from . import saved_model, saving  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
 from . import utils  # noqa: F401,E402
-from . import train  # noqa: F401,E402
+from . import train, types  # noqa: F401,E402
