@@ -26,6 +26,7 @@ from .graph.backend import device  # noqa: F401
 
 __version__ = "0.1.0"
 from . import initializers, activations, layers, optim, losses, metrics, callbacks, data, models  # noqa: F401,E402
+from . import regularizers, constraints, mixed_precision  # noqa: F401,E402
 from .models import Model, Sequential  # noqa: F401,E402
 from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported Keras code
 from . import saved_model, saving  # noqa: F401,E402

@@ -20,9 +20,11 @@ import warnings
 import numpy as np
 
 import trainlib as tl
+from trainlib.graph.context import state
 from trainlib.graph.errors import InvalidArgumentError
+from trainlib.graph.ops import iterator as _iterator_ops
 
-__all__ = ["Dataset", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -133,6 +135,7 @@ class Dataset:
         self._card = int(cardinality)
         self._spec_fn = spec if callable(spec) else (lambda: spec)
         self._spec = None
+        self._handle = None
 
     # -- sources
     @staticmethod
@@ -558,8 +561,25 @@ class Dataset:
         return self._spec
 
     def __iter__(self):
-        for e in self._make_iterator():
-            yield _to_tensors(e)
+        """An `Iterator`: eagerly it yields tensors; inside a `tl.function` it is a new
+        iterator at every call (an `AnonymousIterator` op), as tf.data's."""
+        if state.graph is not None:
+            return _GraphIterator(self, _iterator_ops.make_iterator(self._tl_handle()))
+        return Iterator(self)
+
+    # -- graph iteration (the protocol AutoGraph's `for` and the iterator ops use)
+    def _tl_handle(self):
+        """The resource handle a traced Function captures to start passes over this dataset."""
+        if self._handle is None:
+            self._handle = tl.Tensor(self, tl.dtypes.resource)
+        return self._handle
+
+    def _tl_new_iterator(self):
+        return Iterator(self)
+
+    def _tl_graph_iteration(self):
+        """(iterator handle, flat TensorSpecs, pack): a fresh pass at each call of the graph."""
+        return (_iterator_ops.make_iterator(self._tl_handle()),) + _leaf_specs(self)
 
     def as_numpy_iterator(self):
         """Iterates elements as numpy arrays (in the element's structure)."""
@@ -582,6 +602,90 @@ class Dataset:
 
     def __repr__(self):
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
+
+
+_GET_NEXT_LIMIT = 32  # reads of one iterator in one trace before it is taken as a Python `for`
+
+
+class _GraphIterator:
+    """`iter(dataset)` inside a traced Function: a symbolic iterator made at every call."""
+
+    def __init__(self, dataset, handle):
+        self._dataset = dataset
+        self.handle = handle
+        self._reads = (None, 0)  # (id of the graph being traced, get_next ops added to it)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.get_next()
+
+    def get_next(self):
+        """The next element (an `IteratorGetNext` op while tracing)."""
+        graph, count = self._reads
+        count = count + 1 if graph == id(state.graph) else 1
+        self._reads = (id(state.graph), count)
+        if count > _GET_NEXT_LIMIT:  # a Python `for` never ends on a graph iterator
+            raise ValueError(
+                f"{count} reads of one iterator while tracing one tl.function: `for x in dataset` "
+                "runs as a graph loop only with AutoGraph (tl.function(autograph=True), the "
+                "default); without it the Python loop would never end. Use next(it) a bounded "
+                "number of times, or tl.while_loop.")
+        specs, pack = _leaf_specs(self._dataset)
+        return pack(_iterator_ops.get_next(self.handle, specs))
+
+    def _tl_graph_iteration(self):
+        return (self.handle,) + _leaf_specs(self._dataset)
+
+
+class Iterator(_GraphIterator):
+    """An iterator over a `Dataset`, as `iter(dataset)` gives, and state a Function can use.
+
+    Eagerly `next(it)` returns the next element (tensors) and raises StopIteration at the
+    end. Inside a `tl.function`, `next(it)` (or `it.get_next()`) is an `IteratorGetNext`
+    op on the captured iterator: every call of the Function advances it (1, 2, 3 ...), and
+    reading past the end raises `tl.errors.OutOfRangeError`, as tf.data's iterators.
+    `for x in it` inside a Function is a graph loop over the rest of the data.
+    """
+
+    name = "iterator"
+
+    def __init__(self, dataset):
+        super().__init__(dataset, tl.Tensor(self, tl.dtypes.resource))
+        self._elements = iter(dataset._make_iterator())
+
+    @property
+    def element_spec(self):
+        """The structure of TensorSpecs of one element."""
+        return self._dataset.element_spec
+
+    def __next__(self):
+        if state.graph is not None:
+            return self.get_next()
+        return _to_tensors(next(self._elements))
+
+    def get_next(self):
+        """The next element; `tl.errors.OutOfRangeError` at the end (also eagerly)."""
+        if state.graph is not None:
+            return super().get_next()
+        try:
+            return _to_tensors(next(self._elements))
+        except StopIteration:
+            raise tl.errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
+
+    def _tl_next_arrays(self):
+        return [np.asarray(a) for a in _flat(next(self._elements))]
+
+    def __repr__(self):
+        return f"<tl.data.Iterator element_spec={self.element_spec}>"
+
+
+def _leaf_specs(dataset):
+    """(the flat TensorSpecs of an element, a function packing leaves into its structure)."""
+    structure = dataset.element_spec
+    specs = _flat(structure)
+    return specs, lambda leaves: _pack(structure, list(leaves))
 
 
 def _pass_generators(seed, reshuffle_each_iteration):

@@ -224,6 +224,11 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        # as Keras 3, losses compute in their dtype (float32): float16 outputs of a
+        # mixed-precision model are cast up first
+        dtype = tl.as_dtype(self.dtype or "float32")
+        y_pred, y_true = (tl.cast(v, dtype) if tl.is_tensor(v) and v.dtype.is_floating and
+                          v.dtype.size < dtype.size else v for v in (y_pred, y_true))
         return reduce_weighted_values(self.call(y_true, y_pred), sample_weight, self.reduction)
 
     def get_config(self):

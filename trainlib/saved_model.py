@@ -337,7 +337,7 @@ def _write(export_dir, functions, concretes, signatures, variables):
                     constants.append(value)
                 captures.append({"constant": const_index[id(value)]})
         try:
-            graph = encode_graph(c.graph, saver)
+            graph = encode_graph(c.optimized_graph, saver)
         except ValueError as e:
             raise ValueError(f"cannot save function {c.name!r}: {e}") from None
         encoded.append({

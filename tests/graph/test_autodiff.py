@@ -168,6 +168,97 @@ def test_custom_gradient_with_variables():
     assert float(gx) == 2.0 and float(gv) == 30.0
 
 
+def _in_both(fn):
+    """fn() eagerly and traced by tl.function: both results as lists of floats."""
+    return [[float(t) for t in fn()], [float(t) for t in tl.function(fn, autograph=False)()]]
+
+
+def test_custom_gradient_replaces_the_gradient_of_an_identity():
+    # the rule alone counts: without the fix the identity's own gradient was added on top
+    @tl.custom_gradient
+    def clip(y):
+        return y, lambda dy: tl.clip_by_value(dy, -2.0, 2.0)
+
+    @tl.custom_gradient
+    def zero(x):
+        return x, lambda dy: dy * 0
+
+    def run():
+        x = f64(2.0)
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            a = clip(x) * 3.0
+            b = zero(x) * x * x
+        return [tape.gradient(a, x), tape.gradient(b, x)]
+
+    assert _in_both(run) == [[2.0, 8.0], [2.0, 8.0]]
+
+
+def test_custom_gradient_several_inputs_outputs_and_variables():
+    v = tl.Variable(np.array(2.0))
+
+    @tl.custom_gradient
+    def f(x, y):
+        def grad(da, db, variables=None):
+            return (da * 10.0 + db, da * 0.5), [da * 100.0]
+        return (x * y * v, x + y), grad
+
+    def run():
+        x, y = f64(2.0), f64(3.0)
+        with tl.GradientTape() as tape:
+            tape.watch([x, y])
+            a, b = f(x, y)
+            z = a + 2.0 * b
+        return tape.gradient(z, [x, y, v])
+
+    assert _in_both(run) == [[12.0, 0.5, 100.0]] * 2
+
+
+def test_custom_gradient_of_a_variable_argument():
+    v = tl.Variable(np.array(3.0))
+
+    @tl.custom_gradient
+    def half(x):  # v is an argument, so its rule has no `variables`
+        return x * x, lambda dy: dy * 0.5
+
+    def run():
+        with tl.GradientTape() as tape:
+            y = half(v) * 4.0
+        return [tape.gradient(y, v)]
+
+    assert _in_both(run) == [[2.0], [2.0]]
+
+
+def test_custom_gradient_inside_while_and_second_order():
+    @tl.custom_gradient
+    def clip(y):
+        return y, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
+
+    @tl.custom_gradient
+    def cube(x):
+        return x * x * x, lambda dy: dy * 3.0 * x * x
+
+    def run():
+        x = f64(1.5)
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, clip(y * x) * 2.0),
+                                 (tl.constant(0), x))
+        in_loop = tape.gradient(y, x)
+        with tl.GradientTape() as outer:
+            outer.watch(x)
+            with tl.GradientTape() as inner:
+                inner.watch(x)
+                c = cube(x)
+            g = inner.gradient(c, x)
+        return [in_loop, g, outer.gradient(g, x)]
+
+    # the loop: the upstream gradient (2.0 or 3.0) of each step is clipped to 1.0 before
+    # `y * x`, so d/dx sums each step's y (1.5 + 4.5 + 13.5) and the 1.5 reaching the initial
+    # y = x: 21.0, as TensorFlow
+    assert _in_both(run) == [[21.0, 6.75, 9.0]] * 2
+
+
 # ------------------------------------------------------------------ in graphs
 
 def test_tape_inside_function_equals_eager():

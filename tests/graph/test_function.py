@@ -328,7 +328,8 @@ def test_non_strict_execution_prunes_unused_ops():
         return x + 1.0
 
     cf = f.get_concrete_function(tl.constant([[1.0]]))
-    assert "MatMul" not in [op.type for op in cf.graph.get_operations()]
+    assert "MatMul" not in [op.type for op in cf.optimized_graph.get_operations()]
+    assert "MatMul" in [op.type for op in cf.graph.get_operations()]  # the graph as traced
     assert float(f(tl.constant([[1.0]]))[0, 0]) == 2.0 if hasattr(tl, "reshape") else True
 
 
@@ -373,8 +374,27 @@ def test_graph_def_text_and_verify():
     assert graph.verify()
     text = str(graph.as_graph_def())
     assert 'op: "Placeholder"' in text and 'op: "Const"' in text and "node {" in text
-    node = graph.as_graph_def().node[-1]
-    assert node.op == "AddV2" and len(node.input) == 2
+    *_, add, out = graph.as_graph_def().node  # as traced: the output is an Identity, as TF's
+    assert add.op == "AddV2" and len(add.input) == 2 and out.op == "Identity"
+    assert out.input == [add.name]
+
+
+def test_graph_is_as_traced_and_optimized_graph_is_a_copy():
+    @tl.function
+    def train(data):
+        loss = tl.constant(0)
+        for x, y in data:  # a Python list: unrolled while tracing
+            loss += tl.abs(y - x)
+        return loss
+
+    concrete = train.get_concrete_function([(1, 1)] * 10)
+    # TensorFlow's guide counts 32 nodes: Const, then (Const, Abs, AddV2) x 10, then Identity
+    assert len(concrete.graph.as_graph_def().node) == 32
+    assert [op.type for op in concrete.optimized_graph.get_operations()] == ["Const"]
+    assert concrete.graph.verify() and concrete.optimized_graph.verify()
+    traced = {id(op) for op in concrete.graph.get_operations()}
+    assert not traced & {id(op) for op in concrete.optimized_graph.get_operations()}
+    assert int(train([(1, 1)] * 10)) == 0
 
 
 # ------------------------------------------------------------------ control flow

@@ -263,6 +263,47 @@ def test_gradient_driver_ops_on_strict_xp():
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[1, 1, 1], [2, 2, 2]])
 
 
+def test_engine_ops_on_strict_xp():
+    """CustomGradient eagerly and in a graph, and calls of Functions under a tape (the call
+    ops: PartitionedCall, StatefulPartitionedCall) and dataset iterators in graphs
+    (AnonymousIterator, IteratorGetNext, IteratorGetNextAsOptional) on the strict array module."""
+    @tl.custom_gradient
+    def clip(y):
+        return y * 1.0, lambda dy: tl.clip_by_value(dy, -1.0, 1.0)
+
+    def run(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            y = clip(x) * 3.0
+        return tape.gradient(y, x)
+
+    with strict():
+        x = tl.constant([2.0, -2.0])
+        np.testing.assert_allclose(run(x).numpy(), [1.0, 1.0])
+        np.testing.assert_allclose(tl.function(run)(x).numpy(), [1.0, 1.0])
+        v = tl.Variable([1.0, 2.0])
+        pure = tl.function(lambda x: x * v)
+        stateful = tl.function(lambda x: (v.assign_add(x), x * 2.0)[1])
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y, z = pure(x), stateful(x)
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), [1.0, 2.0])
+        np.testing.assert_allclose(tape.gradient(z, x).numpy(), [2.0, 2.0])
+        ds = tl.data.Dataset.range(4).batch(3)
+        it = iter(ds)
+        step = tl.function(lambda: next(it))
+        assert step().device == "gpu" and step().numpy().tolist() == [3]
+
+        @tl.function
+        def total(ds):
+            s = tl.constant(0, tl.int64)
+            for b in ds:
+                s += tl.reduce_sum(b)
+            return s
+
+        assert int(total(ds).numpy()) == 6
+
+
 def test_shim_is_strict():
     """The shim catches what CuPy would reject: numpy calls on device arrays, numpy operands."""
     a = strict_xp.asarray(np.arange(6.0).reshape(2, 3))

@@ -157,7 +157,7 @@ def test_fused_ops_list_their_steps_and_to_dot_rejects_non_graphs():
     def f(x):
         return tl.tanh(x * 2.0 + 1.0) * tl.sigmoid(x)
 
-    dot = tl.function(f, jit_compile=True).get_concrete_function(tl.ones([8])).graph.to_dot()
+    dot = tl.function(f, jit_compile=True).get_concrete_function(tl.ones([8])).optimized_graph.to_dot()
     if "FusedElementwise" in dot:
         assert re.search(r"FusedElementwise\\n.*Tanh", dot)
     from trainlib.graph.visualize import to_dot

@@ -15,7 +15,7 @@ def test_dense_matches_numpy_and_initializers():
     k, b = d.get_weights()
     np.testing.assert_allclose(out, np.maximum(x @ k + b, 0), rtol=1e-6)
     assert np.all(b == 0) and np.abs(k).max() <= np.sqrt(6 / 9) + 1e-6
-    assert d.count_params() == 25 and [v.name for v in d.weights] == ["kernel:0", "bias:0"]
+    assert d.count_params() == 25 and [v.name for v in d.weights] == ["kernel", "bias"]
     assert d(np.ones((2, 7, 4), np.float32)).shape == (2, 7, 5)
 
 

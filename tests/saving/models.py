@@ -15,7 +15,7 @@ class Scale(L.Layer):
         self.init = init
 
     def build(self, input_shape):
-        self.w = self.add_weight("w", (input_shape[-1],), initializer="ones")
+        self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="w")
 
     def call(self, x):
         return x * self.w * self.init

@@ -12,7 +12,7 @@ import enum
 
 from . import dtypes as _dt
 from .context import state
-from .op import apply
+from .op import apply, defop
 from .tensor import Tensor, is_tensor
 
 
@@ -23,9 +23,30 @@ def _variable_class():
 
 def variable_of_handle(handle):
     """The Variable behind a resource handle (eager: its value; traced: the capture's Variable)."""
-    if isinstance(handle, Tensor):
-        return handle._value
-    return handle.op.attrs.get("_variable")
+    value = handle._value if isinstance(handle, Tensor) else handle.op.attrs.get("_variable")
+    return value if isinstance(value, _variable_class()) else None  # not an iterator's object
+
+
+# ops whose resource inputs are Variables read inside them (their gradients reach the Variables)
+READS_VARIABLES_INSIDE = {"CustomGradient", "If", "While"}
+# ops whose gradient rule gets None (not zeros) for outputs that received no gradient
+NONE_FOR_MISSING_GRADIENTS = set()
+
+
+def recording(tensors):
+    """True if an active tape would record an op reading `tensors`: one of them is watched or
+    computed from watched values, or is the handle of a Variable a tape watches (explicitly,
+    or as a trainable Variable it watches when accessed)."""
+    for tape in state.tapes:
+        for t in tensors:
+            if id(t) in tape._tracked:
+                return True
+            if t.dtype is _dt.resource:
+                var = variable_of_handle(t)
+                if var is not None and (id(var) in tape._watched_vars or
+                                        tape._watch_accessed and var.trainable):
+                    return True
+    return False
 
 
 def _differentiable_dtype(dtype):
@@ -150,7 +171,7 @@ class GradientTape:
 
     def _record(self, op):
         tracked = self._tracked
-        if op.opdef.name in ("CustomGradient", "If", "While"):  # Variables read inside them
+        if op.opdef.name in READS_VARIABLES_INSIDE:  # Variables read inside them
             for h in op.inputs:
                 if h.dtype is _dt.resource:
                     var = variable_of_handle(h)
@@ -358,8 +379,11 @@ def backprop(ops, targets, seeds):
         outs = op.outputs
         if not any(id(o) in grads for o in outs):
             continue
-        dys = [grads.get(id(o)) if id(o) in grads else
-               (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
+        if op.opdef.name in NONE_FOR_MISSING_GRADIENTS:
+            dys = [grads.get(id(o)) for o in outs]
+        else:
+            dys = [grads.get(id(o)) if id(o) in grads else
+                   (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
         rule = op.opdef.grad
         if rule is None:
             from .errors import UnimplementedError  # noqa: PLC0415
@@ -395,41 +419,41 @@ def _unbroadcast(g, x):
     return apply("SumToShapeOf", g, x)
 
 
-class _CustomGradientOp:
-    """What tapes record for a `tl.custom_gradient` call: inputs -> outputs with the user's rule."""
-
-    __slots__ = ("opdef", "inputs", "outputs", "attrs")
-
-    def __init__(self, inputs, outputs, grad_fn, variables):
-        from .op import OpDef  # noqa: PLC0415
-
-        def rule(op, *dys):
-            dys = dys[0] if len(dys) == 1 else list(dys)
-            if variables:
-                result = grad_fn(dys, variables=list(variables))
-                input_grads, var_grads = result
-                input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
-                return tuple(input_grads) + tuple(var_grads)
-            result = grad_fn(dys)
-            return tuple(result) if isinstance(result, (list, tuple)) else (result,)
-
-        self.opdef = OpDef("CustomGradient", None, None, grad=rule)
-        self.inputs = list(inputs) + [v.handle if state.graph is None else _handle_in_graph(v)
-                                      for v in variables]
-        self.outputs = outputs
-        self.attrs = {}
+def _custom_gradient_kernel(xp, *arrays, num_results, **_static):
+    return tuple(arrays[:num_results])
 
 
-def _handle_in_graph(variable):
-    return state.graph.capture_variable(variable)
+def _custom_gradient_infer(*specs, num_results, **_static):
+    return tuple(specs[:num_results])
+
+
+def _custom_gradient_rule(op, *dys):
+    """The user's rule: None for the forward results (their own ops are never differentiated),
+    then one gradient per input tensor and per Variable the function read."""
+    n = op.attrs["num_results"]
+    grads = op.attrs["_grad_fn"](list(dys))
+    return (None,) * n + tuple(grads)
+
+
+# CustomGradient(results..., inputs..., variable handles...) -> results: an identity on the
+# results whose gradient is the user's rule. Its inputs name what the rule differentiates, so
+# tapes reach the inputs and Variables only through it, eagerly and in graphs alike (as
+# TensorFlow's IdentityN with an overridden gradient). `_retrace` re-runs the decorated function
+# on new inputs, for replays of a loop body that must build a fresh rule around fresh tensors.
+defop("CustomGradient", infer=_custom_gradient_infer, grad=_custom_gradient_rule,
+      num_outputs=None)(_custom_gradient_kernel)
 
 
 def custom_gradient(f=None):
     """Decorates `f(*x)` returning `(y, grad_fn)` so that tapes use `grad_fn(dy)` as its gradient.
 
-    `grad_fn(dy)` returns one gradient per input; if `f` reads trainable
-    Variables, `grad_fn(dy, variables=None)` must return
-    `(input_grads, variable_grads)`, as TensorFlow's.
+    The rule replaces the gradient of the ops inside `f`, eagerly and inside
+    `tl.function` (also in loop bodies, and for higher-order gradients: the
+    ops of `grad_fn` are recorded by outer tapes). `grad_fn(*dys)` gets one
+    upstream gradient per output and returns one gradient per tensor argument.
+    If `f` reads trainable Variables that are not its arguments,
+    `grad_fn(*dys, variables=...)` must return `(input_grads, variable_grads)`,
+    as TensorFlow's.
 
     Example:
         >>> @tl.custom_gradient
@@ -440,31 +464,77 @@ def custom_gradient(f=None):
     """
     if f is None:
         return custom_gradient
+    name = getattr(f, "__name__", "f")
 
     def wrapped(*args, **kwargs):
         from .op import convert_to_tensor  # noqa: PLC0415
-        inputs = [convert_to_tensor(a) if not is_tensor(a) and not isinstance(a, _variable_class())
-                  else a for a in args]
+        Variable = _variable_class()
+        args = tuple(convert_to_tensor(a) if not is_tensor(a) and not isinstance(a, Variable)
+                     and _is_value(a) else a for a in args)
         watcher = GradientTape(watch_accessed_variables=True)
-        tapes, state.tapes = state.tapes, [watcher]  # the inside of f is not recorded by outer tapes
+        # outer tapes record the inside of f too (as TensorFlow's), so that ops grad_fn reuses
+        # (a value computed in f) differentiate for higher-order gradients; the first-order
+        # walk never enters them, as the CustomGradient op gives its results no gradient
+        tapes = state.tapes
+        state.tapes = tapes + [watcher]
         try:
-            outputs, grad_fn = f(*inputs, **kwargs)
+            outputs, grad_fn = f(*args, **kwargs)
+            leaves = flatten(outputs)
+            results = [convert_to_tensor(o) if not is_tensor(o) else o for o in leaves]
         finally:
             state.tapes = tapes
-        variables = [v for v in watcher.watched_variables() if v.trainable]
+        arg_leaves = [a for a in flatten(list(args)) + flatten(kwargs)
+                      if is_tensor(a) or isinstance(a, Variable)]
+        variables = [v for v in watcher.watched_variables()
+                     if v.trainable and not any(v is a for a in arg_leaves)]
         if variables:
             import inspect  # noqa: PLC0415
             params = inspect.signature(grad_fn).parameters
             if "variables" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-                raise TypeError(f"{getattr(f, '__name__', 'f')} reads the trainable Variables "
+                raise TypeError(f"@tl.custom_gradient {name} reads the trainable Variables "
                                 f"{[v.name for v in variables]}, so its grad_fn must accept a "
                                 "`variables` keyword argument and return (input_grads, variable_grads).")
-        leaves = [apply("Identity", o) for o in flatten(outputs)]
-        if state.tapes:
-            record = _CustomGradientOp([x for x in inputs if is_tensor(x)], tuple(leaves), grad_fn, variables)
-            for tape in state.tapes:
-                tape._record(record)
-        return pack_as(outputs, leaves)
+        n_args = len(arg_leaves)
+
+        def rule(dys):
+            dys = [dy if dy is not None else apply("ZerosLike", r) for dy, r in zip(dys, results)]
+            if variables:
+                input_grads, var_grads = grad_fn(*dys, variables=list(variables))
+                var_grads = list(var_grads)
+                if len(var_grads) != len(variables):
+                    raise ValueError(f"@tl.custom_gradient {name}: grad_fn returned "
+                                     f"{len(var_grads)} Variable gradients for {len(variables)} "
+                                     "Variables")
+            else:
+                input_grads, var_grads = grad_fn(*dys), []
+            input_grads = flatten(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+            if len(input_grads) != n_args:
+                raise ValueError(f"@tl.custom_gradient {name} expected grad_fn to return {n_args} "
+                                 f"gradients, but it returned {len(input_grads)}")
+            return [None if g is None else _as_grad(g, x) for g, x in zip(input_grads, inputs)] + \
+                [None if g is None else _as_grad(g, v) for g, v in zip(var_grads, variables)]
+
+        # a Variable argument enters as a read of it (recorded by the tapes), as TensorFlow's
+        inputs = [a.read_value() if isinstance(a, Variable) else a for a in arg_leaves]
+        handles = [v.handle if state.graph is None else state.graph.capture_variable(v)
+                   for v in variables]
+
+        def retrace(new_inputs):
+            it = iter(new_inputs)
+            rebuilt = [next(it) if is_tensor(a) or isinstance(a, Variable) else a for a in args]
+            return flatten(wrapped(*rebuilt, **kwargs))
+
+        out = apply("CustomGradient", *results, *inputs, *handles, num_results=len(results),
+                    _grad_fn=rule, _retrace=retrace)
+        out = list(out) if isinstance(out, tuple) else [] if out is None else [out]
+        if state.graph is not None:  # an identity after it, so it is never a graph output itself
+            out = [apply("Identity", o) for o in out]
+        return pack_as(outputs, out)
 
     import functools  # noqa: PLC0415
     return functools.wraps(f)(wrapped)
+
+
+def _is_value(a):
+    """Numbers, lists and arrays: arguments that convert to tensors (others pass through)."""
+    return isinstance(a, (int, float, list)) or hasattr(a, "__array__")

@@ -25,6 +25,10 @@ class OpError(Exception):
         super().__init__(message)
 
 
+class OutOfRangeError(OpError):
+    """An iterator was read past the end of its data ("End of sequence")."""
+
+
 class InvalidArgumentError(OpError, ValueError):
     """An op got an argument of the wrong dtype, shape or value."""
 

@@ -15,17 +15,18 @@ import warnings
 import weakref
 
 from . import dtypes as _dt
-from .autodiff import flatten, pack_as
+from .autodiff import flatten, pack_as, recording
 from .backend import transfer
+from .calls import GraphFunction, optimized_copy
 from .context import graph_scope, state
 from .errors import OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
-from .passes import optimize
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .tracing import FuncGraph
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
+_NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
 RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
 
 
@@ -455,7 +456,9 @@ class ConcreteFunction(CompiledFunction):
     """One traced graph of a Function, compiled to Python; callable with tensors.
 
     Attributes:
-        graph: the FuncGraph (after optimization).
+        graph: the FuncGraph as traced (what the Python code built, loops unrolled, as
+            TensorFlow's `ConcreteFunction.graph`).
+        optimized_graph: the copy of `graph` the optimization passes rewrote, which runs.
         inputs / outputs: the graph's placeholders and output tensors.
         python_source: the generated code that runs it.
         pass_report: (pass, ops before, ops after) for each optimization pass.
@@ -469,6 +472,8 @@ class ConcreteFunction(CompiledFunction):
         self._arg_names = arg_names
         self._n_args = len(graph.arg_placeholders)
         self.pass_report = []
+        self.optimized_graph = None
+        self._callable = None
         self._simple_output = None
         self._arity = len(arg_structure)  # positional arguments after canonicalization
         self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
@@ -493,8 +498,8 @@ class ConcreteFunction(CompiledFunction):
                 t = _output_tensor(leaf)
                 if isinstance(t, SymbolicTensor) and t.op.graph is not graph:
                     raise ValueError(f"{function._name} returned a tensor of another graph")
-                if isinstance(t, SymbolicTensor) and t.op.type == "Placeholder":
-                    t = apply("Identity", t)
+                if isinstance(t, SymbolicTensor) and not isinstance(leaf, Tensor):
+                    t = apply("Identity", t)  # every output an Identity, as TensorFlow's graphs
                 out_tensors.append(t)
                 structure_leaves.append(_OutputSlot(len(out_tensors) - 1))
         graph.outputs = out_tensors
@@ -507,10 +512,11 @@ class ConcreteFunction(CompiledFunction):
         return concrete
 
     def _finish(self):
-        self.graph = optimize(self.graph, options={"jit_compile": bool(self._function._jit_compile)},
-                              report=self.pass_report)
-        self._compile(self.graph, self._function._name,
-                      [_capture_feed(v) for v, _ in self.graph.captures], state.xp)
+        self.optimized_graph = optimized_copy(
+            self.graph, options={"jit_compile": bool(self._function._jit_compile)},
+            report=self.pass_report)
+        self._compile(self.optimized_graph, self._function._name,
+                      [_capture_feed(v) for v, _ in self.optimized_graph.captures], state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
 
@@ -584,7 +590,33 @@ class ConcreteFunction(CompiledFunction):
             return args
         return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
 
+    def _graph_function(self):
+        """This trace as a GraphFunction: what a differentiable call op runs."""
+        if self._callable is None:
+            self._callable = GraphFunction(self.graph, self.name, program=self._program)
+        return self._callable
+
+    def _call_recorded(self, args):
+        """The call as one op that active tapes record (as TensorFlow's PartitionedCall), its
+        gradient built from this trace's graph; _NOT_RECORDED when no tape would record it."""
+        tensors = []
+        for a in args:
+            if not isinstance(a, (bool, int, float, str, type(None))):
+                _flat_feeds(a, tensors, as_tensors=True)
+        if len(tensors) != self._n_args:
+            raise TypeError(f"{self.name}: expected {self._n_args} tensor arguments, got {len(tensors)}")
+        if not recording(tensors + self.captured_inputs):
+            return _NOT_RECORDED
+        results = list(self._graph_function().call(tensors))
+        if self._simple_output:
+            return results[0]
+        return _fill_outputs(self._output_structure, results)
+
     def _call_structured(self, args):
+        if state.tapes:
+            recorded = self._call_recorded(args)
+            if recorded is not _NOT_RECORDED:
+                return recorded
         feeds = None
         if self._tensor_args_only:
             try:
@@ -694,21 +726,23 @@ def _capture_feed(value):
     raise TypeError(f"cannot feed capture {value!r}")
 
 
-def _flat_feeds(value, feeds):
+def _flat_feeds(value, feeds, as_tensors=False):
+    """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
     if isinstance(value, Tensor):
-        feeds.append(value._value)
+        feeds.append(value if as_tensors else value._value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _flat_feeds(v, feeds)
+            _flat_feeds(v, feeds, as_tensors)
     elif isinstance(value, dict):
         for k in sorted(value):
-            _flat_feeds(value[k], feeds)
+            _flat_feeds(value[k], feeds, as_tensors)
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
-        feeds.append(transfer(state.xp, value))
+        array = transfer(state.xp, value)
+        feeds.append(Tensor(array) if as_tensors else array)
     elif hasattr(type(value), "_tl_flatten"):
         for leaf in value._tl_flatten():
-            _flat_feeds(leaf, feeds)
+            _flat_feeds(leaf, feeds, as_tensors)
 
 
 def _flat_arg_names(params, args):

@@ -145,6 +145,12 @@ class Graph:
             assert id(t.op) in seen, f"graph output {t.name} is not produced by the graph"
         return True
 
+    def copy(self):
+        """An independent copy: new Operations and tensors (nested If/While graphs copied too),
+        the same op types, attrs and captured outside values. Passes rewrite the copy in place
+        while the original stays as traced."""
+        return copy_graph(self, {}, {}, None)
+
     def to_dot(self):
         """Graphviz DOT text of this graph (see `trainlib.graph.visualize.to_dot`)."""
         from .visualize import to_dot  # noqa: PLC0415 -- visualize imports this module
@@ -154,6 +160,47 @@ class Graph:
         """The graph as a GraphDef: `.node` entries with `.name .op .input .attr`; `str()` is
         the protobuf text form."""
         return GraphDef([NodeDef.from_operation(op) for op in self.operations])
+
+
+def copy_graph(graph, env, op_env, outer):
+    """Copies `graph`; `env`/`op_env` map id(old tensor/op) -> new ones, shared with nested
+    graphs so that their captures of the enclosing graph's tensors follow the copy."""
+    new = object.__new__(type(graph))
+    new.__dict__.update(graph.__dict__)
+    new._names = dict(graph._names)
+    new.operations = []
+    for op in graph.operations:
+        attrs = {k: copy_graph(v, env, op_env, new) if isinstance(v, Graph) else v
+                 for k, v in op.attrs.items()}
+        copied = Operation(new, op.name, op.opdef, [env.get(id(t), t) for t in op.inputs], attrs,
+                           op.outputs, op.location)
+        copied.control_inputs = [op_env.get(id(c), c) for c in op.control_inputs]
+        for old_t, new_t in zip(op.outputs, copied.outputs):
+            env[id(old_t)] = new_t
+        op_env[id(op)] = copied
+        new.operations.append(copied)
+
+    def remap(value):
+        if isinstance(value, SymbolicTensor):
+            return env.get(id(value), value)
+        if isinstance(value, Operation):
+            return op_env.get(id(value), value)
+        if isinstance(value, list):
+            return [remap(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(remap(v) for v in value)
+        if isinstance(value, dict):
+            return {k: remap(v) for k, v in value.items()}
+        return value
+
+    for key, value in graph.__dict__.items():
+        if key not in ("operations", "_names", "outer"):
+            setattr(new, key, remap(value))
+    if "_capture_index" in graph.__dict__:  # keyed by the captured values' ids
+        new._capture_index = {id(value): p for value, p in new.captures}
+    if "outer" in graph.__dict__ and outer is not None:
+        new.outer = outer
+    return new
 
 
 class AttrValue:

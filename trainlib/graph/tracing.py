@@ -72,7 +72,8 @@ class FuncGraph(Graph):
         if value.dtype is _dt.resource:
             variable = value._value if isinstance(value, Tensor) else value.op.attrs.get("_variable")
             attrs["_variable"] = variable
-            name = variable.name.split(":")[0] if variable is not None else "resource"
+            name = getattr(variable, "name", None) or "resource"  # a Variable, an iterator...
+            name = name.split(":")[0]
         else:
             name = "capture"
         placeholder = self.add_placeholder(value.shape, value.dtype, name, attrs)

@@ -2,10 +2,13 @@
 
 Owns: Variable creation (always eager, even inside a trace: the initial value
 is computed outside the graph, as TensorFlow lifts initializers), its resource
-handle, and Module's discovery of Variables through attributes, lists, tuples
-and dicts. Invariants: every read and write goes through the state ops, so the
+handle, Module's discovery of Variables through attributes, lists, tuples
+and dicts, and the autocast scope (inside it, floating Variables made with
+`_autocast` read as the scope's dtype: mixed precision's float32 weights used
+in float16 math). Invariants: every read and write goes through the state ops, so the
 tape and graphs see them; a Variable's array always has the Variable's dtype.
 """
+import contextlib
 import itertools
 import weakref
 
@@ -15,6 +18,28 @@ from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
 _uid = itertools.count()
+_autocast_dtype = [None]   # the dtype autocasting Variables read as (None: their own)
+
+
+def current_autocast_dtype():
+    """The dtype of the innermost autocast scope (None outside any)."""
+    return _autocast_dtype[0]
+
+
+@contextlib.contextmanager
+def autocast_scope(dtype):
+    """Inside the block, floating Variables that autocast read as `dtype` (None: no casting).
+
+    Layers open it around `call` when their compute dtype differs from their variable
+    dtype (mixed precision); the cast is an op, so gradients reach the Variable in
+    its own dtype.
+    """
+    previous = _autocast_dtype[0]
+    _autocast_dtype[0] = None if dtype is None else _dt.as_dtype(dtype)
+    try:
+        yield
+    finally:
+        _autocast_dtype[0] = previous
 
 
 class Variable:
@@ -66,6 +91,7 @@ class Variable:
         self.trainable = bool(trainable)
         self._name = "Variable" if name is None else str(name)
         self._unique_id = next(_uid)
+        self._autocast = False  # Keras-level Variables set it (see autocast_scope)
         self.handle = Tensor(self, _dt.resource)
 
     # -- reading
@@ -172,6 +198,10 @@ class Variable:
 
 def _variable_to_tensor(variable, dtype):
     value = variable.read_value()
+    target = _autocast_dtype[0]
+    if target is not None and variable._autocast and variable._dtype.is_floating and \
+            variable._dtype is not target and (dtype is None or _dt.as_dtype(dtype) is target):
+        value = apply("Cast", value, DstT=target)
     if dtype is not None and _dt.as_dtype(dtype) is not variable.dtype:
         return convert_to_tensor(value, dtype)
     return value
@@ -235,7 +265,8 @@ class Module:
 
     @property
     def name(self):
-        return getattr(self, "_name", snake_case(type(self).__name__))
+        name = self.__dict__.get("_name")  # no default computed on every access
+        return name if name is not None else snake_case(type(self).__name__)
 
     @property
     def variables(self):

@@ -4,6 +4,16 @@
 `keras.optimizers.Adam`, `keras.Input`, `keras.saving.load_model`, or
 `from trainlib.keras.layers import Dense`, as with `import keras`. Each submodule only re-exports.
 """
-from . import activations, callbacks, initializers, layers, losses, metrics, models, optimizers, saving, utils  # noqa: F401
-from .layers import Input, Layer  # noqa: F401
-from .models import Model, Sequential  # noqa: F401
+from . import (activations, callbacks, constraints, initializers, layers, losses,  # noqa: F401
+               metrics, mixed_precision, models, optimizers, regularizers, saving, utils)
+from ..initializers import Initializer  # noqa: F401
+from ..layers.base import Input, KerasTensor, Layer  # noqa: F401
+from ..layers.variables import Variable  # noqa: F401
+from ..losses import Loss  # noqa: F401
+from ..metrics import Metric  # noqa: F401
+from ..mixed_precision import DTypePolicy  # noqa: F401
+from ..models import Model, Sequential  # noqa: F401
+from ..optim import Optimizer  # noqa: F401
+from ..regularizers import Regularizer  # noqa: F401
+
+FloatDTypePolicy = DTypePolicy

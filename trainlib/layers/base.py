@@ -1,28 +1,44 @@
 """`Layer` (the unit of state and computation), `KerasTensor` and `Input` for the functional API.
 
-Owns: weight creation (`add_weight`, always eager: the initializer runs inside
-the callable handed to `tl.Variable`, so a first call inside a tl.function
-trace still creates concrete Variables), lazy `build` on first `__call__`,
-the `training` flag passed down to nested layers, weight order (a layer's own
-weights in creation order, then its sublayers' in attribute-assignment
-order: Keras 3's order), and symbolic calls on KerasTensors, whose output
-specs come from tracing `call` into a scratch graph that is then dropped.
-Invariants: a Layer's Variables exist before any graph uses them on a later
-trace; a KerasTensor never reaches an op (layers intercept it).
+Owns, as Keras 3's Layer: tracking at assignment (a `__setattr__` hook records the
+Variables and sub-layers an attribute receives, also inside lists, tuples and dicts,
+so `weights` never walks attributes), `add_weight` (always eager: the initializer runs
+inside the callable handed to the Variable, so a first call inside a tl.function trace
+still creates concrete Variables) with regularizers and constraints, `add_loss` and
+`losses` (own losses cleared at each outermost call, sub-layers' gathered, weight
+penalties computed on access), the dtype policy (compute and variable dtypes) with input
+autocasting, lazy `build` on first `__call__` (and `build` called directly marks the layer
+built), the `training` flag passed down to nested layers, weight order (a layer's own
+weights in creation order, then its sublayers' in assignment order), name scopes that
+give Variables their `path`, and symbolic calls on KerasTensors, whose output specs
+come from tracing `call` into a scratch graph that is then dropped.
+Invariants: a Layer's Variables exist before any graph uses them on a later trace; a
+KerasTensor never reaches an op (layers intercept it).
 """
 import contextlib
+import functools
 import inspect
 import itertools
 import collections
+import os
 import re
+import warnings
 
-import trainlib as tl
-from trainlib import initializers
-from trainlib.graph.autodiff import flatten, pack_as
-from trainlib.graph.context import graph_scope, state
-from trainlib.graph.tensor import TensorShape, is_tensor
-from trainlib.graph.tracing import FuncGraph
-from trainlib.graph.variables import Module, Variable
+import numpy as np
+
+from .. import constraints as constraints_module, initializers, mixed_precision, \
+    regularizers as regularizers_module
+from ..graph import dtypes as _dt
+from ..graph.autodiff import flatten, pack_as
+from ..graph.context import graph_scope, state
+from ..graph.op import convert_to_tensor
+from ..graph.ops import array as _array, math as _math
+from ..graph.tensor import TensorShape, is_tensor
+from ..graph.tracing import FuncGraph
+from ..graph.variables import Module, Variable as _EngineVariable, autocast_scope, \
+    current_autocast_dtype
+
+from .variables import Variable, name_scope
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
            "deserialize", "dtype_policy_config", "check_unsupported"]
@@ -39,8 +55,9 @@ def register(cls):
 
 
 def dtype_policy_config(dtype):
-    """A dtype as Keras 3 writes it in a layer config (a serialized DTypePolicy)."""
-    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype.name},
+    """A dtype policy (or dtype) as Keras 3 writes it in a layer config (a serialized DTypePolicy)."""
+    name = dtype.name if isinstance(dtype, (mixed_precision.DTypePolicy, _dt.DType)) else str(dtype)
+    return {"module": "keras", "class_name": "DTypePolicy", "config": {"name": name},
             "registered_name": None}
 
 
@@ -73,6 +90,13 @@ def auto_name(class_name):
     return unique_name(to_snake_case(class_name))
 
 
+def _user_stacklevel():
+    """The stacklevel of the first frame outside trainlib (warnings name the user's line)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = inspect.currentframe().f_back, 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # ------------------------------------------------------------------ symbolic values
@@ -89,25 +113,28 @@ class Node:
 class KerasTensor:
     """A symbolic value of the functional API: a shape (batch dim None), a dtype and its history.
 
-    Produced by `tl.layers.Input` and by calling layers on KerasTensors; it
-    never holds data. `Model(inputs, outputs)` reads the recorded `node`s.
+    Produced by `tl.layers.Input` and by calling layers on KerasTensors; it never
+    holds data. As Keras 3's, `shape` is a tuple (`(None, 784)`) and `dtype` a string
+    (`"float32"`). `Model(inputs, outputs)` reads the recorded `node`s.
     """
 
-    def __init__(self, shape, dtype=tl.float32, node=None, index=0, name=None, layer=None):
-        self.shape = TensorShape(shape)
-        self.dtype = tl.as_dtype(dtype)
+    def __init__(self, shape, dtype="float32", node=None, index=0, name=None, layer=None):
+        shape = TensorShape(shape)
+        self.shape = tuple(shape.as_list()) if shape.rank is not None else None
+        self.dtype = _dt.as_dtype(dtype).name
         self.node = node      # the Node whose call produced it (None for an Input)
         self.index = index    # which output of that call
-        self.name = name
+        self.name = name or unique_name("keras_tensor")
         self.layer = layer if layer is not None else (node.layer if node is not None else None)
+        self.sparse = self.ragged = False
 
     @property
     def ndim(self):
-        return self.shape.rank
+        return None if self.shape is None else len(self.shape)
 
     def __repr__(self):
-        return f"<KerasTensor shape={self.shape} dtype={self.dtype.name} " \
-               f"(created by layer '{self.layer.name if self.layer else None}')>"
+        return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, sparse=False, " \
+               f"ragged=False, name={self.name}>"
 
     def __hash__(self):
         return id(self)
@@ -132,8 +159,87 @@ def scratch_graph(name="symbolic"):
 def placeholder_like(graph, value, name="x"):
     """A placeholder with the spec of a KerasTensor / tensor / TensorSpec / array."""
     shape = TensorShape(value.shape)
-    dtype = value.dtype if isinstance(value.dtype, tl.DType) else tl.as_dtype(value.dtype)
+    dtype = value.dtype if isinstance(value.dtype, _dt.DType) else _dt.as_dtype(value.dtype)
     return graph.add_argument(shape, dtype, name)
+
+
+# ------------------------------------------------------------------ tracking
+
+class _Untracked:
+    """The owner of a tracking container rebuilt without one (e.g. by `pack_as`)."""
+
+    @staticmethod
+    def _track(value):
+        return value
+
+    @staticmethod
+    def _untrack(value):
+        pass
+
+
+class _TrackedList(list):
+    """A list attribute of a layer: Layers and Variables put in it are tracked, taken out untracked."""
+
+    def __init__(self, values=(), owner=_Untracked):
+        super().__init__(values)
+        self._owner = owner
+        for v in self:
+            owner._track(v)
+
+    def append(self, value):
+        super().append(self._owner._track(value))
+
+    def insert(self, index, value):
+        super().insert(index, self._owner._track(value))
+
+    def extend(self, values):
+        super().extend(self._owner._track(v) for v in values)
+
+    def __iadd__(self, values):
+        self.extend(values)
+        return self
+
+    def __setitem__(self, key, value):
+        values = [self._owner._track(v) for v in value] if isinstance(key, slice) else \
+            self._owner._track(value)
+        super().__setitem__(key, values)
+
+    def pop(self, index=-1):
+        value = super().pop(index)
+        self._owner._untrack(value)
+        return value
+
+    def remove(self, value):
+        super().remove(value)
+        self._owner._untrack(value)
+
+    def __reduce__(self):
+        return list, (list(self),)
+
+
+class _TrackedDict(dict):
+    """A dict attribute of a layer: Layers and Variables stored in it are tracked."""
+
+    def __init__(self, values=(), owner=_Untracked):
+        super().__init__(values)
+        self._owner = owner
+        for v in self.values():
+            owner._track(v)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, self._owner._track(value))
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def __reduce__(self):
+        return dict, (dict(self),)
 
 
 # ------------------------------------------------------------------ Layer
@@ -141,92 +247,194 @@ def placeholder_like(graph, value, name="x"):
 class Layer(Module):
     """Base class of layers: state (weights, created in `build`) plus computation (`call`).
 
-    Subclasses implement `build(input_shape)` (create weights with
-    `add_weight`) and `call(inputs, training=None)`; `__call__` builds on the
-    first call, casts floating inputs to the layer's dtype, and passes the
-    `training` flag down to nested layers.
+    Subclasses implement `build(input_shape)` (create weights with `add_weight`) and
+    `call(inputs, training=None)`; `__call__` builds on the first call, casts inputs to
+    the layer's compute dtype, passes the `training` flag down to nested layers and
+    collects the losses of `add_loss` and `activity_regularizer`.
 
     Args:
         trainable: whether the layer's weights are trained.
         name: the layer's name (default: snake-cased class name, numbered).
-        dtype: the dtype of the weights and computation (default float32).
+        dtype: the dtype policy: a dtype name ("float32"), "mixed_float16", or a
+            `tl.keras.mixed_precision.DTypePolicy` (default: the global policy).
+        autocast: cast floating inputs (and, under mixed precision, floating Variables
+            read in `call`) to the compute dtype.
+        activity_regularizer: a penalty on the outputs, divided by the batch size and
+            added to `losses`.
 
     Example:
         >>> class Scale(tl.layers.Layer):
         ...     def build(self, input_shape):
         ...         self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
         ...     def call(self, x):
+        ...         self.add_loss(tl.reduce_sum(x))
         ...         return x * self.w
         >>> Scale()(tl.ones((2, 3))).shape
         TensorShape([2, 3])
     """
 
-    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, input_dim=None,
-                 **kwargs):
+    # integer inputs become the compute dtype: Keras's ops promote them where the layer's
+    # first op meets a floating weight or takes a mean (Dense, normalization, averaging)
+    _promotes_integer_inputs = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_marks_built", False):
+            cls.build = _build_wrapper(build)
+
+    def __init__(self, trainable=True, name=None, dtype=None, autocast=True,
+                 activity_regularizer=None, input_shape=None, input_dim=None, **kwargs):
         if kwargs:
-            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
+            raise ValueError("Unrecognized keyword arguments passed to "
+                             f"{type(self).__name__}: {kwargs}")
+        if not isinstance(trainable, bool):
+            raise ValueError("Expected `trainable` to be a boolean. Received: "
+                             f"trainable={trainable} (of type {type(trainable)})")
+        self._init_tracker()
         super().__init__(name or auto_name(type(self).__name__))
         self._trainable = bool(trainable)
-        if isinstance(dtype, dict):  # Keras 3's serialized DTypePolicy
-            dtype = dtype.get("config", {}).get("name")
-        self.dtype = tl.as_dtype(dtype or "float32")
+        self._dtype_policy = mixed_precision.get(dtype)
+        self.autocast = bool(autocast)
+        self.activity_regularizer = regularizers_module.get(activity_regularizer)
         self.built = False
-        self._trainable_variables = []
-        self._non_trainable_variables = []
+        self._losses = []
         self._build_input_shape = None
         self._output_shape = None
         if input_dim is not None and input_shape is None:
             input_shape = (input_dim,)
+        if input_shape is not None:
+            warnings.warn("Do not pass an `input_shape`/`input_dim` argument to a layer. When "
+                          "using Sequential models, prefer using an `Input(shape)` object as the "
+                          "first layer in the model instead.", UserWarning,
+                          stacklevel=_user_stacklevel())
         self._input_shape_arg = tuple(input_shape) if input_shape is not None else None
         try:
             self._call_takes_training = "training" in inspect.signature(self.call).parameters
         except (TypeError, ValueError):
             self._call_takes_training = False
 
+    # -- tracking
+    def _init_tracker(self):
+        if "_tracked_ids" not in self.__dict__:
+            object.__setattr__(self, "_tracked_ids", set())
+            object.__setattr__(self, "_trainable_variables", [])
+            object.__setattr__(self, "_non_trainable_variables", [])
+            object.__setattr__(self, "_tracked_layers", [])
+
+    def _track(self, value):
+        """Records a Variable or Layer (or those inside a list, tuple or dict) as this layer's;
+        returns the value to store (lists and dicts become tracking containers)."""
+        if isinstance(value, _EngineVariable):
+            if id(value) not in self._tracked_ids:
+                self._tracked_ids.add(id(value))
+                (self._trainable_variables if value.trainable
+                 else self._non_trainable_variables).append(value)
+        elif isinstance(value, Layer):
+            if value is not self and id(value) not in self._tracked_ids:
+                self._tracked_ids.add(id(value))
+                self._tracked_layers.append(value)
+        elif type(value) is list:
+            return _TrackedList(value, self)
+        elif type(value) is dict:
+            return _TrackedDict(value, self)
+        elif type(value) is tuple:
+            for v in value:
+                self._track(v)
+        return value
+
+    def _untrack(self, value):
+        if id(value) not in self._tracked_ids:
+            return
+        self._tracked_ids.discard(id(value))
+        for store in (self._trainable_variables, self._non_trainable_variables,
+                      self._tracked_layers):
+            for i, v in enumerate(store):
+                if v is value:
+                    del store[i]
+                    break
+
+    def __setattr__(self, name, value):
+        if "_tracked_ids" not in self.__dict__:
+            self._init_tracker()
+        if not name.startswith("__"):
+            value = self._track(value)
+        object.__setattr__(self, name, value)
+
+    def __setstate__(self, state):
+        # a copy (copy.deepcopy) holds new objects: the identities tracked are theirs
+        self.__dict__.update(state)
+        object.__setattr__(self, "_tracked_ids", {
+            id(v) for store in (self._trainable_variables, self._non_trainable_variables,
+                                self._tracked_layers) for v in store})
+
+    def __delattr__(self, name):
+        value = getattr(self, name, None)
+        if isinstance(value, (_EngineVariable, Layer)):
+            self._untrack(value)
+        object.__delattr__(self, name)
+
     # -- weights
-    def add_weight(self, name=None, shape=(), initializer=None, trainable=True, dtype=None,
-                   regularizer=None, constraint=None):
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+                   regularizer=None, constraint=None, aggregation="none",
+                   overwrite_with_gradient=False, name=None):
         """Creates a Variable owned by this layer (eagerly, even during a trace).
 
         Args:
-            name: the weight's name ("kernel", "bias", ...).
-            shape: its shape.
+            shape: its shape (default `()`).
             initializer: an initializer, its Keras name, or None (glorot_uniform for
                 floating weights, zeros otherwise).
+            dtype: its dtype (default: the layer's variable dtype).
             trainable: whether optimizers train it.
-            dtype: its dtype (default: the layer's).
+            autocast: whether it reads as the compute dtype under mixed precision.
+            regularizer: a penalty on it (a Regularizer, its name, or a function) added to
+                `losses`.
+            constraint: a projection (a Constraint, its name, or a function) the optimizer
+                applies after each update.
+            name: the weight's name ("kernel", "bias", ...).
 
         Returns:
-            The `tl.Variable`.
+            The Variable (`tl.keras.Variable`, path "<layer>/<name>").
+
+        Raises:
+            ValueError: for a name passed as the first positional argument (Keras 2's order).
         """
-        dtype = tl.as_dtype(dtype or self.dtype)
+        if isinstance(shape, str):
+            raise ValueError(f"`name` must be passed as a keyword argument. Received: "
+                             f"add_weight('{shape}', ...). Use: add_weight(shape=..., "
+                             f"name='{shape}').")
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        dtype = _dt.as_dtype(dtype or self.variable_dtype)
         if initializer is None:
             initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         init = initializers.get(initializer)
-        shape = tuple(int(d) for d in shape)
-        variable = Variable(lambda: init(shape, dtype=dtype), trainable=trainable,
-                            name=name or "variable", dtype=dtype)
-        (self._trainable_variables if trainable else self._non_trainable_variables).append(variable)
+        with name_scope(self.name, owner=self):
+            variable = Variable(lambda: init(shape, dtype=dtype), dtype=dtype,
+                                trainable=trainable, autocast=autocast, aggregation=aggregation,
+                                name=name or "variable")
+        variable.regularizer = regularizers_module.get(regularizer)
+        variable.constraint = constraints_module.get(constraint)
+        variable.overwrite_with_gradient = overwrite_with_gradient
+        self._track(variable)
         return variable
 
+    add_variable = add_weight
+
     def _sublayers(self):
-        """Directly owned layers, in attribute-assignment order."""
-        out, seen = [], set()
+        """Directly owned layers, in the order they were assigned."""
+        return list(self._tracked_layers)
 
-        def visit(value):
-            if isinstance(value, Layer):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    out.append(value)
-            elif isinstance(value, (list, tuple)):
-                for v in value:
-                    visit(v)
-            elif isinstance(value, dict):
-                for v in value.values():
-                    visit(v)
-
-        for value in vars(self).values():
-            visit(value)
+    def _flatten_layers(self, include_self=True):
+        """This layer and every layer below it, each once, breadth first (Keras's order)."""
+        out, seen = ([self] if include_self else []), {id(self)}
+        queue = collections.deque(self._tracked_layers)
+        while queue:
+            layer = queue.popleft()
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            out.append(layer)
+            queue.extend(layer._tracked_layers)
         return out
 
     @property
@@ -241,7 +449,7 @@ class Layer(Module):
             if id(v) not in seen:
                 seen.add(id(v))
                 out.append(v)
-        for layer in self._sublayers():
+        for layer in self._tracked_layers:
             for v in layer.weights:
                 if id(v) not in seen:
                     seen.add(id(v))
@@ -260,15 +468,15 @@ class Layer(Module):
 
     @property
     def variables(self):
-        return tuple(self.weights)
+        return list(self.weights)
 
     @property
     def trainable_variables(self):
-        return tuple(self.trainable_weights)
+        return list(self.trainable_weights)
 
     @property
     def non_trainable_variables(self):
-        return tuple(self.non_trainable_weights)
+        return list(self.non_trainable_weights)
 
     @property
     def trainable(self):
@@ -280,7 +488,7 @@ class Layer(Module):
         self._trainable = value
         for v in self._trainable_variables:
             v.trainable = value
-        for layer in self._sublayers():
+        for layer in self._tracked_layers:
             layer.trainable = value
 
     def get_weights(self):
@@ -293,7 +501,6 @@ class Layer(Module):
         Raises:
             ValueError: on a count or shape mismatch.
         """
-        import numpy as np  # noqa: PLC0415 -- host data, not kernel math
         own = self.weights
         weights = list(weights)
         if len(weights) != len(own):
@@ -312,6 +519,73 @@ class Layer(Module):
                              "to count its parameters.")
         return int(sum(v.shape.num_elements() for v in self.weights))
 
+    # -- losses
+    def add_loss(self, loss):
+        """Adds a scalar loss (or a list of them), from `call` or `build`; `fit` adds it to
+        the loss it minimizes. Losses are cleared when the outermost layer is called again.
+
+        Raises:
+            ValueError: for a value that is not a tensor.
+        """
+        losses = flatten(loss)
+        for x in losses:
+            if not is_tensor(x):
+                raise ValueError("`add_loss()` can only be called from inside `build()` or "
+                                 f"`call()`, on a tensor input. Received invalid value: {x}")
+        self._losses.extend(losses)
+
+    @property
+    def losses(self):
+        """The losses of `add_loss` (this layer's, then its sub-layers'), then the weight
+        regularizers' penalties (computed now, on the current weights)."""
+        out = list(self._losses)
+        for layer in self._flatten_layers(include_self=False):
+            out.extend(layer._losses)
+        for v in self.trainable_weights:
+            regularizer = getattr(v, "regularizer", None)
+            if regularizer is not None:
+                out.append(regularizer(v))
+        return out
+
+    def _clear_losses(self):
+        self._losses.clear()
+        for layer in self._tracked_layers:
+            layer._clear_losses()
+
+    # -- dtype policy
+    @property
+    def dtype_policy(self):
+        """The layer's `DTypePolicy`."""
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self._dtype_policy = mixed_precision.get(value)
+
+    @property
+    def dtype(self):
+        """The variable dtype, as Keras: a string ("float32")."""
+        return self._dtype_policy.variable_dtype
+
+    @dtype.setter
+    def dtype(self, value):
+        self._dtype_policy = mixed_precision.get(value)
+
+    @property
+    def compute_dtype(self):
+        """The dtype of the layer's math and outputs (a string, as Keras)."""
+        return self._dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        """The dtype of the layer's weights (a string, as Keras)."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def input_dtype(self):
+        """The dtype floating inputs are cast to (the compute dtype)."""
+        return self._dtype_policy.compute_dtype
+
     # -- building and calling
     def build(self, input_shape):
         """Creates the weights for inputs of `input_shape` (a tuple, batch dim None)."""
@@ -324,8 +598,9 @@ class Layer(Module):
     def compute_output_shape(self, input_shape):
         """The output shape for `input_shape`, found by tracing `call` symbolically."""
         with scratch_graph() as graph:
-            x = graph.add_argument(TensorShape(input_shape), self.dtype, "x")
+            x = graph.add_argument(TensorShape(input_shape), _dt.as_dtype(self.compute_dtype), "x")
             out = self.call(x, **({"training": False} if self._call_takes_training else {}))
+        self._losses.clear()
         return tuple(out.shape)
 
     def _maybe_build(self, args):
@@ -333,30 +608,41 @@ class Layer(Module):
             return
         shapes = pack_as(args[0], [tuple(x.shape) if hasattr(x, "shape") else None
                                    for x in flatten(args[0])])
-        self._build_input_shape = shapes
         # building creates Variables eagerly even while a tl.function traces
         self.build(shapes)
+        self._build_input_shape = shapes
         self.built = True
 
     def _convert_inputs(self, value):
-        import numpy as np  # noqa: PLC0415 -- inspecting host data
-        leaves = flatten(value)
+        compute = self._dtype_policy._compute_dt
         out = []
-        for x in leaves:
-            if isinstance(x, (np.ndarray, np.generic, list, float, int)) and not isinstance(x, bool):
-                arr = np.asarray(x)
-                if arr.dtype.kind == "f" and arr.dtype != self.dtype.np and self.dtype.is_floating:
-                    arr = arr.astype(self.dtype.np)
-                x = tl.convert_to_tensor(arr)
-            elif isinstance(x, Variable):
+        for x in flatten(value):
+            if isinstance(x, (np.ndarray, np.generic)):
+                x = convert_to_tensor(x)
+            elif isinstance(x, (list, float, int)) and not isinstance(x, bool):
+                x = convert_to_tensor(x)
+            elif isinstance(x, _EngineVariable):
                 x = x.read_value()
-            if is_tensor(x) and x.dtype.is_floating and self.dtype.is_floating and \
-                    x.dtype is not self.dtype and self._autocast:
-                x = tl.cast(x, self.dtype)
+            if is_tensor(x) and compute.is_floating and x.dtype is not compute and (
+                    (x.dtype.is_floating and self.autocast) or
+                    (x.dtype.is_integer and self._promotes_integer_inputs)):
+                x = _math.cast(x, compute)
             out.append(x)
         return pack_as(value, out)
 
-    _autocast = True
+    def _autocast_dtype(self):
+        """The autocast scope `call` runs in, as Keras's: none for a layer that does not
+        autocast or computes in a non-floating dtype, the compute dtype where it differs
+        from the enclosing scope's or (outside any scope) from the variable dtype."""
+        current = current_autocast_dtype()
+        compute = self._dtype_policy._compute_dt
+        if current is not None:
+            if not self.autocast or not compute.is_floating:
+                return None, True
+            return compute, current is not compute
+        if compute is not self._dtype_policy._variable_dt:
+            return compute, True
+        return None, False
 
     def __call__(self, *args, **kwargs):
         if not args and "inputs" in kwargs:
@@ -373,21 +659,44 @@ class Layer(Module):
             kwargs["training"] = bool(training) if training is not None else False
         else:
             kwargs.pop("training", None)
-        self._maybe_build(args)
-        _training_stack.append(bool(training) if training is not None else False)
+        if not _training_stack:   # the outermost call: last call's add_loss losses go
+            self._clear_losses()
         call = self.call
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
-            from trainlib.graph import autograph  # noqa: PLC0415
+            from ..graph import autograph  # noqa: PLC0415
             call = autograph.convert(call)
-        try:
-            return call(*args, **kwargs)
-        finally:
-            _training_stack.pop()
+        scope_dtype, change_scope = self._autocast_dtype()
+        with name_scope(self.name, owner=self):
+            self._maybe_build(args)
+            _training_stack.append(bool(training) if training is not None else False)
+            try:
+                if change_scope:
+                    with autocast_scope(scope_dtype):
+                        outputs = call(*args, **kwargs)
+                else:
+                    outputs = call(*args, **kwargs)
+                if self.activity_regularizer is not None:
+                    self._add_activity_losses(outputs)
+                return outputs
+            finally:
+                _training_stack.pop()
+
+    def _add_activity_losses(self, outputs):
+        for output in flatten(outputs):
+            if not is_tensor(output):
+                continue
+            loss = self.activity_regularizer(output)
+            if output.shape.rank:
+                # per sample, so the penalty's weight does not change with the batch size
+                batch = _math.cast(_array.shape(output)[0], loss.dtype)
+                loss = _math.divide_no_nan(loss, batch)
+            self.add_loss(loss)
 
     def _symbolic_call(self, args, kwargs):
         """Calls the layer on KerasTensors: builds it, infers output specs, records the node."""
         kwargs = {k: v for k, v in kwargs.items() if k != "training"}
-        self._maybe_build(args)
+        with name_scope(self.name, owner=self):
+            self._maybe_build(args)
         with scratch_graph() as graph:
             leaves = flatten(args[0])
             feeds = [placeholder_like(graph, x, f"x{i}") if _is_keras_tensor(x) else x
@@ -397,33 +706,61 @@ class Layer(Module):
             else:
                 kwargs_call = kwargs
             _training_stack.append(False)
+            scope_dtype, change_scope = self._autocast_dtype()
             try:
-                out = self.call(pack_as(args[0], feeds), *args[1:], **kwargs_call)
+                feeds = flatten(self._convert_inputs(pack_as(args[0], feeds)))
+                with name_scope(self.name, owner=self), \
+                        (autocast_scope(scope_dtype) if change_scope else contextlib.nullcontext()):
+                    out = self.call(pack_as(args[0], feeds), *args[1:], **kwargs_call)
             finally:
                 _training_stack.pop()
+                # the scratch graph's add_loss tensors must not outlive it
+                self._clear_losses()
         node = Node(self, args, kwargs)
         kts = [KerasTensor(t.shape, t.dtype, node=node, index=i)
                for i, t in enumerate(flatten(out))]
         node.outputs = pack_as(out, kts)
-        self._output_shape = tuple(kts[0].shape) if len(kts) == 1 else [tuple(k.shape) for k in kts]
+        self._output_shape = kts[0].shape if len(kts) == 1 else [k.shape for k in kts]
         return node.outputs
 
     # -- config
     def get_config(self):
         """The constructor arguments, as a JSON-serializable dict (Keras 3's keys and forms)."""
         config = {"name": self.name, "trainable": self.trainable,
-                  "dtype": dtype_policy_config(self.dtype)}
+                  "dtype": dtype_policy_config(self._dtype_policy)}
         if self._input_shape_arg is not None:
             config["input_shape"] = list(self._input_shape_arg)
+        if self.activity_regularizer is not None:
+            config["activity_regularizer"] = regularizers_module.serialize(
+                self.activity_regularizer)
         return config
 
     @classmethod
     def from_config(cls, config):
         """A new layer from `get_config`'s dict."""
-        return cls(**config)
+        with warnings.catch_warnings():  # input_shape in a saved config is not the user's
+            warnings.simplefilter("ignore", UserWarning)
+            return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _build_wrapper(build):
+    """Wraps a subclass's `build` so that calling it (directly too) marks the layer built,
+    records the input shape, and names the Variables it makes after the layer."""
+
+    @functools.wraps(build)
+    def wrapper(self, *args, **kwargs):
+        with name_scope(self.name, owner=self):
+            result = build(self, *args, **kwargs)
+        if self._build_input_shape is None and args:
+            self._build_input_shape = args[0]
+        self.built = True
+        return result
+
+    wrapper._marks_built = True
+    return wrapper
 
 
 # ------------------------------------------------------------------ Input
@@ -436,21 +773,24 @@ class InputLayer(Layer):
                  **kwargs):
         if "input_shape" in kwargs and shape is None:
             shape = kwargs.pop("input_shape")
-        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
+        given_name = name
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype or "float32",
+                         **kwargs)
         if batch_shape is None:
             if shape is None:
                 raise ValueError("Input needs a shape (without the batch dim), e.g. shape=(784,)")
             batch_shape = (batch_size,) + tuple(shape)
         self.batch_shape = tuple(batch_shape)
         self.built = True
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=self.name, layer=self)
+        # as Keras: the tensor takes the Input's name when one is given, else keras_tensor_N
+        self.output = KerasTensor(self.batch_shape, self.dtype, name=given_name, layer=self)
         self._output_shape = self.batch_shape
 
     def call(self, inputs):
         return inputs
 
     def get_config(self):
-        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype.name, "name": self.name}
+        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype, "name": self.name}
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):  # noqa: N802

@@ -1,10 +1,11 @@
 """Convolution and pooling layers (NHWC): Conv2D, MaxPooling2D, AveragePooling2D.
 
 Owns: their weights, defaults and Keras argument names; the math is
-`tl.nn.conv2d` / `tl.nn.max_pool2d` / `tl.nn.avg_pool2d`.
+`_nn.conv2d` / `_nn.max_pool2d` / `_nn.avg_pool2d`.
 """
-import trainlib as tl
-from trainlib import activations, initializers
+from .. import activations, constraints, initializers, regularizers
+
+from ..graph.ops import nn as _nn
 
 from .base import Layer, check_unsupported, register
 
@@ -36,7 +37,8 @@ class Conv2D(Layer):
         kernel_size: int or (height, width).
         strides: int or pair (default 1).
         padding: "valid" (default) or "same".
-        activation, use_bias, kernel_initializer, bias_initializer: as Dense.
+        activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+        bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Dense.
 
     Example:
         >>> tl.layers.Conv2D(4, 3)(tl.ones((1, 8, 8, 2))).shape
@@ -48,12 +50,8 @@ class Conv2D(Layer):
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(**kwargs)
-        check_unsupported(self, groups=(groups, 1), kernel_regularizer=(kernel_regularizer, None),
-                          bias_regularizer=(bias_regularizer, None),
-                          activity_regularizer=(activity_regularizer, None),
-                          kernel_constraint=(kernel_constraint, None),
-                          bias_constraint=(bias_constraint, None))
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        check_unsupported(self, groups=(groups, 1))
         if data_format not in (None, "channels_last"):
             raise ValueError("Conv2D supports data_format='channels_last' (NHWC) only")
         self.filters = int(filters)
@@ -65,22 +63,31 @@ class Conv2D(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape):
         if len(input_shape) != 4 or input_shape[-1] is None:
             raise ValueError(f"Conv2D '{self.name}' needs NHWC inputs with known channels, got "
                              f"input shape {input_shape}")
-        self.kernel = self.add_weight("kernel", self.kernel_size + (input_shape[-1], self.filters),
-                                      self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer) \
-            if self.use_bias else None
+        self.kernel = self.add_weight(name="kernel",
+                                      shape=self.kernel_size + (input_shape[-1], self.filters),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
 
     def call(self, inputs):
         kwargs = {"dilations": self.dilation_rate} if self.dilation_rate != (1, 1) else {}
-        x = tl.nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
+        x = _nn.conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
                          **kwargs)
         if self.bias is not None:
-            x = tl.nn.bias_add(x, self.bias)
+            x = _nn.bias_add(x, self.bias)
         return self.activation(x)
 
     def get_config(self):
@@ -91,8 +98,11 @@ class Conv2D(Layer):
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
-                "kernel_constraint": None, "bias_constraint": None}
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 class _Pooling2D(Layer):
@@ -108,7 +118,7 @@ class _Pooling2D(Layer):
         self.padding = _padding(padding)
 
     def call(self, inputs):
-        return getattr(tl.nn, self._op)(inputs, ksize=self.pool_size, strides=self.strides,
+        return getattr(_nn, self._op)(inputs, ksize=self.pool_size, strides=self.strides,
                                         padding=self.padding.upper())
 
     def get_config(self):

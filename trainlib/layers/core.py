@@ -5,8 +5,9 @@ Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
 """
 import numbers
 
-import trainlib as tl
-from trainlib import activations, initializers
+from .. import activations, constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, check_unsupported, register
 
@@ -23,6 +24,9 @@ class Dense(Layer):
         use_bias: add a bias.
         kernel_initializer: default "glorot_uniform".
         bias_initializer: default "zeros".
+        kernel_regularizer, bias_regularizer: penalties on the weights (`tl.regularizers`).
+        activity_regularizer: a penalty on the outputs.
+        kernel_constraint, bias_constraint: projections after each update (`tl.constraints`).
 
     Example:
         >>> tl.layers.Dense(3, activation="relu")(tl.ones((2, 4))).shape
@@ -33,12 +37,8 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  lora_rank=None, quantization_config=None, **kwargs):
-        super().__init__(**kwargs)
-        check_unsupported(self, kernel_regularizer=(kernel_regularizer, None),
-                          bias_regularizer=(bias_regularizer, None),
-                          activity_regularizer=(activity_regularizer, None),
-                          kernel_constraint=(kernel_constraint, None),
-                          bias_constraint=(bias_constraint, None), lora_rank=(lora_rank, None),
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        check_unsupported(self, lora_rank=(lora_rank, None),
                           quantization_config=(quantization_config, None))
         if isinstance(units, bool) or not isinstance(units, numbers.Integral) or units <= 0:
             raise ValueError("Received an invalid value for `units`, expected a positive "
@@ -48,20 +48,31 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape):
         last = input_shape[-1]
         if last is None:
             raise ValueError(f"Dense layer '{self.name}' needs a known last input dim, got "
                              f"input shape {input_shape}")
-        self.kernel = self.add_weight("kernel", (last, self.units), self.kernel_initializer)
-        self.bias = self.add_weight("bias", (self.units,), self.bias_initializer) \
-            if self.use_bias else None
+        self.kernel = self.add_weight(name="kernel", shape=(last, self.units),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.units,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+
+    _promotes_integer_inputs = True   # Keras's matmul promotes uint8/int inputs
 
     def call(self, inputs):
-        x = tl.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
+        x = _math.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
         if self.bias is not None:
-            x = tl.nn.bias_add(x, self.bias)
+            x = _nn.bias_add(x, self.bias)
         return self.activation(x)
 
     def get_config(self):
@@ -69,8 +80,11 @@ class Dense(Layer):
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": None, "bias_regularizer": None, "kernel_constraint": None,
-                "bias_constraint": None, "quantization_config": None}
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                "quantization_config": None}
 
 
 @register
@@ -100,8 +114,8 @@ class Flatten(Layer):
         rest = inputs.shape[1:]
         if rest.is_fully_defined():
             n = rest.num_elements()
-            return tl.reshape(inputs, [-1, n])
-        return tl.reshape(inputs, tl.stack([tl.shape(inputs)[0], -1]))
+            return _array.reshape(inputs, [-1, n])
+        return _array.reshape(inputs, _array.stack([_array.shape(inputs)[0], -1]))
 
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format or "channels_last"}
@@ -127,7 +141,7 @@ class Dropout(Layer):
 
     def call(self, inputs, training=False):
         if training and self.rate > 0:
-            return tl.nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
+            return _nn.dropout(inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed)
         return inputs
 
     def get_config(self):
@@ -149,28 +163,32 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  weights=None, lora_rank=None, quantization_config=None,
                  activity_regularizer=None, **kwargs):
-        super().__init__(**kwargs)
-        check_unsupported(self, embeddings_regularizer=(embeddings_regularizer, None),
-                          embeddings_constraint=(embeddings_constraint, None),
-                          mask_zero=(mask_zero, False), weights=(weights, None),
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        check_unsupported(self, mask_zero=(mask_zero, False), weights=(weights, None),
                           lora_rank=(lora_rank, None),
-                          quantization_config=(quantization_config, None),
-                          activity_regularizer=(activity_regularizer, None))
+                          quantization_config=(quantization_config, None))
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self._autocast = False
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.autocast = False   # indices, not values: never cast to the compute dtype
 
     def build(self, input_shape=None):
-        self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                                          self.embeddings_initializer)
+        self.embeddings = self.add_weight(name="embeddings",
+                                          shape=(self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
 
     def call(self, inputs):
         if not inputs.dtype.is_integer:
-            inputs = tl.cast(inputs, tl.int32)
-        return tl.gather(self.embeddings, inputs)
+            inputs = _math.cast(inputs, _dt.int32)
+        return _array.gather(self.embeddings, inputs)
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
-                "embeddings_regularizer": None, "activity_regularizer": None,
-                "embeddings_constraint": None, "mask_zero": False, "quantization_config": None}
+                "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+                "mask_zero": False, "quantization_config": None}

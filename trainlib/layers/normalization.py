@@ -5,12 +5,42 @@ LayerNormalization epsilon 1e-3) and update rule
 `moving = moving * momentum + batch_stat * (1 - momentum)`, written with
 `assign` so that inside a traced train step it is part of the same graph.
 """
-import trainlib as tl
-from trainlib import initializers
+from .. import constraints, initializers, regularizers
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, check_unsupported, register
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
+
+
+class _Normalization(Layer):
+    """What BatchNormalization and LayerNormalization share: gamma and beta with their
+    regularizers and constraints, and float32 math under mixed precision (as Keras 3,
+    float16 inputs are normalized in float32 and the result cast back)."""
+
+    _promotes_integer_inputs = True   # Keras's mean/variance ops promote integer inputs
+
+    def _scale_and_shift_weights(self, shape):
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint,
+                                     autocast=False) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint,
+                                    autocast=False) if self.center else None
+
+    def _scale_and_shift_config(self):
+        return {"beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+    def call(self, inputs, **kwargs):
+        if inputs.dtype is _dt.float16:
+            return _math.cast(self._normalize(_math.cast(inputs, _dt.float32), **kwargs), inputs.dtype)
+        return self._normalize(inputs, **kwargs)
 
 
 def _axes(axis, rank):
@@ -19,7 +49,7 @@ def _axes(axis, rank):
 
 
 @register
-class BatchNormalization(Layer):
+class BatchNormalization(_Normalization):
     """Normalizes with batch statistics while training, moving statistics at inference.
 
     Args:
@@ -41,11 +71,7 @@ class BatchNormalization(Layer):
                  gamma_constraint=None, synchronized=False, renorm=False, renorm_clipping=None,
                  renorm_momentum=0.99, **kwargs):
         super().__init__(**kwargs)
-        check_unsupported(self, beta_regularizer=(beta_regularizer, None),
-                          gamma_regularizer=(gamma_regularizer, None),
-                          beta_constraint=(beta_constraint, None),
-                          gamma_constraint=(gamma_constraint, None), renorm=(renorm, False),
-                          renorm_clipping=(renorm_clipping, None))
+        check_unsupported(self, renorm=(renorm, False), renorm_clipping=(renorm_clipping, None))
         self.synchronized, self.renorm_momentum = bool(synchronized), renorm_momentum
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
@@ -53,6 +79,10 @@ class BatchNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         rank = len(input_shape)
@@ -63,29 +93,33 @@ class BatchNormalization(Layer):
                              f"input shape {input_shape}")
         self._reduction_axes = [a for a in range(rank) if a not in self._feature_axes]
         self._broadcast = [input_shape[a] if a in self._feature_axes else 1 for a in range(rank)]
-        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", shape, self.beta_initializer) if self.center else None
-        self.moving_mean = self.add_weight("moving_mean", shape, self.moving_mean_initializer,
-                                           trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", shape,
-                                               self.moving_variance_initializer, trainable=False)
+        self._scale_and_shift_weights(shape)
+        self.moving_mean = self.add_weight(name="moving_mean", shape=shape,
+                                           initializer=self.moving_mean_initializer,
+                                           trainable=False, autocast=False)
+        self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
+                                               initializer=self.moving_variance_initializer,
+                                               trainable=False, autocast=False)
 
     def _shaped(self, v):
-        return tl.reshape(v, self._broadcast) if len(self._feature_axes) != 1 or \
+        return _array.reshape(v, self._broadcast) if len(self._feature_axes) != 1 or \
             self._feature_axes[0] != len(self._broadcast) - 1 else v
 
     def call(self, inputs, training=False):
+        return super().call(inputs, training=training)
+
+    def _normalize(self, inputs, training=False):
         # a frozen BatchNormalization runs in inference mode, as in Keras
         if training and self.trainable:
-            mean = tl.reduce_mean(inputs, axis=self._reduction_axes)
-            variance = tl.reduce_mean(tl.square(inputs - self._shaped(mean)),
+            mean = _math.reduce_mean(inputs, axis=self._reduction_axes)
+            variance = _math.reduce_mean(_math.square(inputs - self._shaped(mean)),
                                       axis=self._reduction_axes)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
         else:
             mean, variance = self.moving_mean.read_value(), self.moving_variance.read_value()
-        inv = tl.math.rsqrt(variance + self.epsilon)
+        inv = _math.rsqrt(variance + self.epsilon)
         if self.gamma is not None:
             inv = inv * self.gamma
         out = (inputs - self._shaped(mean)) * self._shaped(inv)
@@ -101,13 +135,13 @@ class BatchNormalization(Layer):
                 "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
                 "moving_variance_initializer":
                     initializers.serialize(self.moving_variance_initializer),
-                "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
-                "gamma_constraint": None, "synchronized": self.synchronized, "renorm": False,
+                **self._scale_and_shift_config(), "synchronized": self.synchronized,
+                "renorm": False,
                 "renorm_clipping": None, "renorm_momentum": self.renorm_momentum}
 
 
 @register
-class LayerNormalization(Layer):
+class LayerNormalization(_Normalization):
     """Normalizes each sample over `axis` (default -1), then scales by gamma and shifts by beta.
 
     Args:
@@ -120,31 +154,33 @@ class LayerNormalization(Layer):
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        check_unsupported(self, rms_scaling=(rms_scaling, False),
-                          beta_regularizer=(beta_regularizer, None),
-                          gamma_regularizer=(gamma_regularizer, None),
-                          beta_constraint=(beta_constraint, None),
-                          gamma_constraint=(gamma_constraint, None))
+        check_unsupported(self, rms_scaling=(rms_scaling, False))
         self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), center, scale
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         rank = len(input_shape)
         self._norm_axes = _axes(self.axis, rank)
         shape = tuple(input_shape[a] for a in self._norm_axes)
         self._broadcast = [input_shape[a] if a in self._norm_axes else 1 for a in range(rank)]
-        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) if self.scale else None
-        self.beta = self.add_weight("beta", shape, self.beta_initializer) if self.center else None
+        self._scale_and_shift_weights(shape)
 
     def call(self, inputs):
-        mean = tl.reduce_mean(inputs, axis=self._norm_axes, keepdims=True)
-        variance = tl.reduce_mean(tl.square(inputs - mean), axis=self._norm_axes, keepdims=True)
-        out = (inputs - mean) * tl.math.rsqrt(variance + self.epsilon)
+        return super().call(inputs)
+
+    def _normalize(self, inputs):
+        mean = _math.reduce_mean(inputs, axis=self._norm_axes, keepdims=True)
+        variance = _math.reduce_mean(_math.square(inputs - mean), axis=self._norm_axes, keepdims=True)
+        out = (inputs - mean) * _math.rsqrt(variance + self.epsilon)
         if self.gamma is not None:
-            out = out * tl.reshape(self.gamma, self._broadcast)
+            out = out * _array.reshape(self.gamma, self._broadcast)
         if self.beta is not None:
-            out = out + tl.reshape(self.beta, self._broadcast)
+            out = out + _array.reshape(self.beta, self._broadcast)
         return out
 
     def get_config(self):
@@ -152,5 +188,4 @@ class LayerNormalization(Layer):
                 "center": self.center, "scale": self.scale, "rms_scaling": False,
                 "beta_initializer": initializers.serialize(self.beta_initializer),
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
-                "beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
-                "gamma_constraint": None}
+                **self._scale_and_shift_config()}

@@ -3,7 +3,7 @@
 Owns: GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D, as Keras 3 names
 them (channels last; `keepdims` keeps the reduced axes as size 1).
 """
-import trainlib as tl
+from ..graph.ops import math as _math
 
 from .base import Layer, register
 
@@ -36,25 +36,27 @@ class _GlobalPooling(Layer):
 class GlobalAveragePooling1D(_GlobalPooling):
     """Mean over the time axis: (batch, steps, channels) -> (batch, channels)."""
     _axes = (1,)
-    _reduce = tl.reduce_mean
+    _reduce = _math.reduce_mean
+    _promotes_integer_inputs = True   # Keras's mean of integers is floating
 
 
 @register
 class GlobalMaxPooling1D(_GlobalPooling):
     """Max over the time axis: (batch, steps, channels) -> (batch, channels)."""
     _axes = (1,)
-    _reduce = tl.reduce_max
+    _reduce = _math.reduce_max
 
 
 @register
 class GlobalAveragePooling2D(_GlobalPooling):
     """Mean over height and width: (batch, h, w, channels) -> (batch, channels)."""
     _axes = (1, 2)
-    _reduce = tl.reduce_mean
+    _reduce = _math.reduce_mean
+    _promotes_integer_inputs = True
 
 
 @register
 class GlobalMaxPooling2D(_GlobalPooling):
     """Max over height and width: (batch, h, w, channels) -> (batch, channels)."""
     _axes = (1, 2)
-    _reduce = tl.reduce_max
+    _reduce = _math.reduce_max

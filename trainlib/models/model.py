@@ -91,6 +91,11 @@ class Model(Layer):
             ValueError: for unknown names or steps_per_execution < 1.
         """
         self.optimizer = optim.get(optimizer)
+        # -- mixed precision (keras-layer): as Keras, a mixed_float16 model's optimizer scales
+        # the loss dynamically
+        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" and \
+                not isinstance(self.optimizer, optim.LossScaleOptimizer):
+            self.optimizer = optim.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self.loss = loss
         names = self._output_names()
         if isinstance(loss, dict):
@@ -243,6 +248,19 @@ class Model(Layer):
 
     # -- steps (override train_step / test_step / predict_step to customize)
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of a batch plus the model's `losses` (add_loss, regularizers)."""
+        # -- layer losses (keras-layer): Keras 3 adds each of `self.losses`, in float32
+        total = self._compiled_loss(y, y_pred, sample_weight) if self._loss_fns is not None \
+            else None
+        for extra in self.losses:
+            extra = extra if extra.dtype is tl.float32 else tl.cast(extra, tl.float32)
+            total = extra if total is None else total + extra
+        if total is None:
+            raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
+                             "override compute_loss / train_step")
+        return total
+
+    def _compiled_loss(self, y, y_pred, sample_weight):
         """The compiled loss of a batch (summed over outputs, weighted by loss_weights).
 
         With several losses each output's unweighted loss also goes to its
@@ -250,9 +268,6 @@ class Model(Layer):
         static batch size, which its dataset-fed steps never know, so every batch counts 1.
         """
         fns = self._loss_fns
-        if fns is None:
-            raise ValueError("compile() was called without a loss; pass loss=... to compile, or "
-                             "override compute_loss / train_step")
         outs = flatten(y_pred)
         if not isinstance(fns, list):
             if len(outs) == 1:
@@ -332,9 +347,11 @@ class Model(Layer):
         with tl.GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            # -- loss scaling (keras-layer): identity unless a LossScaleOptimizer
+            scaled_loss = self.optimizer.scale_loss(loss)
         self._track_loss(loss, x)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled_loss, variables)
         if self._distribute_strategy is not None:
             grads = self._distribute_strategy._average_gradients(grads, x)
         self.optimizer.apply_gradients(zip(grads, variables))

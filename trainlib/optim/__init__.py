@@ -5,10 +5,13 @@
 from . import schedules  # noqa: F401
 from .base import Optimizer
 from .optimizers import SGD, Adagrad, Adam, AdamW, RMSprop
+from .loss_scale_optimizer import LossScaleOptimizer
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LossScaleOptimizer",
+           "schedules", "get"]
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+            "lossscaleoptimizer": LossScaleOptimizer}
 
 
 def get(identifier):

@@ -4,7 +4,8 @@ Owns: the learning rate (a float32 Variable, or a schedule evaluated at
 `iterations`, so changing it never retraces a step), the `iterations`
 counter, slot creation in `build(var_list)`, gradient clipping (`clipnorm`,
 `global_clipnorm`, `clipvalue`), decoupled weight decay, and the order of one
-`apply_gradients`: clip, decay weights, `update_step` per variable, count.
+`apply_gradients`: clip, decay weights, `update_step` per variable, apply the
+variables' constraints, count.
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
@@ -164,7 +165,18 @@ class Optimizer:
             if g.dtype is not v.dtype:
                 g = tl.cast(g, v.dtype)
             self.update_step(g, v, lr if lr.dtype is v.dtype else tl.cast(lr, v.dtype))
+        # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
+        # the updates, in the same graph as the step
+        for v in variables:
+            constraint = getattr(v, "constraint", None)
+            if constraint is not None:
+                v.assign(constraint(v))
         self.iterations.assign_add(tl.constant(1, dtype=tl.int64))
+
+    def scale_loss(self, loss):
+        """The loss the gradients are taken of: `loss` itself here; a LossScaleOptimizer
+        multiplies it by its loss scale (train steps call this before the tape's gradient)."""
+        return loss
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` with `tape` and applies them.

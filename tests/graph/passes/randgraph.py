@@ -132,7 +132,7 @@ def trace_unoptimized(f, *arrays, **function_kwargs):
     optimizer_config.set_experimental_options(off)
     try:
         return tl.function(f, autograph=False, **function_kwargs).get_concrete_function(
-            *[tl.constant(a) for a in arrays]).graph
+            *[tl.constant(a) for a in arrays]).optimized_graph  # every pass is off: as traced, outputs unwrapped
     finally:
         optimizer_config.reset_experimental_options()
         optimizer_config.set_experimental_options(saved)

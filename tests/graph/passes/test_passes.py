@@ -47,7 +47,7 @@ def test_static_shape_queries_fold_and_dynamic_ones_do_not():
     assert not {"Size", "Rank", "Shape"} & set(_types(g))
     fn = tl.function(f, input_signature=[tl.TensorSpec([None], tl.float32)])
     concrete = fn.get_concrete_function()
-    assert "Size" in _types(concrete.graph) and "Rank" not in _types(concrete.graph)
+    assert "Size" in _types(concrete.optimized_graph) and "Rank" not in _types(concrete.optimized_graph)
     assert float(fn(tl.constant(X))) == 4 + 1 + 4
 
 
@@ -82,7 +82,7 @@ def test_duplicates_merge_but_different_attrs_do_not():
 
 def test_random_draws_stay_separate():
     f = tl.function(lambda: (tl.random.uniform([1000]), tl.random.uniform([1000])))
-    g = f.get_concrete_function().graph
+    g = f.get_concrete_function().optimized_graph
     assert _types(g).count("RandomUniform") == 2
     a, b = f()
     assert not np.array_equal(a.numpy(), b.numpy())
@@ -91,7 +91,7 @@ def test_random_draws_stay_separate():
 def test_prints_stay_two():
     out = io.StringIO()
     f = tl.function(lambda x: (tl.print(x, output_stream=out), tl.print(x, output_stream=out), x)[2])
-    assert _types(f.get_concrete_function(tl.constant(1.0)).graph).count("PrintV2") == 2
+    assert _types(f.get_concrete_function(tl.constant(1.0)).optimized_graph).count("PrintV2") == 2
     f(tl.constant(1.0))
     assert out.getvalue().count("1") == 2
 
@@ -105,7 +105,7 @@ def test_variable_reads_are_not_merged():
         v.assign_add(1.0)
         return a + v.read_value()
     assert float(f()) == 3.0
-    assert _types(f.get_concrete_function().graph).count("ReadVariableOp") == 2
+    assert _types(f.get_concrete_function().optimized_graph).count("ReadVariableOp") == 2
 
 
 # ---------------------------------------------------------------- simplification
@@ -148,7 +148,7 @@ def test_what_must_not_be_simplified():
 def test_graph_output_identity_of_an_input_stays():
     f = tl.function(lambda x: x * 1)
     assert np.array_equal(f(tl.constant(X)).numpy(), X, equal_nan=True)
-    assert _types(f.get_concrete_function(tl.constant(X)).graph) == ["Placeholder", "Identity"]
+    assert _types(f.get_concrete_function(tl.constant(X)).optimized_graph) == ["Placeholder", "Identity"]
 
 
 def test_branch_and_loop_graphs_are_optimized():
@@ -156,7 +156,7 @@ def test_branch_and_loop_graphs_are_optimized():
     def f(x):
         y = tl.cond(x[0] > 0, lambda: x * 1 + tl.exp(tl.constant(0.0)), lambda: -(-x))
         return tl.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 1 + 1.0), (0, y))[1]
-    graph = f.get_concrete_function(tl.constant(X)).graph
+    graph = f.get_concrete_function(tl.constant(X)).optimized_graph
     subs = [op.attrs[k] for op in graph.operations if op.type in ("If", "While")
             for k in ("then_branch", "else_branch", "cond", "body") if k in op.attrs]
     assert len(subs) == 4
@@ -177,13 +177,13 @@ def test_options_turn_passes_off_and_the_report_counts_ops():
         optimizer_config.set_experimental_options(tl_options)
         assert optimizer_config.get_experimental_options() == tl_options
         concrete = tl.function(f).get_concrete_function(tl.constant(X))
-        assert "Exp" in _types(concrete.graph) and "Mul" in _types(concrete.graph)
+        assert "Exp" in _types(concrete.optimized_graph) and "Mul" in _types(concrete.optimized_graph)
         names = [r[0] for r in concrete.pass_report]
         assert "constant_folding" not in names and "prune" in names
     finally:
         optimizer_config.reset_experimental_options()
     concrete = tl.function(f).get_concrete_function(tl.constant(X))
-    assert "Exp" not in _types(concrete.graph) and "Mul" not in _types(concrete.graph)
+    assert "Exp" not in _types(concrete.optimized_graph) and "Mul" not in _types(concrete.optimized_graph)
     report = dict((r[0], r[1:]) for r in concrete.pass_report)
     assert report["dead_code_elimination"][1] < report["dead_code_elimination"][0]
     assert concrete.pass_report[-1][2] < concrete.pass_report[0][1]
@@ -215,9 +215,9 @@ def test_ones_and_zeros_like_of_static_shapes_fold():
         return tl.ones_like(x) * 2.0 + tl.zeros_like(x) + x
 
     cf = f.get_concrete_function(tl.constant([1.0, 2.0]))
-    types = [op.type for op in cf.graph.get_operations()]
+    types = [op.type for op in cf.optimized_graph.get_operations()]
     assert "OnesLike" not in types and "ZerosLike" not in types
     assert f(tl.constant([1.0, 2.0])).numpy().tolist() == [3.0, 4.0]
     dynamic = f.get_concrete_function(tl.TensorSpec([None]))
-    assert "OnesLike" in [op.type for op in dynamic.graph.get_operations()]
+    assert "OnesLike" in [op.type for op in dynamic.optimized_graph.get_operations()]
     assert dynamic(tl.constant([5.0])).numpy().tolist() == [7.0]

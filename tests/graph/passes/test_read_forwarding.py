@@ -6,7 +6,7 @@ from trainlib.graph.passes import optimize
 
 
 def _types(cf):
-    return [op.type for op in cf.graph.get_operations()]
+    return [op.type for op in cf.optimized_graph.get_operations()]
 
 
 def test_reads_without_writes_are_merged():
@@ -19,7 +19,7 @@ def test_reads_without_writes_are_merged():
     cf = f.get_concrete_function(tl.constant(1.0))
     assert _types(cf).count("ReadVariableOp") == 1
     assert float(f(tl.constant(1.0))) == 2.0 + 6.0 + 2.0
-    assert cf.graph.verify()
+    assert cf.optimized_graph.verify()
 
 
 def test_a_write_ends_forwarding_and_values_stay_right():
@@ -73,10 +73,10 @@ def test_adam_bias_correction_is_computed_once():
     unoptimized = []
     tl.config.optimizer.set_experimental_options({"read_forwarding": False})
     try:
-        n_without = len(step.get_concrete_function(x).graph.get_operations())
+        n_without = len(step.get_concrete_function(x).optimized_graph.get_operations())
     finally:
         tl.config.optimizer.set_experimental_options({"read_forwarding": True})
     step2 = tl.function(step.python_function)
     cf = step2.get_concrete_function(x)
-    assert len(cf.graph.get_operations()) < n_without - 20, unoptimized
-    assert [op.type for op in cf.graph.get_operations()].count("Pow") == 2  # beta_1^t, beta_2^t
+    assert len(cf.optimized_graph.get_operations()) < n_without - 20, unoptimized
+    assert [op.type for op in cf.optimized_graph.get_operations()].count("Pow") == 2  # beta_1^t, beta_2^t

@@ -422,6 +422,10 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
     if _symbolic(iterable):
         _graph_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names), opts or {}, where)
         return
+    if state.graph is not None and hasattr(iterable, "_tl_graph_iteration"):  # a Dataset, an iterator
+        _iterator_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names),
+                      opts or {}, where)
+        return
     if state.graph is not None and isinstance(iterable, range) and \
             len(iterable) > UNROLL_WARNING_ITERATIONS and where not in _warned_unrolls:
         _warned_unrolls.add(where)
@@ -471,6 +475,48 @@ def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, wh
         counter[0] = math.add(i, 1)
 
     _graph_loop(test, step, get_all, set_all, ("<loop counter>",) + names, opts, where)
+
+
+def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts, where):
+    """`for x in dataset` in a graph: a `While` that reads elements until the data ends (as
+    TensorFlow's loop over a dataset); the element is a loop variable, fetched at the end of
+    each iteration with `IteratorGetNextAsOptional`."""
+    from ..ops.iterator import get_next_as_optional  # noqa: PLC0415
+    math, _ = _ops()
+    handle, specs, pack = iterable._tl_graph_iteration()
+    has_value, leaves = get_next_as_optional(handle, specs)
+    current = [has_value, leaves]
+    n = len(leaves)
+
+    def get_all():
+        return (current[0], *current[1]) + tuple(get_state())
+
+    def set_all(values):
+        current[0], current[1] = values[0], list(values[1:1 + n])
+        set_state(tuple(values[1 + n:]))
+
+    def test():
+        if extra_test is None:
+            return current[0]
+        return math.logical_and(current[0], extra_test())
+
+    def step():
+        body(pack(current[1]))
+        current[0], current[1] = get_next_as_optional(handle, specs)
+
+    all_names = ("<has element>",) + ("<element>",) * n + names
+    try:
+        _graph_loop(test, step, get_all, set_all, all_names, opts, where)
+    except ValueError as e:
+        if opts.get("shape_invariants") or "keeps its shape" not in str(e):
+            raise
+        # elements of unknown shape change the shapes of what they flow into: as tf.data's
+        # loops, relax the user's tensor variables (to unknown shapes) and build it again
+        relaxed = tuple((name, TensorShape(None)) for name, v in zip(names, get_state())
+                        if is_tensor(v) and name[0] != "<")
+        current[0], current[1] = has_value, leaves
+        _graph_loop(test, step, get_all, set_all, all_names,
+                    dict(opts, shape_invariants=relaxed), where)
 
 
 def _loop_invariants(opts, names, slots, loop_vars):

@@ -45,6 +45,8 @@ class Replay(Interpreter):
         if opdef.variable_access == "update":
             return (apply("ReadVariableOp", args[0], dtype=op.attrs["dtype"],
                           shape=op.attrs["shape"]),)
+        if "_retrace" in op.attrs:  # a custom gradient: re-run, so its rule closes over new tensors
+            return tuple(op.attrs["_retrace"](args[op.attrs["num_results"]:]))
         return super().outputs_of(op, args)
 
 

@@ -6,7 +6,8 @@ transpose (perms composed, an identity perm dropped); reshape of reshape (the
 outer one reads the original); a reshape to the input's own fully-defined
 shape; a cast to the same dtype; Identity (and StopGradient, which after
 autodiff is an identity) chains: an Identity that is not a graph output is
-bypassed. Invariants: nothing that changes NaN/Inf or integer results (never
+bypassed, and so is a CustomGradient (its rule served autodiff, which is done).
+Invariants: nothing that changes NaN/Inf or integer results (never
 x*0 -> 0, never x-x -> 0); only x+0 may turn a -0.0 into +0.0, as TensorFlow's
 optimizer does. A rewritten op becomes an Identity of what it equals (in
 place, so graph outputs keep their tensor); bypassed identities are removed;
@@ -98,6 +99,11 @@ def simplify(graph):
             _rewrite(op)
         if op.type in _PASS_THROUGH and id(op.outputs[0]) not in outputs and not op.control_inputs:
             alias[id(op.outputs[0])] = op.inputs[0]
+            continue
+        if op.type == "CustomGradient" and not op.control_inputs and \
+                not any(id(t) in outputs for t in op.outputs):
+            for i, t in enumerate(op.outputs):  # an identity once autodiff is done
+                alias[id(t)] = op.inputs[i]
             continue
         kept.append(op)
     dropped = {id(op) for op in graph.operations} - {id(op) for op in kept}
