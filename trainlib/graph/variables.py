@@ -224,8 +224,8 @@ def watch_children(obj, callback):
     """Calls `callback(obj)` whenever `obj` (a Module, or an object that calls
     `children_changed`) gains an attribute, until `unwatch_children(obj)`: how a checkpoint
     restores values into Variables created after `restore` (deferred restoration)."""
-    key = id(obj)
-    _child_watchers[key] = (weakref.ref(obj, lambda _: _child_watchers.pop(key, None)), callback)
+    key, watchers = id(obj), _child_watchers   # bound now: at exit, module globals are None
+    watchers[key] = (weakref.ref(obj, lambda _: watchers.pop(key, None)), callback)
 
 
 def unwatch_children(obj):
