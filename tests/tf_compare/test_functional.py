@@ -4,18 +4,11 @@ import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
-from .compare import check  # noqa: E402
+from .compare import check, in_function  # noqa: E402
 
 rng = np.random.default_rng(0)
 X = rng.uniform(-1, 1, (4, 3)).astype("float32")
 I = rng.integers(-3, 3, (5, 2)).astype("int32")
-
-
-def _both(program, graph):
-    """`program(lib)` eagerly, or inside lib.function."""
-    def run(lib):
-        return lib.function(lambda: program(lib))() if graph else program(lib)
-    return run
 
 
 PROGRAMS = {
@@ -56,7 +49,7 @@ def test_values(name, graph):
         def program(lib, p=PROGRAMS[name]):
             out = p(lib)
             return [lib.reshape(o, lib.shape(o)) for o in out] if isinstance(out, list) else out
-    check(_both(program, graph), rtol=1e-5)
+    check(in_function(program, graph), rtol=1e-5)
 
 
 GRADS = {
@@ -78,7 +71,7 @@ def test_gradients(name, graph):
             tape.watch(x)
             y = lib.reduce_sum(GRADS[name](lib, x) ** 2)
         return tape.gradient(y, x)
-    check(_both(program, graph), rtol=1e-5, atol=1e-6)
+    check(in_function(program, graph), rtol=1e-5, atol=1e-6)
 
 
 def test_py_function_runs_per_call_in_both():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
-from .compare import check  # noqa: E402
+from .compare import check, in_function  # noqa: E402
 
 rng = np.random.default_rng(0)
 IMG = rng.uniform(0, 1, (2, 5, 7, 3)).astype("float32")
@@ -94,8 +94,7 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_functions(name, graph):
     program = PROGRAMS[name]
-    check(lambda lib: lib.function(lambda: program(lib))() if graph else program(lib),
-          rtol=1e-5, atol=1e-5)
+    check(in_function(program, graph), rtol=1e-5, atol=1e-5)
 
 
 GRADIENTS = {
