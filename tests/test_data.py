@@ -130,3 +130,17 @@ def test_shuffling_slices_by_index_gives_the_order_of_shuffling_elements():
             b = np.concatenate([b[1].numpy() for b in generic.batch(16)])
             np.testing.assert_array_equal(a, b)
         assert [int(e[1]) for e in sliced] == [int(e[1]) for e in generic]
+
+
+@pytest.mark.parametrize("make", [Dataset.from_tensor_slices, Dataset.from_tensors,
+                                  lambda b: Dataset.from_tensor_slices({"x": b}).map(lambda e: e["x"])])
+def test_a_dataset_copies_the_arrays_it_is_given(make):
+    buf = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ds = make(buf)
+    first = [np.array(e) for e in ds]
+    buf[:] = -1.0  # the caller reuses its buffer
+    assert [np.array(e).tolist() for e in ds] == [a.tolist() for a in first]
+    assert np.concatenate([a.ravel() for a in first]).tolist() == list(range(8))
+    element = next(iter(ds))
+    with pytest.raises(ValueError, match="read-only"):
+        element.numpy()[...] = 7.0  # nor can an element's numpy() write into the dataset

@@ -2,7 +2,7 @@
 from .graph.backend import get_default_device, set_default_device  # noqa: F401 -- tl.config API
 from .graph.backend import gpu_available as _gpu_available
 from .graph import optimizer_config as optimizer  # noqa: F401 -- tl.config.optimizer.*
-from .graph.context import state as _state
+from .graph.context import process as _process
 
 
 def run_functions_eagerly(run_eagerly):
@@ -11,12 +11,12 @@ def run_functions_eagerly(run_eagerly):
     Example:
         >>> tl.config.run_functions_eagerly(True)
     """
-    _state.run_eagerly = bool(run_eagerly)
+    _process.run_eagerly = bool(run_eagerly)  # for every thread, as TensorFlow
 
 
 def functions_run_eagerly():
     """True if `run_functions_eagerly(True)` is in force."""
-    return _state.run_eagerly
+    return _process.run_eagerly
 
 
 class PhysicalDevice:

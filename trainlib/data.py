@@ -22,6 +22,7 @@ import numpy as np
 import trainlib as tl
 from trainlib.graph.context import state
 from trainlib.graph.errors import InvalidArgumentError
+from trainlib.graph.op import owned_tensor
 from trainlib.graph.ops import iterator as _iterator_ops
 
 __all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
@@ -73,11 +74,12 @@ def _same_structure(a, b):
 
 def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
-    `tl.constant` does; numpy arrays keep their dtype."""
+    `tl.constant` does; numpy arrays keep their dtype and are copied (the caller may write into
+    theirs later), tensors are not (they never change)."""
     if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
-        return np.asarray(value)
+        return np.array(value)
     try:
         array = np.asarray(value)
     except ValueError as e:
@@ -99,7 +101,8 @@ def _to_arrays(element):
 
 
 def _to_tensors(element):
-    return _pack(element, [tl.convert_to_tensor(a) for a in _flat(element)])
+    # the pipeline's arrays are its own (user arrays were copied coming in): no second copy
+    return _pack(element, [owned_tensor(a) for a in _flat(element)])
 
 
 def _spec_of(array):

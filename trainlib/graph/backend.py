@@ -1,7 +1,7 @@
 """The array module kernels run on: numpy on the CPU, CuPy on NVIDIA GPUs.
 
 Owns: device names ('cpu', 'gpu'), the array module of each, the default
-device, and transfers between devices.
+device, transfers between devices, and each device's memory limit.
 Invariants: kernels never import numpy; they receive `xp` from here (through
 `context.state.xp`). CuPy is imported only when a GPU device is asked for, so
 CPU-only machines never need it. Device arrays are recognised generically, as
@@ -9,6 +9,7 @@ CPU-only machines never need it. Device arrays are recognised generically, as
 module (tests' strict shim, installed with `simulated_gpu`) plays the GPU.
 """
 import contextlib
+import os
 
 import numpy
 
@@ -97,6 +98,34 @@ def to_numpy(array):
     return numpy.asarray(array)
 
 
+_host_memory = None  # physical memory in bytes, asked once
+
+
+def memory_limit(xp):
+    """The most bytes one array on `xp`'s device could take: the GPU's memory, or on the host the
+    physical memory (less if an address-space limit, `ulimit -v`, is lower)."""
+    global _host_memory
+    if xp is not numpy:
+        try:
+            return int(xp.cuda.runtime.memGetInfo()[1])
+        except (AttributeError, RuntimeError):  # a stand-in array module: the host's limit
+            pass
+    if _host_memory is None:
+        try:
+            _host_memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):  # not POSIX: no known bound
+            _host_memory = float("inf")
+    limit = _host_memory
+    try:
+        import resource  # noqa: PLC0415 -- POSIX only
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit
+
+
 def several_devices():
     """True once a second array module (the GPU's) is loaded: only then can inputs disagree."""
     return len(_modules) > 1
@@ -114,9 +143,13 @@ def first_input_elsewhere(values, device):
     return None
 
 
+def _context():
+    from . import context  # noqa: PLC0415 -- context imports nothing from trainlib
+    return context
+
+
 def _state():
-    from .context import state  # noqa: PLC0415 -- context imports nothing from trainlib
-    return state
+    return _context().state
 
 
 def set_default_device(name):
@@ -131,8 +164,7 @@ def set_default_device(name):
     """
     name = canonical_device(name)
     xp = array_module(name)
-    state = _state()
-    state.device, state.xp = name, xp
+    _context().set_default_device(name, xp)  # for this thread and threads started later
 
 
 def get_default_device():

@@ -58,7 +58,11 @@ def _is_library_file(filename):
     return filename.startswith(_PACKAGE_DIR) or filename.startswith("<trainlib")
 
 
-_LIBRARY_CODE = {}  # code object -> True if it is trainlib's (asked once per op while tracing)
+# file name -> True if it is trainlib's (asked once per op while tracing). Keyed by the name, not
+# the code object, so no user function is kept alive by it; bounded, as generated code gets a new
+# name per compiled graph.
+_LIBRARY_FILES = {}
+_LIBRARY_FILES_MAX = 4096
 
 
 def user_location(skip_library=True):
@@ -66,10 +70,13 @@ def user_location(skip_library=True):
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        library = _LIBRARY_CODE.get(code)
+        filename = code.co_filename
+        library = _LIBRARY_FILES.get(filename)
         if library is None:
-            filename = code.co_filename
-            library = _LIBRARY_CODE[code] = _is_library_file(filename) or filename.startswith("<frozen")
+            if len(_LIBRARY_FILES) >= _LIBRARY_FILES_MAX:
+                _LIBRARY_FILES.clear()
+            library = _LIBRARY_FILES[filename] = _is_library_file(filename) or \
+                filename.startswith("<frozen")
         if not (library and skip_library):
             return f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back

@@ -7,6 +7,9 @@ the Variable-creation policy), why each retrace happened, the bounded LRU
 cache, `input_signature` and `reduce_retracing`, and calling a compiled graph.
 Invariants: Python side effects run only while tracing; a cache hit runs only
 the generated code; a Function called while another is tracing is inlined.
+Threads: a miss takes the Function's trace lock and looks again before it
+traces, so threads racing on a new signature trace it once; calls of a traced
+graph take no lock (a generated program keeps no state between calls).
 """
 import collections
 import functools
@@ -18,7 +21,7 @@ from . import dtypes as _dt
 from .autodiff import flatten, pack_as, recording
 from .backend import transfer
 from .calls import GraphFunction, optimized_copy
-from .context import graph_scope, state
+from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
@@ -28,6 +31,14 @@ from .tracing import FuncGraph
 MAX_TRACES = 64          # LRU bound of one Function's cache
 _NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
 RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
+
+
+class _Counts:
+    """Holds the lock of every Function's trace count (held only to count, never to trace)."""
+
+
+_COUNTS = _Counts()
+_COUNTS._lock = fork_safe_lock(_COUNTS)
 
 
 def _variable_class():
@@ -123,7 +134,7 @@ def _type_text(value):
 
 # ------------------------------------------------------------------ Function
 
-class Function:
+class Function(LockOwner):
     """A Python function compiled to graphs, one per input signature (see `tl.function`)."""
 
     def __init__(self, python_function, input_signature=None, autograph=True, jit_compile=False,
@@ -149,6 +160,9 @@ class Function:
         self._variables_created = False
         self._instances = weakref.WeakKeyDictionary()
         self._warned = False
+        # held while tracing (reentrant: a trace may ask for its own concrete functions), never
+        # while running a traced graph
+        self._lock = fork_safe_lock(self, reentrant=True)
         functools.update_wrapper(self, python_function)
 
     # -- public API
@@ -175,23 +189,32 @@ class Function:
             return self
         bound = self._instances.get(instance)
         if bound is None:
-            method = self._python_function.__get__(instance, owner)
-            bound = Function(method, self._input_signature, self._autograph, self._jit_compile,
-                             self._reduce_retracing, self._name)
-            bound._original_method = self._python_function
-            try:
-                self._instances[instance] = bound
-            except TypeError:  # instance not weak-referenceable: no per-instance cache
-                pass
+            with self._lock:  # one bound Function (one cache) per instance, whatever the threads
+                bound = self._instances.get(instance)
+                if bound is None:
+                    bound = self._bind_instance(instance, owner)
+        return bound
+
+    def _bind_instance(self, instance, owner):
+        method = self._python_function.__get__(instance, owner)
+        bound = Function(method, self._input_signature, self._autograph, self._jit_compile,
+                         self._reduce_retracing, self._name)
+        bound._original_method = self._python_function
+        try:
+            self._instances[instance] = bound
+        except TypeError:  # instance not weak-referenceable: no per-instance cache
+            pass
         return bound
 
     def __call__(self, *args, **kwargs):
-        if state.run_eagerly:
+        if process.run_eagerly:
             return self._python_function(*args, **kwargs)
-        if state.graph is not None:  # called while another Function traces: inline
+        here = state.__dict__  # this thread's state, read once (see op.apply)
+        if here["graph"] is not None:  # called while another Function traces: inline
             self._count_inlined(args, kwargs)
             return self._converted_function()(*args, **kwargs)
-        if not kwargs and self._input_signature is None and state.device == "cpu":
+        device = here["device"]
+        if not kwargs and self._input_signature is None and device == "cpu":
             # the hot path: a cache hit on positional arguments
             concrete = self._cache.get(tuple(map(_key, args)))
             if concrete is not None and concrete._arity == len(args):
@@ -202,26 +225,37 @@ class Function:
             concrete = self._signature_concrete(args)
         else:
             key = tuple(map(_key, args))
-            if state.device != "cpu":  # a graph is compiled for one device's array module
-                key += (state.device,)
+            if device != "cpu":  # a graph is compiled for one device's array module
+                key += (device,)
             concrete = self._cache.get(key)
             if concrete is None:
-                concrete = self._lookup_relaxed(args) or self._trace(args, key)
+                concrete = self._lookup_or_trace(args, key)
             elif len(self._cache) > 1:
-                self._cache.move_to_end(key)
+                with self._lock:  # the LRU order; another thread may be evicting
+                    if key in self._cache:
+                        self._cache.move_to_end(key)
         return concrete._call_structured(args)
+
+    def _lookup_or_trace(self, args, key):
+        """The cached or relaxed trace for `key`, else a new one; one thread traces at a time,
+        and a thread that waited finds the trace the one before it made."""
+        with self._lock:
+            concrete = self._cache.get(key)
+            return concrete if concrete is not None else \
+                self._lookup_relaxed(args) or self._trace(args, key)
 
     def _count_inlined(self, args, kwargs):
         """Counts an inlined call as a trace when its signature is new here, as TensorFlow traces
         a Function called inside another once per signature (experimental_get_tracing_count)."""
         try:
             key = tuple(map(_key, self._canonical_args(args, kwargs)))
+        except TypeError:  # unhashable arguments: no count
+            return
+        with _COUNTS._lock:  # not the trace lock: f inlined in g's trace while g is inlined in f's
             if key in self._inlined_keys or key in self._cache:
                 return
             self._inlined_keys.add(key)
-        except TypeError:  # unhashable arguments: no count
-            return
-        self._tracing_count += 1
+            self._tracing_count += 1
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (values or TensorSpecs), tracing if needed."""
@@ -233,8 +267,7 @@ class Function:
         key = tuple(_key(a) for a in args)
         if state.device != "cpu":
             key += (state.device,)
-        concrete = self._cache.get(key) or self._lookup_relaxed(args)
-        return concrete if concrete is not None else self._trace(args, key)
+        return self._lookup_or_trace(args, key)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         """Every traced signature, in the guide's format (Input Parameters, Output Type, Captures)."""
@@ -323,7 +356,7 @@ class Function:
         key = ("signature",)
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._trace(tuple(specs), key)
+            concrete = self._lookup_or_trace(tuple(specs), key)
         return concrete
 
     def _lookup_relaxed(self, args):
@@ -352,17 +385,19 @@ class Function:
                     f"tl.function {self._name!r} has traced {self._tracing_count + 1} times; "
                     f"tracing is expensive. Latest reason: {reason}. Pass tensors rather than Python "
                     "values that change, use input_signature, or reduce_retracing=True.",
-                    stacklevel=3)
+                    stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
         relax = self._reduce_retracing and self._keys and key != ("signature",)
         trace_args = _relax_args(args, self._keys) if relax else args
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
-        self._tracing_count += 1
+        with _COUNTS._lock:
+            self._tracing_count += 1
         if concrete.created_variables:
             # as TensorFlow: a first trace that created Variables is traced again with creation
             # forbidden, so a function that creates them on every call fails now (the check
             # trace is thrown away: the first one, with the Variables captured, is compiled)
             self._trace_without_new_variables(trace_args)
-            self._tracing_count += 1
+            with _COUNTS._lock:
+                self._tracing_count += 1
         concrete._trace_index = self._tracing_count
         self._keys.append(key)
         if relax and concrete._has_unknown_dims():
@@ -739,6 +774,8 @@ def _flat_feeds(value, feeds, as_tensors=False):
     elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
             and not isinstance(value, _variable_class()):
         array = transfer(state.xp, value)
+        # the caller's array: copied, as a tensor made of it would be (an output may be it)
+        array = array.copy() if array is value else array
         feeds.append(Tensor(array) if as_tensors else array)
     elif hasattr(type(value), "_tl_flatten"):
         for leaf in value._tl_flatten():

@@ -2,8 +2,11 @@
 
 Owns: the definition of an op (kernel on `xp`, shape/dtype inference,
 gradient rule, stateful flag), the registry by type name, argument conversion
-with TensorFlow's weak-type rules, and the one fork between running a kernel
-now (eager) and adding an Operation to the graph being traced.
+with TensorFlow's weak-type rules (copying arrays; `owned_tensor` is the one
+zero-copy entry, for arrays trainlib made), the one fork between running a
+kernel now (eager) and adding an Operation to the graph being traced (decided
+by the calling thread's state), and helpers for inference rules (broadcast
+shapes, axes, the result-size check against the device's memory).
 Invariants: every op is registered once; public op functions convert their
 arguments and call `apply`; active tapes see every differentiable op, eager or
 traced, through the same `record` call.
@@ -11,7 +14,7 @@ traced, through the same `record` call.
 from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
-from .errors import InvalidArgumentError, OpError, op_error, user_location
+from .errors import InvalidArgumentError, OpError, ResourceExhaustedError, op_error, user_location
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
 
 REGISTRY = {}
@@ -168,16 +171,19 @@ def apply(name, *inputs, **attrs):
         One tensor, a tuple of tensors (several outputs), or None (no outputs).
     """
     opdef = REGISTRY[name]
-    graph = state.graph
+    # this thread's state as one dict, read once: each attribute read of a thread-local looks
+    # the thread up again, and this is the per-op hot path
+    here = state.__dict__
+    graph = here["graph"]
     if graph is None:
-        outputs = _run_eagerly(opdef, inputs, attrs)
-        if state.tapes and opdef.differentiable and outputs is not None:
+        outputs = _run_eagerly(opdef, inputs, attrs, here["xp"])
+        if here["tapes"] and opdef.differentiable and outputs is not None:
             _record(opdef, inputs, outputs, attrs)
         return outputs
     op = graph.add_op(opdef, inputs, attrs)
     outputs = op.outputs
-    if state.tapes and opdef.differentiable:
-        for tape in state.tapes:
+    if here["tapes"] and opdef.differentiable:
+        for tape in here["tapes"]:
             tape._record(op)
     n = len(outputs)
     if opdef.num_outputs == 1:
@@ -191,7 +197,7 @@ def _record(opdef, inputs, outputs, attrs):
         tape._record(op)
 
 
-def _run_eagerly(opdef, inputs, attrs):
+def _run_eagerly(opdef, inputs, attrs, xp):
     try:
         values = [t._value for t in inputs]
     except AttributeError:
@@ -199,7 +205,7 @@ def _run_eagerly(opdef, inputs, attrs):
     if len(_backend._modules) > 1 and opdef.name != "Identity":  # Identity is the copy op
         _check_one_device(opdef, values)
     try:
-        out = opdef.kernel(state.xp, *values, **attrs)
+        out = opdef.kernel(xp, *values, **attrs)
     except OpError as e:
         if e.location is None:
             raise op_error(type(e), opdef.name, e.message) from None
@@ -321,6 +327,16 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))
 
 
+def owned_tensor(array):
+    """A tensor over `array` itself, without the copy `convert_to_tensor` makes: only for an
+    array made inside trainlib that nothing else holds or writes (a batch the input pipeline
+    gathered). Anything else (another device's array, a value while tracing) is converted."""
+    here = state.__dict__
+    if here["graph"] is None and type(array) is here["xp"].ndarray:
+        return Tensor(array)
+    return convert_to_tensor(array)
+
+
 def _at():
     loc = user_location()
     return f" (at {loc})" if loc else ""
@@ -404,6 +420,29 @@ def broadcast_shapes(*shapes):
                                  + " vs ".join(str(s) for s in shapes))
         result.append(dim)
     return TensorShape(result)
+
+
+def check_result_size(shape, dtype):
+    """Raises ResourceExhaustedError if a result of `shape` (dims may be None: not known yet, it
+    passes) and `dtype` (a DType or numpy dtype) would not fit in the device's memory. Ops whose
+    output size comes from their arguments (a broadcast, a tile, a fill) call it in inference
+    and kernel, so they fail at once rather than make a view that a later op works through for
+    minutes."""
+    n = 1
+    for d in shape:
+        if d is None:
+            return
+        n *= int(d)
+    np_dtype = _backend.numpy.dtype(getattr(dtype, "np", dtype))
+    size = n * np_dtype.itemsize
+    if size > 1 << 30:  # a result under 1 GiB needs no look at the limit
+        limit = _backend.memory_limit(state.xp)
+        if size > limit:
+            raise ResourceExhaustedError(
+                f"the result, of shape {list(shape)} and dtype {np_dtype.name}, would take "
+                f"{size / 2**30:.4g} GiB ({size} bytes), more than the {limit / 2**30:.4g} GiB of "
+                "memory of this device; make it smaller (a broadcast that a reduction follows can "
+                "often be reduced first)")
 
 
 def same_dtype(op_name, *specs):

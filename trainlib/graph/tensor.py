@@ -3,8 +3,9 @@
 Owns: how values look (printing as TensorFlow prints, with `tl.`), their static
 shape and dtype, and conversion of Python/numpy data to arrays (`to_array`).
 Invariants: a Tensor's value is an array of the active array module whose
-dtype is the Tensor's dtype; a SymbolicTensor is produced by exactly one
-Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
+dtype is the Tensor's dtype, and nobody writes into it: arrays coming in are
+copied (`to_array`), and `numpy()` / `np.asarray` hand out read-only views; a
+SymbolicTensor is produced by exactly one Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
 this module stays below the op registry.
 """
 import numpy as np
@@ -294,15 +295,27 @@ class Tensor(_TensorBase):
             return apply("Identity", self)  # Identity's kernel moves its input to the scope's device
 
     def numpy(self):
-        """The value as a numpy array (or numpy scalar for 0-d), copied to the host if needed."""
+        """The value as a numpy array (or numpy scalar for 0-d), copied to the host if needed.
+
+        A host tensor gives a read-only view of its array (cheap, and a tensor stays immutable:
+        writing into the result raises); `np.array(t)` or `.numpy().copy()` gives a writable copy.
+        """
         if self.dtype is _dt.resource:
             raise TypeError("A resource handle has no numpy value; read the Variable instead.")
-        value = to_numpy(self._value)
-        return value[()] if value.ndim == 0 else value
+        value = self._value
+        if value.ndim == 0:
+            return to_numpy(value)[()]
+        return _read_only(value) if type(value) is np.ndarray else to_numpy(value)
 
     def __array__(self, dtype=None, copy=None):
-        value = to_numpy(self._value)
-        return value if dtype is None else value.astype(dtype)
+        value = self._value
+        if type(value) is not np.ndarray:
+            value = to_numpy(value)  # a host copy of a device array: the caller's own
+        elif dtype is None and not copy:
+            return _read_only(value)  # np.asarray(t): no copy, and no write into the tensor
+        if dtype is not None:
+            return value.astype(dtype, copy=bool(copy) or value is self._value)
+        return value.copy() if copy and value is self._value else value
 
     def __len__(self):
         shape = self._value.shape
@@ -425,6 +438,13 @@ def is_tensor(value):
     return isinstance(value, _TensorBase)
 
 
+def _read_only(array):
+    """A view of `array` that refuses writes (the array itself stays writable)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def to_array(xp, value, dtype=None):
     """An array of `value` (Python scalar, nested list, numpy array) with `dtype`.
 
@@ -432,14 +452,15 @@ def to_array(xp, value, dtype=None):
     a value needs it), bool -> bool; a Python float never converts to an
     integer or bool dtype, nor an int to bool (TypeError); ints wrap into
     narrower integer dtypes, as TensorFlow's C conversion does; bools mixed
-    with numbers are a ValueError. Numpy values cast with numpy's rules.
+    with numbers are a ValueError. Numpy values cast with numpy's rules. An array is always
+    copied (its owner may write into it later, and a tensor never changes), as TensorFlow copies.
     """
     if isinstance(value, (np.ndarray, np.generic)) or (xp is not np and isinstance(value, xp.ndarray)):
         if dtype is not None:
             dtype = _dt.as_dtype(dtype)
             if value.dtype != dtype.np:
-                value = value.astype(dtype.np)
-        return xp.asarray(value)
+                return xp.asarray(value.astype(dtype.np))  # astype made a copy already
+        return xp.array(value, copy=True)
     kinds = set()
     _python_kinds(value, kinds)
     if "other" in kinds:

@@ -13,7 +13,7 @@ import itertools
 import weakref
 
 from . import dtypes as _dt
-from .context import eager_scope, state
+from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
@@ -42,7 +42,7 @@ def autocast_scope(dtype):
         _autocast_dtype[0] = previous
 
 
-class Variable:
+class Variable(LockOwner):
     """A mutable tensor: created once, then read and updated by ops.
 
     Args:
@@ -83,6 +83,7 @@ class Variable:
                 array = to_array(state.xp, initial_value, dtype)
         self._array = array
         self._owned = False  # the array may be the caller's: writes replace it until we own one
+        self._lock = fork_safe_lock(self)  # the state ops' kernels write under it (threads)
         self._dtype = _dt.from_numpy(array.dtype)
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
         if not self._shape.is_compatible_with(array.shape):
@@ -131,8 +132,9 @@ class Variable:
     def numpy(self):
         """The current value as a numpy array."""
         from .backend import to_numpy  # noqa: PLC0415
-        value = to_numpy(self._array)
-        value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
+        with self._lock:  # not while another thread writes the array in place
+            value = to_numpy(self._array)
+            value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
         return value[()] if value.ndim == 0 else value
 
     def __array__(self, dtype=None, copy=None):

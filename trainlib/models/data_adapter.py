@@ -3,13 +3,48 @@
 Owns: arrays and tensors (checked for equal lengths, sliced in order or in a
 fresh permutation per epoch, floating data cast to float32 as Keras does),
 `tl.data.Dataset`s and Python generators (iterated as given), class weights,
-and `validation_split` (the last fraction, before any shuffling).
+`validation_split` (the last fraction, before any shuffling), and the checks of
+what the data arguments are (`x` given, `batch_size` an integer), so a bad one
+fails at once with a message naming the user's line, not deep in a step.
 Invariant: every batch is a tuple (x, y, sample_weight) whose unused slots are
 None, with the same structure every step, so a traced step is reused.
 """
+import numbers
+
 import numpy as np
 
 from trainlib.graph.autodiff import flatten, pack_as
+from trainlib.graph.errors import user_location
+
+
+def _at():
+    where = user_location()
+    return f" (at {where})" if where else ""
+
+
+def check_batch_size(batch_size, name="batch_size"):
+    """`batch_size` as a Python int, or None when it is None or 0 (the default then applies, as
+    in Keras).
+
+    Raises:
+        TypeError: for anything but an integer (`2.5` is not truncated; `True` is not 1).
+        ValueError: for a negative integer.
+    """
+    if batch_size is None:
+        return None
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral):
+        raise TypeError(f"{name} must be an integer (samples per batch), got {batch_size!r} of "
+                        f"type {type(batch_size).__name__}; pass e.g. {name}=32{_at()}")
+    if batch_size < 0:
+        raise ValueError(f"{name} must be positive, got {batch_size}{_at()}")
+    return int(batch_size) or None
+
+
+def check_x(x):
+    """Raises ValueError naming the user's line when `x` (the inputs) is None."""
+    if x is None:
+        raise ValueError("x is None: fit, evaluate and predict need the model's inputs as x "
+                         f"(arrays or tensors, a tl.data.Dataset, or a generator){_at()}")
 
 
 def _to_numpy(value):
@@ -65,6 +100,8 @@ class ArrayBatches:
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False,
                  class_weight=None, steps=None):
+        check_x(x)
+        batch_size = check_batch_size(batch_size)
         self.x, self.y = _to_numpy(x), _to_numpy(y)
         sw = _to_numpy(sample_weight)
         if class_weight is not None:
@@ -83,12 +120,8 @@ class ArrayBatches:
             detail = ", ".join(f"{k} sizes: {v}" for k, v in sizes.items() if v)
             raise ValueError(f"Data cardinality is ambiguous: {detail}. Make sure all arrays "
                              "contain the same number of samples.")
-        if not all_sizes:
-            raise ValueError("fit/evaluate/predict got no data (x is None)")
         self.n = all_sizes.pop()
-        self.batch_size = int(batch_size or 32)
-        if self.batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.batch_size = batch_size or 32
         self.shuffle = shuffle
         self.num_batches = -(-self.n // self.batch_size)
         self.steps = steps if steps is not None else self.num_batches
@@ -203,6 +236,8 @@ def is_iterable_data(x):
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, class_weight=None,
                  steps=None):
     """The batch source for `x` (arrays/tensors, a Dataset, or a generator)."""
+    check_x(x)
+    check_batch_size(batch_size)  # a bad one is an error even where a Dataset batches itself
     if is_iterable_data(x):
         if y is not None:
             raise ValueError("When x is a dataset or generator, y must be None: the dataset "

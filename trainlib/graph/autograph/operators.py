@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import types
 import warnings
+import weakref
 
 import numpy as np  # only to recognise numpy scalars as Python-side values
 
@@ -696,7 +697,7 @@ def list_append(target, item):
 _LIBRARY_DIRS = tuple(os.path.realpath(p) for p in {
     sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")} if p)
 _TRAINLIB_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_warned_fallbacks = set()
+_warned_fallbacks = weakref.WeakSet()  # code objects warned about (weakly: users' code may go)
 
 
 _EXAMPLES_DIR = os.path.join(_TRAINLIB_DIR, "examples") + os.sep

@@ -36,9 +36,12 @@ CONVERTERS = (
     variables,                # last: must see every read of a possibly-undefined variable
 )
 
-_CODE_CACHE = {}                          # original code object -> (converted code, source text)
-_FUNCTION_CACHE = weakref.WeakKeyDictionary()   # original function -> converted function
-GENERATED_CODES = set()                   # every code object compiled here, nested ones too
+# held weakly: a user's code object (and what was made from it) goes when the user's function goes
+_CODE_CACHE = weakref.WeakKeyDictionary()       # original code object -> (converted code, source)
+# original function -> weak reference to its converted twin (whose __wrapped__ is the original: a
+# strong value would keep its own key alive for ever)
+_FUNCTION_CACHE = weakref.WeakKeyDictionary()
+GENERATED_CODES = weakref.WeakSet()             # every code object compiled here, nested ones too
 
 
 def transform(fn):
@@ -124,7 +127,8 @@ def _register(code):
 
 def convert_entity(fn, operators):
     """The converted twin of plain function `fn` (same globals, closure, defaults, name)."""
-    converted = _FUNCTION_CACHE.get(fn)
+    ref = _FUNCTION_CACHE.get(fn)
+    converted = ref() if ref is not None else None
     if converted is not None:
         return converted
     cached = _CODE_CACHE.get(fn.__code__)
@@ -145,7 +149,7 @@ def convert_entity(fn, operators):
     converted.__dict__.update(fn.__dict__)
     converted.__wrapped__ = fn
     converted.ag_source = cached[1]
-    _FUNCTION_CACHE[fn] = converted
+    _FUNCTION_CACHE[fn] = weakref.ref(converted)
     return converted
 
 

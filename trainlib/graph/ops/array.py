@@ -20,8 +20,8 @@ from .. import dtypes as _dt
 from ..backend import transfer
 from ..context import state
 from ..errors import InvalidArgumentError, op_error
-from ..op import (apply, convert_same_dtype, convert_to_tensor, defop, normalize_axis, spec,
-                  broadcast_shapes)
+from ..op import (apply, check_result_size, convert_same_dtype, convert_to_tensor, defop,
+                  normalize_axis, spec, broadcast_shapes)
 from ..tensor import SymbolicTensor, Tensor, TensorShape, is_tensor, to_array
 
 __all__ = [
@@ -299,6 +299,7 @@ def _fill_infer(value, dims=None, shape=None):
         return spec(_shape_from_spec(dims, "dims") if shape is None else shape, value.dtype)
     if any(d < 0 for d in shape):
         raise ValueError(f"dims must be non-negative, got {list(shape)}")
+    check_result_size(shape, value.dtype)
     return spec(shape, value.dtype)
 
 
@@ -311,6 +312,7 @@ def _fill(xp, value, dims=None, shape=None):
     shape = _ints(dims) if dims is not None else shape
     if any(d < 0 for d in shape):
         raise InvalidArgumentError(f"dims must be non-negative, got {list(shape)}")
+    check_result_size(shape, value.dtype)
     return xp.broadcast_to(value, shape).copy()
 
 
@@ -837,7 +839,9 @@ def _broadcast_to_infer(x, shape_tensor=None, shape=None):
         if not merged.is_compatible_with(target):
             raise ValueError(f"Unable to broadcast tensor of shape {x.shape} to tensor of shape "
                              f"{target}")
-        return spec([t if t is not None else m for t, m in zip(target, merged)], x.dtype)
+        target = TensorShape([t if t is not None else m for t, m in zip(target, merged)])
+    if target.rank is not None:  # the kernel's result is a view, but every consumer reads it all
+        check_result_size(target.as_list(), x.dtype)
     return spec(target, x.dtype)
 
 
@@ -889,7 +893,9 @@ def _tile_infer(x, multiples_tensor=None, multiples=None):
     if len(multiples) != x.shape.rank:
         raise ValueError(f"multiples must have one entry per dim of the input: got "
                          f"{list(multiples)} for shape {x.shape}")
-    return spec([None if d is None else d * m for d, m in zip(x.shape, multiples)], x.dtype)
+    shape = [None if d is None else d * m for d, m in zip(x.shape, multiples)]
+    check_result_size(shape, x.dtype)
+    return spec(shape, x.dtype)
 
 
 def _tile_grad(op, dy):
@@ -911,6 +917,7 @@ def _tile(xp, x, multiples_tensor=None, multiples=None):
     if len(multiples) != x.ndim or any(m < 0 for m in multiples):
         raise InvalidArgumentError(f"multiples must have one entry per dim of the input, each "
                                    f"non-negative: got {list(multiples)} for shape {list(x.shape)}")
+    check_result_size([d * m for d, m in zip(x.shape, multiples)], x.dtype)
     return xp.tile(x, multiples)
 
 

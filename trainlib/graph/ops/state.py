@@ -10,7 +10,10 @@ and only while the Variable owns its array (`_owned`: made by one of its own
 writes and never handed out since). Every kernel that hands the array out
 (reads, writes returning their value) clears `_owned`, so tensors taken
 earlier keep their values. All four ops are stateful, so automatic control
-dependencies keep reads and writes in program order.
+dependencies keep reads and writes in program order. Threads: each kernel and
+in-place lowering runs under the Variable's `_lock`, so concurrent writes from
+several threads are each applied once (a read-add-write is never interleaved)
+and a read never takes an array that an in-place write is about to change.
 """
 from ..op import defop, spec
 
@@ -25,8 +28,9 @@ def _read_infer(handle, dtype, shape):
 @defop("ReadVariableOp", infer=_read_infer, stateful=True, grad=lambda op, dy: (dy,),
        variable_access="read", inline="{0}.array")
 def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
-    variable._owned = False  # the caller now holds the array
-    return variable._array
+    with variable._lock:
+        variable._owned = False  # the caller now holds the array
+        return variable._array
 
 
 def _assign_infer(name):
@@ -43,20 +47,23 @@ def _assign_infer(name):
 
 def _assign(xp, variable, value, **_static):
     _check_shape(variable, value.shape)
-    variable._array = value
-    variable._owned = False  # the value may be held elsewhere
+    with variable._lock:
+        variable._array = value
+        variable._owned = False  # the value may be held elsewhere
     return value
 
 
 def _assign_add(xp, variable, delta, **_static):
-    variable._array = new = xp.add(variable._array, delta)
-    variable._owned = False  # returned: the caller holds it
+    with variable._lock:
+        variable._array = new = xp.add(variable._array, delta)
+        variable._owned = False  # returned: the caller holds it
     return new
 
 
 def _assign_sub(xp, variable, delta, **_static):
-    variable._array = new = xp.subtract(variable._array, delta)
-    variable._owned = False
+    with variable._lock:
+        variable._array = new = xp.subtract(variable._array, delta)
+        variable._owned = False
     return new
 
 
@@ -76,13 +83,14 @@ def _fits(delta, old):
 
 def _assign_in_place(xp, variable, value, **_static):
     """AssignVariableOp's in-place lowering, for a write whose result nobody reads."""
-    old = variable._array
-    if variable._owned and old.shape == value.shape:
-        xp.copyto(old, value)
-    else:
-        _check_shape(variable, value.shape)
-        variable._array = xp.array(value, copy=True)  # an array the Variable owns from now on
-        variable._owned = True
+    with variable._lock:
+        old = variable._array
+        if variable._owned and old.shape == value.shape:
+            xp.copyto(old, value)
+        else:
+            _check_shape(variable, value.shape)
+            variable._array = xp.array(value, copy=True)  # an array the Variable owns from now on
+            variable._owned = True
 
 
 def _update_in_place(ufunc):
@@ -91,13 +99,14 @@ def _update_in_place(ufunc):
 
     def lowering(xp, variable, delta, **_static):
         fn = found.get(xp) or found.setdefault(xp, getattr(xp, ufunc))
-        old = variable._array
-        if variable._owned and _fits(delta, old):
-            fn(old, delta, out=old)
-        else:
-            # asarray: numpy gives 0-d results as scalars, which cannot be written in place
-            variable._array = xp.asarray(fn(old, delta))
-            variable._owned = True
+        with variable._lock:
+            old = variable._array
+            if variable._owned and _fits(delta, old):
+                fn(old, delta, out=old)
+            else:
+                # asarray: numpy gives 0-d results as scalars, which cannot be written in place
+                variable._array = xp.asarray(fn(old, delta))
+                variable._owned = True
     return lowering
 
 
