@@ -24,7 +24,9 @@ def _last(x, name, dtype=None):
         raise TypeError(f"{name} takes {dtype.name} tensors, got {x.dtype.name}" + (
             " (trainlib's complex tensors are complex64, so real transforms take float32)"
             if dtype is _dt.float32 else ""))
-    if x.shape.rank in (0, None):
+    if x.shape.rank is None:
+        return None
+    if x.shape.rank == 0:
         raise ValueError(f"{name} needs a tensor with at least one axis, got shape {x.shape}")
     return x.shape[-1]
 
@@ -41,14 +43,16 @@ def _rfft_infer(x):
     if x.dtype is not _dt.float32:
         raise TypeError(f"RFFT takes float32 tensors (its result is complex64), got "
                         f"{x.dtype.name}")
-    n = x.shape[-1] if x.shape.rank else None
+    if x.shape.rank is None:
+        return spec(None, _dt.complex64)
+    n = x.shape[-1]
     return spec(list(x.shape[:-1]) + [None if n is None else n // 2 + 1], _dt.complex64)
 
 
 def _irfft_infer(x, n):
     if x.dtype is not _dt.complex64:
         raise TypeError(f"IRFFT takes complex64 tensors, got {x.dtype.name}")
-    return spec(list(x.shape[:-1]) + [n], _dt.float32)
+    return spec(None if x.shape.rank is None else list(x.shape[:-1]) + [n], _dt.float32)
 
 
 def _scalar(value, dtype):
@@ -84,7 +88,7 @@ def _half_weights(n):
 
 def _rfft_grad(op, dy):
     # dL/dx_j = sum_k Re(g_k e^{2 pi i k j / n}) = n * irfft(g / c)_j
-    n = op.inputs[0].shape[-1]
+    n = op.inputs[0].shape[-1] if op.inputs[0].shape.rank is not None else None
     if n is None:
         raise ValueError("the gradient of rfft needs the transformed length known while tracing")
     scaled = dy * _scalar(1.0 / _half_weights(n), _dt.complex64)
