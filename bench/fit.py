@@ -1,7 +1,10 @@
 """Steps/s of `fit` on the digits MLP (64-128-10, Adam): graph, eager, and hand-written numpy.
 
-Run: python bench/fit.py
+Run: python bench/fit.py [batch sizes...]   (default: 32 256)
 Aims (issue 7): graph fit at least 2x eager fit, and within 1.3x of the numpy loop.
+Per-step times are printed beside steps/s; compare two versions of trainlib by their
+ratio to the numpy loop of the same run (absolute times drift on a shared machine):
+PYTHONPATH=/path/to/other/checkout python bench/fit.py 32
 """
 import os
 import sys
@@ -46,7 +49,8 @@ def main():
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((64, 128)) * 0.1).astype(np.float32), np.zeros(128, np.float32),
               (rng.standard_normal((128, 10)) * 0.1).astype(np.float32), np.zeros(10, np.float32)]
-    for batch in (32, 256):
+    batches = [int(b) for b in sys.argv[1:]] or [32, 256]
+    for batch in batches:
         steps_per_epoch = -(-len(x) // batch)
         epochs = 10 if batch == 32 else 40
         steps = steps_per_epoch * epochs
@@ -58,7 +62,7 @@ def main():
         times["fit (run_eagerly)"] = trainlib_fit(params, x, y, batch, max(1, epochs // 5), True) * 5
         print(f"digits MLP 64-128-10, batch {batch}, {steps} steps:")
         for name, t in times.items():
-            print(f"  {name:<18} {steps / t:8.0f} steps/s")
+            print(f"  {name:<18} {steps / t:8.0f} steps/s  {1e6 * t / steps:8.1f} us/step")
         print(f"  graph fit / numpy loop time = {times['fit (graph)'] / times['numpy loop']:.2f}x "
               f"(aim <= 1.3); eager / graph = {times['fit (run_eagerly)'] / times['fit (graph)']:.1f}x "
               "(aim >= 2)")

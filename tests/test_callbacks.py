@@ -85,3 +85,26 @@ def test_model_checkpoint_whole_model_and_path_checks(tmp_path):
         callbacks.ModelCheckpoint(str(tmp_path / "ckpt.npz"))
     with pytest.raises(ValueError, match=r"\.weights\.npz"):
         callbacks.ModelCheckpoint(str(tmp_path / "ckpt.keras"), save_weights_only=True)
+
+
+def test_model_checkpoint_verbose_messages_as_keras_3_15(tmp_path, capsys):
+    model = tl.Sequential([tl.layers.Input((2,)), tl.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile("sgd", "mse")
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    best = tmp_path / "best.keras"
+    ckpt = callbacks.ModelCheckpoint(str(best), monitor="val_loss", save_best_only=True,
+                                     verbose=1)
+    history = model.fit(x, y, validation_data=(x, -100 * y), epochs=3, verbose=0,
+                        callbacks=[ckpt])
+    first = history.history["val_loss"][0]
+    out = capsys.readouterr().out
+    assert out.startswith(f"\nEpoch 1: val_loss improved from None to {first:.5f}, saving model "
+                          f"to {best}\n\nEpoch 1: finished saving model to {best}\n")
+    assert f"\nEpoch 2: val_loss did not improve from {first:.5f}\n" in out
+    every = tmp_path / "e{epoch}.weights.npz"
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[callbacks.ModelCheckpoint(
+        str(every), save_weights_only=True, verbose=1)])
+    path = tmp_path / "e1.weights.npz"
+    assert capsys.readouterr().out == (f"\nEpoch 1: saving model to {path}\n\nEpoch 1: finished "
+                                       f"saving model to {path}\n")
+    assert path.exists()

@@ -219,7 +219,9 @@ class _MonitorCallback(Callback):
             name = self.monitor[4:] if self.monitor.startswith("val_") else self.monitor
             if name == "loss":
                 self.monitor_op = "min"
-            compiled = getattr(self.model, "_compiled_metrics", None) or []
+            compiled = []
+            for m in getattr(self.model, "metrics", None) or ():
+                compiled.extend(getattr(m, "metrics", None) or [m])   # CompileMetrics holds several
             for m in compiled:
                 direction = getattr(m, "_direction", None)
                 if m.name == name and direction is not None:
@@ -344,20 +346,32 @@ class ModelCheckpoint(Callback):
             value = logs.get(self.monitor)
             if value is None:
                 import warnings  # noqa: PLC0415
-                warnings.warn(f"ModelCheckpoint: {self.monitor!r} is not in the logs; skipping",
+                warnings.warn(f"Can save best model only with {self.monitor} available.",
                               stacklevel=2)
-                return
-            better = self.best is None or (value < self.best if self.mode == "min"
-                                           else value > self.best)
-            if not better:
-                return
-            self.best = value
+            else:
+                # Keras 3.15's messages, word for word (the best so far as "None" at first)
+                best = "None" if self.best is None else f"{self.best:.5f}"
+                better = self.best is None or (value < self.best if self.mode == "min"
+                                               else value > self.best)
+                if not better:
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}")
+                    return
+                if self.verbose > 0:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best} to "
+                          f"{value:.5f}, saving model to {path}")
+                self.best = value
+        elif self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        folder = os.path.dirname(path)
+        if folder and not os.path.exists(folder):
+            os.makedirs(folder, exist_ok=True)
         if self.save_weights_only:
             self.model.save_weights(path)
         else:
             self.model.save(path)
-        if self.verbose:
-            print(f"Epoch {epoch + 1}: saved to {path}", file=sys.stdout)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: finished saving model to {path}")
 
 
 class LearningRateScheduler(Callback):

@@ -249,6 +249,8 @@ def _input_specs(model):
     """TensorSpecs of the model's inputs (functional `inputs`, or the shape a Sequential or
     subclassed model was built with, its first dim the batch), or None when unknown."""
     inputs = getattr(model, "inputs", None)
+    if getattr(model, "_input_layer", True) is None:
+        inputs = None   # a Sequential built by a call: its inputs have that call's batch size
     if inputs:
         return [TensorSpec(TensorShape(t.shape), t.dtype, getattr(t, "name", None)) for t in inputs]
     built = getattr(model, "_build_input_shape", None)

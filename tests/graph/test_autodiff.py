@@ -342,19 +342,124 @@ def test_gradient_through_while_captured_variable():
     assert float(grad(f64(2.0))) == pytest.approx(3 * 2.0 * 1.5 ** 2)
 
 
-def test_second_order_through_cond():
+def _all_ops(graph):
+    """The operations of `graph` and of every subgraph nested in them (If branches, While bodies)."""
+    for op in graph.get_operations():
+        yield op
+        for value in op.attrs.values():
+            if hasattr(value, "get_operations"):
+                yield from _all_ops(value)
+
+
+def test_while_gradient_saves_iterations_in_buffers_written_in_place():
+    # the forward loop of the gradient saves each iteration in a buffer that grows
+    # geometrically and is written in place: no concat (a copy of the history per iteration)
+    @tl.function(autograph=False)
+    def grad(x, n):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 0.7 + 0.2 * tl.sin(y)),
+                                 (tl.constant(0), x))
+        return tape.gradient(y, x)
+
+    concrete = grad.get_concrete_function(f64([0.1, 0.2]), tl.constant(3))
+    types = [op.type for op in _all_ops(concrete.graph)]
+    assert "ConcatV2" not in types
+    writes = [op for op in _all_ops(concrete.graph) if op.type == "TensorArrayWrite"]
+    # y is saved; the counter i is not (no float value depends on it: its first value serves)
+    assert len(writes) == 1 and writes[0].attrs.get("geometric") and writes[0].inputs[2].dtype == tl.float64
+    assert concrete.python_source.count("ip_tensor_array_write") == len(writes)
+    x = np.array([0.1, 0.2])
+    want = numeric_gradient(lambda a: float(tl.reduce_sum(tl.while_loop(
+        lambda i, y: i < 40, lambda i, y: (i + 1, y * 0.7 + 0.2 * tl.sin(y)), (0, f64(a[0])))[1])), [x.copy()], 0)
+    np.testing.assert_allclose(grad(f64(x), tl.constant(40)).numpy(), want, rtol=1e-6)
+
+
+def test_the_forward_loop_itself_saves_its_iterations():
+    # the loss and its gradient: the forward While becomes the loop that saves (it runs once),
+    # then the backward loop: two loops, not three. A persistent tape asked twice agrees.
+    def step(i, y):
+        return i + 1, y * 0.7 + 0.2 * tl.sin(y)
+
+    @tl.function(autograph=False)
+    def loss_and_grads(x, n):
+        with tl.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < n, step, (tl.constant(0), x))
+            loss = tl.reduce_sum(y * y)
+        return loss, tape.gradient(loss, x), tape.gradient(loss, x)
+
+    @tl.function(autograph=False)
+    def loss_and_grad(x, n):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            _, y = tl.while_loop(lambda i, y: i < n, step, (tl.constant(0), x))
+            loss = tl.reduce_sum(y * y)
+        return loss, tape.gradient(loss, x)
+
+    x = np.array([0.1, -0.4])
+    assert loss_and_grad.get_concrete_function(f64(x), tl.constant(3)).python_source.count("while True") == 2
+    loss, g1, g2 = loss_and_grads(f64(x), tl.constant(7))
+    want = numeric_gradient(lambda a: float(tl.reduce_sum(tl.while_loop(
+        lambda i, y: i < 7, step, (0, f64(a[0])))[1] ** 2)), [x.copy()], 0)
+    np.testing.assert_allclose(g1.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(g2.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(loss_and_grad(f64(x), tl.constant(7))[1].numpy(), want, rtol=1e-6)
+
+
+def test_while_gradient_of_every_kind_of_loop_variable_against_finite_differences():
+    # w passes through unchanged, h grows and is read by the body (saved flat with its
+    # shapes), ta is only written (its shape is saved, not its values), s has a fixed shape
+    def f(x, w, n):
+        ta = tl.TensorArray(tl.float64, size=0, dynamic_size=True, element_shape=[])
+
+        def body(i, w, h, s, ta):
+            s = s * w + tl.reduce_sum(h) * 0.1
+            return i + 1, w, tl.concat([h, tl.sin(s[:1])], 0), s, ta.write(i, tl.reduce_sum(s * s))
+
+        _, _, h, s, ta = tl.while_loop(
+            lambda i, w, h, s, ta: i < n, body, (tl.constant(0), w, x[:1], x, ta),
+            shape_invariants=(None, None, tl.TensorShape([None]), None, None), maximum_iterations=6)
+        return tl.reduce_sum(h * h) + tl.reduce_sum(s) + tl.reduce_sum(tl.cos(ta.stack()))
+
+    @tl.function(autograph=False)
+    def grad(x, w, n):
+        with tl.GradientTape() as tape:
+            tape.watch([x, w])
+            y = f(x, w, n)
+        return tape.gradient(y, [x, w])
+
+    x, w = np.array([0.3, -0.4, 0.5]), np.array(0.9)
+    for n in (0, 1, 4, 9):   # 9: stopped by maximum_iterations
+        got = grad(f64(x), f64(w), tl.constant(n))
+        for k, a in enumerate((x, w)):
+            want = numeric_gradient(lambda arrs: float(f(f64(arrs[0]), f64(arrs[1]), n)),
+                                    [x.copy(), w.copy()], k)
+            np.testing.assert_allclose(got[k].numpy(), want, rtol=1e-6, atol=1e-9)
+
+
+def _cubic_or_square(x):
+    return tl.cond(x > 0.0, lambda: x * x * x, lambda: x * x)
+
+
+def _fourth_power(x):
+    return tl.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * x), (0, x))[1]
+
+
+@pytest.mark.parametrize("f, x, want", [(_cubic_or_square, 2.0, 12.0), (_cubic_or_square, -2.0, 2.0),
+                                        (_fourth_power, 1.5, 12 * 1.5 ** 2)])
+def test_second_order_through_cond_and_while(f, x, want):
     @tl.function(autograph=False)
     def d2(x):
         with tl.GradientTape() as outer:
             outer.watch(x)
             with tl.GradientTape() as inner:
                 inner.watch(x)
-                y = tl.cond(x > 0.0, lambda: x * x * x, lambda: x * x)
+                y = f(x)
             g = inner.gradient(y, x)
         return outer.gradient(g, x)
 
-    assert float(d2(f64(2.0))) == pytest.approx(12.0)
-    assert float(d2(f64(-2.0))) == pytest.approx(2.0)
+    assert float(d2(f64(x))) == pytest.approx(want)
 
 
 @given(st.floats(-2, 2), st.floats(-2, 2))

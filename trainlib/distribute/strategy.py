@@ -4,7 +4,12 @@ Owns: `Strategy` (the default, one process), `MPIStrategy` (one replica per
 MPI rank), `scope()` / `get_strategy()`, the replica context of `run`, the
 sharding of global batches (`experimental_distribute_dataset`, and the one
 `Model.fit` uses), the broadcast of variables from rank 0, gradient averaging
-and metric reduction for `Model`, abort-on-error, and rank-0-only helpers.
+and metric reduction, abort-on-error, and rank-0-only helpers.
+The trainer and the optimizer call every strategy through one interface,
+whose base (`Strategy`) is the identity of one process: `track_model`,
+`sync_variables`, `distribute_batches`, `filter_callbacks`, `reduce_gradients`
+(the trainer's step), `aggregate_gradients` (the optimizer's update, inside
+`run`) and `reduced_metric_states` (reading metrics over every replica).
 Invariants: every rank runs the same program, so collectives meet in the same
 order (the collective ops are stateful); each rank takes rows
 [r*B//N, (r+1)*B//N) of every global batch of B rows, and all ranks shuffle
@@ -113,6 +118,40 @@ class Strategy:
 
     def _after_run(self):
         pass
+
+    # -- the interface the trainer and the optimizer call (identities for one process)
+    def track_model(self, model):
+        """Remembers a model created in this strategy's scope (its variables start identical)."""
+
+    def sync_variables(self, variables):
+        """Makes `variables` equal on every replica before they are trained."""
+
+    def distribute_batches(self, batches):
+        """This replica's part of a batch source (`fit`/`evaluate` call it)."""
+        return batches
+
+    def filter_callbacks(self, callbacks, verbose):
+        """(callbacks, verbose) for this replica: which callbacks print and write files."""
+        return callbacks, verbose
+
+    def reduce_gradients(self, grads, x):
+        """The gradients of a train step on batch `x`, combined over the replicas (the trainer's
+        step calls it inside its graph)."""
+        return grads
+
+    def aggregate_gradients(self, grads):
+        """Inside this strategy's `run`: the gradients summed over the replicas (as TensorFlow's
+        optimizers do); outside it, unchanged. `Optimizer.apply` calls it."""
+        context = get_replica_context()
+        if context is None or context.strategy is not self:
+            return grads
+        return list(context.all_reduce(ReduceOp.SUM, grads))
+
+    @contextlib.contextmanager
+    def reduced_metric_states(self, metrics):
+        """Context in which `metrics` hold their state summed over the replicas, for reading
+        results as if one process had seen all the data."""
+        yield
 
     def reduce(self, reduce_op, value, axis=None):
         """Combines a per-replica value over all replicas.
@@ -257,7 +296,7 @@ class MPIStrategy(Strategy):
         self.comm.Barrier()
 
     # -- variables start identical
-    def _track(self, model):
+    def track_model(self, model):
         self._models.append(weakref.ref(model))
 
     def _on_scope_exit(self):
@@ -270,6 +309,9 @@ class MPIStrategy(Strategy):
         alive = [m() for m in self._models]
         self._models = [weakref.ref(m) for m in alive if m is not None]
         self.broadcast_variables([v for m in alive if m is not None for v in m.weights])
+
+    def sync_variables(self, variables):
+        self.broadcast_variables(variables)
 
     def broadcast_variables(self, variables):
         """Sets each Variable to rank 0's value (one fused broadcast per dtype), once per Variable.
@@ -294,11 +336,11 @@ class MPIStrategy(Strategy):
                 v.assign(value)
                 self._synced[id(v)] = weakref.ref(v)
 
-    # -- what Model.fit / evaluate call
-    def _shard_batches(self, batches):
+    # -- what the trainer calls
+    def distribute_batches(self, batches):
         return ShardedBatches(batches, self)
 
-    def _average_gradients(self, grads, x):
+    def reduce_gradients(self, grads, x):
         """Gradients averaged over every row of the global batch: each rank's gradient is weighted
         by its row count, so uneven shards give exactly the single-process gradient."""
         first = flatten(x)[0]
@@ -312,19 +354,21 @@ class MPIStrategy(Strategy):
             out[i] = g / _math.cast(total, g.dtype)
         return out
 
-    def _metric_results(self, metrics):
-        """{name: result} of `metrics` as if one process had seen every rank's data: the states are
-        summed over the ranks for the reading, then each rank's own state is put back."""
+    @contextlib.contextmanager
+    def reduced_metric_states(self, metrics):
+        """The metrics' states are summed over the ranks for the reading, then each rank's own
+        state is put back."""
         variables = [v for m in metrics for v in m.variables]
         local = [v.read_value() for v in variables]
         for v, total in zip(variables, self._all_reduce(local, "SUM")):
             v.assign(total)
-        results = {m.name: m.result() for m in metrics}
-        for v, value in zip(variables, local):
-            v.assign(value)
-        return results
+        try:
+            yield
+        finally:
+            for v, value in zip(variables, local):
+                v.assign(value)
 
-    def _fit_callbacks(self, callbacks, verbose):
+    def filter_callbacks(self, callbacks, verbose):
         """Rank 0 keeps everything; the others neither print nor write files."""
         if self.is_chief:
             return callbacks, verbose
@@ -429,12 +473,11 @@ def in_cross_replica_context():
     return not _replica_contexts
 
 
-def current_mpi_strategy():
-    """The MPIStrategy whose scope is active (used by `Model` when created), else None."""
-    for strategy in reversed(_scopes):
-        if isinstance(strategy, MPIStrategy):
-            return strategy
-    return None
+def current_strategy():
+    """The strategy of the innermost active `run`, else of the active scope, else the default."""
+    if _replica_contexts:
+        return _replica_contexts[-1].strategy
+    return get_strategy()
 
 
 def maybe_strategy(distributed):

@@ -50,7 +50,8 @@ _REGISTRY = {}                # class name -> class, for from_config / deseriali
 
 def register(cls):
     """Class decorator: makes `cls` known to `deserialize` (and model loading) by name."""
-    _REGISTRY[cls.__name__] = cls
+    key = cls._registry_key() if hasattr(cls, "_registry_key") else cls.__name__
+    _REGISTRY[key] = cls
     return cls
 
 
@@ -138,6 +139,41 @@ class KerasTensor:
 
     def __hash__(self):
         return id(self)
+
+    # operators record operations of the functional API (layers/operators.py), as Keras 3's
+    def __add__(self, other): return _operator("Add", self, other)
+    def __radd__(self, other): return _operator("Add", self, other, True)
+    def __sub__(self, other): return _operator("Subtract", self, other)
+    def __rsub__(self, other): return _operator("Subtract", self, other, True)
+    def __mul__(self, other): return _operator("Multiply", self, other)
+    def __rmul__(self, other): return _operator("Multiply", self, other, True)
+    def __truediv__(self, other): return _operator("TrueDivide", self, other)
+    def __rtruediv__(self, other): return _operator("TrueDivide", self, other, True)
+    def __floordiv__(self, other): return _operator("FloorDivide", self, other)
+    def __rfloordiv__(self, other): return _operator("FloorDivide", self, other, True)
+    def __mod__(self, other): return _operator("Mod", self, other)
+    def __rmod__(self, other): return _operator("Mod", self, other, True)
+    def __pow__(self, other): return _operator("Power", self, other)
+    def __rpow__(self, other): return _operator("Power", self, other, True)
+    def __matmul__(self, other): return _operator("Matmul", self, other)
+    def __rmatmul__(self, other): return _operator("Matmul", self, other, True)
+    def __lt__(self, other): return _operator("Less", self, other)
+    def __le__(self, other): return _operator("LessEqual", self, other)
+    def __gt__(self, other): return _operator("Greater", self, other)
+    def __ge__(self, other): return _operator("GreaterEqual", self, other)
+    def __and__(self, other): return _operator("LogicalAnd", self, other)
+    def __rand__(self, other): return _operator("LogicalAnd", self, other, True)
+    def __or__(self, other): return _operator("LogicalOr", self, other)
+    def __ror__(self, other): return _operator("LogicalOr", self, other, True)
+    def __neg__(self): return _operator("Negative", self)
+    def __abs__(self): return _operator("Absolute", self)
+    def __invert__(self): return _operator("LogicalNot", self)
+    def __getitem__(self, key): return _operator("GetItem", self, key)
+
+
+def _operator(name, x, other=None, reverse=False):
+    from .operators import symbolic_operator  # noqa: PLC0415 -- the operations subclass Layer
+    return symbolic_operator(name, x, other, reverse)
 
 
 def _is_keras_tensor(x):
@@ -466,16 +502,20 @@ class Layer(Module):
             return self.weights
         return [v for v in self.weights if not v.trainable]
 
+    # lists, as Keras 3's layers return them (tl.Module keeps TensorFlow's tuples)
     @property
     def variables(self):
+        """Every Variable of the layer (a list, in `weights` order)."""
         return list(self.weights)
 
     @property
     def trainable_variables(self):
+        """The trainable Variables (a list)."""
         return list(self.trainable_weights)
 
     @property
     def non_trainable_variables(self):
+        """The non-trainable Variables (a list)."""
         return list(self.non_trainable_weights)
 
     @property
@@ -720,7 +760,22 @@ class Layer(Module):
         kts = [KerasTensor(t.shape, t.dtype, node=node, index=i)
                for i, t in enumerate(flatten(out))]
         node.outputs = pack_as(out, kts)
-        self._output_shape = kts[0].shape if len(kts) == 1 else [k.shape for k in kts]
+        if "_first_node" not in self.__dict__:
+            self._first_node = node
+        self._output_shape = tuple(kts[0].shape) if len(kts) == 1 else [tuple(k.shape) for k in kts]
+        return node.outputs
+
+    @property
+    def output(self):
+        """The symbolic output (KerasTensor) of the layer's first call on KerasTensors.
+
+        Raises:
+            AttributeError: if the layer was never called on KerasTensors.
+        """
+        node = self.__dict__.get("_first_node")
+        if node is None:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no "
+                                 "defined output.")
         return node.outputs
 
     # -- config
@@ -769,6 +824,8 @@ def _build_wrapper(build):
 class InputLayer(Layer):
     """The layer behind `tl.layers.Input`: holds the input spec of a functional model."""
 
+    output = None   # set per instance: the Input's KerasTensor
+
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None, batch_shape=None,
                  **kwargs):
         if "input_shape" in kwargs and shape is None:
@@ -814,8 +871,10 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):
 # ------------------------------------------------------------------ serialization
 
 def serialize(layer):
-    """{"class_name", "config"} of a layer."""
-    return {"class_name": type(layer).__name__, "config": layer.get_config()}
+    """A layer as Keras 3's `keras.layers.serialize` writes it: {"module", "class_name",
+    "config", "registered_name"} (and "build_config" once built)."""
+    from ..saving.serialization_lib import serialize_keras_object  # noqa: PLC0415 -- saving is above
+    return serialize_keras_object(layer)
 
 
 def deserialize(config, custom_objects=None):
@@ -825,7 +884,8 @@ def deserialize(config, custom_objects=None):
         ValueError: for an unknown class name.
     """
     name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _REGISTRY.get(name)
+    cls = (custom_objects or {}).get(name) or \
+        _REGISTRY.get(f"{config.get('module')}>{name}") or _REGISTRY.get(name)
     if cls is None:
         raise ValueError(f"Unknown layer class {name!r}: pass it in custom_objects or decorate it "
                          "with tl.layers.register")

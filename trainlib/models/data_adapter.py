@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
-from trainlib.graph.autodiff import flatten, pack_as
-from trainlib.graph.errors import user_location
+from ..graph.autodiff import flatten, pack_as
+from ..graph.errors import user_location
 
 
 def _at():
@@ -141,7 +141,7 @@ class ArrayBatches:
         if self.y is None and self.sample_weight is None:
             return (x,)
         return (x, _slice(self.y, index), None if self.sample_weight is None
-                else self.sample_weight[index])[:3 if self.sample_weight is not None else 2]
+                else _slice(self.sample_weight, index))[:3 if self.sample_weight is not None else 2]
 
     def __iter__(self):
         """One epoch's batches. With `steps` (steps_per_epoch), as Keras 3: an epoch
@@ -151,11 +151,7 @@ class ArrayBatches:
             self._seen = 0
         for _ in range(self.steps):
             if self._seen >= self.num_batches:
-                import warnings  # noqa: PLC0415
-                warnings.warn("Your input ran out of data; interrupting epoch. Make sure that your "
-                              "dataset or generator can generate at least steps_per_epoch * "
-                              "epochs batches.", stacklevel=2)
-                break
+                break     # the EpochIterator warns, as Keras's does
             if self._seen == 0:
                 self._order = np.random.permutation(self.n) if self.shuffle else None
             start = self._seen * self.batch_size
@@ -229,7 +225,7 @@ def _normalize(item):
 
 def is_iterable_data(x):
     """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
-    from trainlib.data import Dataset  # noqa: PLC0415
+    from ..data import Dataset  # noqa: PLC0415
     return isinstance(x, Dataset) or hasattr(x, "__next__")
 
 

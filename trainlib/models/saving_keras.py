@@ -25,16 +25,18 @@ import io
 import json
 import os
 import re
+import sys
 import zipfile
 
 import numpy as np
 
-import trainlib as tl
-from trainlib import losses as losses_module, metrics as metrics_module, optim
-from trainlib.file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
+from .. import losses as losses_module, metrics as metrics_module, optim
+from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
     write_file_atomically
-from trainlib.graph.serialization import LoadError
-from trainlib.layers import base as layers_base
+from ..graph.serialization import LoadError
+from ..layers import base as layers_base
+from ..saving.object_registration import (_custom, get_registered_name,  # noqa: F401
+                                          get_registered_object, register_keras_serializable)
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
            "get_registered_name", "get_registered_object", "LoadError"]
@@ -45,74 +47,6 @@ CONFIG_FILE, METADATA_FILE, WEIGHTS_FILE = "config.json", "metadata.json", "mode
 _H5_HINT = ("HDF5 files (.h5) need h5py, which trainlib does not use: save the whole model as "
             "'.keras' (model.save('model.keras')) or the weights as '.npz' "
             "(model.save_weights('model.weights.npz')).")
-
-_REGISTERED_NAMES = {}    # class or function -> "package>name"
-_REGISTERED_OBJECTS = {}  # "package>name" and plain name -> class or function
-
-
-# ------------------------------------------------------------------ registration
-
-def register_keras_serializable(package="Custom", name=None):
-    """Decorator: makes a Layer/Model subclass (or a loss, metric or function) loadable by name.
-
-    Layer classes join the layer registry that `tl.layers.deserialize` and
-    `load_model` read (under the class's own name, which its saved config
-    records); other objects are found by name when a loaded compile config
-    names them.
-
-    Args:
-        package: the package part of the registered name ("Custom").
-        name: the name part (default: the object's `__name__`).
-
-    Returns:
-        The decorator; it returns the object unchanged.
-
-    Raises:
-        ValueError: if `package` contains ">", or another layer class of the same name is
-            registered (layer configs name classes by their `__name__`).
-
-    Example:
-        >>> @tl.saving.register_keras_serializable(package="demo")
-        ... class Scale(tl.layers.Layer):
-        ...     def call(self, x):
-        ...         return 2 * x
-        >>> tl.saving.get_registered_name(Scale)
-        'demo>Scale'
-    """
-    if ">" in str(package):
-        raise ValueError(f"package must not contain '>', got {package!r}")
-
-    def decorator(obj):
-        key = f"{package}>{name or obj.__name__}"
-        if isinstance(obj, type) and issubclass(obj, layers_base.Layer):
-            # layer configs record the bare class name: a second class of that name would
-            # silently replace the first in every file that names it
-            taken = layers_base._REGISTRY.get(obj.__name__)
-            if taken is not None and (taken.__module__, taken.__qualname__) != \
-                    (obj.__module__, obj.__qualname__):
-                raise ValueError(f"A layer class named {obj.__name__!r} is already registered "
-                                 f"({taken.__module__}.{taken.__qualname__}); rename the class")
-            layers_base.register(obj)
-        elif not isinstance(obj, type) and not callable(obj):
-            raise TypeError(f"register_keras_serializable needs a class or a function, got {obj!r}")
-        _REGISTERED_NAMES[obj] = key
-        _REGISTERED_OBJECTS[key] = obj
-        _REGISTERED_OBJECTS[name or obj.__name__] = obj
-        return obj
-
-    return decorator
-
-
-def get_registered_name(obj):
-    """The "package>name" an object was registered under (else its `__name__`)."""
-    return _REGISTERED_NAMES.get(obj, getattr(obj, "__name__", type(obj).__name__))
-
-
-def get_registered_object(name, custom_objects=None):
-    """The object passed in `custom_objects` or registered under `name` (a layer class included),
-    else None."""
-    return _custom(name, custom_objects) or layers_base._REGISTRY.get(name)
-
 
 # ------------------------------------------------------------------ configs
 
@@ -202,14 +136,6 @@ def compile_config(model):
             "weighted_metrics": _serialize_named(model._weighted_metric_ids, "metric"),
             "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
             "jit_compile": model.jit_compile}
-
-
-def _custom(name, custom_objects):
-    """A class or function the caller passed or registered under `name` (never a layer table)."""
-    if not isinstance(name, str):
-        return None
-    found = (custom_objects or {}).get(name) or _REGISTERED_OBJECTS.get(name)
-    return found if found is not None else _REGISTERED_OBJECTS.get(name.split(">")[-1])
 
 
 def _resolve(value, functions, classes, custom_objects, kind):
@@ -327,7 +253,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
               "compile_config": compile_config(model)}
     config_bytes = json.dumps(config, indent=1, allow_nan=False).encode("utf-8")
     metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                "trainlib_version": getattr(tl, "__version__", "unknown"),
+                "trainlib_version": getattr(sys.modules.get("trainlib"), "__version__", "unknown"),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
     weights = _weight_arrays(model)
     buffer = io.BytesIO()

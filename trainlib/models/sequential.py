@@ -3,11 +3,13 @@
 Owns: adding/popping layers, building the whole stack once the input shape is
 known (from a leading `Input`, an `input_shape=` on the first layer, or the
 first call), which records each layer's output shape for `summary`.
+Building calls the layers on the symbolic output of an `InputLayer` (the
+given `Input`, or one made from the input shape), so once built a Sequential
+has `inputs` and `outputs`, and each layer its `output`, as in Keras 3: the
+feature-extraction idiom `Model(m.inputs, [l.output for l in m.layers])` works.
 Invariant: `layers` excludes the input layer; weights follow layer order.
 """
-from trainlib.graph.tensor import TensorShape
-from trainlib.layers.base import InputLayer, KerasTensor, Layer, deserialize, register, \
-    scratch_graph, serialize
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 
 from .model import Model
 
@@ -79,19 +81,47 @@ class Sequential(Model):
             self.build(shape)
 
     def build(self, input_shape=None):
-        """Builds every layer by tracing the stack on a symbolic input of `input_shape`."""
+        """Builds every layer by calling the stack on a symbolic input of `input_shape`."""
         if input_shape is None:
             raise ValueError("Sequential.build needs an input shape")
         input_shape = tuple(input_shape)
-        dtype = self._input_layer.dtype if self._input_layer is not None else self.dtype
-        with scratch_graph() as graph:
+        input_layer = self._input_layer
+        if input_layer is None or tuple(input_layer.batch_shape) != input_shape:
+            dtype = input_layer.dtype if input_layer is not None else self.dtype
             # the batch dim as given, as Keras records it in the output shapes
-            x = graph.add_argument(TensorShape(input_shape), dtype, "x")
-            for layer in self._layers:
-                x = layer(x, training=False)
-                layer._output_shape = tuple(x.shape)
+            input_layer = InputLayer(batch_shape=input_shape, dtype=dtype)
+        x = input_layer.output
+        for layer in self._layers:
+            x = layer(x)
+        self._symbolic_input, self._symbolic_output = input_layer.output, x
         self._build_input_shape = input_shape
         self.built = True
+
+    @property
+    def inputs(self):
+        """The symbolic input (a one-element list), once the model is built."""
+        if not self.built or getattr(self, "_symbolic_input", None) is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined inputs yet: "
+                                 "give it an Input first, or build or call it")
+        return [self._symbolic_input]
+
+    @property
+    def outputs(self):
+        """The symbolic output of the last layer (a one-element list), once built."""
+        if not self.built or getattr(self, "_symbolic_output", None) is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined outputs yet: "
+                                 "give it an Input first, or build or call it")
+        return [self._symbolic_output]
+
+    @property
+    def input(self):
+        """The symbolic input, once built."""
+        return self.inputs[0]
+
+    @property
+    def output(self):
+        """The symbolic output of the last layer, once built."""
+        return self.outputs[0]
 
     def call(self, inputs, training=False):
         x = inputs

@@ -56,8 +56,8 @@ def _output_shape(layer):
 
 def _functional_structure(model):
     """(sequential_like, {id(layer): "Connected to" text}) of a functional model."""
-    from trainlib.graph.autodiff import flatten  # noqa: PLC0415
-    from trainlib.layers.base import KerasTensor  # noqa: PLC0415
+    from ..graph.autodiff import flatten  # noqa: PLC0415
+    from ..layers.base import KerasTensor  # noqa: PLC0415
     nodes = model._nodes
     calls = {}
     for n in nodes:
@@ -154,7 +154,8 @@ def format_summary(model, line_length=None, positions=None):
         padded = _ratio_reduce(excess, padded)
 
     rows = []
-    for layer in model.layers:
+    # a functional model lists its operations (x + y, x[:, 0]) too, as Keras 3's summary does
+    for layer in model._layers if hasattr(model, "_nodes") else model.layers:
         if not layer.built:
             params = "0 (unbuilt)"
         else:

@@ -4,15 +4,23 @@ Owns: the learning rate (a float32 Variable, or a schedule evaluated at
 `iterations`, so changing it never retraces a step), the `iterations`
 counter, slot creation in `build(var_list)`, gradient clipping (`clipnorm`,
 `global_clipnorm`, `clipvalue`), decoupled weight decay, and the order of one
-`apply_gradients`: clip, decay weights, `update_step` per variable, apply the
-variables' constraints, count.
+update (`apply(grads, variables)`, as Keras 3, or `apply_gradients(pairs)`):
+aggregate over replicas through the current distribution strategy (inside its
+`run` only), clip, decay weights, `update_step` per variable, apply the variables'
+constraints, count; and `scale_loss`, the train step's hook for loss scaling
+(identity here).
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
 """
-import trainlib as tl
-from trainlib.graph.context import eager_scope
-from trainlib.graph.variables import Variable, children_changed
+from ..distribute.strategy import current_strategy
+from ..graph.autodiff import GradientTape
+from ..graph.context import eager_scope
+from ..graph.dtypes import float32, int64
+from ..graph.ops.array import constant, ones_like
+from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
+                              where)
+from ..graph.variables import Variable, children_changed
 
 from .schedules import LearningRateSchedule
 
@@ -57,12 +65,12 @@ class Optimizer:
                                           f"supported by trainlib (only {default!r})")
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
-        from trainlib.layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
+        from ..layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
         self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         with eager_scope():
-            self.iterations = Variable(tl.constant(0, dtype=tl.int64), trainable=False,
+            self.iterations = Variable(constant(0, dtype=int64), trainable=False,
                                        name="iteration")
             if isinstance(learning_rate, LearningRateSchedule):
                 self._schedule = learning_rate
@@ -71,7 +79,7 @@ class Optimizer:
                 raise TypeError("learning_rate must be a number or a LearningRateSchedule")
             else:
                 self._schedule = None
-                self._learning_rate = Variable(tl.constant(float(learning_rate)), trainable=False,
+                self._learning_rate = Variable(constant(float(learning_rate)), trainable=False,
                                                name="learning_rate")
         self.built = False
         self._variables = []
@@ -106,7 +114,7 @@ class Optimizer:
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         """A slot Variable shaped and typed like `reference_variable`."""
-        from trainlib import initializers  # noqa: PLC0415 -- initializers import trainlib
+        from .. import initializers  # noqa: PLC0415 -- initializers import trainlib
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
         base = reference_variable.name.split(":")[0]
@@ -130,6 +138,43 @@ class Optimizer:
         return i
 
     # -- applying
+    def scale_loss(self, loss):
+        """The loss the train step differentiates (Keras 3's hook for loss scaling: a
+        LossScaleOptimizer multiplies it by its scale; the base returns it unchanged)."""
+        return loss
+
+    def apply(self, grads, trainable_variables=None):
+        """Applies `grads` to `trainable_variables`: clip, weight decay, update, `iterations += 1`.
+
+        As Keras 3's `Optimizer.apply`: without `trainable_variables`, the variables
+        the optimizer was built with. Inside `run` of a distribution strategy the
+        gradients are first summed over the replicas (`strategy.aggregate_gradients`).
+        Gradients that are None are skipped.
+
+        Args:
+            grads: a list of gradients (tensors or None).
+            trainable_variables: the Variables, in the same order.
+
+        Raises:
+            ValueError: if every gradient is None, or the two lists differ in length.
+
+        Example:
+            >>> opt = tl.optim.SGD(0.1)
+            >>> v = tl.Variable([1.0, 2.0])
+            >>> opt.apply([tl.constant([1.0, 1.0])], [v])
+        """
+        grads = list(grads)
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError("apply(grads) without trainable_variables needs a built optimizer; "
+                                 "call optimizer.build(variables) first or pass the variables")
+            trainable_variables = self._trainable_variables
+        trainable_variables = list(trainable_variables)
+        if len(grads) != len(trainable_variables):
+            raise ValueError(f"apply got {len(grads)} gradients for {len(trainable_variables)} "
+                             "variables; pass one gradient (or None) per variable")
+        self._apply(list(zip(grads, trainable_variables)), aggregate=True)
+
     def apply_gradients(self, grads_and_vars, experimental_aggregate_gradients=True):
         """Applies (gradient, variable) pairs: clip, weight decay, update, `iterations += 1`.
 
@@ -138,10 +183,16 @@ class Optimizer:
         (one fused all-reduce), as TensorFlow's optimizers do, unless
         `experimental_aggregate_gradients=False`.
 
+        Returns:
+            The `iterations` Variable.
+
         Raises:
             ValueError: if every gradient is None.
         """
-        pairs = list(grads_and_vars)
+        self._apply(list(grads_and_vars), aggregate=experimental_aggregate_gradients)
+        return self.iterations
+
+    def _apply(self, pairs, aggregate):
         pairs_kept = [(g, v) for g, v in pairs if g is not None]
         if not pairs_kept:
             names = [v.name for _, v in pairs]
@@ -151,11 +202,8 @@ class Optimizer:
             self.build([v for _, v in pairs])
         grads = [g for g, _ in pairs_kept]
         variables = [v for _, v in pairs_kept]
-        if experimental_aggregate_gradients:
-            from trainlib.distribute.strategy import get_replica_context  # noqa: PLC0415
-            replica = get_replica_context()
-            if replica is not None:
-                grads = list(replica.all_reduce("SUM", grads))
+        if aggregate:
+            grads = current_strategy().aggregate_gradients(grads)
         for v in variables:
             self._var_index(v)
         grads = self._clip_gradients(grads)
@@ -163,20 +211,15 @@ class Optimizer:
         self._apply_weight_decay(variables, lr)
         for g, v in zip(grads, variables):
             if g.dtype is not v.dtype:
-                g = tl.cast(g, v.dtype)
-            self.update_step(g, v, lr if lr.dtype is v.dtype else tl.cast(lr, v.dtype))
+                g = cast(g, v.dtype)
+            self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
         # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
         # the updates, in the same graph as the step
         for v in variables:
             constraint = getattr(v, "constraint", None)
             if constraint is not None:
                 v.assign(constraint(v))
-        self.iterations.assign_add(tl.constant(1, dtype=tl.int64))
-
-    def scale_loss(self, loss):
-        """The loss the gradients are taken of: `loss` itself here; a LossScaleOptimizer
-        multiplies it by its loss scale (train steps call this before the tape's gradient)."""
-        return loss
+        self.iterations.assign_add(constant(1, dtype=int64))
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` with `tape` and applies them.
@@ -190,7 +233,7 @@ class Optimizer:
         if tape is None:
             if not callable(loss):
                 raise ValueError("minimize needs a tape when loss is a tensor")
-            with tl.GradientTape() as tape:
+            with GradientTape() as tape:
                 loss = loss()
         grads = tape.gradient(loss, var_list)
         self.apply_gradients(zip(grads, var_list))
@@ -206,7 +249,7 @@ class Optimizer:
         if self.global_clipnorm is not None and self.global_clipnorm > 0:
             return _clip_by_global_norm(grads, self.global_clipnorm)
         if self.clipvalue is not None and self.clipvalue > 0:
-            return [tl.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
+            return [clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
         return grads
 
     def _apply_weight_decay(self, variables, lr):
@@ -215,7 +258,7 @@ class Optimizer:
         for v in variables:
             if getattr(v, "_exclude_from_weight_decay", False):
                 continue
-            rate = lr if lr.dtype is v.dtype else tl.cast(lr, v.dtype)
+            rate = lr if lr.dtype is v.dtype else cast(lr, v.dtype)
             v.assign(v - v * self.weight_decay * rate)
 
     def exclude_from_weight_decay(self, var_list=None):
@@ -246,17 +289,17 @@ class Optimizer:
 
 def _clip_by_norm(g, clip_norm):
     # Keras's safe form: no NaN gradient at zero, unchanged below the norm
-    l2sum = tl.reduce_sum(tl.square(g))
+    l2sum = reduce_sum(square(g))
     positive = l2sum > 0
-    norm = tl.where(positive, tl.sqrt(tl.where(positive, l2sum, tl.ones_like(l2sum))), l2sum)
-    return g * clip_norm / tl.maximum(norm, tl.cast(clip_norm, g.dtype))
+    norm = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)
+    return g * clip_norm / maximum(norm, cast(clip_norm, g.dtype))
 
 
 def _clip_by_global_norm(grads, clip_norm):
     total = None
     for g in grads:
-        s = tl.reduce_sum(tl.square(tl.cast(g, tl.float32) if g.dtype is not tl.float32 else g))
+        s = reduce_sum(square(cast(g, float32) if g.dtype is not float32 else g))
         total = s if total is None else total + s
-    norm = tl.sqrt(total)
-    scale = clip_norm * tl.minimum(1.0 / norm, 1.0 / clip_norm)
-    return [g * (scale if g.dtype is tl.float32 else tl.cast(scale, g.dtype)) for g in grads]
+    norm = sqrt(total)
+    scale = clip_norm * minimum(1.0 / norm, 1.0 / clip_norm)
+    return [g * (scale if g.dtype is float32 else cast(scale, g.dtype)) for g in grads]

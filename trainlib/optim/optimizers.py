@@ -4,7 +4,8 @@ Owns: the update formulas, with Keras 3's defaults and epsilon placement
 (epsilon 1e-7 outside the square root in Adam and RMSprop's denominator
 form, inside it for Adagrad), so results match Keras to float precision.
 """
-import trainlib as tl
+from ..graph.ops.array import constant
+from ..graph.ops.math import cast, maximum, pow, sqrt, square  # noqa: A004
 
 from .base import Optimizer
 
@@ -81,18 +82,18 @@ class Adam(Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         i = self._var_index(variable)
         dtype = variable.dtype
-        step = tl.cast(self.iterations + 1, dtype)
-        beta_1_power = tl.pow(tl.constant(self.beta_1, dtype=dtype), step)
-        beta_2_power = tl.pow(tl.constant(self.beta_2, dtype=dtype), step)
+        step = cast(self.iterations + 1, dtype)
+        beta_1_power = pow(constant(self.beta_1, dtype=dtype), step)
+        beta_2_power = pow(constant(self.beta_2, dtype=dtype), step)
         m, v = self.momentums[i], self.velocities[i]
-        alpha = learning_rate * tl.sqrt(1 - beta_2_power) / (1 - beta_1_power)
+        alpha = learning_rate * sqrt(1 - beta_2_power) / (1 - beta_1_power)
         m.assign_add((gradient - m) * (1 - self.beta_1))
-        v.assign_add((tl.square(gradient) - v) * (1 - self.beta_2))
+        v.assign_add((square(gradient) - v) * (1 - self.beta_2))
         if self.amsgrad:
             v_hat = self.velocity_hats[i]
-            v_hat.assign(tl.maximum(v_hat, v))
+            v_hat.assign(maximum(v_hat, v))
             v = v_hat
-        variable.assign_sub(m * alpha / (tl.sqrt(v) + self.epsilon))
+        variable.assign_sub(m * alpha / (sqrt(v) + self.epsilon))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
@@ -142,14 +143,14 @@ class RMSprop(Optimizer):
         i = self._var_index(variable)
         rho = self.rho
         velocity = self.velocities[i]
-        velocity.assign(velocity * rho + tl.square(gradient) * (1 - rho))
+        velocity.assign(velocity * rho + square(gradient) * (1 - rho))
         if self.centered:
             average = self.average_gradients[i]
             average.assign(average * rho + gradient * (1 - rho))
-            denominator = velocity - tl.square(average) + self.epsilon
+            denominator = velocity - square(average) + self.epsilon
         else:
             denominator = velocity + self.epsilon
-        increment = learning_rate * gradient / tl.sqrt(denominator)
+        increment = learning_rate * gradient / sqrt(denominator)
         if self.momentums:
             momentum = self.momentums[i]
             momentum.assign(momentum * self.momentum + increment)
@@ -177,15 +178,15 @@ class Adagrad(Optimizer):
 
     def build(self, var_list):
         super().build(var_list)
-        from trainlib import initializers  # noqa: PLC0415
+        from .. import initializers  # noqa: PLC0415
         init = initializers.Constant(self.initial_accumulator_value)
         self.accumulators = [self.add_variable_from_reference(v, "accumulator", init)
                              for v in var_list]
 
     def update_step(self, gradient, variable, learning_rate):
         acc = self.accumulators[self._var_index(variable)]
-        acc.assign_add(tl.square(gradient))
-        variable.assign_sub(learning_rate * gradient / tl.sqrt(acc + self.epsilon))
+        acc.assign_add(square(gradient))
+        variable.assign_sub(learning_rate * gradient / sqrt(acc + self.epsilon))
 
     def get_config(self):
         return {**super().get_config(),

@@ -7,16 +7,20 @@ graph and changes with `optimizer.iterations` without retracing.
 """
 import math
 
-import trainlib as tl
+from ..graph.dtypes import float32
+from ..graph.ops.array import constant
+from ..graph.ops.math import cast, cos, floor, minimum, pow, where  # noqa: A004
+from ..graph.tensor import is_tensor
+from ..graph.variables import Variable
 
 __all__ = ["LearningRateSchedule", "ExponentialDecay", "PiecewiseConstantDecay", "CosineDecay",
            "serialize", "deserialize"]
 
 
 def _step(step):
-    if isinstance(step, tl.Variable):
+    if isinstance(step, Variable):
         step = step.read_value()
-    return tl.cast(step, tl.float32) if tl.is_tensor(step) else tl.constant(float(step))
+    return cast(step, float32) if is_tensor(step) else constant(float(step))
 
 
 class LearningRateSchedule:
@@ -53,8 +57,8 @@ class ExponentialDecay(LearningRateSchedule):
     def __call__(self, step):
         p = _step(step) / float(self.decay_steps)
         if self.staircase:
-            p = tl.floor(p)
-        return self.initial_learning_rate * tl.pow(tl.constant(float(self.decay_rate)), p)
+            p = floor(p)
+        return self.initial_learning_rate * pow(constant(float(self.decay_rate)), p)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,
@@ -77,9 +81,9 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 
     def __call__(self, step):
         step = _step(step)
-        out = tl.constant(float(self.values[-1]))
+        out = constant(float(self.values[-1]))
         for b, v in zip(reversed(self.boundaries), reversed(self.values[:-1])):
-            out = tl.where(step <= float(b), tl.constant(float(v)), out)
+            out = where(step <= float(b), constant(float(v)), out)
         return out
 
     def get_config(self):
@@ -104,19 +108,19 @@ class CosineDecay(LearningRateSchedule):
 
     def _decay(self, step, start):
         fraction = step / float(self.decay_steps)
-        cosine = 0.5 * (1.0 + tl.cos(math.pi * fraction))
+        cosine = 0.5 * (1.0 + cos(math.pi * fraction))
         return start * ((1.0 - self.alpha) * cosine + self.alpha)
 
     def __call__(self, step):
         step = _step(step)
         if self.warmup_target is None:
-            return self._decay(tl.minimum(step, float(self.decay_steps)),
+            return self._decay(minimum(step, float(self.decay_steps)),
                                float(self.initial_learning_rate))
-        step = tl.minimum(step, float(self.decay_steps + self.warmup_steps))
+        step = minimum(step, float(self.decay_steps + self.warmup_steps))
         warm = (self.warmup_target - self.initial_learning_rate) * \
             (step / float(max(self.warmup_steps, 1))) + self.initial_learning_rate
         decayed = self._decay(step - float(self.warmup_steps), float(self.warmup_target))
-        return tl.where(step < float(self.warmup_steps), warm, decayed)
+        return where(step < float(self.warmup_steps), warm, decayed)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate,

@@ -451,6 +451,30 @@ def weak_python_number_in_if(x):
     return y
 
 
+def weak_python_number_through_a_call(xs):
+    s = 0  # bound by a call in the loop: one probe trace learns the dtype it takes
+    for x in xs:
+        s = s + tl.sin(x)
+    return s
+
+
+def temporary_reuses_a_python_name(xs):
+    t = [2.0, 3.0]  # a Python list before the loop; in the body a temporary (not live after)
+    s = tl.reduce_sum(tl.constant(t)) * 0.0
+    for x in xs:
+        t = x * 2.0
+        s += t
+    return s
+
+
+def lambdas_see_the_last_binding(x):
+    fs = []
+    for i in range(3):  # the lambdas share k and see its last value, as in Python
+        k = i * 2
+        fs.append(lambda: k)
+    return x + fs[0]() + fs[1]()
+
+
 def no_return_value(x):
     y = x
     if x > 0:
@@ -517,4 +541,7 @@ PROGRAMS = [
     (tuple_state, [(c(0),), (c(1),), (c(10),)]),
     (weak_python_number_in_loop, [(c([1.0, 2.5]),), (c([-1.0, 0.0]),)]),
     (weak_python_number_in_if, [(c(3.0),), (c(0.5),)]),
+    (weak_python_number_through_a_call, [(c([1.0, 2.5]),), (c([0.0]),)]),
+    (temporary_reuses_a_python_name, [(c([1.0, 2.5]),), (c([-1.0]),)]),
+    (lambdas_see_the_last_binding, [(c(1),)]),
 ]

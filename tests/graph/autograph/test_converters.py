@@ -216,8 +216,9 @@ def test_if_becomes_if_stmt_with_state_functions():
             y = 3
         return y
     out = run(f, control_flow)
-    assert "ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('y', 'z'), ('z',))" in out
-    assert "y = ag__.Undefined('y')" in out and "nonlocal y, z" in out
+    # z is never read after the if (not live): a local of if_body, not state
+    assert "ag__.if_stmt(x > 0, if_body, else_body, get_state, set_state, ('y',), ())" in out
+    assert "y = ag__.Undefined('y')" in out and "nonlocal y\n" in out and "nonlocal y, z" not in out
 
 
 def test_while_and_for_become_operator_calls():
@@ -229,9 +230,13 @@ def test_while_and_for_become_operator_calls():
             s += x
         return s
     out = run(f, control_flow)
-    assert "ag__.while_stmt(loop_test, loop_body, get_state, set_state, ('n',), None)" in out
-    assert "ag__.for_stmt(xs, None, loop_body_1, get_state_1, set_state_1, ('s', 'x'), None)" in out
-    assert "x = ag__.Undefined('x')" in out and "s = ag__.Undefined" not in out
+    # the target x is not read after the loop: not state. The last argument: n and s are
+    # bound only by arithmetic (on n; on s and the target x), so the runtime knows their dtypes
+    assert "ag__.while_stmt(loop_test, loop_body, get_state, set_state, ('n',), None, " \
+        "((('n', ('n',), False),), (), lambda: (), ()))" in out
+    assert "ag__.for_stmt(xs, None, loop_body_1, get_state_1, set_state_1, ('s',), None, " \
+        "((('s', ('s', 'x'), False),), (), lambda: (), ('x',)))" in out
+    assert "x = ag__.Undefined('x')" not in out and "s = ag__.Undefined" not in out
 
 
 def test_a_variable_is_given_its_undefined_start_once():

@@ -6,6 +6,7 @@ import pytest
 
 import trainlib as tl
 from trainlib.graph.autograph import ConversionError, convert, to_code
+from trainlib.graph.autograph.pyct import SourceUnavailableError, parse_entity
 
 from . import error_programs as P
 
@@ -175,6 +176,17 @@ def test_unconvertible_callee_runs_as_python_with_a_warning():
         return _with_try(x) * 2
     with pytest.warns(UserWarning, match="could not convert _with_try"):
         assert int(tl.function(caller)(tl.constant(1))) == 4
+
+
+def test_function_without_source_runs_as_python_with_a_warning():
+    namespace = {}
+    exec("def no_source(x):\n    return x * 2\n", namespace)  # noqa: S102 -- a def with no file
+    fn = namespace["no_source"]
+    with pytest.raises(SourceUnavailableError):   # a ConversionError of its own kind...
+        parse_entity(fn)
+    with pytest.warns(UserWarning, match="could not convert no_source"):
+        assert convert(fn) is fn                  # ...that convert answers by running fn as it is
+    assert int(tl.function(fn)(tl.constant(2))) == 4
 
 
 def test_do_not_convert_keeps_python_semantics_in_graphs():

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import trainlib as tl
+from trainlib.graph.op import apply
 from trainlib.graph.ops.tensor_array import TensorArray
 
 from .harness import OpCase, check_against_numpy, check_gradient, make_inputs, numeric_gradient
@@ -436,3 +437,18 @@ def test_loop_with_unknown_element_shape_asks_for_element_shape():
 
     with pytest.raises(ValueError, match="element_shape"):
         f(tl.constant([1.0, 2.0]))
+
+
+def test_geometric_write_doubles_the_buffer_so_n_appends_copy_o_n_rows():
+    """`geometric=True` (the While gradient's accumulators): a write past the end at least
+    doubles the rows, so n appends reallocate log2(n) times and copy fewer than 2n rows."""
+    buffer = tl.zeros([0, 2], dtype=tl.float32)
+    grown_at = []
+    for i in range(37):
+        before = buffer.shape[0]
+        buffer = apply("TensorArrayWrite", buffer, tl.constant(i), tl.fill([2], float(i)), geometric=True)
+        if buffer.shape[0] != before:
+            grown_at.append(buffer.shape[0])
+    assert grown_at == [1, 2, 4, 8, 16, 32, 64]
+    np.testing.assert_array_equal(buffer.numpy()[:37, 0], np.arange(37))
+    np.testing.assert_array_equal(buffer.numpy()[37:], 0)   # spare capacity reads as zeros

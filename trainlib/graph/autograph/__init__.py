@@ -1,11 +1,13 @@
 """AutoGraph: Python control flow on tensors becomes graph control flow.
 
 Owns: `convert(fn)` (used by `tl.function(autograph=True)`), `to_code(fn)`,
-`do_not_convert` and `set_loop_options`. The work is split in three:
-`pyct` (source tools), `converters/` (one gast transformer per Python
-feature, run in the order of `pipeline.CONVERTERS`) and `operators`
-(the `ag__.*` functions converted code calls, which decide per call between
-plain Python and graph ops).
+`do_not_convert` and `set_loop_options`. The work is split in four:
+`pyct` (source tools), `static_analysis` (liveness and definedness of each
+function's variables: what each if/while/for carries), `converters/` (one
+gast transformer per Python feature, run in the order of
+`pipeline.CONVERTERS`) and `operators` (the `ag__.*` functions converted code
+calls, which decide per call between plain Python and graph ops, tracing
+each branch and loop body once).
 Invariant: converted code computes what the original computes for Python
 values and eager tensors; only symbolic tensors change what runs.
 

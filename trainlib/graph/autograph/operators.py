@@ -22,7 +22,10 @@ import numpy as np  # only to recognise numpy scalars as Python-side values
 from ..autodiff import flatten, pack_as
 from ..context import state
 from ..errors import OpError
+from ..op import convert_to_tensor
+from ..ops.control_flow import build_if, build_while, probe
 from ..tensor import SymbolicTensor, TensorShape, is_tensor
+from .pyct import ConversionError, SourceUnavailableError
 
 UNROLL_WARNING_ITERATIONS = 1000
 
@@ -200,12 +203,10 @@ def _check_not_mutated(names, init, snaps, out, what, where):
 
 
 def _zeros(spec_shape, dtype):
-    from ..op import convert_to_tensor  # noqa: PLC0415
     return convert_to_tensor(np.zeros(spec_shape.as_list(), dtype=dtype.np))
 
 
 def _spec_of(v, name, where):
-    from ..op import convert_to_tensor  # noqa: PLC0415
     t = v if is_tensor(v) else convert_to_tensor(v)
     shape = TensorShape(t.shape)
     if not shape.is_fully_defined():
@@ -219,16 +220,19 @@ def _spec_of(v, name, where):
 
 # ------------------------------------------------------------------ if
 
-def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, one_sided=()):
+def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, input_only=()):
     """`if cond: body() else: orelse()`: a graph `If` for a symbolic cond, else plain Python.
 
-    `get_state`/`set_state` read and write the variables the statement binds
-    (named by `symbol_names`); `one_sided` names those only one branch binds.
+    `get_state`/`set_state` read and write the variables the statement binds that
+    static analysis found live (named by `symbol_names`); `input_only` names those
+    the branches read and rebind but nothing reads after the statement: the If
+    does not carry them out.
     """
     if not _symbolic(cond):
         body() if cond else orelse()
         return
-    _graph_if(cond, body, orelse, get_state, set_state, tuple(symbol_names), set(one_sided), _where())
+    _graph_if(cond, body, orelse, get_state, set_state, tuple(symbol_names), frozenset(input_only),
+              _where())
 
 
 def _check_condition(cond, what, where):
@@ -239,107 +243,87 @@ def _check_condition(cond, what, where):
             "or reduce it (`tl.reduce_any(...)`).")
 
 
-def _graph_if(cond, body, orelse, get_state, set_state, names, one_sided, where):
-    from ..ops.control_flow import cond as graph_cond  # noqa: PLC0415 -- control flow sits above ops
+def _graph_if(cond, body, orelse, get_state, set_state, names, input_only, where):
+    """Traces each branch once; then, knowing what both made of each variable, decides
+    which ones the `If` op carries (see _if_carries) and what the others are after it."""
     _check_condition(cond, "`if`", where)
     init = tuple(get_state())
     snaps = [_snapshot(v) for v in init]
-    excluded = {i for i, n in enumerate(names) if n in one_sided}
-    hints = {}
-    for _ in range(4):  # each retry learns something (an excluded slot or a hint); few ever needed
-        results = {}
+    results, carried = {}, []
 
-        def branch(fn, key):
-            def run():
-                set_state(init)
-                fn()
-                out = tuple(get_state())
-                _check_not_mutated(names, init, snaps, out, "tensor-dependent `if`", where)
-                results[key] = out
-                given = tuple(_branch_output(i, v, excluded, hints) for i, v in enumerate(out))
-                results[key + " outputs"] = given
-                return given
-            return run
-
-        try:
-            outs = graph_cond(cond, branch(body, "true"), branch(orelse, "false"))
-        except AutoGraphError:
+    def branch(fn, key):
+        def run():
             set_state(init)
-            raise
-        except (ValueError, TypeError):
-            set_state(init)
-            if len(results) < 4 or not _learn_if(results, names, excluded, hints, where):
-                raise
-            continue
-        set_state(_merge_if(results, outs, names, excluded, where))
-        return
-    raise AutoGraphValueError(f"cannot build the tensor-dependent `if` at {where}")  # pragma: no cover
+            fn()
+            out = tuple(get_state())
+            _check_not_mutated(names, init, snaps, out, "tensor-dependent `if`", where)
+            results[key] = out
+            return out
+        return run
+
+    def join(a, b):
+        carried.extend(i for i, name in enumerate(names)
+                       if name not in input_only and _if_carries(a[i], b[i], name, where))
+        return tuple(_given(a[i], b[i], where) for i in carried), \
+            tuple(_given(b[i], a[i], where) for i in carried)
+
+    try:
+        outs = build_if(cond, branch(body, "true"), branch(orelse, "false"), join)
+    except Exception:
+        set_state(init)
+        raise
+    outs = dict(zip(carried, outs))
+    set_state(tuple(outs[i] if i in outs else init[i] if name in input_only else
+                    _merge_static(results["true"][i], results["false"][i], name, where)
+                    for i, name in enumerate(names)))
 
 
-_NOT_CARRIED = ()  # what a branch gives cond for a variable the If op does not carry
-
-
-def _branch_output(i, v, excluded, hints):
-    if i in excluded:
-        return _NOT_CARRIED
-    if isinstance(v, UndefinedReturnValue):
-        return _zeros(*hints[i]) if i in hints else _NOT_CARRIED
-    return v if _carriable(v) else _NOT_CARRIED
-
-
-def _learn_if(results, names, excluded, hints, where):
-    """After cond failed: explains it (raising a clear error) or learns how to retry."""
-    learned = False
-    for i, name in enumerate(names):
-        if i in excluded:
-            continue
-        a, b = results["true"][i], results["false"][i]
-        ka, kb = _kind(a), _kind(b)
-        if "undefined" in (ka, kb) and ka != kb:
-            excluded.add(i)
-            learned = True
-        elif "no return value" in (ka, kb) and ka != kb:
-            other = b if ka == "no return value" else a
-            if _carriable(other) and i not in hints:
-                hints[i] = _spec_of(other, "the return value", where)
-                learned = True
-        elif _carriable(a) and _carriable(b):
-            la, lb = flatten(a), flatten(b)
-            if _structure(a) != _structure(b):
-                raise AutoGraphValueError(
-                    f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
-                    f"branch of the tensor-dependent `if` at {where}; both branches must give it the "
-                    "same structure.")
-            for x, y in zip(la, lb):
-                if is_tensor(x) and is_tensor(y) and x.dtype is not y.dtype:
-                    raise AutoGraphTypeError(
-                        f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
-                        f"branch of the tensor-dependent `if` at {where}; a variable must keep one "
-                        f"dtype across branches. Cast one of them (tl.cast(..., tl.{x.dtype.name})).")
-        elif _carriable(a) or _carriable(b):
+def _if_carries(a, b, name, where):
+    """Whether the If op carries a variable that is `a` after the if branch and `b` after
+    the else branch; raises a clear error for values no graph can join."""
+    if isinstance(a, UndefinedReturnValue) or isinstance(b, UndefinedReturnValue):
+        return _carriable(b if isinstance(a, UndefinedReturnValue) else a)  # zeros on the other side
+    if not (_carriable(a) and _carriable(b)):
+        if _carriable(a) or _carriable(b):
+            if isinstance(a, Undefined) or isinstance(b, Undefined):
+                return False  # bound in one branch only: undefined after (see _merge_static)
             raise AutoGraphValueError(
                 f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else branch "
                 f"of the tensor-dependent `if` at {where}. After an `if` on a tensor a variable must "
                 "be a tensor in both branches (or the same Python value): give it a tensor value in "
                 "both branches, or before the if.")
-    return learned
+        return False
+    if isinstance(a, _SCALARS) and type(a) is type(b) and a == b:
+        return False  # the same Python value on both sides stays a Python value
+    if _structure(a) != _structure(b) or len(flatten(a)) != len(flatten(b)):
+        raise AutoGraphValueError(
+            f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
+            f"branch of the tensor-dependent `if` at {where}; both branches must give it the "
+            "same structure.")
+    for x, y in zip(flatten(a), flatten(b)):
+        if _has_dtype(x) and _has_dtype(y) and x.dtype is not y.dtype:
+            raise AutoGraphTypeError(
+                f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
+                f"branch of the tensor-dependent `if` at {where}; a variable must keep one "
+                f"dtype across branches. Cast one of them (tl.cast(..., tl.{x.dtype.name})).")
+    return True
 
 
-def _merge_if(results, outs, names, excluded, where):
-    merged = []
-    for i, name in enumerate(names):
-        a, b = results["true"][i], results["false"][i]
-        out = outs[i]
-        if results["true outputs"][i] is _NOT_CARRIED or results["false outputs"][i] is _NOT_CARRIED:
-            merged.append(_merge_static(a, b, name, where))
-        elif isinstance(a, _SCALARS) and type(a) is type(b) and a == b:
-            merged.append(a)  # the same Python value on both sides stays a Python value
-        else:
-            merged.append(out)
-    return merged
+def _has_dtype(x):
+    """Tensors and Variables (not an Undefined, whose attributes raise)."""
+    return not isinstance(x, Undefined) and (is_tensor(x) or hasattr(x, "_array"))
+
+
+def _given(v, other, where):
+    """What a branch gives the If for a carried variable: its value, or zeros shaped like
+    the other branch's value where it has no return value yet."""
+    if isinstance(v, UndefinedReturnValue):
+        return _zeros(*_spec_of(other, "the return value", where))
+    return v
 
 
 def _merge_static(a, b, name, where):
+    """The value after a tensor `if` of a variable the If op does not carry."""
     if isinstance(a, Undefined) and isinstance(b, Undefined):
         return a
     if isinstance(a, Undefined) or isinstance(b, Undefined):
@@ -348,7 +332,7 @@ def _merge_static(a, b, name, where):
                                f"at {where}; bind it in both branches (or before the if) to use it after")
     if isinstance(a, UndefinedReturnValue) or isinstance(b, UndefinedReturnValue):
         return b if isinstance(a, UndefinedReturnValue) else a  # None on the other side: both return None
-    if a is b:
+    if a is b or (isinstance(a, _SCALARS) and type(a) is type(b) and a == b):
         return a
     raise AutoGraphValueError(
         f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else branch of the "
@@ -396,13 +380,18 @@ def not_(a):
 
 # ------------------------------------------------------------------ loops
 
-def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
+def while_stmt(test, body, get_state, set_state, symbol_names, opts=None, kinds=None):
     """`while test(): body()`: plain Python while the test is a Python/eager value; as soon
-    as it is a symbolic tensor, the rest of the loop becomes a graph `While`."""
+    as it is a symbolic tensor, the rest of the loop becomes a graph `While`.
+
+    `symbol_names` are the loop's live state variables; `kinds` says how the dtypes
+    its Python numbers take follow from other values (static analysis; see _static_dtypes).
+    """
     while True:
         t = test()
         if _symbolic(t):
-            _graph_loop(test, body, get_state, set_state, tuple(symbol_names), opts or {}, _where())
+            _graph_loop(test, body, get_state, set_state, tuple(symbol_names), opts or {}, kinds,
+                        None, _where())
             return
         if not t:
             return
@@ -412,7 +401,8 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts=None):
 _warned_unrolls = set()
 
 
-def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opts=None):
+def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opts=None,
+             kinds=None):
     """`for x in iterable: body(x)`, stopping when `extra_test()` (break/return flags) is false.
 
     A symbolic tensor iterates its first axis in a graph `While`; anything
@@ -421,11 +411,12 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
     """
     where = _where()
     if _symbolic(iterable):
-        _graph_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names), opts or {}, where)
+        _graph_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names), opts or {},
+                   kinds, where)
         return
     if state.graph is not None and hasattr(iterable, "_tl_graph_iteration"):  # a Dataset, an iterator
         _iterator_for(iterable, extra_test, body, get_state, set_state, tuple(symbol_names),
-                      opts or {}, where)
+                      opts or {}, kinds, where)
         return
     if state.graph is not None and isinstance(iterable, range) and \
             len(iterable) > UNROLL_WARNING_ITERATIONS and where not in _warned_unrolls:
@@ -440,15 +431,14 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
             if _symbolic(t):
                 # a tensor break/return flag: each remaining iteration runs only where it holds
                 _graph_if(t, lambda item=item: body(item), lambda: None, get_state, set_state,
-                          tuple(symbol_names), set(), where)
+                          tuple(symbol_names), frozenset(), where)
                 continue
             if not t:
                 break
         body(item)
 
 
-def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, where):
-    from ..op import convert_to_tensor  # noqa: PLC0415
+def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, kinds, where):
     math, array = _ops()
     if iterable.shape.rank == 0:
         raise AutoGraphTypeError(f"The `for` loop at {where} iterates over a scalar tensor; "
@@ -475,10 +465,195 @@ def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, wh
         body(array.gather(iterable, i))
         counter[0] = math.add(i, 1)
 
-    _graph_loop(test, step, get_all, set_all, ("<loop counter>",) + names, opts, where)
+    _graph_loop(test, step, get_all, set_all, ("<loop counter>",) + names, opts, kinds, iterable.dtype,
+                where)
 
 
-def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts, where):
+def _weak(v):
+    """A Python number (not a bool): it takes the dtype of the tensors it meets."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _static_dtypes(names, init, kinds, element_dtype):
+    """{name: dtype or None (Python int/float: the default)} for the loop's variables whose
+    dtype static analysis can tell from the values entering the loop; absent: unknown.
+
+    `kinds` = (recipes, outer names, outer values, target names) from the converter: a
+    recipe `(name, deps, uses_float)` says the body binds `name` only with arithmetic
+    on `deps` and number literals, so (weak typing) it takes the dtype of the tensors
+    among them, else stays a Python number.
+    """
+    if not kinds:
+        return {}
+    recipes, outer_names, outer_values, targets = kinds
+    recipes = {name: (deps, uses_float) for name, deps, uses_float in recipes}
+    entering, bound = dict(zip(names, init)), set(names)  # the loop's state: bound by it
+    try:
+        entering.update((n, v) for n, v in zip(outer_names, outer_values()) if n not in entering)
+    except NameError:
+        pass  # an outer name not bound yet: what depends on it stays unknown
+
+    def of_value(v):
+        if _has_dtype(v):
+            return ("dtype", v.dtype)
+        return ("py", float if isinstance(v, (float, np.floating)) else int) if _weak(v) else None
+
+    def resolve(name, visiting):
+        if name in targets:
+            return ("dtype", element_dtype) if element_dtype is not None else None
+        value = entering.get(name)
+        if _has_dtype(value) or name in visiting:
+            return of_value(value)  # a tensor loop variable keeps its dtype
+        if name not in recipes:  # bound in the loop some other way (a call...), or unknown
+            return None if name in bound or name not in entering else of_value(value)
+        deps, uses_float = recipes[name]
+        parts = [of_value(value)] if name in entering else []
+        parts += [("py", float)] if uses_float else []
+        return _combine(parts + [resolve(d, visiting | {name}) for d in deps if d != name])
+
+    out = {}
+    for name in names:
+        kind = resolve(name, frozenset())
+        if kind is not None:
+            out[name] = kind[1] if kind[0] == "dtype" else None
+    return out
+
+
+def _combine(parts):
+    """The kind of an arithmetic result: the tensors' dtype, else int or float; None: unknown."""
+    if any(p is None for p in parts):
+        return None
+    dtypes = {d for k, d in parts if k == "dtype"}
+    if len(dtypes) > 1:
+        return None
+    if dtypes:
+        return ("dtype", dtypes.pop())
+    return ("py", float if any(d is float for _, d in parts) else int)
+
+
+def _graph_loop(test, body, get_state, set_state, names, opts, kinds, element_dtype, where):
+    """Traces the loop once as a graph `While`.
+
+    The loop variables are the live state variables that hold tensors or Python numbers.
+    A variable without a value yet (the value returned from inside the loop) is carried
+    out only: the trace finds its spec (build_while's write_only). A Python number takes
+    the dtype the body gives it: static analysis knows it for arithmetic
+    (`s += x` takes x's dtype); otherwise one probe trace of the body, with the numbers
+    as they are, finds it first.
+    """
+    init = tuple(get_state())
+    snaps = [_snapshot(v) for v in init]
+    slots = [i for i, v in enumerate(init) if _carriable(v)]
+    returns = [i for i, v in enumerate(init) if isinstance(v, UndefinedReturnValue)]
+    weak = [i for i in slots if _weak(init[i])]
+    static = _static_dtypes(names, init, kinds, element_dtype)
+    dtypes = {i: static[names[i]] for i in weak if names[i] in static}
+    unknown = [i for i in weak if names[i] not in static]
+    if unknown:
+        dtypes.update(_probe_dtypes(test, body, get_state, set_state, init, slots, unknown))
+    loop_vars = tuple(convert_to_tensor(init[i], dtype=dtypes.get(i)) if i in weak else
+                      pack_as(init[i], [x if x is None else convert_to_tensor(x)  # None: a
+                                        for x in flatten(init[i])])  # composite's missing leaf
+                      for i in slots)
+    returned = {}
+
+    def restore(values):
+        full = [Undefined(n, f"it is bound later in the body of the tensor-dependent loop at "
+                             f"{where}; in a graph loop a variable read before it is bound in the "
+                             "body must be bound before the loop")
+                if isinstance(v, Undefined) else v for n, v in zip(names, init)]
+        for i, v in zip(slots, values):
+            full[i] = v
+        set_state(tuple(full))
+
+    def cond_fn(*values):
+        restore(values)
+        t = test()
+        if _symbolic(t):
+            _check_condition(t, "loop", where)
+        return t
+
+    def body_fn(*values):
+        restore(values)
+        body()
+        out = tuple(get_state())
+        _check_not_mutated(names, init, snaps, out, "tensor-dependent loop", where)
+        for i, name in enumerate(names):
+            if i in slots:
+                if not _carriable(out[i]):
+                    raise AutoGraphValueError(
+                        f"'{name}' enters the tensor-dependent loop at {where} as "
+                        f"{_describe(init[i])} but the body makes it {_describe(out[i])}; a loop "
+                        "variable must stay a tensor of one dtype.")
+            elif i in returns:
+                if not isinstance(out[i], UndefinedReturnValue) and out[i] is not None:
+                    returned[i] = out[i]
+            elif not isinstance(init[i], Undefined) and out[i] is not init[i]:
+                raise AutoGraphValueError(
+                    f"'{name}' is {_describe(init[i])} before the tensor-dependent loop at {where} "
+                    f"but the body makes it {_describe(out[i])}. A loop variable must be a tensor "
+                    "(or Python number) before the loop: initialize it with a tensor of the dtype "
+                    "and shape the loop gives it.")
+        return tuple(out[i] for i in slots)
+
+    def write_only():
+        for i, v in returned.items():
+            _spec_of(v, "the return value", where)  # a clear error if its shape is not known
+        return [returned[i] for i in sorted(returned)]
+
+    leaf_names = [f"'{names[i]}'" for i, v in zip(slots, loop_vars) for _ in flatten(v)]
+    try:
+        results, late = build_while(cond_fn, body_fn, loop_vars,
+                                    shape_invariants=_loop_invariants(opts, names, slots, loop_vars),
+                                    maximum_iterations=opts.get("maximum_iterations"),
+                                    leaf_names=leaf_names, where=where, write_only=write_only)
+    except Exception:
+        set_state(init)
+        raise
+    final = list(init)
+    results = results if isinstance(results, (list, tuple)) else (results,)
+    for i, v in zip(slots, results):
+        final[i] = v
+    for i, v in zip(sorted(returned), late):
+        final[i] = v
+    for i, (name, v) in enumerate(zip(names, init)):
+        if isinstance(v, Undefined):
+            final[i] = Undefined(name, f"it is bound only inside the tensor-dependent loop at "
+                                       f"{where}; bind it before the loop to use it after")
+    set_state(tuple(final))
+
+
+def _probe_dtypes(test, body, get_state, set_state, init, slots, unknown):
+    """{slot: dtype} for the Python numbers in `unknown`, from one trace of the body in a
+    scratch graph with them left as they are (the other loop variables as placeholders).
+
+    A dtype is kept only if the loop test still traces on what the body made: otherwise
+    (or if the probe fails) the numbers keep their default dtypes, and the real trace
+    reports what is wrong with the user's words (a loop variable changing dtype...).
+    """
+
+    def run(*values):
+        entering = list(init)
+        for i, v in zip(slots, values):
+            entering[i] = v
+        set_state(tuple(entering))
+        body()
+        out = tuple(get_state())
+        found = {i: out[i].dtype for i in unknown if _has_dtype(out[i])}
+        set_state(tuple(convert_to_tensor(v, dtype=found.get(i)) if i in unknown else v
+                        for i, v in enumerate(out)))
+        t = test()
+        return found if not _symbolic(t) or (t.dtype.name == "bool" and t.shape.rank in (0, None)) else {}
+
+    try:
+        return probe(run, [init[i] for i in slots])
+    except (OpError, ValueError, TypeError):
+        return {}
+    finally:
+        set_state(init)
+
+
+def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts, kinds, where):
     """`for x in dataset` in a graph: a `While` that reads elements until the data ends (as
     TensorFlow's loop over a dataset); the element is a loop variable, fetched at the end of
     each iteration with `IteratorGetNextAsOptional`."""
@@ -507,7 +682,7 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
 
     all_names = ("<has element>",) + ("<element>",) * n + names
     try:
-        _graph_loop(test, step, get_all, set_all, all_names, opts, where)
+        _graph_loop(test, step, get_all, set_all, all_names, opts, kinds, None, where)
     except ValueError as e:
         if opts.get("shape_invariants") or "keeps its shape" not in str(e):
             raise
@@ -517,7 +692,7 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
                         if is_tensor(v) and name[0] != "<")
         current[0], current[1] = has_value, leaves
         _graph_loop(test, step, get_all, set_all, all_names,
-                    dict(opts, shape_invariants=relaxed), where)
+                    dict(opts, shape_invariants=relaxed), kinds, None, where)
 
 
 def _loop_invariants(opts, names, slots, loop_vars):
@@ -536,131 +711,6 @@ def _loop_invariants(opts, names, slots, loop_vars):
             raise AutoGraphValueError(f"a shape invariant for '{names[i]}' needs it to be one tensor")
         out.extend([inv] * len(leaves))
     return out
-
-
-def _graph_loop(test, body, get_state, set_state, names, opts, where):
-    from ..op import convert_to_tensor  # noqa: PLC0415
-    from ..ops.control_flow import while_loop  # noqa: PLC0415
-    init = tuple(get_state())
-    snaps = [_snapshot(v) for v in init]
-    carried = [i for i, v in enumerate(init) if _carriable(v)]
-    # Python numbers are weakly typed: `s = 0` then `s += float_tensor` makes s float32.
-    # If the loop fails, one probe trace with them left as Python numbers finds their dtypes.
-    weak = [i for i in carried if isinstance(init[i], (int, float)) and not isinstance(init[i], bool)]
-    weak_dtypes, probe, first_error = {}, False, None
-    hints = {}
-    for _ in range(5):
-        slots = carried + sorted(hints)
-        loop_vars = tuple(_zeros(*hints[i]) if i in hints else
-                          convert_to_tensor(init[i], dtype=weak_dtypes[i]) if i in weak_dtypes else
-                          pack_as(init[i], [x if x is None else convert_to_tensor(x)  # None: a
-                                            for x in flatten(init[i])])  # composite's missing leaf
-                          for i in slots)
-        discovered = {}
-
-        def restore(values):
-            full = [Undefined(n, f"it is bound later in the body of the tensor-dependent loop at "
-                                 f"{where}; in a graph loop a variable read before it is bound in the "
-                                 "body must be bound before the loop")
-                    if isinstance(v, Undefined) else v for n, v in zip(names, init)]
-            for i, v in zip(slots, values):
-                full[i] = init[i] if probe and i in weak else v
-            set_state(tuple(full))
-
-        def cond_fn(*values):
-            restore(values)
-            t = test()
-            if _symbolic(t):
-                _check_condition(t, "loop", where)
-            return t
-
-        def body_fn(*values):
-            restore(values)
-            body()
-            out = tuple(get_state())
-            if probe:
-                raise _Probed({i: out[i].dtype for i in weak if is_tensor(out[i])})
-            _check_not_mutated(names, init, snaps, out, "tensor-dependent loop", where)
-            for i, name in enumerate(names):
-                if i in slots:
-                    if not _carriable(out[i]):
-                        raise AutoGraphValueError(
-                            f"'{name}' enters the tensor-dependent loop at {where} as "
-                            f"{_describe(init[i])} but the body makes it {_describe(out[i])}; a loop "
-                            "variable must stay a tensor of one dtype.")
-                elif isinstance(init[i], UndefinedReturnValue):
-                    if not isinstance(out[i], UndefinedReturnValue) and out[i] is not None:
-                        discovered[i] = _spec_of(out[i], "the return value", where)
-                elif not isinstance(init[i], Undefined) and out[i] is not init[i]:
-                    raise AutoGraphValueError(
-                        f"'{name}' is {_describe(init[i])} before the tensor-dependent loop at {where} "
-                        f"but the body makes it {_describe(out[i])}. A loop variable must be a tensor "
-                        "(or Python number) before the loop: initialize it with a tensor of the dtype "
-                        "and shape the loop gives it.")
-            return tuple(out[i] for i in slots)
-
-        try:
-            results = while_loop(cond_fn, body_fn, loop_vars,
-                                 shape_invariants=_loop_invariants(opts, names, slots, loop_vars),
-                                 maximum_iterations=opts.get("maximum_iterations"))
-        except _Probed as found:
-            set_state(init)
-            probe = False
-            if not found.dtypes or found.dtypes == weak_dtypes:
-                raise first_error from None
-            weak_dtypes.update(found.dtypes)
-            continue
-        except AutoGraphError:
-            set_state(init)
-            raise
-        except (OpError, ValueError, TypeError) as e:
-            set_state(init)
-            if discovered and not set(discovered) <= set(hints):
-                hints.update(discovered)
-                continue
-            error = _name_loop_variable(e, names, slots, loop_vars, where)
-            if weak and not weak_dtypes and not probe:
-                probe, first_error = True, error
-                continue
-            # after a probe, the first error is the one that explains the user's code
-            raise (first_error if weak_dtypes else error) from None
-        if discovered and not set(discovered) <= set(hints):
-            hints.update(discovered)  # a return inside the loop: carry its value and trace again
-            continue
-        final = list(init)
-        results = results if isinstance(results, (list, tuple)) else (results,)
-        for i, v in zip(slots, results):
-            final[i] = v
-        for i, (name, v) in enumerate(zip(names, init)):
-            if isinstance(v, Undefined):
-                final[i] = Undefined(name, f"it is bound only inside the tensor-dependent loop at "
-                                           f"{where}; bind it before the loop to use it after")
-        set_state(tuple(final))
-        return
-    raise AutoGraphValueError(f"cannot build the tensor-dependent loop at {where}")  # pragma: no cover
-
-
-class _Probed(Exception):
-    """Ends a probe trace of a loop body, carrying the dtypes its Python numbers took."""
-
-    def __init__(self, dtypes):
-        super().__init__("probe")
-        self.dtypes = dtypes
-
-
-def _name_loop_variable(error, names, slots, loop_vars, where):
-    """The while_loop error with `#k` (a leaf index) replaced by the variable's name and line."""
-    message = str(error)
-    leaf_names = []
-    for i, v in zip(slots, loop_vars):
-        leaf_names.extend([names[i]] * len(flatten(v)))
-    for k in reversed(range(len(leaf_names))):
-        message = message.replace(f"#{k}", f"'{leaf_names[k]}'")
-    message += f" (in the loop at {where})"
-    try:
-        return type(error)(message)
-    except TypeError:  # an error class with a different constructor: keep its type's meaning
-        return AutoGraphValueError(message)
 
 
 # ------------------------------------------------------------------ statements
@@ -750,12 +800,9 @@ def convert(fn, fallback=False):
     try:
         converted = _pipeline().convert_entity(target, sys.modules[__name__])
     except Exception as e:
-        from .pyct import ConversionError  # noqa: PLC0415
         # source that cannot be read or located (a lambda among others in an expression) runs
         # as it is, with a warning, as TensorFlow's AutoGraph does
-        unlocated = any(text in str(e) for text in ("cannot read the source", "cannot parse the source",
-                                                     "cannot tell which lambda"))
-        if not fallback and isinstance(e, ConversionError) and not unlocated:
+        if not fallback and isinstance(e, ConversionError) and not isinstance(e, SourceUnavailableError):
             raise
         if target.__code__ not in _warned_fallbacks:
             _warned_fallbacks.add(target.__code__)

@@ -21,6 +21,11 @@ class ConversionError(ValueError):
     """Source that AutoGraph cannot convert (try/except, yield, global...), with the user's line."""
 
 
+class SourceUnavailableError(ConversionError):
+    """The source of a function cannot be read, parsed or told apart (a lambda among others
+    on its line): AutoGraph runs such a function as it is, with a warning."""
+
+
 class Context:
     """What one conversion shares across converters: names, the user's file, generated helpers."""
 
@@ -77,7 +82,7 @@ def parse_entity(fn):
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     except (OSError, TypeError) as e:
-        raise ConversionError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+        raise SourceUnavailableError(f"cannot read the source of {fn.__qualname__}: {e}") from None
     source = textwrap.dedent("".join(lines))
     offset = first - 1
     if fn.__name__ != "<lambda>":
@@ -103,7 +108,7 @@ def _parse_lambda(fn, source, filename, offset, dedented=0):
         except SyntaxError:
             continue
     if tree is None:
-        raise ConversionError(f"cannot parse the source of lambda at {filename}:{offset + 1}")
+        raise SourceUnavailableError(f"cannot parse the source of lambda at {filename}:{offset + 1}")
     code = fn.__code__
     argnames = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
     line = code.co_firstlineno - offset
@@ -113,7 +118,7 @@ def _parse_lambda(fn, source, filename, offset, dedented=0):
         found = [n for n in found if _same_place(n, code, moved if line == 1 else 0)] or \
             [n for n in found if _same_code(n, code)]
     if len(found) != 1:
-        raise ConversionError(f"cannot tell which lambda at {filename}:{code.co_firstlineno} to convert")
+        raise SourceUnavailableError(f"cannot tell which lambda at {filename}:{code.co_firstlineno} to convert")
     return found[0], source, filename, offset
 
 

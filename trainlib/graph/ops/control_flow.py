@@ -11,11 +11,12 @@ branch graph's `inputs` align with them; a `While` op's inputs are the loop
 variables then the captured values, and `cond`/`body` take the same list.
 """
 from .. import dtypes as _dt
-from ..autodiff import flatten, pack_as
+from ..autodiff import GradientTape, flatten, pack_as, variable_of_handle
 from ..context import graph_scope, state
 from ..exec.interpret import replay
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
+from . import array as _array, math as _math
 
 __all__ = ["cond", "while_loop"]
 
@@ -76,8 +77,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         return true_fn() if bool(pred) else false_fn()
     if pred.dtype is not _dt.bool or pred.shape.rank not in (0, None):
         raise TypeError(f"cond needs a scalar bool predicate, got shape {pred.shape} dtype {pred.dtype.name}")
+    return build_if(pred, true_fn, false_fn)
+
+
+def build_if(pred, true_fn, false_fn, join=None):
+    """The graph `If` of `cond` for a symbolic `pred`, each branch traced once.
+
+    `join(then_out, else_out)`, if given, runs after both branches are traced and
+    returns what each branch gives the op (AutoGraph decides there what the
+    branches carry, knowing both); the op returns the joined structure.
+    """
     then_graph, then_out = _trace_branch("then", true_fn)
     else_graph, else_out = _trace_branch("else", false_fn)
+    if join is not None:
+        then_out, else_out = join(then_out, else_out)
     then_leaves, else_leaves = flatten(then_out), flatten(else_out)
     if len(then_leaves) != len(else_leaves) or _structure(then_out) != _structure(else_out):
         raise ValueError("true_fn and false_fn must return the same structure; got "
@@ -192,6 +205,22 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not callable(cond) or not callable(body):
         raise TypeError(f"while_loop needs callables: 'cond' is {type(cond).__name__} and 'body' is "
                         f"{type(body).__name__}; pass functions of the loop variables")
+    return build_while(cond, body, loop_vars, shape_invariants, maximum_iterations)
+
+
+def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations=None,
+                leaf_names=None, where=None, write_only=None):
+    """`while_loop` (a graph `While` op while tracing, cond and body traced once each).
+
+    `leaf_names` names each tensor of `loop_vars` in error messages (by default `#k`)
+    and `where` (file:line) says which loop they are about: AutoGraph passes the
+    user's variable names and line.
+    `write_only()`, if given, is called right after the body is traced (in its graph)
+    and returns more tensors the body made: values no iteration reads back (AutoGraph's
+    value returned from inside the loop, found by this one trace). Each becomes one
+    more loop variable, zeros before the first iteration; the result is then
+    (loop variables, list of their final values).
+    """
     single = not isinstance(loop_vars, (list, tuple))
     structure = [loop_vars] if single else loop_vars
     leaves = flatten(structure)
@@ -209,7 +238,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     invariants = flatten(shape_invariants) if shape_invariants is not None else [None] * len(tensors)
     invariants = [c if inv is None else inv
                   for inv, c in zip(invariants, _composite_invariants(structure))]
-    names = _names(structure)
+    names = list(leaf_names) if leaf_names is not None else _names(structure)
+    at = f" (in the loop at {where})" if where else ""
     specs = [TensorShape(t.shape) if inv is None else as_shape(inv) for t, inv in zip(tensors, invariants)]
 
     cond_graph = _new_graph("while_cond")
@@ -219,7 +249,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         c = call(cond, cond_vars)
         c = convert_to_tensor(c)
         if c.dtype is not _dt.bool or c.shape.rank not in (0, None):
-            raise TypeError(f"while_loop cond must return a scalar bool, got shape {c.shape} dtype {c.dtype.name}")
+            raise TypeError(f"while_loop cond must return a scalar bool, got shape {c.shape} dtype "
+                            f"{c.dtype.name}{at}")
         cond_graph.outputs = [apply("Identity", c)]
 
     body_graph = _new_graph("while_body")
@@ -228,29 +259,44 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         body_graph.loop_placeholders = body_vars
         new_leaves = _body_leaves(call(body, body_vars), single)
         if len(new_leaves) != len(tensors):
-            raise ValueError(f"while_loop body returned {len(new_leaves)} values for {len(tensors)} loop variables")
+            raise ValueError(f"while_loop body returned {len(new_leaves)} values for {len(tensors)} "
+                             f"loop variables{at}")
         outs = []
         for i, (v, old, s) in enumerate(zip(new_leaves, tensors, specs)):
             t = _to_tensor(v, old.dtype)
             if t.dtype is not old.dtype:
                 raise TypeError(f"loop variable {names[i]} enters the loop as {old.dtype.name} and "
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
-                                f"Cast it with tl.cast(..., tl.{old.dtype.name}).")
+                                f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
                 raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
                                  f"body makes it {t.shape}; a loop variable keeps its shape unless "
-                                 "relaxed with shape_invariants (e.g. None for the changing dim).")
+                                 f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+            outs.append(apply("Identity", t))
+        late = [] if write_only is None else [_to_tensor(v, None) for v in write_only()]
+        for t in late:
+            if not t.shape.is_fully_defined():
+                raise ValueError(f"a value the loop body makes has shape {t.shape}, which is not "
+                                 f"fully known, so the loop cannot start it as zeros{at}; give it a "
+                                 "value before the loop")
             outs.append(apply("Identity", t))
         body_graph.outputs = outs
+    for t in late:  # unread placeholders: the loop carries these values out, never in
+        for g in (cond_graph, body_graph):
+            with graph_scope(g):
+                g.loop_placeholders.append(g.add_placeholder(TensorShape(t.shape), t.dtype, "write_only"))
 
     captured = _align_captures([cond_graph, body_graph])
     attrs = {"cond": cond_graph, "body": body_graph}
     if maximum_iterations is not None:
         attrs["maximum_iterations"] = int(maximum_iterations)
-    results = apply("While", *tensors, *captured, **attrs)
+    starts = [_array.zeros(t.shape.as_list(), dtype=t.dtype) for t in late]
+    results = apply("While", *tensors, *starts, *captured, **attrs)
     results = list(results) if isinstance(results, tuple) else [results]
+    results, late_results = results[:len(tensors)], results[len(tensors):]
     packed = pack_as(structure, results)
-    return packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+    packed = packed[0] if single else type(loop_vars)(packed) if isinstance(loop_vars, tuple) else packed
+    return packed if write_only is None else (packed, late_results)
 
 
 def _composite_invariants(structure):
@@ -274,17 +320,27 @@ def _composite_invariants(structure):
     return out
 
 
+def probe(fn, values):
+    """`fn(*values)` traced in a scratch graph that is then dropped, each tensor among
+    `values` (leaves of nested structures too) replaced by a placeholder of its spec.
+
+    What a loop needs to know before its real trace (the dtype a Python number takes in
+    the body, the element shape a TensorArray gets) comes from this one extra trace.
+    """
+    scratch = _new_graph("while_probe")
+    leaves = flatten(list(values))
+    with graph_scope(scratch):
+        stand_ins = [scratch.add_placeholder(TensorShape(v.shape), v.dtype, f"probe_{i}")
+                     if is_tensor(v) or hasattr(v, "_array") else v for i, v in enumerate(leaves)]
+        return fn(*pack_as(list(values), stand_ins))
+
+
 def _complete_composites(structure, leaves, call, body, single):
     """Composite loop variables missing a tensor (a None leaf: a TensorArray of unknown element
-    shape before its first write) learn it from one trace of the body in a scratch graph
+    shape before its first write) learn it from one probe trace of the body
     (`_tl_complete(what the body made of it)`); the real loop is traced after."""
-    scratch = _new_graph("while_probe")
-    outer = [None if v is None else convert_to_tensor(v) for v in leaves]
-    with graph_scope(scratch):
-        probe = [None if t is None else
-                 scratch.add_placeholder(TensorShape(t.shape), t.dtype, f"probe_{i}")
-                 for i, t in enumerate(outer)]
-        out = call(body, probe)
+    out = probe(lambda *vs: call(body, list(vs)),
+                [None if v is None else convert_to_tensor(v) for v in leaves])
     if single:
         out = [out[0] if isinstance(out, (list, tuple)) and len(out) == 1 else out]
 
@@ -342,8 +398,10 @@ def _python_loop(cond, body, structure, leaves, single, maximum_iterations, call
 # If and While are differentiated by re-running their branch/body graphs under
 # a tape inside new If/While ops: the gradient graph never needs the forward
 # op's intermediates, so it works for any nesting and for second order.
-# While's gradient first re-runs the loop saving each iteration's variables
-# (the forward loop saves what the backward loop needs), then walks them back.
+# While's gradient makes the forward loop save each iteration's variables (the
+# forward op becomes a loop that also saves, see _become_saving_loop; a loop whose
+# graphs change state is run again to save instead), then walks them back.
+# A loop of n iterations costs O(n) both ways: see _Accumulator.
 
 def _float(t):
     return t.dtype.is_floating or t.dtype.is_complex
@@ -356,19 +414,15 @@ def _differentiable(t):
 
 def _sources(inner):
     """What an inner tape differentiates: float inputs, and the Variables behind handles."""
-    from ..autodiff import variable_of_handle  # noqa: PLC0415 -- the tape sits above the op layer
     return [x if _float(x) else variable_of_handle(x) for x in inner if _differentiable(x)]
 
 
 def _zeros_for(x):
-    from ..autodiff import variable_of_handle  # noqa: PLC0415
-    from .array import zeros_like  # noqa: PLC0415
-    return zeros_like(variable_of_handle(x).read_value() if x.dtype is _dt.resource else x)
+    return _array.zeros_like(variable_of_handle(x).read_value() if x.dtype is _dt.resource else x)
 
 
 def _tape_gradient(graph, inner, dys, picked):
     """Replays `graph` on `inner` under a tape; d(outputs[picked] . dys) / d(_sources(inner))."""
-    from ..autodiff import GradientTape  # noqa: PLC0415
     sources = _sources(inner)
     with GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(sources)
@@ -393,60 +447,159 @@ def _if_grad(op, *dys):
     return (None,) + tuple(next(it) if _differentiable(x) else None for x in ins)
 
 
+# The forward loop of a While gradient saves each iteration's loop variables in accumulator
+# buffers, one row per iteration, written with TensorArrayWrite: the loop owns them, so codegen
+# writes them in place, and they grow geometrically (or start at `maximum_iterations` rows), so
+# n iterations cost O(n) to save and O(n) to walk back. What a variable needs saved depends on
+# how the body uses it (see _save_kind).
+_PREALLOCATE_ELEMENTS = 1 << 20  # start at maximum_iterations rows when that many elements fit
+
+
+def _consumers(graph, t):
+    return [o for o in graph.operations if any(x is t for x in o.inputs)]
+
+
+def _reaches_float(graph, t):
+    """True if a float (or resource) value of `graph` is computed from `t`."""
+    reached, found = {id(t)}, False
+    for o in graph.operations:  # in program order: inputs come before the ops that use them
+        if any(id(x) in reached for x in o.inputs):
+            reached.update(id(y) for y in o.outputs)
+            found = found or any(_differentiable(y) for y in o.outputs)
+    return found
+
+
+def _save_kind(k, init, cond_graph, body_graph):
+    """How the forward loop saves loop variable k for the backward loop:
+
+    "same"  the body passes it through unchanged, or it is not a float and no float value of
+            the body depends on it: the value that entered the loop serves;
+    "shape" the body only writes into it (a TensorArray buffer) and the test does not read it:
+            its values never reach a gradient, only its shape (a zeros buffer stands in);
+    "rows"  its shape is the same in every iteration: one row per iteration;
+    "flat"  its shape changes (a growing buffer that is also read): flattened, with its
+            shape and offset per iteration.
+    """
+    place, out = body_graph.inputs[k], body_graph.outputs[k]
+    if out.op.type == "Identity" and out.op.inputs[0] is place:
+        return "same"
+    if not _float(init) and not _reaches_float(body_graph, place):
+        return "same"  # (a loop counter) no gradient depends on its value: any valid one serves
+    users = _consumers(body_graph, place)
+    cond_place = cond_graph.inputs[k]
+    if users and all(o.type == "TensorArrayWrite" and o.inputs[0] is place and
+                     not any(x is place for x in o.inputs[1:]) for o in users) and \
+            not _consumers(cond_graph, cond_place) and \
+            not any(t is cond_place for t in cond_graph.outputs):
+        return "shape"
+    if place.shape.rank is not None and TensorShape(place.shape) != TensorShape(init.shape):
+        return "flat"
+    return "rows"
+
+
+class _Accumulator:
+    """The saved iterations of one loop variable: buffers written by the forward loop (state),
+    read back by the backward loop (`value(j)`)."""
+
+    def __init__(self, kind, init, place, limit):
+        self.kind, self.init, self.dtype = kind, init, init.dtype
+        rank = place.shape.rank
+        self.static = kind == "shape" and place.shape.is_fully_defined()
+        self.static_shape = TensorShape(place.shape).as_list() if self.static else None
+        shape = TensorShape(init.shape)
+        if kind == "same" or self.static:
+            self.state, self.invariants = [], []
+        elif kind == "rows":
+            rows = 0
+            if limit is not None and shape.is_fully_defined() and \
+                    limit * max(shape.num_elements(), 1) <= _PREALLOCATE_ELEMENTS:
+                rows = limit  # the loop never runs longer: no growth at all
+            buffer = _array.zeros([rows] + shape.as_list(), dtype=init.dtype) \
+                if shape.is_fully_defined() else _array.expand_dims(init, 0)[:0]
+            self.state = [buffer]
+            self.invariants = [TensorShape([None]).concatenate(place.shape)]
+        else:  # per iteration its shape; "flat" also its values, flattened, and their offset
+            self.state = [_array.zeros([0, rank], dtype=_dt.int32)]
+            self.invariants = [TensorShape([None, rank])]
+            if kind == "flat":
+                self.state += [_array.zeros([0], dtype=init.dtype), _array.zeros([0], dtype=_dt.int32),
+                               convert_to_tensor(0)]
+                self.invariants += [TensorShape([None]), TensorShape([None]), TensorShape([])]
+
+    def push(self, i, value, state):
+        """The state after saving `value` as iteration `i`."""
+        if not state:
+            return []
+        if self.kind == "rows":
+            return [_write(state[0], i, value)]
+        shape = _array.shape(value)
+        shapes = _write(state[0], i, shape)
+        if self.kind == "shape":
+            return [shapes]
+        _, flat, offsets, offset = state
+        size = _math.reduce_prod(shape)
+        flat = _write(flat, _array.range(offset, offset + size), _array.reshape(value, [-1]))
+        return [shapes, flat, _write(offsets, i, offset), offset + size]
+
+    def value(self, j, state):
+        """Iteration j's value, from the state the forward loop ended with."""
+        if self.kind == "same":
+            return self.init
+        if self.static:
+            return _array.zeros(self.static_shape, dtype=self.dtype)
+        if self.kind == "rows":
+            return _array.gather(state[0], j)
+        shape = _array.gather(state[0], j)
+        if self.kind == "shape":
+            return _array.zeros(shape, dtype=self.dtype)
+        _, flat, offsets, _ = state
+        start = _array.reshape(_array.gather(offsets, j), [1])
+        size = _array.reshape(_math.reduce_prod(shape), [1])
+        return _array.reshape(_array.slice(flat, start, size), shape)
+
+
+def _write(buffer, index, value):
+    return apply("TensorArrayWrite", buffer, index, value, geometric=True)
+
+
 def _while_grad(op, *dys):
-    from . import array as _array, math as _math  # noqa: PLC0415 -- sibling op modules
     n_vars = len(op.outputs)
     init, captured = list(op.inputs[:n_vars]), list(op.inputs[n_vars:])
     cond_graph, body_graph = op.attrs["cond"], op.attrs["body"]
     limit = op.attrs.get("maximum_iterations")
     floats = [i for i, t in enumerate(init) if _float(t)]
-
-    # 1. re-run the loop, stacking every iteration's loop variables (float ones feed gradients,
-    #    all of them feed the body replay). A variable whose shape changes from one iteration
-    #    to the next (a growing TensorArray buffer) is saved flat, with its shape per iteration.
     places = body_graph.inputs[:n_vars]
-    changing = [k for k in range(n_vars) if places[k].shape.rank is not None and
-                TensorShape(places[k].shape) != TensorShape(init[k].shape)]
-    histories = [_array.zeros([0], dtype=t.dtype) if k in changing else
-                 _array.zeros(TensorShape([0]).concatenate(t.shape).as_list(), dtype=t.dtype)
-                 if t.shape.is_fully_defined() else _array.expand_dims(t, 0)[:0]
-                 for k, t in enumerate(init)]
-    shape_histories = [_array.zeros([0, places[k].shape.rank], dtype=_dt.int32) for k in changing]
+    graph, mark = state.graph, len(state.graph.operations)  # the saving loop's ops start here
+    accs = [_Accumulator(_save_kind(k, init[k], cond_graph, body_graph), init[k], places[k], limit)
+            for k in range(n_vars)]
+    sizes = [len(a.state) for a in accs]
 
-    def fwd_cond(i, *state):
-        vars_ = list(state[:n_vars])
-        c = replay(cond_graph, vars_ + captured)[0]
+    def split(flat):
+        out, at = [], 0
+        for n in sizes:
+            out.append(list(flat[at:at + n]))
+            at += n
+        return out
+
+    # 1. the forward loop, saving every iteration's loop variables: (*vars, counter, *saved)
+    def fwd_cond(*state):
+        c = replay(cond_graph, list(state[:n_vars]) + captured)[0]
         if limit is not None:
-            c = _math.logical_and(c, _math.less(i, limit))
+            c = _math.logical_and(c, _math.less(state[n_vars], limit))
         return c
 
-    def fwd_body(i, *state):
-        vars_, hist = list(state[:n_vars]), list(state[n_vars:2 * n_vars])
-        shapes = list(state[2 * n_vars:])
-        hist = [_array.concat([h, _array.reshape(v, [-1]) if k in changing else
-                               _array.expand_dims(v, 0)], 0)
-                for k, (h, v) in enumerate(zip(hist, vars_))]
-        shapes = [_array.concat([s, _array.expand_dims(_array.shape(vars_[k]), 0)], 0)
-                  for s, k in zip(shapes, changing)]
+    def fwd_body(*state):
+        vars_, i, saved = list(state[:n_vars]), state[n_vars], split(state[n_vars + 1:])
+        saved = [x for a, v, s in zip(accs, vars_, saved) for x in a.push(i, v, s)]
         new = replay(body_graph, vars_ + captured)
-        return (i + 1, *new, *hist, *shapes)
+        return (*new, i + 1, *saved)
 
-    shape_inv = [TensorShape([])] + [TensorShape(t.shape) for t in places] + \
-        [TensorShape([None]) if k in changing else TensorShape([None]).concatenate(t.shape)
-         for k, t in enumerate(places)] + [TensorShape([None, places[k].shape.rank]) for k in changing]
-    result = while_loop(fwd_cond, fwd_body, (convert_to_tensor(0), *init, *histories, *shape_histories),
+    shape_inv = [TensorShape(t.shape) for t in places] + [TensorShape([])] + \
+        [s for a in accs for s in a.invariants]
+    result = while_loop(fwd_cond, fwd_body, (*init, convert_to_tensor(0), *[s for a in accs for s in a.state]),
                         shape_invariants=shape_inv)
-    count, hist = result[0], list(result[1 + n_vars:1 + 2 * n_vars])
-    shape_hist = dict(zip(changing, result[1 + 2 * n_vars:]))
-
-    def saved(k, j):
-        if k not in changing:
-            return _array.gather(hist[k], j)
-        sizes = _math.reduce_prod(shape_hist[k], axis=1)
-        end = _array.gather(_math.cumsum(sizes), j)
-        size = _array.gather(sizes, j)
-        flat = _array.slice(hist[k], _array.reshape(end - size, [1]), _array.reshape(size, [1]))
-        return _array.reshape(flat, _array.gather(shape_hist[k], j))
+    result = _become_saving_loop(op, result[0].op, graph, mark)
+    count, final = result[n_vars], split(result[n_vars + 1:])
 
     # 2. walk back: for iteration j = count-1 .. 0, replay the body on its saved variables
     caps_diff = [c for c in captured if _differentiable(c)]
@@ -458,25 +611,54 @@ def _while_grad(op, *dys):
 
     def bwd_body(j, *acc):
         dv, dc = list(acc[:len(floats)]), list(acc[len(floats):])
-        inner = [apply("Identity", saved(k, j)) for k in range(n_vars)]
+        inner = [apply("Identity", a.value(j, s)) for a, s in zip(accs, final)]
         caps = [apply("Identity", c) if c.dtype is not _dt.resource else c for c in captured]
         # sources: the float loop variables, then the differentiable captures
         g = _tape_gradient(body_graph, inner + caps, dv, floats)
         return (j - 1, *g[:len(floats)], *[a + b for a, b in zip(dc, g[len(floats):])])
 
-    back_inv = [TensorShape([])] + [TensorShape(places[i].shape) if i in changing else None
-                                    for i in floats] + [None] * len(d_caps)
+    back_inv = [TensorShape([])] + [TensorShape(places[i].shape) if accs[i].kind in ("flat", "shape")
+                                    else None for i in floats] + [None] * len(d_caps)
     back = while_loop(bwd_cond, bwd_body, (count - 1, *carried, *d_caps), shape_invariants=back_inv)
     d_init = list(back[1:1 + len(floats)])
     d_cap = list(back[1 + len(floats):])
+    # the gradients of the op's inputs (the saving loop's, if the op became it)
+    by_value = {id(c): g for c, g in zip(caps_diff, d_cap)}
     grads = [None] * len(op.inputs)
     for k, i in enumerate(floats):
         grads[i] = d_init[k]
-    it = iter(d_cap)
-    for k, c in enumerate(captured):
-        if _differentiable(c):
-            grads[n_vars + k] = next(it)
+    for k, x in enumerate(op.inputs[n_vars:]):
+        grads[n_vars + k] = by_value.get(id(x))
     return tuple(grads)
+
+
+def _become_saving_loop(op, saving, graph, mark):
+    """Makes the forward While `op` the loop that also saves its iterations (`saving`, built
+    from ops appended to `graph` from index `mark` on), so the loop runs once, not twice:
+    `op` takes `saving`'s inputs, graphs and extra outputs, the ops that make its
+    starting buffers move before it, and `saving` leaves the graph. Returns the outputs
+    of the loop that now runs, in `saving`'s order.
+
+    Only for an op of this graph whose graphs change no state (a write or a print would
+    not be replayed) and that did not become one already (a second gradient of it, as
+    of a persistent tape or of second order, differentiates it as the While it now is).
+    """
+    n_vars = len(op.outputs)
+    window = graph.operations[mark:]
+    if op.attrs.get("_saves_iterations") or op.graph is not graph or op.stateful or \
+            op not in graph.operations[:mark] or not window or window[-1] is not saving:
+        return list(saving.outputs)
+    graph.operations[mark:] = []
+    at = graph.operations.index(op)
+    graph.operations[at:at] = window[:-1]
+    op.inputs, op.attrs = list(saving.inputs), dict(saving.attrs, _saves_iterations=True)
+    for t in saving.outputs[n_vars:]:
+        t.op = op
+        op.outputs.append(t)
+    # a tape that recorded `saving` must not differentiate it: its outputs are op's now
+    # (the starting buffers it moved carry no gradient: zeros, or an empty slice)
+    del saving.outputs[n_vars:]
+    return list(op.outputs)
 
 
 set_gradient("If", _if_grad)

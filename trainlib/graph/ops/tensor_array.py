@@ -28,7 +28,7 @@ _INDEX_DTYPES = (_dt.int32, _dt.int64)
 
 # ------------------------------------------------------------------ the op
 
-def _write_infer(buffer, index, value, dynamic_size=False):
+def _write_infer(buffer, index, value, dynamic_size=False, geometric=False):
     if value.dtype is not buffer.dtype:
         raise TypeError(f"TensorArray dtype is {buffer.dtype.name} but the value written is "
                         f"{value.dtype.name}")
@@ -44,7 +44,7 @@ def _write_infer(buffer, index, value, dynamic_size=False):
         what = "value" if index.shape.rank == 0 else "values (one row per index)"
         raise ValueError(f"Incompatible shape for {what}: {value.shape}, expected {expected}")
     element = element.merge_with(value.shape[index.shape.rank:])
-    rows = None if dynamic_size else buffer.shape[0]
+    rows = None if dynamic_size or geometric else buffer.shape[0]
     return spec(TensorShape([rows]).concatenate(element), buffer.dtype)
 
 
@@ -53,7 +53,8 @@ def _write_grad(op, dy):
     d_value = _array.gather(dy, index)
     # the written rows of the old buffer did not reach the output
     d_buffer = apply("TensorArrayWrite", dy, index, _array.zeros_like(value), dynamic_size=False)
-    if op.attrs.get("dynamic_size"):  # the output may have grown: the old rows are a prefix
+    if op.attrs.get("dynamic_size") or op.attrs.get("geometric"):
+        # the output may have grown: the old rows are a prefix
         if buffer.shape.is_fully_defined():
             d_buffer = _array.slice(d_buffer, [0] * buffer.shape.rank, buffer.shape.as_list())
         else:
@@ -68,9 +69,12 @@ def _check_write(xp, buffer, index, value, dynamic_size):
     if value.shape != index.shape + buffer.shape[1:]:
         raise InvalidArgumentError(f"Incompatible shape for value: {tuple(value.shape)}, expected "
                                    f"{tuple(index.shape + buffer.shape[1:])}")
-    if not index.size:
+    if index.ndim == 0:  # one element: the common case, kept cheap (loops write one per step)
+        low = high = int(index)
+    elif not index.size:
         return False
-    low, high = int(index.min()), int(index.max())
+    else:
+        low, high = int(index.min()), int(index.max())
     if low < 0:
         raise InvalidArgumentError(f"Writing to negative indices (index {low}) is not allowed")
     if index.ndim == 1 and index.size > 1:
@@ -85,27 +89,36 @@ def _check_write(xp, buffer, index, value, dynamic_size):
     return high >= n
 
 
-def _grown(xp, buffer, index, value):
-    out = xp.zeros((int(index.max()) + 1,) + buffer.shape[1:], dtype=buffer.dtype)
+def _grown(xp, buffer, index, value, geometric):
+    """A bigger copy of `buffer` with `value` written: just big enough, or (`geometric`) with at
+    least twice the rows, so that n appends copy O(n) rows in all."""
+    rows = int(index.max()) + 1
+    if geometric:
+        rows = max(rows, 2 * buffer.shape[0])
+    out = xp.zeros((rows,) + buffer.shape[1:], dtype=buffer.dtype)
     out[:buffer.shape[0]] = buffer
     out[index] = value
     return out
 
 
-def _write(xp, buffer, index, value, dynamic_size=False):
-    """A copy of `buffer` with row(s) `index` set to `value`, grown if dynamic and needed."""
-    if _check_write(xp, buffer, index, value, dynamic_size):
-        return _grown(xp, buffer, index, value)
+def _write(xp, buffer, index, value, dynamic_size=False, geometric=False):
+    """A copy of `buffer` with row(s) `index` set to `value`, grown if dynamic and needed.
+
+    `geometric=True` (an accumulator's buffer, whose row count is a capacity, not the
+    array's size: the While gradient's saved iterations) grows it to at least twice its rows.
+    """
+    if _check_write(xp, buffer, index, value, dynamic_size or geometric):
+        return _grown(xp, buffer, index, value, geometric)
     out = buffer.copy()
     out[index] = value
     return out
 
 
-def _write_in_place(xp, buffer, index, value, dynamic_size=False):
+def _write_in_place(xp, buffer, index, value, dynamic_size=False, geometric=False):
     """TensorArrayWrite into `buffer` itself: codegen's lowering inside a loop that owns the
     buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2)."""
-    if _check_write(xp, buffer, index, value, dynamic_size):
-        return _grown(xp, buffer, index, value)
+    if _check_write(xp, buffer, index, value, dynamic_size or geometric):
+        return _grown(xp, buffer, index, value, geometric)
     buffer[index] = value
     return buffer
 

@@ -8,15 +8,21 @@
                                  y = b
                              ag__.if_stmt(test, if_body, else_body, get_state, set_state, ('y',), ())
 
-The variables a statement rebinds are its state: the body functions rebind
-them through `nonlocal`, `get_state`/`set_state` let the runtime read and
-reset them, and their names go along so that errors can name them.
+The statement's state is what static analysis (static_analysis.annotate, run on
+each def before its statements are rewritten) finds it rebinds AND may be read
+later (live): the body functions rebind these through `nonlocal`,
+`get_state`/`set_state` let the runtime read and reset them, and their names go
+along so that errors can name them. Variables a body binds that are not live
+outside one run of it are locals of the body function: never carried. For `if`,
+the state variables not live after it (only read and rebound inside the branches)
+are listed last: the runtime does not carry them out. For loops the last argument
+says how the dtypes of Python numbers follow from other values (static_analysis
+`kinds`), so the runtime knows them without a probe trace.
 `if_stmt`/`while_stmt`/`for_stmt` then decide per call: plain Python for
 Python/eager values, graph `If`/`While` for symbolic tensors.
 A state variable not bound before the statement starts as
 `ag__.Undefined('y')` (`nonlocal` needs a binding, and the runtime needs to
-know it was undefined). For `if`, variables that only one branch can bind
-are listed (the last argument): in a graph they stay undefined afterwards.
+know it was undefined).
 Runs after break/continue/return lowering (whose flags become state) and
 after call conversion (so the generated helpers are called directly).
 Statements are rewritten innermost first, so an outer statement sees the
@@ -24,50 +30,28 @@ Statements are rewritten innermost first, so an outer statement sees the
 """
 import gast
 
-from ..pyct import (Converter, _target_names, constant, modified_names, set_location, strings_tuple,
-                    template)
-
-
-class _Defined:
-    """Annotates each if/while/for with the names bound before it: (possibly, definitely)."""
-
-    def run(self, fn):
-        a = fn.args
-        params = {x.id for x in a.posonlyargs + a.args + a.kwonlyargs}
-        params |= {x.id for x in (a.vararg, a.kwarg) if x is not None}
-        self.block(fn.body, set(params), set(params))
-
-    def block(self, stmts, possible, definite):
-        for s in stmts:
-            possible, definite = self.stmt(s, possible, definite)
-        return possible, definite
-
-    def stmt(self, s, possible, definite):
-        if isinstance(s, (gast.If, gast.While, gast.For)):
-            s.defined_before = (frozenset(possible), frozenset(definite))
-            mods = modified_names([s])
-            # inside the generated body functions every state variable is bound (nonlocal)
-            for body in (s.body, s.orelse):
-                self.block(body, possible | mods, definite | mods)
-            return possible | mods, definite | mods
-        if isinstance(s, gast.With):
-            bound = {n for item in s.items if item.optional_vars is not None
-                     for n in _target_names(item.optional_vars)}
-            return self.block(s.body, possible | bound, definite | bound)
-        mods = modified_names([s])
-        return possible | mods, definite | mods
+from .. import static_analysis
+from ..pyct import Converter, constant, modified_names, set_location, strings_tuple, template
 
 
 class ControlFlowConverter(Converter):
     """The converter: `if`, `while` and `for` become calls of the runtime operators with the body as functions."""
     def visit_FunctionDef(self, node):
         if node.name not in self.ctx.generated:
-            _Defined().run(node)
+            static_analysis.annotate(node)
         return self.generic_visit(node)
 
     # -- helpers
-    def _state(self, stmts):
-        return sorted(modified_names(stmts, self.ctx.generated))
+    def _state(self, node, stmts):
+        state = getattr(node, "state", None)  # liveness (static_analysis); else all it rebinds
+        return sorted(state if state is not None else modified_names(stmts, self.ctx.generated))
+
+    @staticmethod
+    def _kinds(node):
+        """`(recipes, outer names, lambda: outer values, target names)` (static_analysis._kinds)."""
+        recipes, outer, targets = getattr(node, "kinds", ((), (), ()))
+        values = "".join(f"{name}, " for name in outer)
+        return template(f"({recipes!r}, {outer!r}, lambda: ({values}), {targets!r})")[0].value
 
     def _inits(self, node, mods):
         possible, definite = getattr(node, "defined_before", (frozenset(), frozenset()))
@@ -97,47 +81,47 @@ class ControlFlowConverter(Converter):
     # -- statements
     def visit_If(self, node):
         node = self.generic_visit(node)
-        mods = self._state(node.body + node.orelse)
-        possible = getattr(node, "defined_before", (frozenset(),))[0]
-        in_body, in_else = modified_names(node.body, self.ctx.generated), \
-            modified_names(node.orelse, self.ctx.generated)
-        one_sided = [v for v in mods if v not in possible and (v not in in_body or v not in in_else)]
+        mods = self._state(node, node.body + node.orelse)
+        outputs = getattr(node, "outputs", mods)
+        input_only = [v for v in mods if v not in outputs]
         body, orelse = self._new("if_body"), self._new("else_body")
         state_src, get_state, set_state, nonlocal_ = self._state_functions(mods)
         src = (f"def {body}():\n    {nonlocal_}\n    body_\n"
                f"def {orelse}():\n    {nonlocal_}\n    orelse_\n" + state_src +
-               f"ag__.if_stmt(test_, {body}, {orelse}, {get_state}, {set_state}, names_, one_sided_)")
+               f"ag__.if_stmt(test_, {body}, {orelse}, {get_state}, {set_state}, names_, input_only_)")
         out = self._inits(node, mods) + template(
             src, body_=node.body, orelse_=node.orelse or [gast.Pass()], test_=node.test,
-            names_=strings_tuple(mods), one_sided_=strings_tuple(one_sided))
+            names_=strings_tuple(mods), input_only_=strings_tuple(input_only))
         return set_location(out, node)
 
     def visit_While(self, node):
         node = self.generic_visit(node)
-        mods = self._state(node.body)
+        mods = self._state(node, node.body)
         test, body = self._new("loop_test"), self._new("loop_body")
         state_src, get_state, set_state, nonlocal_ = self._state_functions(mods)
         src = (f"def {test}():\n    return test_\n"
                f"def {body}():\n    {nonlocal_}\n    body_\n" + state_src +
-               f"ag__.while_stmt({test}, {body}, {get_state}, {set_state}, names_, opts_)")
+               f"ag__.while_stmt({test}, {body}, {get_state}, {set_state}, names_, opts_, kinds_)")
         out = self._inits(node, mods) + template(
             src, test_=node.test, body_=node.body, names_=strings_tuple(mods),
-            opts_=getattr(node, "loop_options", None) or constant(None))
+            opts_=getattr(node, "loop_options", None) or constant(None), kinds_=self._kinds(node))
         return set_location(out, node)
 
     def visit_For(self, node):
         node = self.generic_visit(node)
-        mods = self._state([node])  # the target is rebound each iteration: it is state too
+        mods = self._state(node, [node])  # the target counts as rebound by the loop
         body, itr = self._new("loop_body"), self.ctx.namer.new("itr")
         extra = getattr(node, "extra_test", None)
         extra_name = self._new("extra_test") if extra is not None else None
         state_src, get_state, set_state, nonlocal_ = self._state_functions(mods)
         src = (f"def {extra_name}():\n    return extra_\n" if extra is not None else "") + \
             (f"def {body}({itr}):\n    {nonlocal_}\n    target_ = {itr}\n    body_\n" + state_src +
-             f"ag__.for_stmt(iter_, {extra_name}, {body}, {get_state}, {set_state}, names_, opts_)")
+             f"ag__.for_stmt(iter_, {extra_name}, {body}, {get_state}, {set_state}, names_, opts_, "
+             "kinds_)")
         out = self._inits(node, mods) + template(
             src, extra_=extra, target_=node.target, body_=node.body, iter_=node.iter,
-            names_=strings_tuple(mods), opts_=getattr(node, "loop_options", None) or constant(None))
+            names_=strings_tuple(mods), opts_=getattr(node, "loop_options", None) or constant(None),
+            kinds_=self._kinds(node))
         return set_location(out, node)
 
 

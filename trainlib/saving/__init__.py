@@ -6,20 +6,32 @@ format from the path: a `.keras` file is Keras 3's whole-model archive
 optimizer state, for resuming training); any other path is a saved-model
 directory for deployment (`tl.saved_model`: graph + variables, loaded as a
 callable object without the model's Python code), and the load limits
-(`set_load_limits`, from `trainlib/file_io.py`). Invariant: nothing here has
-its own file format; those two modules own them.
+(`set_load_limits`, from `trainlib/file_io.py`). The package also holds Keras
+3's object serialization (`serialize_keras_object` / `deserialize_keras_object`,
+serialization_lib.py) and the custom-object registry (object_registration.py).
+Invariant: nothing here has its own file format; the modules named own them.
 """
 import os
 
-from . import saved_model
-from .file_io import get_load_limits, set_load_limits  # noqa: F401
-from .models import saving_keras
-from .models.saving_keras import (LoadError, get_registered_name,  # noqa: F401
-                                  get_registered_object, register_keras_serializable)
+from .. import saved_model
+from ..file_io import get_load_limits, set_load_limits  # noqa: F401
+from ..graph.serialization import LoadError  # noqa: F401
+from .object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                                  get_custom_objects, get_registered_name, get_registered_object,
+                                  register_keras_serializable)
+from .serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401
 
 __all__ = ["save_model", "load_model", "save_weights", "load_weights", "LoadError",
            "set_load_limits", "get_load_limits",
-           "register_keras_serializable", "get_registered_name", "get_registered_object"]
+           "register_keras_serializable", "get_registered_name", "get_registered_object",
+           "get_custom_objects", "custom_object_scope", "CustomObjectScope",
+           "serialize_keras_object", "deserialize_keras_object"]
+
+
+def _keras_format():
+    # the .keras format module sits beside the models it rebuilds, which import this package
+    from ..models import saving_keras  # noqa: PLC0415
+    return saving_keras
 
 
 def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
@@ -45,7 +57,7 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
     """
     path = os.fspath(filepath)
     if path.endswith((".keras", ".h5", ".hdf5")):
-        saving_keras.save_model(model, path, overwrite=overwrite, **kwargs)
+        _keras_format().save_model(model, path, overwrite=overwrite, **kwargs)
         return
     if kwargs:
         raise TypeError(f"save_model got unexpected keyword arguments {sorted(kwargs)}")
@@ -87,15 +99,15 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     if os.path.isdir(path):
         return saved_model.load(path, max_bytes=max_bytes, max_member_bytes=max_member_bytes)
     if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot load {path!r}: {saving_keras._H5_HINT}")
+        raise ValueError(f"Cannot load {path!r}: {_keras_format()._H5_HINT}")
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file or saved-model directory at {path!r}")
     if not path.endswith(".keras"):
         raise ValueError(f"Cannot load {path!r}: expected a '.keras' file (model.save) or a "
                          "saved-model directory (model.export / tl.saved_model.save)")
-    return saving_keras.load_model(path, custom_objects=custom_objects, compile=compile,
-                                   safe_mode=safe_mode, max_bytes=max_bytes,
-                                   max_member_bytes=max_member_bytes)
+    return _keras_format().load_model(path, custom_objects=custom_objects, compile=compile,
+                                      safe_mode=safe_mode, max_bytes=max_bytes,
+                                      max_member_bytes=max_member_bytes)
 
 
 def save_weights(model, filepath, overwrite=True):
@@ -106,7 +118,7 @@ def save_weights(model, filepath, overwrite=True):
     """
     path = os.fspath(filepath)
     if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot save weights to {path!r}: {saving_keras._H5_HINT}")
+        raise ValueError(f"Cannot save weights to {path!r}: {_keras_format()._H5_HINT}")
     model.save_weights(path, overwrite=overwrite)
 
 
@@ -118,6 +130,6 @@ def load_weights(model, filepath):
     """
     path = os.fspath(filepath)
     if path.endswith((".keras", ".h5", ".hdf5")):
-        saving_keras.load_weights(model, path)
+        _keras_format().load_weights(model, path)
         return
     model.load_weights(path)

@@ -1,0 +1,284 @@
+"""`CompileLoss` and `CompileMetrics`: what `compile(loss=..., metrics=...)` becomes, as Keras 3.
+
+Owns: matching losses, loss weights, targets and metrics to a model's outputs
+(one output; several outputs given as a list in output order, or a dict keyed
+by the output names; a loss for some outputs only), the per-output loss
+trackers ("<output>_loss") of a model with several losses, and the log keys of
+the compiled metrics (prefixed with the output's name when there are several,
+a repeated name numbered "_1", "_2"..., a weighted metric named "weighted_...").
+Invariants: both resolve their structure once, from the specs of the first
+batch (`build`), before any step is traced, so all their Variables exist when
+the train step is traced; afterwards `__call__`/`update_state` only add ops.
+"""
+from ..graph.autodiff import flatten
+from ..graph.dtypes import as_dtype
+from ..graph.tensor import TensorSpec
+from .. import losses as losses_module, metrics as metrics_module
+
+__all__ = ["CompileLoss", "CompileMetrics", "as_loss"]
+
+
+def as_loss(loss):
+    """A `Loss` (or None) from a name, a Loss, or a per-sample function."""
+    fn = losses_module.get(loss)
+    if fn is None or isinstance(fn, losses_module.Loss):
+        return fn
+    return losses_module.LossFunctionWrapper(fn)
+
+
+def _per_output(value, names, argument, allow_single=True):
+    """`value` as one entry per output: a dict by output name, a list by position, or the same
+    entry for every output. Raises ValueError naming `argument` on a mismatch."""
+    n = len(names)
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise ValueError(f"`{argument}` is a dict with keys {sorted(value)}; each key must name "
+                             f"one of the model's outputs {names} (unknown: {unknown})")
+        return [value.get(name) for name in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"`{argument}` is a list of {len(value)} entries for a model with "
+                             f"{n} outputs {names}: give one entry per output (None for none), "
+                             "or a dict keyed by output name")
+        return list(value)
+    if not allow_single and value is not None:
+        raise ValueError(f"`{argument}` must be a list or dict for a model with {n} outputs")
+    return [value] * n
+
+
+def targets_per_output(y, names, argument="y"):
+    """The targets (or sample weights) of each output: a dict keyed by output name, a list or
+    tuple in output order, or one array for a single output."""
+    if len(names) == 1:
+        if isinstance(y, dict) and len(y) == 1:
+            return list(y.values())
+        return [y]
+    if y is None:
+        return [None] * len(names)
+    if isinstance(y, dict):
+        missing = [k for k in y if k not in names]
+        if missing:
+            raise ValueError(f"`{argument}` is a dict with keys {sorted(y)}, which must name the "
+                             f"model's outputs {names}")
+        return [y.get(name) for name in names]
+    flat = flatten(y)
+    if len(flat) != len(names):
+        if len(flat) == 1:
+            return flat * len(names)
+        raise ValueError(f"The model has {len(names)} outputs {names} but `{argument}` has "
+                         f"{len(flat)} entries")
+    return flat
+
+
+def output_names_for(model, y_pred):
+    """The names of the outputs in `y_pred` (flattened order), as Keras names them: a
+    functional model's output layers (its output dict's keys), else "output_0", "output_1"..."""
+    outs = flatten(y_pred)
+    if isinstance(y_pred, dict):
+        return sorted(y_pred)
+    names = model.output_names if hasattr(model, "output_names") else None
+    if names is not None and len(names) == len(outs):
+        return list(names)
+    return [None] if len(outs) == 1 else [f"output_{i}" for i in range(len(outs))]
+
+
+class CompileLoss:
+    """The loss `compile` was given, applied to a model's outputs.
+
+    Args:
+        loss: a loss (name, Loss, function) for every output, a list in output order,
+            or a dict keyed by output name (outputs without a loss contribute nothing).
+        loss_weights: a number, a list in output order, or a dict keyed by output name.
+
+    Example:
+        >>> compile_loss = CompileLoss({"score": "mse"}, {"score": 0.5})
+        >>> compile_loss.build(["score", "label"])
+        >>> total = compile_loss(y_true, y_pred)      # 0.5 * mse(score)
+    """
+
+    def __init__(self, loss, loss_weights=None):
+        self.loss_weights = loss_weights
+        # names resolve now, so an unknown one fails at compile, as in Keras
+        if isinstance(loss, dict):
+            self.loss = {k: as_loss(v) for k, v in loss.items()}
+        elif isinstance(loss, (list, tuple)):
+            self.loss = [as_loss(v) for v in loss]
+        else:
+            self.loss = as_loss(loss)
+        self.built = False
+        self.losses = None          # one Loss (or None) per output, after build
+        self.weights = None         # one weight (or None) per output, after build
+        self.metrics = []           # "<output>_loss" trackers when several losses apply
+        self._tracker_of = {}       # output index -> its tracker
+
+    def build(self, output_names):
+        """Matches the losses and weights to the outputs named `output_names`."""
+        names = list(output_names)
+        if len(names) == 1:
+            loss = self.loss
+            if isinstance(loss, dict):
+                loss = loss.get(names[0]) if names[0] in loss else \
+                    (next(iter(loss.values())) if len(loss) == 1 else None)
+            elif isinstance(loss, (list, tuple)):
+                if len(loss) != 1:
+                    raise ValueError(f"`loss` is a list of {len(loss)} for a model with one output")
+                loss = loss[0]
+            self.losses = [loss]
+            weight = self.loss_weights
+            if isinstance(weight, dict):
+                weight = next(iter(weight.values()), None)
+            elif isinstance(weight, (list, tuple)):
+                weight = weight[0] if weight else None
+            self.weights = [weight]
+        else:
+            self.losses = _per_output(self.loss, names, "loss")
+            self.weights = _per_output(self.loss_weights, names, "loss_weights")
+        active = [i for i, fn in enumerate(self.losses) if fn is not None]
+        if len(active) > 1:
+            self.metrics = [metrics_module.Mean(name=f"{names[i]}_loss") for i in active]
+            self._tracker_of = dict(zip(active, self.metrics))
+        self.output_names = names
+        self.built = True
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """The weighted sum of the outputs' losses (None when no output has a loss).
+
+        With several losses each output's unweighted loss also goes to its
+        "<output>_loss" tracker, one plain value per batch: Keras 3 weights it by the
+        static batch size, which its dataset-fed steps never know, so every batch counts 1.
+        """
+        if not self.built:
+            self.build(output_names_for(None, y_pred))
+        outs = flatten(y_pred)
+        if len(outs) != len(self.losses):
+            raise ValueError(f"The model has {len(outs)} outputs but the compiled loss was built "
+                             f"for {len(self.losses)}")
+        if len(outs) == 1:
+            ys, sws = [y_true], [sample_weight]
+        else:
+            ys = targets_per_output(y_true, self.output_names)
+            sws = targets_per_output(sample_weight, self.output_names, "sample_weight") \
+                if isinstance(sample_weight, (list, tuple, dict)) else [sample_weight] * len(outs)
+        total = None
+        for i, (fn, yt, yp, weight, sw) in enumerate(zip(self.losses, ys, outs, self.weights, sws)):
+            if fn is None:
+                continue
+            if yt is None:
+                raise ValueError(f"The output {self.output_names[i]!r} has a loss but no target "
+                                 "was given for it")
+            value = fn(yt, yp, sw)
+            tracker = self._tracker_of.get(i)
+            if tracker is not None:
+                tracker.update_state(value)
+            if weight is not None:
+                value = value * weight
+            total = value if total is None else total + value
+        return total
+
+
+class CompileMetrics(metrics_module.Metric):
+    """The metrics `compile` was given, as ONE metric named "compile_metrics" (as Keras 3).
+
+    Its `result()` is a dict {log key: value}; `metrics` lists the metrics it holds.
+
+    Args:
+        metrics: a list of metrics (names, Metrics, functions) for a one-output model; for
+            several outputs a list with one entry (or list) per output, or a dict keyed
+            by output name.
+        weighted_metrics: as `metrics`; these receive the sample weights.
+    """
+
+    def __init__(self, metrics, weighted_metrics=None, name="compile_metrics"):
+        super().__init__(name=name)
+        self._metric_ids, self._weighted_metric_ids = metrics, weighted_metrics
+        self.built = False
+        self.metrics = []
+        self._entries = []          # (output index, metric, weighted, log key)
+
+    def build(self, y_true, y_pred, output_names):
+        """Resolves the metrics against the first batch's specs (as Keras 3's first call)."""
+        outs = flatten(y_pred)
+        names = list(output_names)
+        n = len(outs)
+        ys = [None] * n if y_true is None else \
+            ([y_true] if n == 1 else targets_per_output(y_true, names))
+        prefixes = [None] if n == 1 else names
+
+        def spec_of(a):
+            if a is None:
+                return None
+            return TensorSpec((None,) + tuple(a.shape[1:]), as_dtype(a.dtype))
+
+        def per_output(spec, argument):
+            if not spec:
+                return [None] * n
+            if n == 1:
+                return [flatten(spec) if isinstance(spec, (list, tuple, dict)) else [spec]]
+            if isinstance(spec, dict) and set(spec) <= set(names):
+                spec = [spec.get(name) for name in names]
+            if isinstance(spec, (list, tuple)) and len(spec) == n:
+                return [None if s is None else list(s) if isinstance(s, (list, tuple)) else [s]
+                        for s in spec]
+            raise ValueError(f"Invalid `{argument}`. `{argument}` should contain metrics objects "
+                             "and either be a dict or a list matching the output names of the "
+                             f"model {names}. Received: {argument}={spec}")
+
+        entries = []
+        for weighted, spec, argument in ((False, self._metric_ids, "metrics"),
+                                         (True, self._weighted_metric_ids, "weighted_metrics")):
+            for i, ids in enumerate(per_output(spec, argument)):
+                for identifier in ids or ():
+                    metric = metrics_module.get(identifier, spec_of(ys[i]), outs[i])
+                    entries.append((i, metric, weighted))
+        keys, counters = [], {}
+        for i, m, weighted in entries:
+            prefix = f"{prefixes[i]}_" if prefixes[i] else ""
+            key = prefix + m.name
+            if key in counters and weighted:
+                key = f"{prefix}weighted_{m.name}"
+            if key in counters:
+                counters[key] += 1
+                key = f"{key}_{counters[key] - 1}"
+            else:
+                counters[key] = 1
+            keys.append(key)
+        self._entries = [(i, m, w, key) for (i, m, w), key in zip(entries, keys)]
+        self.metrics = [m for _, m, _ in entries]
+        self.output_names = names
+        self.built = True
+
+    @property
+    def keys(self):
+        """The log keys of the metrics, in order."""
+        return [key for *_, key in self._entries]
+
+    @property
+    def variables(self):
+        """The state Variables of every metric it holds."""
+        return [v for m in self.metrics for v in m.variables]
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """Updates every metric with its output's targets and predictions."""
+        outs = flatten(y_pred)
+        if len(outs) == 1:
+            ys, weights = [y_true], [sample_weight]
+        else:
+            ys = targets_per_output(y_true, self.output_names)
+            weights = targets_per_output(sample_weight, self.output_names, "sample_weight") \
+                if isinstance(sample_weight, (list, tuple, dict)) else [sample_weight] * len(outs)
+        for i, m, weighted, _ in self._entries:
+            m.update_state(ys[i], outs[i], weights[i] if weighted else None)
+
+    def result(self):
+        """{log key: result} of the metrics."""
+        return {key: m.result() for _, m, _, key in self._entries}
+
+    def reset_state(self):
+        """Resets every metric it holds."""
+        for m in self.metrics:
+            m.reset_state()
+
+    def get_config(self):
+        """{"name"}: what it holds comes from compile, not from a config."""
+        return {"name": self.name}
