@@ -159,7 +159,8 @@ def test_hsv_against_colorsys():
                                atol=1e-6)
 
 
-GRADIENT_CASES = {   # float32 as TensorFlow; rgb_to_hsv: against TensorFlow (1/range is too steep here)
+# float32 as TensorFlow; rgb_to_hsv is checked against TensorFlow (1/range is too steep here)
+GRADIENT_CASES = {
     "resize_bilinear": lambda x: tl.image.resize(x, [3, 5]),
     "resize_area": lambda x: tl.image.resize(x, [3, 2], method="area"),
     "resize_lanczos_antialias": lambda x: tl.image.resize(x, [2, 3], method="lanczos3",

@@ -260,7 +260,8 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         wh = _span_weights(h, new_h, method, antialias)
         ww = _span_weights(w, new_w, method, antialias)
     rank = x.shape.rank
-    if not (new_h == h and np.array_equal(wh, np.eye(h))):   # rows: [..., h, w*c] -> [..., new_h, w*c]
+    # rows: [..., h, w*c] -> [..., new_h, w*c] (skipped when the weights are the identity)
+    if not (new_h == h and np.array_equal(wh, np.eye(h))):
         lead = [-1] if rank > 3 else []
         c = x.shape[-1] if x.shape[-1] is not None else -1
         rows = _math.matmul(convert_to_tensor(wh.astype(np.float32)),

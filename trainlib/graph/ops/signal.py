@@ -128,7 +128,8 @@ def _fft_length(fft_length, name):
     if fft_length is None:
         return None
     value = np.asarray(fft_length.numpy() if hasattr(fft_length, "numpy") else fft_length)
-    if value.shape not in ((), (1,)) or value.dtype.kind not in "iu" or int(value.reshape(-1)[0]) < 1:
+    if value.shape not in ((), (1,)) or value.dtype.kind not in "iu" or \
+            int(value.reshape(-1)[0]) < 1:
         raise ValueError(f"{name}: fft_length must be one positive int, got {fft_length!r}")
     return int(value.reshape(-1)[0])
 
