@@ -10,14 +10,17 @@ from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
-from .graph.autodiff import GradientTape, custom_gradient  # noqa: F401
+from .graph.autodiff import GradientTape, UnconnectedGradients, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
-from .graph.ops import bitwise, linalg, math, nn, random  # noqa: F401
+from .graph.ops import bitwise, image, linalg, math, nn, random, signal  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004
 from .graph.ops.control_flow import *  # noqa: F401,F403
 from .graph.ops.tensor_array import TensorArray  # noqa: F401
+from .graph.ops.script_ops import init_scope, numpy_function, py_function  # noqa: F401
+from .graph.context import executing_eagerly  # noqa: F401
+from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
 from . import autograph, config, debugging  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
@@ -29,3 +32,4 @@ from . import keras  # noqa: F401,E402 -- `tl.keras.layers.Dense`... for ported 
 from . import saved_model, saving  # noqa: F401,E402
 from . import distribute  # noqa: F401,E402
 from . import utils  # noqa: F401,E402
+from . import train, types  # noqa: F401,E402

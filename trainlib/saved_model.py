@@ -50,11 +50,80 @@ from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _s
 from .graph.tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .graph.variables import Module, Variable
 
-__all__ = ["save", "load", "LoadError", "export_model"]
+__all__ = ["save", "load", "LoadError", "export_model", "SaveOptions", "LoadOptions"]
 
 FORMAT = "trainlib.saved_model"
 JSON_FILE = "saved_model.json"
 ARRAYS_FILE = "variables.npz"
+
+
+# ------------------------------------------------------------------ options
+
+_VARIABLE_POLICIES = (None, "none", "save_device_placement", "expand_distributed_variables")
+
+
+class SaveOptions:
+    """Options of `tl.saved_model.save`, as TensorFlow's `tf.saved_model.SaveOptions`.
+
+    trainlib's saved model holds host arrays and graphs without device placements,
+    debug information or sharding, so every option is accepted and recorded, and none
+    changes what is written: `function_aliases` (names for functions, for tools),
+    `experimental_variable_policy` (checked against TensorFlow's values),
+    `namespace_whitelist`, `save_debug_info`, `experimental_io_device`,
+    `experimental_custom_gradients`, `experimental_image_format`,
+    `experimental_skip_saver`, `experimental_sharding_callback`, `extra_tags`.
+
+    Raises:
+        ValueError: for an `experimental_variable_policy` TensorFlow does not know.
+        TypeError: for `function_aliases` that is not a dict.
+
+    Example:
+        >>> tl.saved_model.save(module, "/tmp/m", options=tl.saved_model.SaveOptions())
+    """
+
+    def __init__(self, namespace_whitelist=None, save_debug_info=False, function_aliases=None,
+                 experimental_debug_stripper=False, experimental_io_device=None,
+                 experimental_variable_policy=None, experimental_custom_gradients=True,
+                 experimental_image_format=False, experimental_skip_saver=False,
+                 experimental_sharding_callback=None, extra_tags=None):
+        policy = getattr(experimental_variable_policy, "value", experimental_variable_policy)
+        if policy not in _VARIABLE_POLICIES:
+            raise ValueError(f"experimental_variable_policy must be one of "
+                             f"{_VARIABLE_POLICIES[1:]}, got {experimental_variable_policy!r}")
+        if function_aliases is not None and not isinstance(function_aliases, dict):
+            raise TypeError(f"function_aliases must be a dict of name -> function, got "
+                            f"{type(function_aliases).__name__}")
+        self.namespace_whitelist = list(namespace_whitelist or [])
+        self.save_debug_info = save_debug_info
+        self.function_aliases = dict(function_aliases or {})
+        self.experimental_debug_stripper = experimental_debug_stripper
+        self.experimental_io_device = experimental_io_device
+        self.experimental_variable_policy = policy
+        self.experimental_custom_gradients = experimental_custom_gradients
+        self.experimental_image_format = experimental_image_format
+        self.experimental_skip_saver = experimental_skip_saver
+        self.experimental_sharding_callback = experimental_sharding_callback
+        self.extra_tags = extra_tags
+
+
+class LoadOptions:
+    """Options of `tl.saved_model.load`, as TensorFlow's (accepted; trainlib loads host
+    arrays, so `experimental_io_device` and the rest change nothing)."""
+
+    def __init__(self, allow_partial_checkpoint=False, experimental_io_device=None,
+                 experimental_skip_checkpoint=False, experimental_variable_policy=None,
+                 experimental_load_function_aliases=False):
+        self.allow_partial_checkpoint = allow_partial_checkpoint
+        self.experimental_io_device = experimental_io_device
+        self.experimental_skip_checkpoint = experimental_skip_checkpoint
+        self.experimental_variable_policy = experimental_variable_policy
+        self.experimental_load_function_aliases = experimental_load_function_aliases
+
+
+def _check_options(options, kind, where):
+    if options is not None and not isinstance(options, kind):
+        raise TypeError(f"{where}: options must be a tl.saved_model.{kind.__name__}, got "
+                        f"{type(options).__name__}")
 
 
 # ------------------------------------------------------------------ save
@@ -74,7 +143,7 @@ def save(obj, export_dir, signatures=None, options=None):
             known `inputs` also gets a `serve` endpoint (its inference call),
             and its `train_function`/`test_function`/`predict_function` are
             not saved.
-        options: accepted for TensorFlow compatibility; unused.
+        options: a `tl.saved_model.SaveOptions` (accepted; see there).
 
     Raises:
         ValueError: for something that cannot be saved (an op attr of an unknown
@@ -85,6 +154,7 @@ def save(obj, export_dir, signatures=None, options=None):
         >>> tl.saved_model.save(module, "/tmp/m")
         >>> tl.saved_model.load("/tmp/m").signatures["serving_default"](x=...)
     """
+    _check_options(options, SaveOptions, "tl.saved_model.save")
     if isinstance(obj, Function):
         functions = {"__call__": obj}
         if obj._name.isidentifier() and not obj._name.startswith("_"):
@@ -410,7 +480,8 @@ def load(export_dir, tags=None, options=None, max_bytes=None, max_member_bytes=N
 
     Args:
         export_dir: the saved model's directory.
-        tags, options: accepted for TensorFlow compatibility; unused.
+        tags: accepted for TensorFlow compatibility; unused.
+        options: a `tl.saved_model.LoadOptions` (accepted; changes nothing).
         max_bytes: the most bytes the load may read from the files (default: what
             `tl.saving.set_load_limits` set, else eight times the variables and arrays that
             `saved_model.json` declares, plus 64 MiB).
@@ -432,6 +503,7 @@ def load(export_dir, tags=None, options=None, max_bytes=None, max_member_bytes=N
         >>> loaded = tl.saved_model.load("/tmp/m")
         >>> loaded.signatures["serving_default"](x=np.ones((1, 4), np.float32))["output_0"]
     """
+    _check_options(options, LoadOptions, "tl.saved_model.load")
     export_dir = os.fspath(export_dir)
     if not os.path.isdir(export_dir):
         raise FileNotFoundError(f"No saved model directory at {export_dir!r}")

@@ -25,9 +25,19 @@ def fake_gpu():
 
 
 @pytest.mark.parametrize("name, want", [("cpu", "cpu"), ("CPU:0", "cpu"), ("/device:GPU:0", "gpu"),
-                                        ("/gpu:0", "gpu"), ("cuda", "gpu")])
+                                        ("/gpu:0", "gpu"), ("cuda", "gpu"), ("GPU", "gpu"),
+                                        ("/GPU:0", "gpu"), ("/device:CPU:0", "cpu"),
+                                        ("/job:localhost/replica:0/task:0/device:CPU:0", "cpu"),
+                                        ("/job:worker/task:1/device:GPU:*", "gpu")])
 def test_canonical_device_names(name, want):
     assert backend.canonical_device(name) == want
+
+
+def test_parse_device_index_and_errors():
+    assert backend.parse_device("/job:localhost/replica:0/task:0/device:GPU:1") == ("gpu", 1)
+    assert backend.parse_device("cpu") == ("cpu", None)
+    with pytest.raises(ValueError, match="Malformed device"):
+        backend.parse_device("/device:GPU:x")
 
 
 def test_unknown_device_name():
@@ -36,7 +46,57 @@ def test_unknown_device_name():
 
 
 @no_real_gpu
-def test_gpu_without_a_gpu_says_how_to_get_one():
+def test_soft_placement_runs_gpu_blocks_on_the_cpu():
+    assert tl.config.get_soft_device_placement() is True   # TensorFlow's default
+    for name in ("GPU:0", "/GPU:0", "/device:GPU:0", "gpu",
+                 "/job:localhost/replica:0/task:0/device:GPU:0"):
+        with tl.device(name):
+            x = tl.ones([2]) * 2
+        assert x.device == "cpu" and state.xp is np
+
+    @tl.function
+    def f(x):
+        with tl.device("/device:GPU:0"):
+            return x + 1
+
+    assert float(f(tl.constant(1.0))) == 2.0
+    with tl.device(None), tl.device(""):
+        assert tl.config.get_default_device() == "cpu"
+
+
+def test_soft_placement_of_a_second_gpu_and_hidden_gpus(fake_gpu):
+    with tl.device("GPU:1"):   # one GPU: soft placement puts GPU:1's work on the CPU
+        assert tl.ones([1]).device == "cpu"
+    with tl.device("GPU:0"):
+        assert tl.ones([1]).device == "gpu"
+    gpus = tl.config.list_physical_devices("GPU")
+    assert [d.name for d in gpus] == ["/physical_device:GPU:0"]
+    tl.config.set_visible_devices(tl.config.list_physical_devices("CPU"))
+    try:
+        assert tl.config.get_visible_devices("GPU") == []
+        assert [d.name for d in tl.config.list_logical_devices()] == ["/device:CPU:0"]
+        with tl.device("GPU:0"):
+            assert tl.ones([1]).device == "cpu"
+    finally:
+        tl.config.set_visible_devices(tl.config.list_physical_devices())
+    assert tl.config.get_visible_devices("GPU") == gpus
+    tl.config.experimental.set_memory_growth(gpus[0], True)
+    assert tl.config.experimental.get_memory_growth(gpus[0]) is True
+    with pytest.raises(ValueError, match="non-GPU"):
+        tl.config.experimental.set_memory_growth(tl.config.list_physical_devices("CPU")[0], True)
+    with pytest.raises(ValueError, match="CPU cannot be hidden"):
+        tl.config.set_visible_devices(gpus)
+
+
+@pytest.fixture
+def hard_placement():
+    tl.config.set_soft_device_placement(False)
+    yield
+    tl.config.set_soft_device_placement(True)
+
+
+@no_real_gpu
+def test_gpu_without_a_gpu_says_how_to_get_one(hard_placement):
     with pytest.raises(RuntimeError, match=r"no usable GPU.*pip install 'trainlib\[gpu\]'"):
         with tl.device("gpu"):
             pass

@@ -326,6 +326,29 @@ def test_engine_ops_on_strict_xp():
         assert int(total(ds).numpy()) == 6
 
 
+def test_python_calls_and_ffts_on_strict_xp():
+    """py_function / numpy_function (and py_function's gradient) and the FFT ops, eagerly
+    and in a tl.function."""
+    with strict():
+        x = tl.constant([0.5, 1.5, 2.0, -1.0])
+
+        def run(x):
+            with tl.GradientTape() as tape:
+                tape.watch(x)
+                y = tl.reshape(tl.py_function(lambda a: a * a, [x], tl.float32), [4])
+                spectrum = tl.signal.rfft(y)
+                z = tl.signal.irfft(tl.signal.ifft(tl.signal.fft(spectrum)))
+                total = tl.reduce_sum(z)
+            doubled = tl.numpy_function(lambda a: a * 2, [x], tl.float32)
+            return z, tape.gradient(total, x), doubled
+
+        for fn in (run, tl.function(run)):
+            z, grad, doubled = fn(x)
+            np.testing.assert_allclose(z.numpy(), x.numpy() ** 2, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(grad.numpy(), 2 * x.numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(doubled.numpy(), 2 * x.numpy())
+
+
 def test_shim_is_strict():
     """The shim catches what CuPy would reject: numpy calls on device arrays, numpy operands."""
     a = strict_xp.asarray(np.arange(6.0).reshape(2, 3))

@@ -89,6 +89,13 @@ def check(fn, rtol=1e-6, atol=1e-6):
     assert_same(outcome(fn, tf), outcome(fn, tl), rtol, atol)
 
 
+def in_function(program, graph):
+    """`program(lib)` as it is (graph=False), or run inside `lib.function` (graph=True)."""
+    def run(lib):
+        return lib.function(lambda: program(lib))() if graph else program(lib)
+    return run
+
+
 def differences(fn, rtol=1e-6, atol=1e-6):
     """None if `fn` agrees on both libraries, else the assertion message (for sweeps)."""
     try:

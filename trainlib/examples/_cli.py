@@ -69,9 +69,15 @@ def session(args):
     import numpy as np  # noqa: PLC0415
     was_eager = tl.config.functions_run_eagerly()
     try:
-        # raises RuntimeError with the fix (install CuPy, use --device cpu) when there is no GPU
-        device = tl.device(args.device)
-        device.__enter__()
+        # an explicit --device gpu is not softly placed: without a GPU, the RuntimeError says
+        # how to get one (install CuPy, or use --device cpu)
+        was_soft = tl.config.get_soft_device_placement()
+        tl.config.set_soft_device_placement(False)
+        try:
+            device = tl.device(args.device)
+            device.__enter__()
+        finally:
+            tl.config.set_soft_device_placement(was_soft)
     except RuntimeError as e:
         raise SystemExit(f"--device {args.device}: {e}") from None
     try:

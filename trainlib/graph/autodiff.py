@@ -8,6 +8,8 @@ Invariants: gradients are built from trainlib ops, so inside a trace the
 backward pass becomes part of the same graph; integer and boolean values get
 no gradient; only ops between the sources and the target are differentiated.
 """
+import enum
+
 from . import dtypes as _dt
 from .context import state
 from .op import apply, defop
@@ -88,6 +90,18 @@ def pack_as(structure, leaves):
         return next(it)
 
     return build(structure)
+
+
+class UnconnectedGradients(str, enum.Enum):
+    """What `GradientTape.gradient` returns for a source the target does not depend on:
+    `NONE` (None) or `ZERO` (zeros shaped like the source). Equal to the plain strings
+    "none" and "zero", which `gradient` also accepts.
+
+    Example:
+        >>> tape.gradient(y, x, unconnected_gradients=tl.UnconnectedGradients.ZERO)
+    """
+    NONE = "none"
+    ZERO = "zero"
 
 
 class GradientTape:
@@ -223,7 +237,8 @@ class GradientTape:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients; use GradientTape(persistent=True) for more.")
         if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(f"unconnected_gradients must be 'none' or 'zero', got {unconnected_gradients!r}")
+            raise ValueError(f"unconnected_gradients must be 'none' or 'zero' (or "
+                             f"tl.UnconnectedGradients.NONE / ZERO), got {unconnected_gradients!r}")
         if target is None:
             raise TypeError("Argument `target` should be a tensor or a nested structure of tensors "
                             "or Variables to be differentiated, but received None.")
@@ -292,6 +307,59 @@ class GradientTape:
             else:
                 out.append(_array.reshape(_array.stack(row_j), shape))
         return pack_as(sources, out)
+
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none",
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of each example: `result[b, i..., j...]` is
+        d(target[b, i...]) / d(source[b, j...]), assuming example b of the target depends only
+        on example b of the source (as TensorFlow's `batch_jacobian`).
+
+        Args:
+            target: a tensor of shape [batch, y...] (the y dims known while tracing).
+            source: a tensor of shape [batch, x...].
+            unconnected_gradients: "none" (None when unconnected) or "zero".
+
+        Returns:
+            A tensor of shape [batch, y..., x...] (zeros when the target does not depend on
+            the source, whatever `unconnected_gradients` says, as TensorFlow).
+
+        Raises:
+            ValueError: for a scalar target or source, or unknown y dims.
+
+        Example:
+            >>> x = tl.constant([[1., 2.], [3., 4.]])
+            >>> with tl.GradientTape() as tape:
+            ...     tape.watch(x)
+            ...     y = x * x
+            >>> tape.batch_jacobian(y, x).shape
+            TensorShape([2, 2, 2])
+        """
+        from .ops import array as _array  # noqa: PLC0415 -- the array ops sit above autodiff
+        if target.shape.rank in (None, 0) or source.shape.rank in (None, 0):
+            raise ValueError(f"batch_jacobian needs a target and a source with a batch "
+                             f"dimension first, got shapes {target.shape} and {source.shape}")
+        inner = target.shape[1:]
+        n = inner.num_elements()
+        if n is None:
+            raise ValueError(f"batch_jacobian needs the target's non-batch dims known, got "
+                             f"{target.shape}")
+        persistent, self._persistent = self._persistent, True
+        rows = []
+        try:
+            for i in range(n):   # one seed per output position, every example at once
+                seed = _array.broadcast_to(_array.reshape(
+                    _array.one_hot(i, n, dtype=target.dtype), inner.as_list()),
+                    _array.shape(target))
+                rows.append(self.gradient(target, source, output_gradients=seed,
+                                          unconnected_gradients=unconnected_gradients))
+        finally:
+            self._persistent = persistent
+        shape = _array.concat([_array.shape(source)[:1], inner.as_list(),
+                               _array.shape(source)[1:]], 0)
+        if any(r is None for r in rows):   # zeros either way, as TensorFlow's
+            return _array.zeros(shape, dtype=target.dtype)
+        return _array.reshape(_array.stack(rows, axis=1), shape)   # rows: [batch, x...]
 
 
 def backprop(ops, targets, seeds):

@@ -47,15 +47,42 @@ def gpu_available():
         return False
 
 
+def parse_device(name):
+    """(device, index) from TensorFlow's device strings: 'cpu', 'GPU:0', '/gpu:0',
+    '/device:CPU:0', '/job:localhost/replica:0/task:0/device:GPU:1', 'cuda'. The index is
+    an int, or None when absent or '*'. The job, replica and task parts are ignored (one
+    process, one task).
+
+    Raises:
+        ValueError: for a device type other than CPU and GPU, or a malformed index.
+    """
+    kind, index = None, None
+    for part in str(name).strip().split("/"):
+        low = part.lower()
+        if not low or low.startswith(("job:", "replica:", "task:")):
+            continue
+        if low.startswith("device:"):
+            low = low[len("device:"):]
+        fields = low.split(":")
+        kind = fields[0]
+        index = fields[1] if len(fields) > 1 else None
+        if len(fields) > 2 or (index not in (None, "*") and not index.isdigit()):
+            raise ValueError(f"Malformed device {name!r}; expected forms such as 'GPU:0', "
+                             "'/device:CPU:0' or '/job:localhost/replica:0/task:0/device:GPU:0'")
+    if kind == "cpu":
+        device = CPU
+    elif kind in ("gpu", "cuda"):
+        device = GPU
+    else:
+        raise ValueError(f"Unknown device {name!r}; expected 'cpu' or 'gpu' (in any of "
+                         "TensorFlow's forms, such as '/device:GPU:0')")
+    return device, None if index in (None, "*") else int(index)
+
+
 def canonical_device(name):
-    """'cpu' or 'gpu' from names such as 'CPU:0', '/gpu:0', '/device:GPU:0', 'cuda'."""
-    text = str(name).lower().strip("/")
-    text = text.replace("device:", "").split(":")[0]
-    if text == "cpu":
-        return CPU
-    if text in ("gpu", "cuda"):
-        return GPU
-    raise ValueError(f"Unknown device {name!r}; expected 'cpu' or 'gpu'")
+    """'cpu' or 'gpu' from names such as 'CPU:0', '/gpu:0', '/device:GPU:0', 'cuda' (see
+    `parse_device` for every form)."""
+    return parse_device(name)[0]
 
 
 def array_module(device):
@@ -148,6 +175,40 @@ def _context():
     return context
 
 
+def _process():
+    from .context import process  # noqa: PLC0415 -- context imports nothing from trainlib
+    return process
+
+
+_hidden = set()   # device types hidden by tl.config.set_visible_devices
+
+
+def _gpu_visible():
+    return GPU not in _hidden and gpu_available()
+
+
+def set_soft_device_placement(enabled):
+    """Where a `tl.device` block asks for a GPU that is missing (or hidden), run its work on
+    the CPU (True, TensorFlow's default), or raise RuntimeError (False)."""
+    _process().soft_device_placement = bool(enabled)
+
+
+def get_soft_device_placement():
+    """Whether soft device placement is on (see `set_soft_device_placement`)."""
+    return _process().soft_device_placement
+
+
+def set_hidden_devices(kinds):
+    """Hides the device types `kinds` ('gpu') from placement (tl.config.set_visible_devices)."""
+    _hidden.clear()
+    _hidden.update(kinds)
+
+
+def hidden_devices():
+    """The device types hidden by `set_hidden_devices`."""
+    return set(_hidden)
+
+
 def _state():
     return _context().state
 
@@ -193,8 +254,14 @@ class device:  # noqa: N801 -- TensorFlow's name for the context manager
     Inputs of an op must live on the device it runs on (else InvalidArgumentError);
     move them with `tensor.cpu()` / `tensor.gpu()`, or `tl.identity(x)` inside the block.
 
+    `name` takes TensorFlow's forms ("GPU:0", "/device:CPU:0",
+    "/job:localhost/replica:0/task:0/device:GPU:0"); None or "" asks for nothing. With
+    soft placement on (the default, as TensorFlow), a GPU that is missing or hidden
+    (`tl.config.set_visible_devices`) places the block on the CPU.
+
     Raises:
-        RuntimeError: for 'gpu' when no GPU is usable (the message says how to get one).
+        RuntimeError: for a missing GPU when soft placement is off (the message says how to
+            get one).
 
     Example:
         >>> with tl.device("cpu"):
@@ -204,13 +271,27 @@ class device:  # noqa: N801 -- TensorFlow's name for the context manager
     """
 
     def __init__(self, name):
-        self.name = canonical_device(name)
+        self.requested = name
+        self.name, self.index = parse_device(name) if name not in (None, "") else (None, None)
 
     def __enter__(self):
         state = _state()
-        xp = array_module(self.name)  # raises before any state changes if there is no GPU
         self._saved = (state.device, state.xp)
-        state.device, state.xp = self.name, xp
+        if self.name is None:   # tl.device(None) / tl.device(""): no placement asked
+            return self
+        name = self.name
+        if name == GPU and (not _gpu_visible() or (self.index or 0) > 0) and \
+                _process().soft_device_placement:
+            name = CPU   # soft placement: where the GPU asked for is missing, the CPU runs it
+        elif name == GPU and GPU in _hidden:
+            raise RuntimeError(f"device {self.requested!r} was asked for, but the GPU is hidden "
+                               "by tl.config.set_visible_devices; soft placement is off")
+        elif name == GPU and self.index:
+            raise RuntimeError(f"device {self.requested!r} was asked for, but trainlib uses one "
+                               "GPU ('GPU:0'); with tl.config.set_soft_device_placement(True) "
+                               "the work runs on the CPU instead")
+        xp = array_module(name)  # raises before any state changes if there is no GPU
+        state.device, state.xp = name, xp
         return self
 
     def __exit__(self, *exc):

@@ -22,6 +22,7 @@ import numpy
 class _Process:
     """Settings shared by all threads (one instance: `process`)."""
     run_eagerly = False
+    soft_device_placement = True   # tl.device("gpu") without a GPU runs on the CPU, as TF
     device = "cpu"    # the device a new thread starts on (set_default_device)
     xp = numpy        # its array module; backend.py owns the others
 

@@ -10,6 +10,7 @@ tape and graphs see them; a Variable's array always has the Variable's dtype.
 """
 import contextlib
 import itertools
+import weakref
 
 from . import dtypes as _dt
 from .context import LockOwner, eager_scope, fork_safe_lock, state
@@ -218,6 +219,29 @@ def _install_operators():
     Variable.__eq__ = operators._make_binary("equal")
 
 
+_child_watchers = {}   # id(object) -> (weakref to it, callback): restorations waiting for children
+
+
+def watch_children(obj, callback):
+    """Calls `callback(obj)` whenever `obj` (a Module, or an object that calls
+    `children_changed`) gains an attribute, until `unwatch_children(obj)`: how a checkpoint
+    restores values into Variables created after `restore` (deferred restoration)."""
+    key, watchers = id(obj), _child_watchers   # bound now: at exit, module globals are None
+    watchers[key] = (weakref.ref(obj, lambda _: watchers.pop(key, None)), callback)
+
+
+def unwatch_children(obj):
+    """Stops the callback `watch_children` registered for `obj`."""
+    _child_watchers.pop(id(obj), None)
+
+
+def children_changed(obj):
+    """Tells a waiting checkpoint restoration that `obj` may hold new Variables."""
+    entry = _child_watchers.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        entry[1](obj)
+
+
 class Module:
     """A container that finds the Variables in its attributes (also in lists, dicts and submodules).
 
@@ -235,6 +259,11 @@ class Module:
 
     def __init__(self, name=None):
         self._name = name or snake_case(type(self).__name__)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if _child_watchers:   # a restored checkpoint waits for Variables created later
+            children_changed(self)
 
     @property
     def name(self):

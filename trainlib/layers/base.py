@@ -400,7 +400,7 @@ class Layer(Module):
             self._init_tracker()
         if not name.startswith("__"):
             value = self._track(value)
-        object.__setattr__(self, name, value)
+        super().__setattr__(name, value)   # Module's: a restored checkpoint may wait for it
 
     def __setstate__(self, state):
         # a copy (copy.deepcopy) holds new objects: the identities tracked are theirs

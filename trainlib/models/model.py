@@ -147,14 +147,22 @@ class Model(Trainer, Layer):
 
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights, in `weights` order, to an `.npz` file (atomically: a temporary
-        file in the same folder, then a rename).
+        file in the same folder, then a rename); a path without an extension
+        ("my_checkpoint") writes a `tl.train.Checkpoint` of the model instead.
 
         Raises:
-            ValueError: if the name does not end in ".npz".
+            ValueError: if the name has an extension other than ".npz".
         """
         filepath = os.fspath(filepath)
+        if _is_checkpoint_prefix(filepath):   # tf.keras 2's TensorFlow-checkpoint form
+            if not overwrite and os.path.exists(filepath + ".index"):
+                raise FileExistsError(filepath + ".index")
+            from ..checkpoint import save_weights_checkpoint  # noqa: PLC0415 -- above models
+            save_weights_checkpoint(self, filepath)
+            return
         if not filepath.endswith(".npz"):
-            raise ValueError(f"save_weights writes .npz files (e.g. 'model.weights.npz'); got "
+            raise ValueError(f"save_weights writes .npz files (e.g. 'model.weights.npz') or, "
+                             f"for a path without an extension, a checkpoint; got "
                              f"{filepath!r}")
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(filepath)
@@ -171,6 +179,9 @@ class Model(Trainer, Layer):
             ValueError: for an unbuilt model.
         """
         filepath = os.fspath(filepath)
+        if _is_checkpoint_prefix(filepath):
+            from ..checkpoint import load_weights_checkpoint  # noqa: PLC0415 -- above models
+            return load_weights_checkpoint(self, filepath)
         if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
             from .saving_keras import load_weights  # noqa: PLC0415
             return load_weights(self, filepath)
@@ -227,3 +238,9 @@ class Model(Trainer, Layer):
                             f"to create an instance of {cls.__name__} from its config.\n\n"
                             f"Received config={config}\n\nError encountered during "
                             f"deserialization: {e}") from e
+
+
+def _is_checkpoint_prefix(filepath):
+    """A weights path without an extension names a checkpoint prefix (`<path>.index` and
+    `<path>.data-*.npz`), as tf.keras 2 wrote TensorFlow checkpoints for such paths."""
+    return not os.path.splitext(os.path.basename(filepath))[1]

@@ -20,7 +20,7 @@ from ..graph.dtypes import float32, int64
 from ..graph.ops.array import constant, ones_like
 from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
                               where)
-from ..graph.variables import Variable
+from ..graph.variables import Variable, children_changed
 
 from .schedules import LearningRateSchedule
 
@@ -121,6 +121,7 @@ class Optimizer:
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
+        children_changed(self)   # a restored checkpoint may hold this slot's value
         return v
 
     @property

@@ -9,7 +9,7 @@ import importlib
 from trainlib.graph.op import REGISTRY
 
 _TABLE_MODULES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
-                  "test_numeric", "test_segment", "test_decompositions", "test_complex")
+                  "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_script_ops")
 
 # op -> the test that checks its gradient outside the CASES tables
 _CHECKED_ELSEWHERE = {
@@ -23,6 +23,8 @@ _CHECKED_ELSEWHERE = {
     "Cast": "tests/graph/ops/test_math.py::test_cast_gradient_between_floats",
     "SumToShapeOf": "tests/graph/ops/test_math.py (gradients with None-dim input signatures)",
     "BroadcastToShapeOf": "tests/graph/ops/test_math.py (second order with None dims)",
+    **{op: "tests/graph/ops/test_signal.py::test_fft_op_gradients_against_finite_differences"
+       for op in ("FFT", "IFFT", "RFFT", "IRFFT")},
 }
 
 

@@ -279,7 +279,7 @@ class TensorArray:
         index = _index(index, scalar=True)
         value = self._value(value)
         self._check_element(value.shape)
-        buffer = self._buffer_for(value.shape)
+        buffer = self._buffer_for(value.shape, value)
         return TensorArray._from(self, apply("TensorArrayWrite", buffer, index, value,
                                              dynamic_size=self._dynamic_size))
 
@@ -379,12 +379,17 @@ class TensorArray:
             raise op_error(ValueError, "TensorArrayWrite", f"Incompatible shape for value ({shape}), "
                            f"expected ({self._element_shape})")
 
-    def _buffer_for(self, element):
+    def _buffer_for(self, element, value=None):
         if self._buffer is not None:
             return self._buffer
         element = self._element_shape.merge_with(element)
         if element.is_fully_defined():
             return _zeros(self._size, element, self._dtype)
+        if value is not None and element.rank is not None and not self._dynamic_size:
+            # outside a loop the first value's dims are known when the graph runs
+            shape = _array.concat([_array.reshape(self._size, [1]) if is_tensor(self._size)
+                                   else [self._size], _array.shape(value)], 0)
+            return _array.zeros(shape, dtype=self._dtype)
         raise ValueError(f"TensorArray: the first write has elements of shape {element}, which is "
                          "not fully known; pass element_shape=... to tl.TensorArray.")
 
