@@ -5,7 +5,7 @@
 """
 from .graph import dtypes  # noqa: F401
 from .graph.dtypes import (DType, as_dtype, bool, complex64, double, float16, float32,  # noqa: F401,A004
-                           float64, half, int8, int16, int32, int64, resource, uint8)
+                           float64, half, int8, int16, int32, int64, resource, string, uint8)
 from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
@@ -13,6 +13,8 @@ from .graph.variables import Module, Variable  # noqa: F401
 from .graph.autodiff import GradientTape, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, linalg, math, nn, random  # noqa: F401
+from .graph.ops import ragged, strings  # noqa: F401
+from .graph.ops.ragged import RaggedTensor  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004

@@ -252,6 +252,8 @@ def explain_failure(opdef, inputs, attrs, error):
         return op_error(ResourceExhaustedError, opdef.name, f"out of memory: {error}")
     try:
         opdef.infer(*[TensorSpec(t.shape, t.dtype) for t in inputs], **attrs)
+    except OpError as e:
+        return op_error(type(e), opdef.name, e.message)
     except (ValueError, TypeError) as e:
         return op_error(InvalidArgumentError, opdef.name, str(e))
     except Exception:  # the inference rule itself could not judge these inputs

@@ -45,6 +45,11 @@ def _numeric(d):
     return (d.is_floating or d.is_integer or d.is_complex)
 
 
+@_accepts("a numeric dtype or string")
+def _numeric_or_string(d):
+    return _numeric(d) or d.is_string
+
+
 @_accepts("a floating dtype (float16, float32, float64)")
 def _floating(d):
     return d.is_floating or d.is_complex
@@ -165,7 +170,7 @@ def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiab
 
 # ------------------------------------------------------------------ arithmetic
 
-_elementwise2("AddV2", "add", _numeric, grad=lambda op, dy: (dy, dy),
+_elementwise2("AddV2", "add", _numeric_or_string, grad=lambda op, dy: (dy, dy),
               c_expr="({0} + {1})", infix="plus")
 _elementwise2("Sub", "subtract", _numeric, grad=lambda op, dy: (dy, -dy),
               c_expr="({0} - {1})", infix="minus")
@@ -802,6 +807,9 @@ def where(condition, x=None, y=None, name=None):
 def _cast_infer(x, DstT):  # noqa: N803 -- TensorFlow's attr name
     if x.dtype is _dt.resource or DstT is _dt.resource:
         raise TypeError("Cast cannot convert resource handles")
+    if (x.dtype is _dt.string) is not (DstT is _dt.string):
+        raise UnimplementedError(f"Cast {x.dtype.name} to {DstT.name} is not supported; use "
+                                 "tl.strings.to_number or tl.strings.as_string")
     return spec(x.shape, DstT)
 
 
@@ -820,6 +828,8 @@ def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
 @defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True, into=_cast_into,
        c_expr="(({T}){0})")
 def _cast(xp, x, DstT):  # noqa: N803
+    if DstT is _dt.string or x.dtype.kind == "O":
+        raise ValueError("string casts are not supported")  # the inference rule says why
     return x.astype(DstT.np)  # C casts: floats truncate toward zero, as TensorFlow
 
 
