@@ -376,7 +376,7 @@ def _split(xp, x, sep, maxsplit):
     sep = None if sep is None else sep.encode("utf-8")
     if sep is None:
         return _ragged(xp, x, lambda s: s.split(None, maxsplit) if maxsplit >= 0 else s.split())
-    return _ragged(xp, x, lambda s: (s.split(sep, maxsplit) if s else []))
+    return _ragged(xp, x, lambda s: s.split(sep, maxsplit))
 
 
 def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
