@@ -20,7 +20,7 @@ from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004
 from .graph.ops.control_flow import *  # noqa: F401,F403
 from .graph.ops.tensor_array import TensorArray  # noqa: F401
-from . import autograph, config, debugging  # noqa: F401
+from . import autograph, config, debugging, io  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
 __version__ = "0.1.0"

@@ -25,7 +25,7 @@ from trainlib.graph.errors import InvalidArgumentError
 from trainlib.graph.op import owned_tensor
 from trainlib.graph.ops import iterator as _iterator_ops
 
-__all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -79,7 +79,7 @@ def _as_array(value):
     if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
-        return np.array(value)
+        return _string_leaf(value) if value.dtype.kind in "SUO" else np.array(value)
     try:
         array = np.asarray(value)
     except ValueError as e:
@@ -89,9 +89,17 @@ def _as_array(value):
     elif array.dtype == np.int64 and (array.size == 0 or (array.min() >= -2 ** 31
                                                           and array.max() < 2 ** 31)):
         array = array.astype(np.int32)
-    elif array.dtype == object:
-        raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}")
+    elif array.dtype.kind in "SUO":
+        return _string_leaf(value)
     return array
+
+
+def _string_leaf(value):
+    """Strings as tl.string holds them (bytes in an object array); TypeError for other objects."""
+    try:
+        return np.array(tl.constant(value).numpy())
+    except TypeError:
+        raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}") from None
 
 
 def _to_arrays(element):
@@ -608,6 +616,32 @@ class Dataset:
 
 
 _GET_NEXT_LIMIT = 32  # reads of one iterator in one trace before it is taken as a Python `for`
+
+
+class TextLineDataset(Dataset):
+    """The lines of text files, as scalar string elements without their line ends, file after
+    file, as tf.data.TextLineDataset.
+
+    Example:
+        >>> for line in tl.data.TextLineDataset(["a.txt"]):
+        ...     print(line.numpy())
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 name=None):
+        if compression_type:
+            raise NotImplementedError("TextLineDataset reads uncompressed files only")
+        names = np.asarray(tl.constant(filenames).numpy()).reshape(-1)
+        paths = [n.decode("utf-8") for n in names]
+
+        def make():
+            for path in paths:
+                with open(path, "rb") as f:
+                    for line in f:
+                        out = np.empty((), dtype=object)
+                        out[()] = line.rstrip(b"\n").rstrip(b"\r")
+                        yield out
+        super().__init__(make, _UNKNOWN, tl.TensorSpec([], tl.string))
 
 
 class _GraphIterator:

@@ -3,10 +3,12 @@ from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register, 
 from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
 from .conv import AveragePooling2D, Conv2D, MaxPooling2D  # noqa: F401
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from .text import StringLookup, TextVectorization  # noqa: F401
 from .pooling import (GlobalAveragePooling1D, GlobalAveragePooling2D,  # noqa: F401
                       GlobalMaxPooling1D, GlobalMaxPooling2D)
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation", "Flatten",
            "Dropout", "Embedding", "Conv2D", "MaxPooling2D", "AveragePooling2D",
            "BatchNormalization", "LayerNormalization", "GlobalAveragePooling1D",
-           "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "register", "serialize", "deserialize"]
+           "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "StringLookup",
+           "TextVectorization", "register", "serialize", "deserialize"]

@@ -525,19 +525,22 @@ def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
 # ------------------------------------------------------------------ ngrams
 
 
-def _ngrams_infer(values, splits, width, separator, pad):
+def _ngrams_infer(values, splits, widths, separator, pad):
     return spec([None], _dt.string), spec([None], _dt.int64)
 
 
 @defop("StringNGrams", infer=_ngrams_infer, differentiable=False, num_outputs=2)
-def _ngrams(xp, values, splits, width, separator, pad):
+def _ngrams(xp, values, splits, widths, separator, pad):
     sep = separator.encode("utf-8")
     rows = []
     for i in range(len(splits) - 1):
-        row = list(values[splits[i]:splits[i + 1]])
-        if pad is not None:
-            row = [pad[0].encode()] * (width - 1) + row + [pad[1].encode()] * (width - 1)
-        rows.append([sep.join(row[j:j + width]) for j in range(len(row) - width + 1)])
+        grams = []
+        for width in widths:
+            row = list(values[splits[i]:splits[i + 1]])
+            if pad is not None:
+                row = [pad[0].encode()] * (width - 1) + row + [pad[1].encode()] * (width - 1)
+            grams += [sep.join(row[j:j + width]) for j in range(len(row) - width + 1)]
+        rows.append(grams)
     counts = [len(r) for r in rows]
     out_splits = xp.zeros(len(rows) + 1, dtype="int64")
     out_splits[1:] = xp.cumsum(counts) if counts else []
@@ -549,7 +552,8 @@ def _ngrams(xp, values, splits, width, separator, pad):
 def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None,
            preserve_short_sequences=False, name=None):
     """Joins each run of `ngram_width` neighbouring strings of the last axis (rows of a
-    RaggedTensor or a matrix; a vector is one row).
+    RaggedTensor or a matrix; a vector is one row); a tuple of widths gives all of them,
+    width by width.
 
     Example:
         >>> tl.strings.ngrams(["a", "b", "c"], 2).numpy()
@@ -560,14 +564,16 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
         pad_values = (pad_values, pad_values)
     pad = None if pad_values is None else tuple(p.decode() if isinstance(p, bytes) else p
                                                 for p in pad_values)
+    widths = tuple(int(w) for w in ngram_width) if isinstance(ngram_width, (list, tuple)) \
+        else (int(ngram_width),)
     if isinstance(data, RaggedTensor):
-        values, splits = apply("StringNGrams", data.values, data.row_splits, width=ngram_width,
+        values, splits = apply("StringNGrams", data.values, data.row_splits, widths=widths,
                                separator=separator, pad=pad)
         return RaggedTensor.from_row_splits(values, splits)
     x = _strings("StringNGrams", data)
     if x.shape.rank == 1:
         splits = convert_to_tensor(np.array([0, x.shape[0]], dtype=np.int64))
-        return apply("StringNGrams", x, splits, width=ngram_width, separator=separator, pad=pad)[0]
+        return apply("StringNGrams", x, splits, widths=widths, separator=separator, pad=pad)[0]
     return ngrams(RaggedTensor.from_tensor(x), ngram_width, separator, pad_values).to_tensor()
 
 
@@ -610,3 +616,74 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
                          f"but {len(inputs)} inputs came")
     return apply("StringFormat", *[convert_to_tensor(x) for x in inputs], template=template,
                  placeholder=placeholder)
+
+
+# ------------------------------------------------------------------ vocabulary lookups
+
+
+class Vocabulary:
+    """A fixed token -> index table, an op attr compared by identity (built once, read by
+    every call of the lookup kernel)."""
+
+    def __init__(self, tokens, first_index, num_oov):
+        self.tokens = tuple(t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in tokens)
+        self.index = {t: first_index + i for i, t in enumerate(self.tokens)}
+        self.num_oov = num_oov
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def __repr__(self):
+        return f"Vocabulary({len(self.tokens)} tokens)"
+
+
+def _lookup_infer(x, vocabulary, mask_token):
+    if x.dtype is not _dt.string:
+        raise TypeError(f"LookupTableFind takes strings, got {x.dtype.name}")
+    return spec(x.shape, _dt.int64)
+
+
+def _oov_index(s, vocabulary):
+    n = vocabulary.num_oov
+    return 0 if n <= 1 else fingerprint64(s) % n
+
+
+@defop("LookupTableFind", infer=_lookup_infer, differentiable=False)
+def _lookup(xp, x, vocabulary, mask_token):
+    index, first_oov = vocabulary.index, (0 if mask_token is None else 1)
+
+    def one(s):
+        if mask_token is not None and s == mask_token:
+            return 0
+        found = index.get(s)
+        return found if found is not None else first_oov + _oov_index(s, vocabulary)
+    return _map(xp, one, x, "int64")
+
+
+def lookup(x, vocabulary, mask_token=None):
+    """int64 indices of the strings `x` in `vocabulary` (a `Vocabulary`); out-of-vocabulary
+    strings hash into the OOV indices, which come right after the mask index (if any)."""
+    mask = None if mask_token is None else (mask_token.encode("utf-8")
+                                            if isinstance(mask_token, str) else mask_token)
+    return apply("LookupTableFind", _strings("LookupTableFind", x), vocabulary=vocabulary,
+                 mask_token=mask)
+
+
+def _token_counts_infer(values, splits, depth):
+    rows = None if splits.shape[0] is None else splits.shape[0] - 1
+    return spec([rows, depth], _dt.float32)
+
+
+@defop("TokenCounts", infer=_token_counts_infer, differentiable=False)
+def _token_counts(xp, values, splits, depth):
+    rows = len(splits) - 1
+    out = xp.zeros((rows, depth), dtype="float32")
+    row_of = xp.repeat(xp.arange(rows), xp.diff(splits))
+    keep = values < depth
+    xp.add.at(out, (row_of[keep], values[keep]), 1.0)
+    return out
+
+
+def token_counts(values, row_splits, depth):
+    """float32 [rows, depth]: how often each index in `values` occurs in each row."""
+    return apply("TokenCounts", values, row_splits, depth=int(depth))
