@@ -79,8 +79,7 @@ class _Lookup(Layer):
             tokens = tokens[len(special):]
         self._tokens = tokens
         self._idf = None if idf_weights is None else np.asarray(idf_weights, np.float32)
-        first = (1 if self.mask_token is not None else 0) + self.num_oov_indices
-        self._table = _strings.Vocabulary(tokens, first, self.num_oov_indices)
+        self._table = tuple(tokens)
 
     def _learn(self, token_rows, document_count):
         counts = collections.Counter()
@@ -108,9 +107,10 @@ class _Lookup(Layer):
                              "pass vocabulary=")
         mask = self.mask_token
         if isinstance(tokens, RaggedTensor):
-            ids = tokens.with_flat_values(_strings.lookup(tokens.flat_values, self._table, mask))
+            ids = tokens.with_flat_values(_strings.lookup(tokens.flat_values, self._table,
+                                                          self.num_oov_indices, mask))
         else:
-            ids = _strings.lookup(tokens, self._table, mask)
+            ids = _strings.lookup(tokens, self._table, self.num_oov_indices, mask)
         if self.output_mode == "int":
             return ids
         if not isinstance(ids, RaggedTensor):

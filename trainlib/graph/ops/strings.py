@@ -621,52 +621,47 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
 # ------------------------------------------------------------------ vocabulary lookups
 
 
-class Vocabulary:
-    """A fixed token -> index table, an op attr compared by identity (built once, read by
-    every call of the lookup kernel)."""
-
-    def __init__(self, tokens, first_index, num_oov):
-        self.tokens = tuple(t.encode("utf-8") if isinstance(t, str) else bytes(t) for t in tokens)
-        self.index = {t: first_index + i for i, t in enumerate(self.tokens)}
-        self.num_oov = num_oov
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def __repr__(self):
-        return f"Vocabulary({len(self.tokens)} tokens)"
+_TABLES = {}  # id(vocabulary tuple) -> (the tuple, token -> index): built once per vocabulary
 
 
-def _lookup_infer(x, vocabulary, mask_token):
+def _table(vocabulary, first_index):
+    found = _TABLES.get(id(vocabulary))
+    if found is None or found[0] is not vocabulary:
+        if len(_TABLES) > 64:
+            _TABLES.clear()
+        index = {t.encode("utf-8"): first_index + i for i, t in enumerate(vocabulary)}
+        found = _TABLES[id(vocabulary)] = (vocabulary, index)
+    return found[1]
+
+
+def _lookup_infer(x, vocabulary, num_oov, mask_token):
     if x.dtype is not _dt.string:
         raise TypeError(f"LookupTableFind takes strings, got {x.dtype.name}")
     return spec(x.shape, _dt.int64)
 
 
-def _oov_index(s, vocabulary):
-    n = vocabulary.num_oov
-    return 0 if n <= 1 else fingerprint64(s) % n
-
-
 @defop("LookupTableFind", infer=_lookup_infer, differentiable=False)
-def _lookup(xp, x, vocabulary, mask_token):
-    index, first_oov = vocabulary.index, (0 if mask_token is None else 1)
+def _lookup(xp, x, vocabulary, num_oov, mask_token):
+    first_oov = 0 if mask_token is None else 1
+    index = _table(vocabulary, first_oov + num_oov)
+    mask = None if mask_token is None else mask_token.encode("utf-8")
 
     def one(s):
-        if mask_token is not None and s == mask_token:
+        if s == mask:
             return 0
         found = index.get(s)
-        return found if found is not None else first_oov + _oov_index(s, vocabulary)
+        if found is not None:
+            return found
+        return first_oov + (fingerprint64(s) % num_oov if num_oov > 1 else 0)
     return _map(xp, one, x, "int64")
 
 
-def lookup(x, vocabulary, mask_token=None):
-    """int64 indices of the strings `x` in `vocabulary` (a `Vocabulary`); out-of-vocabulary
-    strings hash into the OOV indices, which come right after the mask index (if any)."""
-    mask = None if mask_token is None else (mask_token.encode("utf-8")
-                                            if isinstance(mask_token, str) else mask_token)
-    return apply("LookupTableFind", _strings("LookupTableFind", x), vocabulary=vocabulary,
-                 mask_token=mask)
+def lookup(x, vocabulary, num_oov=1, mask_token=None):
+    """int64 indices of the strings `x` in `vocabulary` (a tuple of str): the mask token (if
+    any) is 0, then `num_oov` indices that out-of-vocabulary strings hash into (FarmHash, as
+    Keras), then the vocabulary in order."""
+    return apply("LookupTableFind", _strings("LookupTableFind", x), vocabulary=tuple(vocabulary),
+                 num_oov=int(num_oov), mask_token=mask_token)
 
 
 def _token_counts_infer(values, splits, depth):
