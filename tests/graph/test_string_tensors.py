@@ -40,6 +40,15 @@ def test_generic_ops_and_comparisons():
     assert (t + "!").numpy().tolist() == [b"a!", b"b!", b"c!"]
 
 
+def test_picked_elements_stay_string_tensors_in_graphs():
+    @tl.function(autograph=False)
+    def pick(x):
+        return tl.strings.upper(x[0]), [tl.strings.length(u) for u in tl.unstack(x)], x[0] == x[1]
+    first, lengths, same = pick(tl.constant(["ab", "cde"]))
+    assert first.numpy() == b"AB" and [int(v) for v in lengths] == [2, 3] and not bool(same)
+    assert [v.numpy() for v in tl.constant(["p", "q"])] == [b"p", b"q"]
+
+
 def test_numeric_ops_refuse_strings():
     t = tl.constant(["a"])
     with pytest.raises(TypeError, match="Mul"):

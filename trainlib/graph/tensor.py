@@ -257,8 +257,6 @@ class Tensor(_TensorBase):
     __slots__ = ("_value", "dtype", "__weakref__")
 
     def __init__(self, value, dtype=None):
-        if type(value) is bytes:  # an element picked from a string array is bare bytes
-            value = np.array(value, dtype=object)
         self._value = value
         self.dtype = dtype if dtype is not None else _dt.from_numpy(value.dtype)
 

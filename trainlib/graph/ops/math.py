@@ -45,11 +45,6 @@ def _numeric(d):
     return (d.is_floating or d.is_integer or d.is_complex)
 
 
-@_accepts("a numeric dtype or string")
-def _numeric_or_string(d):
-    return _numeric(d) or d.is_string
-
-
 @_accepts("a floating dtype (float16, float32, float64)")
 def _floating(d):
     return d.is_floating or d.is_complex
@@ -170,7 +165,7 @@ def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiab
 
 # ------------------------------------------------------------------ arithmetic
 
-_elementwise2("AddV2", "add", _numeric_or_string, grad=lambda op, dy: (dy, dy),
+_elementwise2("AddV2", "add", _numeric, grad=lambda op, dy: (dy, dy),
               c_expr="({0} + {1})", infix="plus")
 _elementwise2("Sub", "subtract", _numeric, grad=lambda op, dy: (dy, -dy),
               c_expr="({0} - {1})", infix="minus")
@@ -194,8 +189,16 @@ def add(x, y, name=None):
     Example:
         >>> tl.add(tl.constant([1.0, 2.0]), 1.0)
         <tl.Tensor: shape=(2,), dtype=float32, numpy=array([2., 3.], dtype=float32)>
+
+    Strings concatenate, as TensorFlow's (`tl.constant("a") + "b"` is `b"ab"`).
     """
-    return binary("add", x, y, "AddV2")
+    try:
+        return binary("add", x, y, "AddV2")
+    except TypeError:  # strings leave the numeric hot path only here, when AddV2 refuses them
+        a, b = convert_same_dtype("AddV2", (x, y))
+        if a.dtype is not _dt.string:
+            raise
+        return apply("StringJoin", a, b, separator="")
 
 
 def subtract(x, y, name=None):
