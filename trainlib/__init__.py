@@ -13,7 +13,8 @@ from .graph.variables import Module, Variable  # noqa: F401
 from .graph.autodiff import GradientTape, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, linalg, math, nn, random  # noqa: F401
-from .graph.ops import ragged, strings  # noqa: F401
+from .graph.ops import ragged, sparse, strings  # noqa: F401
+from .graph.ops.sparse import SparseTensor  # noqa: F401
 from .graph.ops.ragged import RaggedTensor  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403

@@ -10,5 +10,5 @@ from . import linalg  # noqa: F401 -- registration; tl.linalg
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import iterator  # noqa: F401 -- dataset iterators as graph state
-from . import ragged, strings  # noqa: F401 -- tl.RaggedTensor, tl.ragged, tl.strings
+from . import ragged, sparse, strings  # noqa: F401 -- tl.RaggedTensor, tl.ragged, tl.sparse, tl.strings
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
