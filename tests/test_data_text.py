@@ -29,3 +29,19 @@ def test_text_lines_and_files(tmp_path):
     assert shout(tl.constant(path)).numpy() == b"ONE\nTWO WORDS\r\nTHREE"
     with pytest.raises(tl.errors.NotFoundError, match="ReadFile"):
         tl.io.read_file(path + ".missing")
+
+
+def test_text_dataset_from_directory(tmp_path):
+    for label, texts in {"b_pos": ["great", "fun"], "a_neg": ["bad"]}.items():
+        (tmp_path / label).mkdir()
+        for i, t in enumerate(texts):
+            (tmp_path / label / f"{i}.txt").write_text(t)
+    ds = tl.utils.text_dataset_from_directory(str(tmp_path), batch_size=8, shuffle=False,
+                                              verbose=False)
+    assert ds.class_names == ["a_neg", "b_pos"]
+    (x, y), = list(ds)
+    assert x.numpy().tolist() == [b"bad", b"great", b"fun"] and y.numpy().tolist() == [0, 1, 1]
+    shuffled = tl.utils.text_dataset_from_directory(str(tmp_path), seed=3, verbose=False,
+                                                    label_mode="categorical")
+    (x, y), = list(shuffled)
+    assert sorted(x.numpy().tolist()) == [b"bad", b"fun", b"great"] and y.shape == (3, 2)
