@@ -84,3 +84,14 @@ def test_graphs_signatures_control_flow_and_gradients():
     with tl.GradientTape() as tape:
         out = tl.where(v > 0, words, words)
     assert tape.gradient(out, v) is None
+
+
+def test_string_ops_run_on_the_host_under_a_gpu_device():
+    from tests.graph.strict_xp import strict_xp
+    from trainlib.graph import backend
+    with backend.simulated_gpu(strict_xp), tl.device("gpu"):
+        words = tl.constant(["ab", "c"])
+        upper = tl.strings.upper(words)
+        lengths = tl.strings.length(words)
+    assert upper.numpy().tolist() == [b"AB", b"C"] and upper.device == "cpu"
+    assert lengths.numpy().tolist() == [2, 1]

@@ -76,6 +76,8 @@ def test_every_layer_class_is_covered(saved):
     public = {name for name in tl.layers.__all__
               if isinstance(getattr(tl.layers, name), type)
               and issubclass(getattr(tl.layers, name), Layer)} - {"Layer"}
+    # string-input layers: their .keras round trip is in tests/layers/test_text.py
+    public -= {"StringLookup", "TextVectorization"}
     assert public <= used, f"layer classes without a round trip: {sorted(public - used)}"
 
 

@@ -424,7 +424,7 @@ def _read_file_infer(filename):
     return spec([], filename.dtype)
 
 
-@defop("ReadFile", infer=_read_file_infer, stateful=True, differentiable=False)
+@defop("ReadFile", infer=_read_file_infer, stateful=True, differentiable=False, host=True)
 def _read_file(xp, filename):
     path = _path_text(filename[()])
     try:
@@ -453,7 +453,8 @@ def _write_file_infer(filename, contents):
     return None
 
 
-@defop("WriteFile", infer=_write_file_infer, stateful=True, differentiable=False, num_outputs=0)
+@defop("WriteFile", infer=_write_file_infer, stateful=True, differentiable=False, num_outputs=0,
+       host=True)
 def _write_file(xp, filename, contents):
     with open(_path_text(filename[()]), "wb") as f:
         f.write(contents[()])

@@ -209,7 +209,7 @@ def _to_tensor_infer(values, splits, default, shape):
     return spec(dims, values.dtype)
 
 
-@defop("RaggedTensorToTensor", infer=_to_tensor_infer, differentiable=False)
+@defop("RaggedTensorToTensor", infer=_to_tensor_infer, differentiable=False, host=True)
 def _to_tensor(xp, values, splits, default, shape):
     lengths = splits[1:] - splits[:-1]
     rows = len(lengths)

@@ -78,21 +78,21 @@ def _wrap_ragged(x, values, splits):
 # ------------------------------------------------------------------ elementwise
 
 
-@defop("StringLower", infer=_same("StringLower"), differentiable=False)
+@defop("StringLower", infer=_same("StringLower"), differentiable=False, host=True)
 def _lower(xp, x, encoding=""):
     if encoding == "utf-8":
         return _map(xp, lambda s: s.decode("utf-8").lower().encode("utf-8"), x)
     return _map(xp, bytes.lower, x)
 
 
-@defop("StringUpper", infer=_same("StringUpper"), differentiable=False)
+@defop("StringUpper", infer=_same("StringUpper"), differentiable=False, host=True)
 def _upper(xp, x, encoding=""):
     if encoding == "utf-8":
         return _map(xp, lambda s: s.decode("utf-8").upper().encode("utf-8"), x)
     return _map(xp, bytes.upper, x)
 
 
-@defop("StringStrip", infer=_same("StringStrip"), differentiable=False)
+@defop("StringStrip", infer=_same("StringStrip"), differentiable=False, host=True)
 def _strip(xp, x):
     return _map(xp, lambda s: s.strip(b" \t\n\v\f\r"), x)
 
@@ -101,7 +101,7 @@ def _utf8_chars(s):
     return sum(1 for b in s if b & 0xC0 != 0x80)
 
 
-@defop("StringLength", infer=_same("StringLength", _dt.int32), differentiable=False)
+@defop("StringLength", infer=_same("StringLength", _dt.int32), differentiable=False, host=True)
 def _length(xp, x, unit="BYTE"):
     return _map(xp, len if unit == "BYTE" else _utf8_chars, x, "int32")
 
@@ -159,7 +159,7 @@ def _substr_one(s, p, n, unit):
     return s[p:end]
 
 
-@defop("Substr", infer=_substr_infer, differentiable=False)
+@defop("Substr", infer=_substr_infer, differentiable=False, host=True)
 def _substr(xp, x, pos, len_, unit="BYTE"):
     x, pos, len_ = xp.broadcast_arrays(x, pos, len_)
     out = xp.empty(x.shape, dtype=object)
@@ -193,14 +193,14 @@ def _re2_rewrite(rewrite):
     return _re.sub(rb"\\(\d)", rb"\\g<\1>", rewrite.replace(b"\\\\", b"\\\\\\\\"))
 
 
-@defop("StaticRegexReplace", infer=_same("StaticRegexReplace"), differentiable=False)
+@defop("StaticRegexReplace", infer=_same("StaticRegexReplace"), differentiable=False, host=True)
 def _regex_replace(xp, x, pattern, rewrite, replace_global=True):
     r = _regex(pattern)
     rw = _re2_rewrite(rewrite)
     return _map(xp, lambda s: r.sub(rw, s, count=0 if replace_global else 1), x)
 
 
-@defop("StaticRegexFullMatch", infer=_same("StaticRegexFullMatch", _dt.bool), differentiable=False)
+@defop("StaticRegexFullMatch", infer=_same("StaticRegexFullMatch", _dt.bool), differentiable=False, host=True)
 def _regex_full_match(xp, x, pattern):
     r = _regex(pattern)
     return _map(xp, lambda s: r.fullmatch(s) is not None, x, bool)
@@ -239,7 +239,7 @@ def _parse(s, out_type):
         raise ValueError(f"StringToNumberOp could not correctly convert string: {text}") from None
 
 
-@defop("StringToNumber", infer=_to_number_infer, differentiable=False)
+@defop("StringToNumber", infer=_to_number_infer, differentiable=False, host=True)
 def _to_number(xp, x, out_type):
     return _map(xp, lambda s: _parse(s, out_type), x, out_type.np)
 
@@ -278,7 +278,7 @@ def _format_number(v, precision, scientific, shortest, width, fill):
     return text.encode("ascii")
 
 
-@defop("AsString", infer=_as_string_infer, differentiable=False)
+@defop("AsString", infer=_as_string_infer, differentiable=False, host=True)
 def _as_string(xp, x, precision=-1, scientific=False, shortest=False, width=-1, fill=""):
     return _map(xp, lambda v: _format_number(v, precision, scientific, shortest, width, fill), x)
 
@@ -308,7 +308,7 @@ def _join_infer(*xs, separator=""):
     return spec(shape, _dt.string)
 
 
-@defop("StringJoin", infer=_join_infer, differentiable=False)
+@defop("StringJoin", infer=_join_infer, differentiable=False, host=True)
 def _join(xp, *xs, separator=""):
     sep = separator.encode("utf-8")
     arrays = xp.broadcast_arrays(*xs)
@@ -339,7 +339,7 @@ def _reduce_join_infer(x, axis, keepdims, separator):
     return spec(dims, _dt.string)
 
 
-@defop("ReduceJoin", infer=_reduce_join_infer, differentiable=False)
+@defop("ReduceJoin", infer=_reduce_join_infer, differentiable=False, host=True)
 def _reduce_join(xp, x, axis, keepdims, separator):
     sep = separator.encode("utf-8")
     axes = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
@@ -371,7 +371,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 # ------------------------------------------------------------------ splitting (ragged results)
 
 
-@defop("StringSplitV2", infer=_ragged_infer(_dt.string), differentiable=False, num_outputs=2)
+@defop("StringSplitV2", infer=_ragged_infer(_dt.string), differentiable=False, host=True, num_outputs=2)
 def _split(xp, x, sep, maxsplit):
     sep = None if sep is None else sep.encode("utf-8")
     if sep is None:
@@ -401,7 +401,7 @@ def _utf8_pieces(s):
     return [s[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
 
 
-@defop("StringCharSplit", infer=_ragged_infer(_dt.string), differentiable=False, num_outputs=2)
+@defop("StringCharSplit", infer=_ragged_infer(_dt.string), differentiable=False, host=True, num_outputs=2)
 def _char_split(xp, x, unit):
     if unit == "BYTE":
         return _ragged(xp, x, lambda s: [bytes([b]) for b in s])
@@ -425,7 +425,7 @@ def _codec(encoding):
     return {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}[encoding.upper()]
 
 
-@defop("UnicodeDecode", infer=_ragged_infer(_dt.int32), differentiable=False, num_outputs=2)
+@defop("UnicodeDecode", infer=_ragged_infer(_dt.int32), differentiable=False, host=True, num_outputs=2)
 def _unicode_decode(xp, x, input_encoding, errors, replacement_char):
     codec = _codec(input_encoding)
 
@@ -453,7 +453,7 @@ def _encode_infer(values, splits, output_encoding):
     return spec([None if splits.shape[0] is None else splits.shape[0] - 1], _dt.string)
 
 
-@defop("UnicodeEncode", infer=_encode_infer, differentiable=False)
+@defop("UnicodeEncode", infer=_encode_infer, differentiable=False, host=True)
 def _unicode_encode(xp, values, splits, output_encoding):
     codec = _codec(output_encoding)
     out = xp.empty(len(splits) - 1, dtype=object)
@@ -475,7 +475,7 @@ def unicode_encode(input, output_encoding, errors="replace", replacement_char=65
     return unicode_encode(RaggedTensor.from_tensor(x), output_encoding)
 
 
-@defop("UnicodeTranscode", infer=_same("UnicodeTranscode"), differentiable=False)
+@defop("UnicodeTranscode", infer=_same("UnicodeTranscode"), differentiable=False, host=True)
 def _transcode(xp, x, input_encoding, output_encoding, errors, replacement_char):
     def one(s):
         text = s.decode(_codec(input_encoding), errors="strict" if errors == "strict" else "replace")
@@ -496,7 +496,7 @@ def unicode_transcode(input, input_encoding, output_encoding, errors="replace", 
 
 
 @defop("StringToHashBucketFast", infer=_same("StringToHashBucketFast", _dt.int64),
-       differentiable=False)
+       differentiable=False, host=True)
 def _hash_fast(xp, x, num_buckets):
     return _map(xp, lambda s: fingerprint64(s) % num_buckets, x, "int64")
 
@@ -529,7 +529,7 @@ def _ngrams_infer(values, splits, widths, separator, pad):
     return spec([None], _dt.string), spec([None], _dt.int64)
 
 
-@defop("StringNGrams", infer=_ngrams_infer, differentiable=False, num_outputs=2)
+@defop("StringNGrams", infer=_ngrams_infer, differentiable=False, host=True, num_outputs=2)
 def _ngrams(xp, values, splits, widths, separator, pad):
     sep = separator.encode("utf-8")
     rows = []
@@ -593,7 +593,7 @@ def _summarize(a):
     return text
 
 
-@defop("StringFormat", infer=_format_infer, differentiable=False)
+@defop("StringFormat", infer=_format_infer, differentiable=False, host=True)
 def _format(xp, *xs, template, placeholder):
     parts = template.split(placeholder)
     text = parts[0] + "".join(_summarize(x) + p for x, p in zip(xs, parts[1:]))
@@ -640,7 +640,7 @@ def _lookup_infer(x, vocabulary, num_oov, mask_token):
     return spec(x.shape, _dt.int64)
 
 
-@defop("LookupTableFind", infer=_lookup_infer, differentiable=False)
+@defop("LookupTableFind", infer=_lookup_infer, differentiable=False, host=True)
 def _lookup(xp, x, vocabulary, num_oov, mask_token):
     first_oov = 0 if mask_token is None else 1
     index = _table(vocabulary, first_oov + num_oov)
@@ -669,7 +669,7 @@ def _token_counts_infer(values, splits, depth):
     return spec([rows, depth], _dt.float32)
 
 
-@defop("TokenCounts", infer=_token_counts_infer, differentiable=False)
+@defop("TokenCounts", infer=_token_counts_infer, differentiable=False, host=True)
 def _token_counts(xp, values, splits, depth):
     rows = len(splits) - 1
     out = xp.zeros((rows, depth), dtype="float32")
