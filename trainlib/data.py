@@ -14,6 +14,7 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
+import os
 import types
 import warnings
 
@@ -655,7 +656,6 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     (Keras's own order is not reproduced). `validation_split` with `subset` ("training",
     "validation") keeps the first or the last part.
     """
-    import os  # noqa: PLC0415 -- file listing is this function's alone
     if labels != "inferred":
         raise NotImplementedError("text_dataset_from_directory takes labels='inferred' only")
     found = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))

@@ -13,7 +13,8 @@ import sys
 import numpy as np  # formatting host copies for printing only, never kernel math
 
 from ..backend import to_numpy
-from ..errors import InvalidArgumentError, op_error
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError, NotFoundError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
 
@@ -418,7 +419,7 @@ def _path_text(path):
 
 
 def _read_file_infer(filename):
-    if filename.dtype.name != "string" or filename.shape.rank not in (None, 0):
+    if filename.dtype is not _dt.string or filename.shape.rank not in (None, 0):
         raise TypeError(f"ReadFile takes a scalar string filename, got {filename.dtype.name} "
                         f"of shape {filename.shape}")
     return spec([], filename.dtype)
@@ -431,7 +432,6 @@ def _read_file(xp, filename):
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        from ..errors import NotFoundError  # noqa: PLC0415 -- only on failure
         raise NotFoundError(f"{path}; No such file or directory") from None
     out = np.empty((), dtype=object)
     out[()] = data
@@ -445,7 +445,6 @@ def read_file(filename, name=None):
         >>> tl.io.write_file("/tmp/x.txt", "hi"); tl.io.read_file("/tmp/x.txt").numpy()
         b'hi'
     """
-    from .. import dtypes as _dt  # noqa: PLC0415
     return apply("ReadFile", convert_to_tensor(filename, dtype=_dt.string))
 
 
@@ -462,6 +461,5 @@ def _write_file(xp, filename, contents):
 
 def write_file(filename, contents, name=None):
     """Writes the scalar string `contents` to file `filename` (replacing it)."""
-    from .. import dtypes as _dt  # noqa: PLC0415
     return apply("WriteFile", convert_to_tensor(filename, dtype=_dt.string),
                  convert_to_tensor(contents, dtype=_dt.string))

@@ -12,9 +12,11 @@ import re as _re
 import numpy as np
 
 from .. import dtypes as _dt
-from ..op import apply, convert_to_tensor, defop, spec
+from ..errors import UnimplementedError
+from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
 from .farmhash import fingerprint64
+from .ragged import RaggedTensor
 
 __all__ = ["lower", "upper", "strip", "length", "substr", "regex_replace", "regex_full_match",
            "to_number", "as_string", "join", "reduce_join", "split", "bytes_split",
@@ -69,7 +71,6 @@ def _ragged(xp, x, pieces_of, dtype=object):
 
 
 def _wrap_ragged(x, values, splits):
-    from .ragged import RaggedTensor  # noqa: PLC0415 -- ragged sits above the ops it wraps
     if x.shape.rank == 0:
         return values
     return RaggedTensor.from_row_splits(values, splits)
@@ -299,7 +300,6 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
 
 
 def _join_infer(*xs, separator=""):
-    from ..op import broadcast_shapes  # noqa: PLC0415
     shape = TensorShape(())
     for x in xs:
         if x.dtype is not _dt.string:
@@ -465,7 +465,6 @@ def _unicode_encode(xp, values, splits, output_encoding):
 def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    name=None):
     """Encodes code points (a vector, or rows of a RaggedTensor/matrix) as strings."""
-    from .ragged import RaggedTensor  # noqa: PLC0415
     if isinstance(input, RaggedTensor):
         return apply("UnicodeEncode", input.values, input.row_splits, output_encoding=output_encoding)
     x = convert_to_tensor(input, dtype_hint=_dt.int32)
@@ -517,7 +516,6 @@ def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
 
 def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     """Keyed (SipHash) buckets, as TensorFlow: not implemented yet."""
-    from ..errors import UnimplementedError  # noqa: PLC0415
     raise UnimplementedError("tl.strings.to_hash_bucket_strong is not implemented yet; use "
                              "to_hash_bucket_fast", op="StringToHashBucketStrong")
 
@@ -559,7 +557,6 @@ def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None
         >>> tl.strings.ngrams(["a", "b", "c"], 2).numpy()
         array([b'a b', b'b c'], dtype=object)
     """
-    from .ragged import RaggedTensor  # noqa: PLC0415
     if isinstance(pad_values, (str, bytes)):
         pad_values = (pad_values, pad_values)
     pad = None if pad_values is None else tuple(p.decode() if isinstance(p, bytes) else p
