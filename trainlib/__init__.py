@@ -5,7 +5,7 @@
 """
 from .graph import dtypes  # noqa: F401
 from .graph.dtypes import (DType, as_dtype, bool, complex64, double, float16, float32,  # noqa: F401,A004
-                           float64, half, int8, int16, int32, int64, resource, uint8)
+                           float64, half, int8, int16, int32, int64, resource, string, uint8)
 from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
@@ -13,6 +13,9 @@ from .graph.variables import Module, Variable  # noqa: F401
 from .graph.autodiff import GradientTape, UnconnectedGradients, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, image, linalg, math, nn, random, signal  # noqa: F401
+from .graph.ops import ragged, sparse, strings  # noqa: F401
+from .graph.ops.sparse import SparseTensor  # noqa: F401
+from .graph.ops.ragged import RaggedTensor  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004
@@ -21,7 +24,7 @@ from .graph.ops.tensor_array import TensorArray  # noqa: F401
 from .graph.ops.script_ops import init_scope, numpy_function, py_function  # noqa: F401
 from .graph.context import executing_eagerly  # noqa: F401
 from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
-from . import autograph, config, debugging  # noqa: F401
+from . import autograph, config, debugging, io  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
 __version__ = "0.1.0"

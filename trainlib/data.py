@@ -14,6 +14,7 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
+import os
 import types
 import warnings
 
@@ -25,7 +26,7 @@ from trainlib.graph.errors import InvalidArgumentError
 from trainlib.graph.op import owned_tensor
 from trainlib.graph.ops import iterator as _iterator_ops
 
-__all__ = ["Dataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -79,7 +80,7 @@ def _as_array(value):
     if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
-        return np.array(value)
+        return _string_leaf(value) if value.dtype.kind in "SUO" else np.array(value)
     try:
         array = np.asarray(value)
     except ValueError as e:
@@ -89,9 +90,17 @@ def _as_array(value):
     elif array.dtype == np.int64 and (array.size == 0 or (array.min() >= -2 ** 31
                                                           and array.max() < 2 ** 31)):
         array = array.astype(np.int32)
-    elif array.dtype == object:
-        raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}")
+    elif array.dtype.kind in "SUO":
+        return _string_leaf(value)
     return array
+
+
+def _string_leaf(value):
+    """Strings as tl.string holds them (bytes in an object array); TypeError for other objects."""
+    try:
+        return np.array(tl.constant(value).numpy())
+    except TypeError:
+        raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}") from None
 
 
 def _to_arrays(element):
@@ -608,6 +617,81 @@ class Dataset:
 
 
 _GET_NEXT_LIMIT = 32  # reads of one iterator in one trace before it is taken as a Python `for`
+
+
+class TextLineDataset(Dataset):
+    """The lines of text files, as scalar string elements without their line ends, file after
+    file, as tf.data.TextLineDataset.
+
+    Example:
+        >>> for line in tl.data.TextLineDataset(["a.txt"]):
+        ...     print(line.numpy())
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 name=None):
+        if compression_type:
+            raise NotImplementedError("TextLineDataset reads uncompressed files only")
+        names = np.asarray(tl.constant(filenames).numpy()).reshape(-1)
+        paths = [n.decode("utf-8") for n in names]
+
+        def make():
+            for path in paths:
+                with open(path, "rb") as f:
+                    for line in f:
+                        out = np.empty((), dtype=object)
+                        out[()] = line.rstrip(b"\n").rstrip(b"\r")
+                        yield out
+        super().__init__(make, _UNKNOWN, tl.TensorSpec([], tl.string))
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
+                                batch_size=32, max_length=None, shuffle=True, seed=None,
+                                validation_split=None, subset=None, follow_links=False,
+                                verbose=True):
+    """A Dataset of (text, label) batches from `directory/<class>/*.txt`, as Keras's
+    `text_dataset_from_directory`: classes are the sub-folders in sorted order, labels their
+    indices (`label_mode` "int", "categorical", "binary" or None); the result has
+    `class_names`. Files are read in class order, sorted by name, then shuffled with `seed`
+    (Keras's own order is not reproduced). `validation_split` with `subset` ("training",
+    "validation") keeps the first or the last part.
+    """
+    if labels != "inferred":
+        raise NotImplementedError("text_dataset_from_directory takes labels='inferred' only")
+    found = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
+    names = list(class_names) if class_names is not None else found
+    paths, targets = [], []
+    for index, name in enumerate(names):
+        folder = os.path.join(directory, name)
+        for root, _, files in sorted(os.walk(folder, followlinks=follow_links)):
+            for f in sorted(files):
+                if f.lower().endswith(".txt"):
+                    paths.append(os.path.join(root, f))
+                    targets.append(index)
+    if verbose:
+        print(f"Found {len(paths)} files belonging to {len(names)} classes.")
+    order = np.arange(len(paths))
+    if shuffle:
+        np.random.RandomState(1337 if seed is None else seed).shuffle(order)
+    if validation_split:
+        cut = len(order) - int(validation_split * len(order))
+        order = order[:cut] if subset == "training" else order[cut:]
+    texts = []
+    for i in order:
+        with open(paths[i], "rb") as f:
+            data = f.read()
+        texts.append(data[:max_length] if max_length else data)
+    y = np.asarray([targets[i] for i in order], np.int32)
+    if label_mode == "categorical":
+        y = np.eye(len(names), dtype=np.float32)[y]
+    elif label_mode == "binary":
+        y = y.astype(np.float32)[:, None]
+    x = np.empty(len(texts), dtype=object)
+    x[:] = texts
+    ds = Dataset.from_tensor_slices(x if label_mode is None else (x, y))
+    ds = ds.batch(batch_size) if batch_size is not None else ds
+    ds.class_names = names
+    return ds
 
 
 class _GraphIterator:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
+from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 
-__all__ = ["plot_graph", "to_categorical", "set_random_seed"]
+__all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory"]
 
 _TEXT_FORMATS = ("dot", "gv")
 _INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "

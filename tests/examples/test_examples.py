@@ -31,6 +31,7 @@ TINY = [
     ("custom_training_loop", ["--epochs", "1", "--timing-steps", "3", "--min-accuracy", "0"]),
     ("regression", ["--epochs", "2", "--max-mae", "1e9"]),
     ("text_classification", ["--epochs", "1", "--samples", "200", "--min-accuracy", "0"]),
+    ("text_from_strings", ["--epochs", "2", "--samples", "300", "--min-accuracy", "0"]),
     ("graphs_and_functions", ["--epochs", "2"]),
 ]
 

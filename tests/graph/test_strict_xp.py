@@ -29,6 +29,7 @@ _PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in _CASES for d in c.dty
 _NEVER_RUN = {"Placeholder",  # fed by the Function call; its kernel only raises
               # MPI collectives: their kernels hand host buffers to mpi4py (tests/distribute)
               "CollectiveAllReduce", "CollectiveBroadcast"}
+_NEVER_RUN |= {name for name, d in REGISTRY.items() if d.host}  # host-only (string) kernels
 
 EXERCISED = set()   # op types whose kernel ran on strict_xp, or that ran in a strict graph
 

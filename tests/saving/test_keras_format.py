@@ -77,7 +77,9 @@ def test_every_layer_class_is_covered(saved):
     public = {name: getattr(tl.layers, name) for name in tl.layers.__all__
               if isinstance(getattr(tl.layers, name), type)
               and issubclass(getattr(tl.layers, name), Layer) and name != "Layer"}
-    missing = sorted(name for name, cls in public.items() if cls not in used)
+    # string-input layers: their .keras round trip is in tests/layers/test_text.py
+    missing = sorted(name for name, cls in public.items() if cls not in used
+                     and name not in ("StringLookup", "TextVectorization"))
     assert not missing, f"layer classes without a round trip: {missing}"
 
 

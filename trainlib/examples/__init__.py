@@ -16,7 +16,8 @@ import sys
 __all__ = ["EXAMPLES", "describe", "run", "main"]
 
 EXAMPLES = ("quickstart", "digits_mlp", "digits_cnn", "digits_rnn", "digits_resnet",
-            "custom_training_loop", "regression", "text_classification", "graphs_and_functions")
+            "custom_training_loop", "regression", "text_classification", "text_from_strings",
+            "graphs_and_functions")
 
 
 def describe(name):

@@ -3,7 +3,8 @@
 Owns: the fixed set of dtypes (`tl.float32`, ...), `as_dtype`, and
 `infer_python_dtype` (a Python float is float32, an int is int32, as
 TensorFlow). Invariant: exactly one DType object per dtype, so dtypes compare
-by identity and hash cheaply.
+by identity and hash cheaply. `tl.string` holds bytes (as TensorFlow) in numpy
+object arrays; `str` values are encoded as UTF-8 on conversion.
 """
 import numpy as np
 
@@ -23,7 +24,7 @@ class DType:
     """
 
     __slots__ = ("name", "as_numpy_dtype", "np", "is_floating", "is_integer", "is_bool",
-                 "is_unsigned", "is_complex")
+                 "is_unsigned", "is_complex", "is_string")
 
     def __init__(self, name, np_dtype):
         self.name = name
@@ -35,6 +36,7 @@ class DType:
         self.is_unsigned = kind == "u"
         self.is_bool = kind == "b"
         self.is_complex = kind == "c"
+        self.is_string = kind == "O"
 
     @property
     def base_dtype(self):
@@ -86,10 +88,11 @@ int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
 bool = DType("bool", np.bool_)  # noqa: A001 -- TensorFlow's public name
 complex64 = DType("complex64", np.complex64)
+string = DType("string", object)
 resource = DType("resource", None)
 half, double = float16, float64
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, resource)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, string, resource)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update(half=float16, double=float64, float=float32, int=int32)
 _BY_NP = {d.np: d for d in ALL if d.np is not None}
@@ -123,9 +126,13 @@ def as_dtype(value):
         return int32
     elif value is _pybool:
         return bool
+    elif value is str or value is bytes:
+        return string
     else:
         try:
             found = _BY_NP.get(np.dtype(value))
+            if found is None and np.dtype(value).kind in "SU":
+                found = string
         except TypeError:
             found = None
         if found is not None:
@@ -157,12 +164,14 @@ def infer_python_dtype(value):
         return float32
     if isinstance(value, complex):
         return complex64
+    if isinstance(value, (str, bytes)):
+        return string
     if isinstance(value, (list, tuple)):
         kinds = set()
         _collect_kinds(value, kinds)
         if not kinds:
             return float32
-        for d in (complex64, float32, int32, bool):
+        for d in (string, complex64, float32, int32, bool):
             if d in kinds:
                 return d
         return float32

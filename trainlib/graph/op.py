@@ -61,16 +61,18 @@ class OpDef:
         c_expr: a C expression over `{0}, {1}...` and `{T}` (the result's C type) for a
             fused CuPy kernel.
         infix: a word naming a binary op in generated code (`"times"`: `x_times_2`).
+        host: the kernel runs on the host's numpy whatever the device (string ops, as
+            TensorFlow places them on the CPU); its inputs and outputs are host arrays.
     """
 
     __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
                  "num_outputs", "ufunc", "direct", "fresh_output", "inline", "in_place",
-                 "variable_access", "subgraphs", "control", "into", "c_expr", "infix")
+                 "variable_access", "subgraphs", "control", "into", "c_expr", "infix", "host")
 
     def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
                  elementwise=False, num_outputs=1, *, ufunc=None, direct=None, fresh_output=False,
                  inline=None, in_place=None, variable_access=None, subgraphs=(), control=None,
-                 into=None, c_expr=None, infix=None):
+                 into=None, c_expr=None, infix=None, host=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -90,6 +92,7 @@ class OpDef:
         self.into = into if into is not None else ufunc
         self.c_expr = c_expr
         self.infix = infix
+        self.host = host
 
     def __repr__(self):
         return f"OpDef({self.name})"
@@ -202,8 +205,11 @@ def _run_eagerly(opdef, inputs, attrs, xp):
         values = [t._value for t in inputs]
     except AttributeError:
         raise _bad_eager_input(opdef, inputs) from None
-    if len(_backend._modules) > 1 and opdef.name != "Identity":  # Identity is the copy op
-        _check_one_device(opdef, values)
+    if len(_backend._modules) > 1:
+        if opdef.host:
+            xp = _backend._modules[_backend.CPU]
+        elif opdef.name != "Identity":  # Identity is the copy op
+            _check_one_device(opdef, values)
     try:
         out = opdef.kernel(xp, *values, **attrs)
     except OpError as e:
@@ -252,6 +258,8 @@ def explain_failure(opdef, inputs, attrs, error):
         return op_error(ResourceExhaustedError, opdef.name, f"out of memory: {error}")
     try:
         opdef.infer(*[TensorSpec(t.shape, t.dtype) for t in inputs], **attrs)
+    except OpError as e:
+        return op_error(type(e), opdef.name, e.message)
     except (ValueError, TypeError) as e:
         return op_error(InvalidArgumentError, opdef.name, str(e))
     except Exception:  # the inference rule itself could not judge these inputs

@@ -90,12 +90,24 @@ class _Saver:
     def array(self, value):
         from .backend import to_numpy  # noqa: PLC0415 -- device arrays come back to the host
         value = np.asarray(to_numpy(value))
+        if value.dtype.kind == "O" and all(type(v) is bytes for v in value.reshape(-1)):
+            return self._strings(value)
         if value.dtype.kind == "O" or _dt._BY_NP.get(value.dtype) is None:
             raise TypeError(f"an array of numpy dtype {value.dtype} (not a trainlib dtype)")
         key = f"array_{len(self.arrays)}"
         self.arrays[key] = value
         return {"array": key, "dtype": _dt.from_numpy(value.dtype).name,
                 "shape": list(value.shape)}
+
+    def _strings(self, value):
+        """A string array as two plain arrays (never pickle): its bytes end to end, and each
+        element's length."""
+        flat = value.reshape(-1)
+        key = f"array_{len(self.arrays)}"
+        self.arrays[key] = np.frombuffer(b"".join(flat), dtype=np.uint8).copy()
+        self.arrays[key + "_lengths"] = np.array([len(v) for v in flat], dtype=np.int64)
+        return {"array": key, "dtype": "string", "shape": list(value.shape),
+                "lengths": key + "_lengths"}
 
 
 def _encode_attr(value, saver, depth=0):
@@ -173,6 +185,8 @@ def _decode_attr(data, loader, where, depth=0):
             raise LoadError(f"{where}: {value!r} does not fit {dtype.name}") from None
     if keys == {"array", "dtype", "shape"}:
         return loader.array(data, where)
+    if keys == {"array", "dtype", "shape", "lengths"}:
+        return loader.strings(data, where)
     if keys == {"variable"}:
         return loader.variable(data["variable"], where)
     raise LoadError(f"{where}: unknown attr encoding {_short(data)}")
@@ -251,6 +265,23 @@ class _Loader:
             raise LoadError(f"{where}: array {key!r} has shape {value.shape} and dtype {value.dtype}, "
                             f"the graph expects shape {shape.as_tuple()} and dtype {dtype.name}")
         return value if self.xp is np else self.xp.asarray(value)
+
+    def strings(self, data, where):
+        """A string array from its bytes and lengths (see `_Saver._strings`)."""
+        raw, lengths = self.arrays.get(data["array"]), self.arrays.get(data["lengths"])
+        shape = decode_shape(data["shape"], where)
+        if raw is None or lengths is None or raw.dtype != np.uint8 or lengths.dtype != np.int64 \
+                or lengths.ndim != 1 or not shape.is_fully_defined() or \
+                lengths.size != shape.num_elements() or (lengths < 0).any() or \
+                int(lengths.sum()) != raw.size:
+            raise LoadError(f"{where}: string array {_short(data['array'])} is missing or does not "
+                            f"match its lengths and shape {shape}")
+        data_bytes = raw.tobytes()
+        ends = np.cumsum(lengths)
+        out = np.empty(lengths.size, dtype=object)
+        for i, (end, n) in enumerate(zip(ends.tolist(), lengths.tolist())):
+            out[i] = data_bytes[end - n:end]
+        return out.reshape(shape.as_tuple())
 
     def variable(self, index, where):
         if type(index) is not int or not 0 <= index < len(self.variables):

@@ -366,7 +366,10 @@ class Tensor(_TensorBase):
 def numpy_text(value):
     """The `numpy=` part of a repr, as TensorFlow writes it: Python's repr of a scalar's item
     (`0.3333333432674408`), numpy's repr of an array, a newline first if it spans lines."""
-    text = repr(value.item()) if np.isscalar(value) else repr(value)
+    if isinstance(value, bytes):
+        text = repr(value)
+    else:
+        text = repr(value.item()) if np.isscalar(value) else repr(value)
     return "\n" + text if "\n" in text else text
 
 
@@ -456,6 +459,8 @@ def to_array(xp, value, dtype=None):
     copied (its owner may write into it later, and a tensor never changes), as TensorFlow copies.
     """
     if isinstance(value, (np.ndarray, np.generic)) or (xp is not np and isinstance(value, xp.ndarray)):
+        if value.dtype.kind in "SUO" or dtype is _dt.string:
+            return _string_array(value, dtype)
         if dtype is not None:
             dtype = _dt.as_dtype(dtype)
             if value.dtype != dtype.np:
@@ -466,6 +471,11 @@ def to_array(xp, value, dtype=None):
     if "other" in kinds:
         return _generic_array(xp, value, dtype)
     dtype = None if dtype is None else _dt.as_dtype(dtype)
+    if "str" in kinds or dtype is _dt.string:
+        if len(kinds) > 1:
+            raise TypeError(f"Cannot convert {_short(value)} to a tensor: it mixes strings and "
+                            "other values")
+        return _string_array(value, dtype)
     if "bool" in kinds and dtype not in _BOOL_TARGETS:  # TensorFlow's fast path takes bools
         if len(kinds) > 1:                             # to these dtypes only
             raise ValueError(f"Can't convert Python sequence with mixed types to a tensor: "
@@ -524,6 +534,8 @@ def _python_kinds(value, kinds):
         kinds.add("float")
     elif isinstance(value, complex):
         kinds.add("complex")
+    elif isinstance(value, (str, bytes)):
+        kinds.add("str")
     else:
         kinds.add("other")
 
@@ -534,7 +546,13 @@ def _generic_array(xp, value, dtype):
         array = np.asarray(value)
     except ValueError as e:
         raise TypeError(f"Cannot convert {_short(value)} to a tensor: {e}") from None
+    if array.dtype.kind in "SU" or dtype is _dt.string:
+        return _string_array(array, dtype)
     if array.dtype == object:
+        try:
+            return _string_array(array, dtype)
+        except TypeError:
+            pass
         raise TypeError(f"Cannot convert {_short(value)} (a {type(value).__name__}) to a tensor: it "
                         "is ragged or holds non-numeric values")
     if dtype is None:
@@ -542,6 +560,30 @@ def _generic_array(xp, value, dtype):
     else:
         array = array.astype(_dt.as_dtype(dtype).np)
     return xp.asarray(array)
+
+
+def _string_array(value, dtype):
+    """A numpy object array of `bytes` (tl.string's storage) from strings, bytes or arrays of
+    them; `str` is encoded as UTF-8. Always on the host: strings never live on a GPU."""
+    if dtype is not None and _dt.as_dtype(dtype) is not _dt.string:
+        raise TypeError(f"Cannot convert {_short(value)} to {_dt.as_dtype(dtype)!r}: it holds "
+                        "strings; use tl.strings.to_number to parse them")
+    array = np.array(value, dtype=object)
+    out = np.empty(array.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, v in enumerate(array.reshape(-1)):
+        if isinstance(v, str):
+            v = v.encode("utf-8")
+        elif isinstance(v, bytes):
+            v = bytes(v)  # np.bytes_ -> bytes
+        else:
+            what = "ragged (rows of different lengths)" if isinstance(v, (list, tuple)) else \
+                f"a {type(v).__name__}, not a string"
+            raise TypeError(f"Cannot convert {_short(value)} to a string tensor: an element is "
+                            f"{what}" + ("; use tl.ragged.constant" if isinstance(v, (list, tuple))
+                                         else ""))
+        flat[i] = v
+    return out
 
 
 _pybool = type(True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..graph.autodiff import flatten, pack_as
 from ..graph.errors import user_location
+from ..graph.op import convert_to_tensor
 
 
 def _at():
@@ -58,7 +59,11 @@ def _to_numpy(value):
     array = np.asarray(value)
     if array.dtype.kind == "f" and array.dtype != np.float32:
         array = array.astype(np.float32)
-    if array.dtype == object:
+    if array.dtype.kind in "SUO":
+        try:  # strings: bytes in an object array, as tl.string holds them
+            return np.array(convert_to_tensor(array).numpy())
+        except TypeError:
+            pass
         raise TypeError(f"Cannot use data of type {type(value).__name__} (an object array); pass "
                         "numpy arrays, tensors, a tl.data.Dataset or a generator")
     return array

@@ -1110,7 +1110,10 @@ def _unpack(xp, x, num, axis=0):
     if x.shape[axis] != num:
         raise InvalidArgumentError(f"Unpack of {num} values along axis {axis} of an array of shape "
                                    f"{list(x.shape)}")
-    return tuple(xp.take(x, i, axis=axis) for i in _py.range(num))
+    out = tuple(xp.take(x, i, axis=axis) for i in _py.range(num))
+    if out and type(out[0]) is bytes:
+        return tuple(_string_scalar(v) for v in out)
+    return out
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -1840,7 +1843,16 @@ def _strided_slice_grad(op, dy):
 
 @defop("StridedSlice", infer=_strided_slice_infer, grad=_strided_slice_grad)
 def _strided_slice(xp, x, *index_arrays, key):
-    return x[_numpy_key(x, index_arrays, key)]
+    out = x[_numpy_key(x, index_arrays, key)]
+    return out if type(out) is not bytes else _string_scalar(out)
+
+
+def _string_scalar(value):
+    """A 0-d string array: an element picked from a string array is bare bytes, which has
+    no shape and would leave tl.string's storage (object arrays)."""
+    out = np.empty((), dtype=object)
+    out[()] = value
+    return out
 
 
 def _strided_slice_grad_grad(op, g):

@@ -1,4 +1,5 @@
-"""Ops with outside effects: `tl.print` and the assertions of `tl.debugging`.
+"""Ops with outside effects: `tl.print`, the assertions of `tl.debugging`, and the file
+ops of `tl.io` (`ReadFile`, `WriteFile`).
 
 Owns: the `PrintV2`, `Assert` and `CheckNumerics` ops and the `assert_*`
 functions built on `Assert`. All are stateful: they run on every graph call,
@@ -12,7 +13,8 @@ import sys
 import numpy as np  # formatting host copies for printing only, never kernel math
 
 from ..backend import to_numpy
-from ..errors import InvalidArgumentError, op_error
+from .. import dtypes as _dt
+from ..errors import InvalidArgumentError, NotFoundError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
 
@@ -407,3 +409,57 @@ def check_numerics(tensor, message, name=None):
         raise op_error(InvalidArgumentError, "CheckNumerics",
                        f"check_numerics needs a floating-point tensor, got {tensor.dtype.name}")
     return apply("CheckNumerics", tensor, message=str(message))
+
+
+# ------------------------------------------------------------------ files (tl.io)
+
+
+def _path_text(path):
+    return path.decode("utf-8") if isinstance(path, bytes) else str(path)
+
+
+def _read_file_infer(filename):
+    if filename.dtype is not _dt.string or filename.shape.rank not in (None, 0):
+        raise TypeError(f"ReadFile takes a scalar string filename, got {filename.dtype.name} "
+                        f"of shape {filename.shape}")
+    return spec([], filename.dtype)
+
+
+@defop("ReadFile", infer=_read_file_infer, stateful=True, differentiable=False, host=True)
+def _read_file(xp, filename):
+    path = _path_text(filename[()])
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}; No such file or directory") from None
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
+
+
+def read_file(filename, name=None):
+    """The whole contents of file `filename` as a scalar string tensor.
+
+    Example:
+        >>> tl.io.write_file("/tmp/x.txt", "hi"); tl.io.read_file("/tmp/x.txt").numpy()
+        b'hi'
+    """
+    return apply("ReadFile", convert_to_tensor(filename, dtype=_dt.string))
+
+
+def _write_file_infer(filename, contents):
+    return None
+
+
+@defop("WriteFile", infer=_write_file_infer, stateful=True, differentiable=False, num_outputs=0,
+       host=True)
+def _write_file(xp, filename, contents):
+    with open(_path_text(filename[()]), "wb") as f:
+        f.write(contents[()])
+
+
+def write_file(filename, contents, name=None):
+    """Writes the scalar string `contents` to file `filename` (replacing it)."""
+    return apply("WriteFile", convert_to_tensor(filename, dtype=_dt.string),
+                 convert_to_tensor(contents, dtype=_dt.string))

@@ -189,8 +189,16 @@ def add(x, y, name=None):
     Example:
         >>> tl.add(tl.constant([1.0, 2.0]), 1.0)
         <tl.Tensor: shape=(2,), dtype=float32, numpy=array([2., 3.], dtype=float32)>
+
+    Strings concatenate, as TensorFlow's (`tl.constant("a") + "b"` is `b"ab"`).
     """
-    return binary("add", x, y, "AddV2")
+    try:
+        return binary("add", x, y, "AddV2")
+    except TypeError:  # strings leave the numeric hot path only here, when AddV2 refuses them
+        a, b = convert_same_dtype("AddV2", (x, y))
+        if a.dtype is not _dt.string:
+            raise
+        return apply("StringJoin", a, b, separator="")
 
 
 def subtract(x, y, name=None):
@@ -802,6 +810,9 @@ def where(condition, x=None, y=None, name=None):
 def _cast_infer(x, DstT):  # noqa: N803 -- TensorFlow's attr name
     if x.dtype is _dt.resource or DstT is _dt.resource:
         raise TypeError("Cast cannot convert resource handles")
+    if (x.dtype is _dt.string) is not (DstT is _dt.string):
+        raise UnimplementedError(f"Cast {x.dtype.name} to {DstT.name} is not supported; use "
+                                 "tl.strings.to_number or tl.strings.as_string")
     return spec(x.shape, DstT)
 
 
@@ -820,6 +831,8 @@ def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
 @defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True, into=_cast_into,
        c_expr="(({T}){0})")
 def _cast(xp, x, DstT):  # noqa: N803
+    if DstT is _dt.string or x.dtype.kind == "O":
+        raise ValueError("string casts are not supported")  # the inference rule says why
     return x.astype(DstT.np)  # C casts: floats truncate toward zero, as TensorFlow
 
 

@@ -1,0 +1,51 @@
+"""tl.RaggedTensor and tl.ragged: construction, to_tensor, to_list, rows, math on flat values."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import trainlib as tl
+
+rows = st.lists(st.lists(st.integers(-5, 5), max_size=4), min_size=1, max_size=5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows)
+def test_constructors_agree_with_python(lists):
+    lengths = [len(r) for r in lists]
+    flat = [v for r in lists for v in r]
+    splits = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    ids = [i for i, n in enumerate(lengths) for _ in range(n)]
+    assert tl.ragged.constant(lists).to_list() == lists
+    assert tl.RaggedTensor.from_row_lengths(flat, lengths).to_list() == lists
+    assert tl.RaggedTensor.from_row_splits(flat, splits).to_list() == lists
+    assert tl.RaggedTensor.from_value_rowids(flat, ids, nrows=len(lists)).to_list() == lists
+    rt = tl.RaggedTensor.from_row_lengths(tl.constant(flat, dtype=tl.int32), lengths)
+    width = max(lengths)
+    dense = rt.to_tensor(default_value=9).numpy()
+    assert dense.tolist() == [r + [9] * (width - len(r)) for r in lists]
+    assert rt.row_lengths().numpy().tolist() == lengths
+    assert rt.shape.as_list() == [len(lists), None]
+    for i, r in enumerate(lists):
+        assert rt[i].numpy().tolist() == r
+
+
+def test_to_tensor_shape_nested_and_math():
+    rt = tl.ragged.constant([[1, 2, 3], [4]])
+    assert rt.to_tensor(shape=[3, 2]).numpy().tolist() == [[1, 2], [4, 0], [0, 0]]
+    nested = tl.ragged.constant([[[1], [2, 3]], [[4]]])
+    assert nested.ragged_rank == 2 and nested.to_list() == [[[1], [2, 3]], [[4]]]
+    assert nested.to_tensor().numpy().tolist() == [[[1, 0], [2, 3]], [[4, 0], [0, 0]]]
+    assert (rt * 2).to_list() == [[2, 4, 6], [8]]
+    assert tl.ragged.map_flat_values(tl.square, rt).to_list() == [[1, 4, 9], [16]]
+    assert rt[1:].to_list() == [[4]]
+    with pytest.raises(ValueError, match="row_splits"):
+        tl.RaggedTensor.from_row_splits([1, 2], [0, 3])
+
+
+def test_to_tensor_traced():
+    @tl.function
+    def pad(x):
+        return tl.strings.split(x).to_tensor(default_value="-")
+    out = pad(tl.constant(["a b c", "d"]))
+    assert out.numpy().tolist() == [[b"a", b"b", b"c"], [b"d", b"-", b"-"]]

@@ -1,0 +1,89 @@
+"""StringLookup and TextVectorization without TensorFlow: vocabularies from Python's Counter,
+outputs from Python's own string functions, use in tl.function, Dataset.map, models, saving."""
+import collections
+import re
+
+import numpy as np
+import pytest
+
+import trainlib as tl
+
+CORPUS = ["The cat sat.", "the dog sat!", "A cat, a dog", "the end"]
+
+
+def python_tokens(text):
+    return re.sub(r"[^\w\s]", "", text.lower()).split()
+
+
+def python_vocabulary(corpus):
+    counts = collections.Counter(t for s in corpus for t in python_tokens(s))
+    return [t for c, t in sorted(((c, t) for t, c in counts.items()), reverse=True)]
+
+
+def test_vocabulary_and_int_output_match_python():
+    tv = tl.layers.TextVectorization(output_sequence_length=5)
+    tv.adapt(CORPUS)
+    vocab = python_vocabulary(CORPUS)
+    assert tv.get_vocabulary() == ["", "[UNK]"] + vocab
+    index = {t: i + 2 for i, t in enumerate(vocab)}
+    query = ["The DOG, sat", "zebra cat"]
+    want = [[index.get(t, 1) for t in python_tokens(s)] for s in query]
+    want = [row + [0] * (5 - len(row)) for row in want]
+    assert tv(query).numpy().tolist() == want
+    assert tv(query).dtype is tl.int64
+
+
+def test_output_modes_count_and_multi_hot():
+    tv = tl.layers.TextVectorization(output_mode="count")
+    tv.adapt(tl.data.Dataset.from_tensor_slices(CORPUS).batch(3))
+    vocab = tv.get_vocabulary()
+    got = tv(["the the cat zebra"]).numpy()[0]
+    want = np.zeros(len(vocab))
+    for t in ["the", "the", "cat", "zebra"]:
+        want[vocab.index(t) if t in vocab else 0] += 1
+    np.testing.assert_array_equal(got, want)
+    mh = tl.layers.TextVectorization(output_mode="multi_hot", vocabulary=vocab[1:])
+    np.testing.assert_array_equal(mh(["the the cat zebra"]).numpy()[0], np.minimum(want, 1))
+    idf = tl.layers.TextVectorization(output_mode="tf_idf")
+    idf.adapt(CORPUS)
+    docs = collections.Counter(t for s in CORPUS for t in set(python_tokens(s)))
+    w = idf(["the"]).numpy()[0]
+    assert w[idf.get_vocabulary().index("the")] == pytest.approx(np.log1p(4 / (1 + docs["the"])))
+
+
+def test_ngrams_split_character_and_max_tokens():
+    tv = tl.layers.TextVectorization(ngrams=2, max_tokens=5)
+    tv.adapt(CORPUS)
+    assert len(tv.get_vocabulary()) == 5 and tv.get_vocabulary()[:2] == ["", "[UNK]"]
+    ch = tl.layers.TextVectorization(split="character", standardize=None, vocabulary=["a", "b"])
+    assert ch(["ab", "ca"]).numpy().tolist() == [[2, 3], [1, 2]]
+
+
+def test_string_lookup():
+    layer = tl.layers.StringLookup(vocabulary=["a", "b"])
+    assert layer(["a", "zz", "b"]).numpy().tolist() == [1, 0, 2]
+    masked = tl.layers.StringLookup(vocabulary=["a"], mask_token="", num_oov_indices=2)
+    got = masked(["", "a", "q"]).numpy().tolist()
+    assert got[:2] == [0, 3] and got[2] in (1, 2)
+    learned = tl.layers.StringLookup()
+    learned.adapt(np.array(["x", "y", "y"]))
+    assert learned.get_vocabulary() == ["[UNK]", "y", "x"]
+
+
+def test_in_function_dataset_model_and_keras_file(tmp_path):
+    tv = tl.layers.TextVectorization(output_sequence_length=4)
+    tv.adapt(CORPUS)
+    eager = tv(["the cat"]).numpy()
+    assert (tl.function(lambda s: tv(s))(tl.constant(["the cat"])).numpy() == eager).all()
+    mapped = list(tl.data.Dataset.from_tensor_slices(CORPUS).batch(2).map(tv))
+    assert mapped[0].shape == (2, 4)
+    inp = tl.layers.Input(shape=(1,), dtype="string")
+    x = tl.layers.GlobalAveragePooling1D()(tl.layers.Embedding(tv.vocabulary_size(), 3)(tv(inp)))
+    model = tl.Model(inp, tl.layers.Dense(1)(x))
+    model.compile("adam", "mse")
+    data = np.array([[s] for s in CORPUS])
+    model.fit(data, np.ones((4, 1), np.float32), epochs=1, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = tl.saving.load_model(path)
+    np.testing.assert_allclose(loaded.predict(data, verbose=0), model.predict(data, verbose=0))

@@ -1,0 +1,271 @@
+"""Ragged tensors: `tl.RaggedTensor` (flat values plus row splits per ragged
+dimension), `tl.ragged.constant`, `tl.ragged.map_flat_values`, and the
+`RaggedTensorToTensor` op that pads one to a dense tensor.
+
+Owns: the RaggedTensor value type and its constructors. Invariants: a
+RaggedTensor is `values` (a tensor, or another RaggedTensor for more ragged
+dimensions) and an int64 `row_splits` vector starting at 0, non-decreasing,
+ending at the number of rows of `values`; it is immutable.
+"""
+import numpy as np
+
+from .. import dtypes as _dt
+from ..op import apply, convert_to_tensor, defop, spec
+from ..tensor import Tensor, TensorShape
+
+__all__ = ["RaggedTensor", "constant", "map_flat_values"]
+
+
+class RaggedTensor:
+    """A tensor whose rows have different lengths: `values` split into rows by `row_splits`.
+
+    Example:
+        >>> rt = tl.RaggedTensor.from_row_lengths([1, 2, 3], [2, 0, 1])
+        >>> rt.to_list()
+        [[1, 2], [], [3]]
+    """
+
+    def __init__(self, values, row_splits):
+        self._values = values
+        self._row_splits = row_splits
+
+    # -------------------------------------------------- constructors
+    @classmethod
+    def from_row_splits(cls, values, row_splits, validate=True, name=None):
+        """Rows `values[row_splits[i]:row_splits[i+1]]`."""
+        values = values if isinstance(values, RaggedTensor) else convert_to_tensor(values)
+        splits = convert_to_tensor(row_splits, dtype_hint=_dt.int64)
+        if splits.dtype is not _dt.int64:
+            splits = apply("Cast", splits, DstT=_dt.int64)
+        if validate and isinstance(splits, Tensor):
+            s = splits.numpy()
+            nvals = _nrows_static(values)
+            if s.ndim != 1 or s.size == 0 or s[0] != 0 or np.any(np.diff(s) < 0) or \
+                    (nvals is not None and s[-1] != nvals):
+                raise ValueError(f"row_splits must be a vector starting at 0, non-decreasing and "
+                                 f"ending at the number of values ({nvals}); got {s.tolist()}")
+        return cls(values, splits)
+
+    @classmethod
+    def from_row_lengths(cls, values, row_lengths, validate=True, name=None):
+        """Rows of `row_lengths[i]` consecutive values."""
+        lengths = np.asarray(convert_to_tensor(row_lengths, dtype_hint=_dt.int64), dtype=np.int64)
+        return cls.from_row_splits(values, np.concatenate([[0], np.cumsum(lengths)]), validate)
+
+    @classmethod
+    def from_value_rowids(cls, values, value_rowids, nrows=None, validate=True, name=None):
+        """Value i goes to row `value_rowids[i]` (sorted); `nrows` rows in all."""
+        ids = np.asarray(convert_to_tensor(value_rowids, dtype_hint=_dt.int64), dtype=np.int64)
+        n = int(nrows) if nrows is not None else (int(ids[-1]) + 1 if ids.size else 0)
+        return cls.from_row_lengths(values, np.bincount(ids, minlength=n)[:n], validate)
+
+    @classmethod
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
+        """A RaggedTensor of the rows of a dense tensor (all of each row, or `lengths`)."""
+        t = convert_to_tensor(tensor)
+        rows, cols = t.shape[0], t.shape[1]
+        lengths = [cols] * rows if lengths is None else list(np.asarray(lengths))
+        flat = np.asarray(t).reshape((rows * cols,) + tuple(t.shape[2:]))
+        keep = np.concatenate([np.arange(i * cols, i * cols + n) for i, n in enumerate(lengths)]
+                              ) if rows else np.zeros(0, np.int64)
+        return cls.from_row_lengths(flat[keep.astype(np.int64)], lengths)
+
+    # -------------------------------------------------- properties
+    @property
+    def values(self):
+        """The concatenated rows (a tensor, or a RaggedTensor for nested ragged dims)."""
+        return self._values
+
+    @property
+    def row_splits(self):
+        """int64 vector: row i is `values[row_splits[i]:row_splits[i+1]]`."""
+        return self._row_splits
+
+    @property
+    def flat_values(self):
+        """The innermost values tensor."""
+        v = self._values
+        while isinstance(v, RaggedTensor):
+            v = v.values
+        return v
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    @property
+    def ragged_rank(self):
+        return 1 + (self._values.ragged_rank if isinstance(self._values, RaggedTensor) else 0)
+
+    @property
+    def shape(self):
+        """Static shape: the number of rows, then None for the ragged dimension."""
+        inner = self._values.shape
+        return TensorShape([self._row_splits.shape[0] - 1 if self._row_splits.shape[0] is not None
+                            else None, None] + list(inner)[1:])
+
+    def nrows(self, out_type=_dt.int64, name=None):
+        """The number of rows."""
+        return convert_to_tensor(np.int64(self._row_splits.shape[0] - 1)) if \
+            out_type is _dt.int64 else convert_to_tensor(self._row_splits.shape[0] - 1)
+
+    def row_lengths(self, axis=1, name=None):
+        """int64 vector of each row's length."""
+        s = self._row_splits
+        return s[1:] - s[:-1]
+
+    # -------------------------------------------------- conversion
+    def to_list(self):
+        """Nested Python lists of the values."""
+        s = np.asarray(self._row_splits)
+        inner = self._values.to_list() if isinstance(self._values, RaggedTensor) else \
+            np.asarray(self._values).tolist()
+        return [inner[s[i]:s[i + 1]] for i in range(len(s) - 1)]
+
+    def to_tensor(self, default_value=None, name=None, shape=None):
+        """A dense tensor, rows padded with `default_value` (0 or b"") to the longest row,
+        or cut/padded to `shape`."""
+        if isinstance(self._values, RaggedTensor):
+            inner = self._values.to_tensor(default_value)
+            return RaggedTensor(inner, self._row_splits).to_tensor(default_value, shape=shape)
+        values = self._values
+        if default_value is None:
+            default_value = b"" if values.dtype is _dt.string else 0
+        default = convert_to_tensor(default_value, dtype=values.dtype)
+        dims = None if shape is None else tuple(-1 if d is None else int(d)
+                                                for d in TensorShape(shape).as_list())
+        return apply("RaggedTensorToTensor", values, self._row_splits, default, shape=dims)
+
+    def numpy(self):
+        """An object array of each row's numpy array (as TensorFlow)."""
+        s = np.asarray(self._row_splits)
+        v = np.asarray(self._values)
+        out = np.empty(len(s) - 1, dtype=object)
+        for i in range(len(out)):
+            out[i] = v[s[i]:s[i + 1]]
+        return out
+
+    def with_flat_values(self, new_values):
+        """The same row structure over new innermost values."""
+        if isinstance(self._values, RaggedTensor):
+            return RaggedTensor(self._values.with_flat_values(new_values), self._row_splits)
+        return RaggedTensor(convert_to_tensor(new_values), self._row_splits)
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            s = np.asarray(self._row_splits)
+            n = len(s) - 1
+            if not -n <= key < n:
+                raise IndexError(f"row {key} is out of range for {n} rows")
+            key %= n
+            return self._values[int(s[key]):int(s[key + 1])]
+        if isinstance(key, slice):
+            s = np.asarray(self._row_splits)
+            rows = range(len(s) - 1)[key]
+            if key.step not in (None, 1):
+                raise ValueError("RaggedTensor slices take step 1 only")
+            start, stop = (rows.start, rows.stop) if len(rows) else (0, 0)
+            return RaggedTensor(self._values[int(s[start]):int(s[stop])],
+                                convert_to_tensor(s[start:stop + 1] - s[start]))
+        raise TypeError(f"RaggedTensor indices are ints or slices, got {type(key).__name__}")
+
+    def _binary(self, other, fn):
+        if isinstance(other, RaggedTensor):
+            other = other.flat_values
+        return self.with_flat_values(fn(self.flat_values, other))
+
+    def __add__(self, other):
+        return self._binary(other, lambda a, b: a + b)
+
+    def __sub__(self, other):
+        return self._binary(other, lambda a, b: a - b)
+
+    def __mul__(self, other):
+        return self._binary(other, lambda a, b: a * b)
+
+    def __truediv__(self, other):
+        return self._binary(other, lambda a, b: a / b)
+
+    def __eq__(self, other):
+        return self._binary(other, lambda a, b: a == b)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<tl.RaggedTensor {self.to_list()!r}>"
+
+
+def _nrows_static(values):
+    if isinstance(values, RaggedTensor):
+        return values.shape[0]
+    return values.shape[0] if values.shape.rank else None
+
+
+def _to_tensor_infer(values, splits, default, shape):
+    rows = None if splits.shape[0] is None else splits.shape[0] - 1
+    dims = [rows, None] + list(values.shape)[1:]
+    if shape is not None:
+        dims = [d if s == -1 else s for d, s in zip(dims, shape)]
+    return spec(dims, values.dtype)
+
+
+@defop("RaggedTensorToTensor", infer=_to_tensor_infer, differentiable=False, host=True)
+def _to_tensor(xp, values, splits, default, shape):
+    lengths = splits[1:] - splits[:-1]
+    rows = len(lengths)
+    cols = int(lengths.max()) if rows else 0
+    if shape is not None:
+        rows = rows if shape[0] == -1 else shape[0]
+        cols = cols if shape[1] == -1 else shape[1]
+    out = xp.empty((rows, cols) + values.shape[1:], dtype=values.dtype)
+    out[...] = default
+    for i in range(min(rows, len(lengths))):
+        n = min(int(lengths[i]), cols)
+        out[i, :n] = values[splits[i]:splits[i] + n]
+    return out
+
+
+def _depth(value):
+    if isinstance(value, (list, tuple)):
+        depths = [_depth(v) for v in value]
+        return 1 + (max(depths) if depths else 0)
+    return 0
+
+
+def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=None):
+    """A RaggedTensor from nested Python lists of uneven lengths.
+
+    Example:
+        >>> tl.ragged.constant([[1, 2], [3]]).row_lengths().numpy()
+        array([2, 1])
+    """
+    depth = _depth(pylist)
+    if ragged_rank is None:
+        ragged_rank = depth - 1
+    if ragged_rank < 1:
+        raise ValueError("ragged.constant needs nested lists (at least 2 levels)")
+
+    def build(rows, rank):
+        lengths = [len(r) for r in rows]
+        flat = [v for r in rows for v in r]
+        if rank == 1:
+            inner = convert_to_tensor(flat, dtype=dtype) if flat or dtype else \
+                convert_to_tensor(np.zeros(0, (dtype and _dt.as_dtype(dtype).np) or np.float32))
+        else:
+            inner = build(flat, rank - 1)
+        return RaggedTensor.from_row_lengths(inner, lengths)
+    return build(list(pylist), ragged_rank)
+
+
+def map_flat_values(op, *args, **kwargs):
+    """`op` applied to the flat values of the RaggedTensor arguments; the result has
+    their row structure.
+
+    Example:
+        >>> tl.ragged.map_flat_values(tl.square, tl.ragged.constant([[1, 2], [3]])).to_list()
+        [[1, 4], [9]]
+    """
+    template = next(a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor))
+    flat = [a.flat_values if isinstance(a, RaggedTensor) else a for a in args]
+    kw = {k: v.flat_values if isinstance(v, RaggedTensor) else v for k, v in kwargs.items()}
+    return template.with_flat_values(op(*flat, **kw))
