@@ -27,7 +27,8 @@ import numpy as np
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
 
-__all__ = ["save_weights_h5", "load_weights_h5", "weight_groups"]
+__all__ = ["save_weights_h5", "load_weights_h5", "write_weights", "read_weights", "weight_groups",
+           "declared_bytes"]
 
 
 def _h5py():
@@ -135,27 +136,28 @@ def _vars_path(path):
     return f"{path}/vars" if path else "vars"
 
 
+def write_weights(model, f, include_optimizer=True):
+    """Writes `model`'s weights (and, if built and asked for, its optimizer's) in Keras 3's
+    layout to the binary file object `f`."""
+    h5py = _h5py()
+    opt, opt_vars = _optimizer_variables(model) if include_optimizer else (None, [])
+    with h5py.File(f, "w") as h5:
+        for path, layer in weight_groups(model):
+            g = h5.create_group(_vars_path(path))
+            g.attrs["name"] = layer.name
+            for i, v in enumerate(_own(layer)):
+                g.create_dataset(str(i), data=np.asarray(v.numpy()))
+        if opt_vars:
+            g = h5.create_group("optimizer/vars")
+            g.attrs["name"] = _snake(type(opt).__name__)
+            for i, v in enumerate(opt_vars):
+                g.create_dataset(str(i), data=np.asarray(v.numpy()))
+
+
 def save_weights_h5(model, filepath):
     """Writes `model`'s weights (and its optimizer's, once built) to `filepath` in Keras 3's
     `.weights.h5` layout, atomically."""
-    h5py = _h5py()
-    groups = weight_groups(model)
-    opt, opt_vars = _optimizer_variables(model)
-
-    def write(f):
-        with h5py.File(f, "w") as h5:
-            for path, layer in groups:
-                g = h5.create_group(_vars_path(path))
-                g.attrs["name"] = layer.name
-                for i, v in enumerate(_own(layer)):
-                    g.create_dataset(str(i), data=np.asarray(v.numpy()))
-            if opt_vars:
-                g = h5.create_group("optimizer/vars")
-                g.attrs["name"] = _snake(type(opt).__name__)
-                for i, v in enumerate(opt_vars):
-                    g.create_dataset(str(i), data=np.asarray(v.numpy()))
-
-    write_file_atomically(os.fspath(filepath), write)
+    write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f))
 
 
 def _read_group(h5py, group, where, budget):
@@ -189,6 +191,61 @@ def _check(where, variables, arrays, what, same_kind=False):
                             f"{v.dtype.name}")
 
 
+def read_weights(model, f, budget, optimizer_variables=None):
+    """Reads a Keras 3 weights file (a binary file object) for `model`, assigning nothing.
+
+    Returns:
+        ([(variable, array)] for every layer weight, checked; the optimizer's arrays in its
+        `variables` order, or None when the file holds none). The optimizer's are checked
+        against `optimizer_variables` when given (counted, shaped; integer/float kinds kept).
+
+    Raises:
+        LoadError: (without the file's name: callers add it) for any defect.
+    """
+    h5py = _h5py()
+    try:
+        try:
+            h5 = h5py.File(f, "r")
+        except OSError as e:
+            raise LoadError(f"it is not an HDF5 file ({e})") from None
+        with h5:
+            pairs = []
+            for gpath, layer in weight_groups(model):
+                own = _own(layer)
+                where = _vars_path(gpath)
+                group = h5.get(where)
+                if group is None:
+                    if not own:
+                        continue
+                    raise LoadError(f"it has no group '{where}' for layer '{layer.name}' "
+                                    f"({type(layer).__name__}); the file's top groups: "
+                                    f"{sorted(h5.keys())}")
+                if not isinstance(group, h5py.Group):
+                    raise LoadError(f"'{where}' is not a group")
+                arrays = _read_group(h5py, group, where, budget)
+                _check(where, own, arrays, f"layer '{layer.name}'")
+                pairs.extend(zip(own, arrays))
+            group = h5.get("optimizer/vars")
+            opt_arrays = None
+            if isinstance(group, h5py.Group) and len(group.keys()):
+                opt_arrays = _read_group(h5py, group, "optimizer/vars", budget)
+                if optimizer_variables is not None:
+                    _check("optimizer/vars", optimizer_variables, opt_arrays, "the optimizer",
+                           same_kind=True)
+                    opt_arrays = [a.astype(v.dtype.np)
+                                  for v, a in zip(optimizer_variables, opt_arrays)]
+            return pairs, opt_arrays
+    except LoadError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as e:  # h5py's errors on a damaged file
+        raise LoadError(f"the HDF5 file is damaged ({type(e).__name__}: {e})") from None
+
+
+def declared_bytes(variables):
+    """The bytes `variables` hold (what a load of them is sized to)."""
+    return sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize for v in variables)
+
+
 def load_weights_h5(model, filepath, max_bytes=None):
     """Assigns the weights of a Keras 3 `.weights.h5` file (Keras's or `save_weights_h5`'s)
     to the built `model`; the optimizer's too when the file and the built optimizer both
@@ -200,54 +257,25 @@ def load_weights_h5(model, filepath, max_bytes=None):
         ValueError: for an unbuilt model.
         FileNotFoundError: if there is no such file.
     """
-    h5py = _h5py()
     path = os.fspath(filepath)
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No weights file at {path!r}")
     if not model.built:
         raise ValueError(f"Cannot load weights from {path!r} into an unbuilt model: call it "
                          "on data or build() it first")
-    opt, opt_vars = _optimizer_variables(model)
-    declared = sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize
-                   for v in model.weights + opt_vars)
+    _, opt_vars = _optimizer_variables(model)
     budget = LoadBudget(path, max_bytes)
-    budget.size_to(declared)
+    budget.size_to(declared_bytes(model.weights + opt_vars))
     try:
         f, _ = open_regular(path, follow_symlinks=True)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {e}") from None
-    pairs = []
     try:
         with f:
-            try:
-                h5 = h5py.File(f, "r")
-            except OSError as e:
-                raise LoadError(f"it is not an HDF5 file ({e})") from None
-            with h5:
-                for gpath, layer in weight_groups(model):
-                    own = _own(layer)
-                    where = _vars_path(gpath)
-                    group = h5.get(where)
-                    if group is None:
-                        if not own:
-                            continue
-                        raise LoadError(f"it has no group '{where}' for layer '{layer.name}' "
-                                        f"({type(layer).__name__}); the file's top groups: "
-                                        f"{sorted(h5.keys())}")
-                    if not isinstance(group, h5py.Group):
-                        raise LoadError(f"'{where}' is not a group")
-                    arrays = _read_group(h5py, group, where, budget)
-                    _check(where, own, arrays, f"layer '{layer.name}'")
-                    pairs.extend(zip(own, arrays))
-                group = h5.get("optimizer/vars")
-                if opt_vars and isinstance(group, h5py.Group) and len(group.keys()):
-                    arrays = _read_group(h5py, group, "optimizer/vars", budget)
-                    _check("optimizer/vars", opt_vars, arrays, "the optimizer", same_kind=True)
-                    pairs.extend((v, a.astype(v.dtype.np)) for v, a in zip(opt_vars, arrays))
+            pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {path!r}: {e}") from None
-    except (OSError, KeyError, ValueError, RuntimeError) as e:  # h5py's errors on a damaged file
-        raise LoadError(f"Cannot load weights from {path!r}: the HDF5 file is damaged "
-                        f"({type(e).__name__}: {e})") from None
+    if opt_vars and opt_arrays is not None:
+        pairs.extend(zip(opt_vars, opt_arrays))
     for v, a in pairs:
         v.assign(a)
