@@ -132,3 +132,14 @@ def test_model_checkpoint_verbose_messages_as_keras_3_15(tmp_path, capsys):
     assert capsys.readouterr().out == (f"\nEpoch 1: saving model to {path}\n\nEpoch 1: finished "
                                        f"saving model to {path}\n")
     assert path.exists()
+
+
+def test_learning_rate_scheduler_verbose_message_as_keras_3_15(capsys):
+    x, y = _data()
+    model = _model()
+    sched = callbacks.LearningRateScheduler(lambda epoch, lr: 0.5 / (epoch + 1), verbose=1)
+    history = model.fit(x, y, epochs=2, verbose=0, callbacks=[sched])
+    assert capsys.readouterr().out == ("\nEpoch 1: LearningRateScheduler setting learning rate "
+                                       "to 0.5.\n\nEpoch 2: LearningRateScheduler setting "
+                                       "learning rate to 0.25.\n")
+    assert history.history["learning_rate"] == pytest.approx([0.5, 0.25])

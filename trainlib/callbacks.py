@@ -415,7 +415,8 @@ class LearningRateScheduler(Callback):
             raise ValueError(f"LearningRateScheduler: schedule returned {new} at epoch {epoch}")
         self.model.optimizer.learning_rate = new
         if self.verbose:
-            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+            # Keras 3.15's message, word for word
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
