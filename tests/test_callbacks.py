@@ -87,6 +87,30 @@ def test_model_checkpoint_whole_model_and_path_checks(tmp_path):
         callbacks.ModelCheckpoint(str(tmp_path / "ckpt.keras"), save_weights_only=True)
 
 
+
+def test_model_checkpoint_weights_h5_with_integer_save_freq(tmp_path):
+    x, y = _data()          # 32 samples, batch 8: 4 batches an epoch, 8 in all
+    model = _model()
+    ckpt = callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}-{loss:.3f}.weights.h5"),
+                                     monitor="loss", save_weights_only=True, save_freq=3)
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0, callbacks=[ckpt])
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2 and names[0].startswith("w-01-") and names[1].startswith("w-02-")
+    other = _model()
+    other.load_weights(tmp_path / names[1])    # saved after batch 6 (epoch 2's second)
+    assert not np.array_equal(other.get_weights()[0], model.get_weights()[0])
+    best = tmp_path / "best_model.h5"
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[callbacks.ModelCheckpoint(
+        str(best), monitor="loss", save_best_only=True, save_weights_only=True)])
+    other.load_weights(best)
+    for a, b in zip(model.get_weights(), other.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="legacy format.*save_weights_only"):
+        callbacks.ModelCheckpoint(str(tmp_path / "best_model.h5"))
+    for bad in (0, 2.5, True, "batch"):
+        with pytest.raises(ValueError, match="save_freq"):
+            callbacks.ModelCheckpoint(str(tmp_path / "m.keras"), save_freq=bad)
+
 def test_model_checkpoint_verbose_messages_as_keras_3_15(tmp_path, capsys):
     model = tl.Sequential([tl.layers.Input((2,)), tl.layers.Dense(1, kernel_initializer="zeros")])
     model.compile("sgd", "mse")
@@ -108,3 +132,14 @@ def test_model_checkpoint_verbose_messages_as_keras_3_15(tmp_path, capsys):
     assert capsys.readouterr().out == (f"\nEpoch 1: saving model to {path}\n\nEpoch 1: finished "
                                        f"saving model to {path}\n")
     assert path.exists()
+
+
+def test_learning_rate_scheduler_verbose_message_as_keras_3_15(capsys):
+    x, y = _data()
+    model = _model()
+    sched = callbacks.LearningRateScheduler(lambda epoch, lr: 0.5 / (epoch + 1), verbose=1)
+    history = model.fit(x, y, epochs=2, verbose=0, callbacks=[sched])
+    assert capsys.readouterr().out == ("\nEpoch 1: LearningRateScheduler setting learning rate "
+                                       "to 0.5.\n\nEpoch 2: LearningRateScheduler setting "
+                                       "learning rate to 0.25.\n")
+    assert history.history["learning_rate"] == pytest.approx([0.5, 0.25])

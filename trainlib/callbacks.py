@@ -311,35 +311,58 @@ class EarlyStopping(_MonitorCallback):
 
 
 class ModelCheckpoint(Callback):
-    """Saves the model (or its weights) after each epoch, atomically.
+    """Saves the model (or its weights) after each epoch or every `save_freq` batches, atomically.
 
     Args:
-        filepath: may hold `{epoch}` and log keys, e.g. "ckpt-{epoch:02d}-{val_loss:.2f}.weights.npz".
+        filepath: may hold `{epoch}` and log keys, e.g. "ckpt-{epoch:02d}-{val_loss:.2f}.weights.h5".
+            With save_weights_only: a `.weights.h5` (or `.h5`: Keras 3's HDF5 layout, which
+            Keras loads) or `.weights.npz` path; else a `.keras` path.
         monitor, mode, save_best_only: with save_best_only, save only when `monitor` improves.
         save_weights_only: save weights (`model.save_weights`) rather than the whole model.
-        save_freq: "epoch" (only epoch-end saving is supported).
+        save_freq: "epoch", or an int: save after every `save_freq` training batches (counted
+            across epochs), with that batch's logs.
     """
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False,
                  save_weights_only=False, mode="auto", save_freq="epoch", initial_value_threshold=None):
         super().__init__()
-        if save_freq != "epoch":
-            raise ValueError("ModelCheckpoint supports save_freq='epoch' only")
+        if save_freq != "epoch" and (isinstance(save_freq, bool) or not isinstance(save_freq, int)
+                                     or save_freq < 1):
+            raise ValueError("ModelCheckpoint: unrecognized save_freq: expected 'epoch' or a "
+                             f"positive int, received save_freq={save_freq!r}")
+        self.save_freq, self._batches_seen, self._current_epoch = save_freq, 0, 0
         self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
         # as Keras 3: the extension says what is written, checked now rather than after an epoch
-        if save_weights_only and not self.filepath.endswith(".weights.npz"):
+        if save_weights_only and not self.filepath.endswith((".weights.npz", ".h5")):
             raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the filepath "
-                             f"provided must end in `.weights.npz` (trainlib's weights format). "
-                             f"Received: filepath={self.filepath}")
+                             "provided must end in `.weights.h5` (Keras 3's HDF5 layout) or "
+                             f"`.weights.npz` (trainlib's). Received: filepath={self.filepath}")
         if not save_weights_only and not self.filepath.endswith(".keras"):
+            hint = (" (whole-model '.h5' is tf.keras 2's legacy format, which trainlib does not "
+                    "write: use '.keras', or save_weights_only=True to write a Keras 3 "
+                    "'.weights.h5')") if self.filepath.endswith(".h5") else \
+                " (or pass save_weights_only=True with a `.weights.h5` path)"
             raise ValueError("The filepath provided must end in `.keras` (Keras model format). "
-                             f"Received: filepath={self.filepath} (or pass save_weights_only=True "
-                             "with a `.weights.npz` path)")
+                             f"Received: filepath={self.filepath}{hint}")
         self.mode = _monitor_op(mode, monitor)
         self.best = initial_value_threshold
 
+    def on_epoch_begin(self, epoch, logs=None):
+        self._current_epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq == "epoch":
+            return
+        self._batches_seen += 1
+        if self._batches_seen % self.save_freq == 0:
+            self._save(self._current_epoch, logs)
+
     def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch, logs)
+
+    def _save(self, epoch, logs=None):
         logs = logs or {}
         path = self.filepath.format(epoch=epoch + 1, **logs)
         if self.save_best_only:
@@ -392,7 +415,8 @@ class LearningRateScheduler(Callback):
             raise ValueError(f"LearningRateScheduler: schedule returned {new} at epoch {epoch}")
         self.model.optimizer.learning_rate = new
         if self.verbose:
-            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+            # Keras 3.15's message, word for word
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:

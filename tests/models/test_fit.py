@@ -200,7 +200,7 @@ def test_save_load_weights_round_trip_and_bad_files(tmp_path):
     with pytest.raises(ValueError, match="p.weights.npz"):
         other.load_weights(pickled)
     with pytest.raises(ValueError, match="npz"):
-        model.save_weights(tmp_path / "m.h5")
+        model.save_weights(tmp_path / "m.pickle")
 
 
 def test_early_stopping_restores_best_weights():

@@ -146,9 +146,10 @@ class Model(Trainer, Layer):
         save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def save_weights(self, filepath, overwrite=True):
-        """Writes the weights, in `weights` order, to an `.npz` file (atomically: a temporary
-        file in the same folder, then a rename); a path without an extension
-        ("my_checkpoint") writes a `tl.train.Checkpoint` of the model instead.
+        """Writes the weights to a `.weights.h5` file in Keras 3's HDF5 layout (Keras 3 loads
+        it) or, in `weights` order, to an `.npz` file (atomically: a temporary file in the
+        same folder, then a rename); a path without an extension ("my_checkpoint") writes a
+        `tl.train.Checkpoint` of the model instead.
 
         Raises:
             ValueError: if the name has an extension other than ".npz".
@@ -160,17 +161,22 @@ class Model(Trainer, Layer):
             from ..checkpoint import save_weights_checkpoint  # noqa: PLC0415 -- above models
             save_weights_checkpoint(self, filepath)
             return
-        if not filepath.endswith(".npz"):
-            raise ValueError(f"save_weights writes .npz files (e.g. 'model.weights.npz') or, "
-                             f"for a path without an extension, a checkpoint; got "
-                             f"{filepath!r}")
+        if not filepath.endswith((".npz", ".h5", ".hdf5")):
+            raise ValueError(f"save_weights writes '.weights.h5' (Keras 3's layout) or '.npz' "
+                             f"files (e.g. 'model.weights.h5') or, for a path without an "
+                             f"extension, a checkpoint; got {filepath!r}")
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(filepath)
+        if filepath.endswith((".h5", ".hdf5")):
+            from ..saving.keras_h5 import save_weights_h5  # noqa: PLC0415
+            save_weights_h5(self, filepath)
+            return
         from .saving_keras import save_weights_npz  # noqa: PLC0415 -- the format imports models
         save_weights_npz(self, filepath)
 
     def load_weights(self, filepath):
-        """Reads weights written by `save_weights` (or a `.keras` file's; never unpickles
+        """Reads weights written by `save_weights` or Keras 3 (`.weights.h5`), or a `.keras`
+        file's (never unpickles
         anything), within the load limits (`tl.saving.set_load_limits`).
 
         Raises:
@@ -182,7 +188,10 @@ class Model(Trainer, Layer):
         if _is_checkpoint_prefix(filepath):
             from ..checkpoint import load_weights_checkpoint  # noqa: PLC0415 -- above models
             return load_weights_checkpoint(self, filepath)
-        if filepath.endswith((".keras", ".h5", ".hdf5")):  # Keras 3 reads a .keras file's weights
+        if filepath.endswith((".h5", ".hdf5")):
+            from ..saving.keras_h5 import load_weights_h5  # noqa: PLC0415
+            return load_weights_h5(self, filepath)
+        if filepath.endswith(".keras"):  # Keras 3 reads a .keras file's weights
             from .saving_keras import load_weights  # noqa: PLC0415
             return load_weights(self, filepath)
         from .saving_keras import load_weights_npz  # noqa: PLC0415

@@ -44,9 +44,9 @@ __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializa
 FORMAT = "trainlib.keras"
 FORMAT_VERSION = 1
 CONFIG_FILE, METADATA_FILE, WEIGHTS_FILE = "config.json", "metadata.json", "model.weights.npz"
-_H5_HINT = ("HDF5 files (.h5) need h5py, which trainlib does not use: save the whole model as "
-            "'.keras' (model.save('model.keras')) or the weights as '.npz' "
-            "(model.save_weights('model.weights.npz')).")
+_H5_HINT = ("whole-model HDF5 files (tf.keras 2's legacy '.h5') are not supported: save the "
+            "whole model as '.keras' (model.save('model.keras')); weights go to '.weights.h5' "
+            "(model.save_weights('model.weights.h5'), Keras 3's layout).")
 
 # ------------------------------------------------------------------ configs
 

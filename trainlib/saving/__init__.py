@@ -111,25 +111,20 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
 
 
 def save_weights(model, filepath, overwrite=True):
-    """Writes `model`'s weights to an `.npz` file (as `model.save_weights`).
+    """Writes `model`'s weights to a `.weights.h5` (Keras 3's layout) or `.npz` file (as
+    `model.save_weights`).
 
     Raises:
-        ValueError: for any other extension (".weights.h5" needs h5py: use ".weights.npz").
+        ValueError: for any other extension.
     """
-    path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot save weights to {path!r}: {_keras_format()._H5_HINT}")
-    model.save_weights(path, overwrite=overwrite)
+    model.save_weights(os.fspath(filepath), overwrite=overwrite)
 
 
 def load_weights(model, filepath):
-    """Reads weights into a built `model` from an `.npz` file (`save_weights`) or a `.keras` file.
+    """Reads weights into a built `model` from a `.weights.h5` file (Keras 3's or
+    `save_weights`'s), an `.npz` file (`save_weights`) or a `.keras` file.
 
     Raises:
-        LoadError / ValueError: for a defective or mismatched file (naming it), or an ".h5" file.
+        LoadError / ValueError: for a defective or mismatched file (naming it).
     """
-    path = os.fspath(filepath)
-    if path.endswith((".keras", ".h5", ".hdf5")):
-        _keras_format().load_weights(model, path)
-        return
-    model.load_weights(path)
+    model.load_weights(os.fspath(filepath))
