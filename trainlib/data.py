@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 import trainlib as tl
+from trainlib.graph import nest
 from trainlib.graph.context import state
 from trainlib.graph.errors import InvalidArgumentError
 from trainlib.graph.op import owned_tensor
@@ -40,36 +41,15 @@ def _is_struct(s):
 
 
 def _flat(s):
-    if isinstance(s, dict):
-        return [leaf for k in sorted(s) for leaf in _flat(s[k])]
-    if isinstance(s, tuple):
-        return [leaf for item in s for leaf in _flat(item)]
-    return [s]
+    return nest.flatten(s, nest.ELEMENT)
 
 
 def _pack(structure, leaves):
-    it = iter(leaves)
-
-    def build(s):
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, built[k]) for k in s) if type(s) is not dict else \
-                {k: built[k] for k in s}
-        if isinstance(s, tuple):
-            items = [build(x) for x in s]
-            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
-        return next(it)
-    return build(structure)
+    return nest.pack_as(structure, leaves, nest.ELEMENT)
 
 
 def _same_structure(a, b):
-    if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
-                and all(_same_structure(a[k], b[k]) for k in a))
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same_structure(x, y) for x, y in zip(a, b)))
-    return True
+    return nest.same_structure(a, b, nest.ELEMENT)
 
 
 def _as_array(value):

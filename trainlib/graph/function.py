@@ -17,12 +17,13 @@ import inspect
 import warnings
 import weakref
 
-from . import dtypes as _dt
-from .autodiff import flatten, pack_as, recording
+from . import dtypes as _dt, nest
+from .autodiff import recording
+from .nest import flatten, pack_as
 from .backend import transfer
 from .calls import GraphFunction, optimized_copy
 from .context import LockOwner, fork_safe_lock, graph_scope, process, state
-from .errors import OpError
+from .errors import InvalidArgumentError, OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
@@ -313,23 +314,17 @@ class Function(LockOwner):
     def _signature_args(self, args):
         """`args` with Python values and numpy arrays in TensorSpec places converted to tensors of
         the spec's dtype, as TensorFlow converts them (a mismatch is left for the check)."""
-        def convert(value, s):
-            if isinstance(s, TensorSpec):
-                if is_tensor(value) or value is None:
-                    return value
+        def convert(s, value):
+            if isinstance(s, TensorSpec) and not (is_tensor(value) or value is None):
                 try:
                     return convert_to_tensor(value, dtype=s.dtype)
                 except (TypeError, ValueError, OpError):
                     return value
-            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
-                items = [convert(v, x) for v, x in zip(value, s)]
-                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
-                return {k: convert(value[k], s[k]) for k in value}
             return value
         if len(args) != len(self._input_signature):
             return args
-        return tuple(convert(a, s) for a, s in zip(args, self._input_signature))
+        return nest.map_structure_up_to(tuple(self._input_signature), convert, tuple(args),
+                                        on_mismatch=lambda s, value: value)
 
     def _signature_concrete(self, args):
         specs = self._input_signature
@@ -597,11 +592,10 @@ class ConcreteFunction(CompiledFunction):
         """`args` checked against this trace's specs, as TensorFlow binds a ConcreteFunction's
         inputs: a tensor of another dtype is an InvalidArgumentError; Python values and numpy
         arrays convert to the spec's dtype and must fit its shape (TypeError)."""
-        def bind(value, s):
+        def bind(s, value):
             if isinstance(s, TensorSpec):
                 if is_tensor(value):
                     if value.dtype is not s.dtype:
-                        from .errors import InvalidArgumentError  # noqa: PLC0415
                         raise InvalidArgumentError(
                             f"{self.name}: input expected a {s.dtype.name} tensor but got a "
                             f"{value.dtype.name} tensor ({value!r})")
@@ -615,15 +609,11 @@ class ConcreteFunction(CompiledFunction):
                 if not s.shape.is_compatible_with(t.shape):
                     raise TypeError(f"{self.name}: cannot bind {value!r} (shape {t.shape}) to {s!r}")
                 return t
-            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
-                items = [bind(v, x) for v, x in zip(value, s)]
-                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
-                return {k: bind(value[k], s[k]) for k in value}
             return value
         if len(args) != len(self._arg_structure):
             return args
-        return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
+        return nest.map_structure_up_to(tuple(self._arg_structure), bind, tuple(args),
+                                        on_mismatch=lambda s, value: value)
 
     def _graph_function(self):
         """This trace as a GraphFunction: what a differentiable call op runs."""
@@ -763,23 +753,14 @@ def _capture_feed(value):
 
 def _flat_feeds(value, feeds, as_tensors=False):
     """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
-    if isinstance(value, Tensor):
-        feeds.append(value if as_tensors else value._value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _flat_feeds(v, feeds, as_tensors)
-    elif isinstance(value, dict):
-        for k in sorted(value):
-            _flat_feeds(value[k], feeds, as_tensors)
-    elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
-            and not isinstance(value, _variable_class()):
-        array = transfer(state.xp, value)
-        # the caller's array: copied, as a tensor made of it would be (an output may be it)
-        array = array.copy() if array is value else array
-        feeds.append(Tensor(array) if as_tensors else array)
-    elif hasattr(type(value), "_tl_flatten"):
-        for leaf in value._tl_flatten():
-            _flat_feeds(leaf, feeds, as_tensors)
+    for leaf in flatten(value):
+        if isinstance(leaf, Tensor):
+            feeds.append(leaf if as_tensors else leaf._value)
+        elif _is_array_like(leaf):
+            array = transfer(state.xp, leaf)
+            # the caller's array: copied, as a tensor made of it would be (an output may be it)
+            array = array.copy() if array is leaf else array
+            feeds.append(Tensor(array) if as_tensors else array)
 
 
 def _flat_arg_names(params, args):
@@ -790,43 +771,33 @@ def _flat_arg_names(params, args):
 
 
 def _placeholders(graph, args, names):
+    """`args` with a graph argument in the place of each tensor leaf (named for its path)."""
     def make(value, name):
         if isinstance(value, (Tensor, TensorSpec)):
             return graph.add_argument(value.shape, value.dtype, name if isinstance(value, Tensor) or
                                       value.name is None else value.name)
-        if isinstance(value, (list, tuple)) and not isinstance(value, str):
-            items = [make(v, f"{name}_{i}") for i, v in enumerate(value)]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        if isinstance(value, dict):
-            return {k: make(value[k], f"{name}_{k}") for k in sorted(value)} if type(value) is dict \
-                else type(value)((k, make(v, f"{name}_{k}")) for k, v in value.items())
-        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
-                not isinstance(value, _variable_class()):
+        if _is_array_like(value):
             return graph.add_argument(TensorShape(value.shape), _dt.from_numpy(value.dtype), name)
-        if hasattr(type(value), "_tl_flatten"):
-            return value._tl_rebuild([make(x, f"{name}_{i}") for i, x in enumerate(value._tl_flatten())])
         return value
-    return tuple(make(a, n) for a, n in zip(args, names))
+
+    def placeholders_of(arg, name):
+        pairs = nest.flatten_with_paths(arg)
+        return nest.pack_as(arg, [make(leaf, "_".join([name] + [str(p) for p in path]))
+                                  for path, leaf in pairs])
+    return tuple(placeholders_of(a, n) for a, n in zip(args, names))
+
+
+def _spec_of(value):
+    if isinstance(value, Tensor):
+        return TensorSpec(value.shape, value.dtype)
+    if _is_array_like(value):
+        return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
+    return value
 
 
 def _spec_structure(args):
-    def spec_of(value):
-        if isinstance(value, TensorSpec):
-            return value
-        if isinstance(value, Tensor):
-            return TensorSpec(value.shape, value.dtype)
-        if isinstance(value, (list, tuple)):
-            items = [spec_of(v) for v in value]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        if isinstance(value, dict):
-            return {k: spec_of(v) for k, v in value.items()}
-        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
-                not isinstance(value, _variable_class()):
-            return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
-        if hasattr(type(value), "_tl_flatten"):
-            return value._tl_rebuild([spec_of(x) for x in value._tl_flatten()])
-        return value
-    return tuple(spec_of(a) for a in args)
+    """`args` with a TensorSpec in the place of each tensor (or array) leaf."""
+    return tuple(nest.pack_as(a, [_spec_of(x) for x in flatten(a)]) for a in args)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=False,
