@@ -27,7 +27,9 @@ from .errors import InvalidArgumentError, OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
+from .trace_key import SIGNATURE, is_array_like, key_of, relax_args
 from .tracing import FuncGraph
+from .variables import Variable
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
 _NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
@@ -40,78 +42,6 @@ class _Counts:
 
 _COUNTS = _Counts()
 _COUNTS._lock = fork_safe_lock(_COUNTS)
-
-
-def _variable_class():
-    from .variables import Variable  # noqa: PLC0415 -- variables import the op layer only
-    return Variable
-
-
-# ------------------------------------------------------------------ cache keys
-
-class _Weak:
-    """Identity key for an object, held weakly when possible."""
-
-    __slots__ = ("id", "ref", "type")
-
-    def __init__(self, obj):
-        self.id = id(obj)
-        self.type = type(obj).__name__
-        try:
-            self.ref = weakref.ref(obj)
-        except TypeError:
-            self.ref = obj
-
-    def __eq__(self, other):
-        return isinstance(other, _Weak) and other.id == self.id
-
-    def __hash__(self):
-        return self.id
-
-    def __repr__(self):
-        return f"<{self.type} object at {self.id:#x}>"
-
-
-def _key(value):
-    """The part of the cache key for one argument (hashable, comparable)."""
-    if type(value) is Tensor:  # the hot case first
-        return ("T", value.dtype, value._value.shape)
-    if isinstance(value, (bool, int, float)):
-        # by value alone, as TensorFlow: f(1), f(1.0), f(True) share a trace (and NaNs one)
-        return (float, value) if value == value else (float, "nan")
-    if isinstance(value, (str, type(None))):
-        return (type(value), value)
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_key(v) for v in value))
-    if isinstance(value, dict):
-        return (dict, tuple((k, _key(value[k])) for k in sorted(value)))
-    if isinstance(value, TensorSpec):
-        return ("T", value.dtype, value.shape.as_tuple())
-    if isinstance(value, _variable_class()):
-        return ("V", _Weak(value))
-    if isinstance(value, SymbolicTensor):
-        return ("T", value.dtype, value.shape.as_tuple())
-    if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
-        return ("T", _dt.from_numpy(value.dtype), tuple(value.shape))  # numpy arrays become tensors
-    if hasattr(type(value), "_tl_flatten"):  # a composite (tl.TensorArray): its static facts + leaves
-        return ("C", type(value), value._tl_static_key(), tuple(_key(x) for x in value._tl_flatten()))
-    return ("O", _Weak(value))
-
-
-def _describe_key(k):
-    if isinstance(k, tuple) and k and k[0] == "T":
-        return f"TensorSpec(shape={TensorShape(k[2])}, dtype={k[1]!r})"
-    if isinstance(k, tuple) and k and k[0] == "V":
-        return f"Variable {k[1]!r}"
-    if isinstance(k, tuple) and k and k[0] == "O":
-        return f"object {k[1]!r}"
-    if isinstance(k, tuple) and len(k) == 2 and k[0] in (list, tuple, dict):
-        inner = ", ".join(_describe_key(x) if k[0] is not dict else f"{x[0]!r}: {_describe_key(x[1])}"
-                          for x in k[1])
-        return {list: f"[{inner}]", tuple: f"({inner})", dict: "{" + inner + "}"}[k[0]]
-    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], type):
-        return repr(k[1])
-    return repr(k)
 
 
 def _type_text(value):
@@ -128,7 +58,7 @@ def _type_text(value):
         return "Tuple[" + ", ".join(_type_text(v) for v in value) + "]"
     if isinstance(value, dict):
         return "Dict[" + ", ".join(f"[{k!r}, {_type_text(v)}]" for k, v in value.items()) + "]"
-    if isinstance(value, _variable_class()):
+    if isinstance(value, Variable):
         return f"{value!r}"
     return type(value).__name__
 
@@ -217,7 +147,7 @@ class Function(LockOwner):
         device = here["device"]
         if not kwargs and self._input_signature is None and device == "cpu":
             # the hot path: a cache hit on positional arguments
-            concrete = self._cache.get(tuple(map(_key, args)))
+            concrete = self._cache.get(tuple(map(key_of, args)))
             if concrete is not None and concrete._arity == len(args):
                 return concrete._call_structured(args)
         args = self._canonical_args(args, kwargs)
@@ -225,7 +155,7 @@ class Function(LockOwner):
             args = self._signature_args(args)
             concrete = self._signature_concrete(args)
         else:
-            key = tuple(map(_key, args))
+            key = tuple(map(key_of, args))
             if device != "cpu":  # a graph is compiled for one device's array module
                 key += (device,)
             concrete = self._cache.get(key)
@@ -249,7 +179,7 @@ class Function(LockOwner):
         """Counts an inlined call as a trace when its signature is new here, as TensorFlow traces
         a Function called inside another once per signature (experimental_get_tracing_count)."""
         try:
-            key = tuple(map(_key, self._canonical_args(args, kwargs)))
+            key = tuple(map(key_of, self._canonical_args(args, kwargs)))
         except TypeError:  # unhashable arguments: no count
             return
         with _COUNTS._lock:  # not the trace lock: f inlined in g's trace while g is inlined in f's
@@ -265,7 +195,7 @@ class Function(LockOwner):
         args = self._canonical_args(args, kwargs)
         if self._input_signature is not None:
             return self._signature_concrete(args)
-        key = tuple(_key(a) for a in args)
+        key = tuple(map(key_of, args))
         if state.device != "cpu":
             key += (state.device,)
         return self._lookup_or_trace(args, key)
@@ -348,7 +278,7 @@ class Function(LockOwner):
             raise TypeError(
                 f"{self._name}: the arguments {_describe_args(args)} do not match the "
                 f"input_signature {list(specs)}. Pass values of those dtypes and compatible shapes.")
-        key = ("signature",)
+        key = SIGNATURE
         concrete = self._cache.get(key)
         if concrete is None:
             concrete = self._lookup_or_trace(tuple(specs), key)
@@ -371,7 +301,7 @@ class Function(LockOwner):
         return self._converted
 
     def _trace(self, args, key):
-        if self._tracing_count and key != ("signature",):
+        if self._tracing_count and key != SIGNATURE:
             reason = self._retrace_reason(key)
             self._retrace_reasons.append(reason)
             if self._tracing_count + 1 >= RETRACE_WARNING_AT and not self._warned:
@@ -381,8 +311,8 @@ class Function(LockOwner):
                     f"tracing is expensive. Latest reason: {reason}. Pass tensors rather than Python "
                     "values that change, use input_signature, or reduce_retracing=True.",
                     stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
-        relax = self._reduce_retracing and self._keys and key != ("signature",)
-        trace_args = _relax_args(args, self._keys) if relax else args
+        relax = self._reduce_retracing and self._keys and key != SIGNATURE
+        trace_args = relax_args(args, key, self._keys) if relax else args
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
         with _COUNTS._lock:
             self._tracing_count += 1
@@ -414,7 +344,7 @@ class Function(LockOwner):
         names = [p.name for p in self._signature.parameters.values()]
         best, best_diff = None, None
         for old in reversed(self._keys):  # the most recent of equally close traces
-            if old == ("signature",) or len(old) != len(key):
+            if old == SIGNATURE or len(old) != len(key):
                 continue
             diff = [i for i, (a, b) in enumerate(zip(old, key)) if a != b]
             if best_diff is None or len(diff) < len(best_diff):
@@ -424,39 +354,12 @@ class Function(LockOwner):
         parts = []
         for i in best_diff:
             name = names[i] if i < len(names) else f"argument {i}"
-            parts.append(f"argument {name!r} was {_describe_key(best[i])}, now {_describe_key(key[i])}")
+            parts.append(f"argument {name!r} was {best[i].describe()}, now {key[i].describe()}")
         return "; ".join(parts) or "the arguments changed"
 
 
 def _describe_args(args):
     return "(" + ", ".join(_type_text(a) for a in args) + ")"
-
-
-def _is_array_like(value):
-    """A numpy (or CuPy) array argument, which a Function treats as the tensor it becomes."""
-    return hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
-        and not isinstance(value, (Tensor, TensorSpec, SymbolicTensor, _variable_class()))
-
-
-def _relax_args(args, old_keys):
-    """Replaces tensor arguments by TensorSpecs whose dims that differ from earlier traces are None."""
-    def relax(value, olds):
-        if _is_array_like(value):  # numpy arrays relax like the tensors they become
-            value = TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
-        if isinstance(value, (Tensor, TensorSpec)):
-            shape = TensorShape(value.shape)
-            for k in olds:
-                if isinstance(k, tuple) and k and k[0] == "T" and k[1] is value.dtype:
-                    # another rank (or an unknown one) relaxes to an unknown rank, as TensorFlow
-                    shape = shape.most_specific_compatible_shape(TensorShape(k[2]))
-            return TensorSpec(shape, value.dtype) if shape != TensorShape(value.shape) else value
-        if isinstance(value, (list, tuple)) and not isinstance(value, str):
-            items = [relax(v, [k[1][i] for k in olds if isinstance(k, tuple) and len(k) == 2 and
-                               k[0] is type(value) and len(k[1]) == len(value)]) for i, v in enumerate(value)]
-            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
-        return value
-    return tuple(relax(a, [k[i] for k in old_keys if k != ("signature",) and len(k) == len(args)])
-                 for i, a in enumerate(args))
 
 
 def canonical_args(signature, args, kwargs, name):
@@ -574,11 +477,11 @@ class ConcreteFunction(CompiledFunction):
             return False
         for s, v in zip(specs, values):
             if isinstance(s, TensorSpec):
-                if _is_array_like(v):
+                if is_array_like(v):
                     v = TensorSpec(TensorShape(v.shape), _dt.from_numpy(v.dtype))
                 if not isinstance(v, (Tensor, TensorSpec)) or not s.is_compatible_with(v):
                     return False
-            elif _key(s) != _key(v):
+            elif key_of(s) != key_of(v):
                 return False
         return True
 
@@ -600,7 +503,7 @@ class ConcreteFunction(CompiledFunction):
                             f"{self.name}: input expected a {s.dtype.name} tensor but got a "
                             f"{value.dtype.name} tensor ({value!r})")
                     return value
-                if isinstance(value, _variable_class()) or value is None:
+                if isinstance(value, Variable) or value is None:
                     return value
                 try:
                     t = convert_to_tensor(value, dtype=s.dtype)
@@ -736,7 +639,7 @@ def _output_type_text(structure, outputs):
 
 
 def _output_tensor(leaf):
-    if isinstance(leaf, _variable_class()):
+    if isinstance(leaf, Variable):
         return leaf.read_value()
     if is_tensor(leaf):
         if isinstance(leaf, Tensor):
@@ -756,7 +659,7 @@ def _flat_feeds(value, feeds, as_tensors=False):
     for leaf in flatten(value):
         if isinstance(leaf, Tensor):
             feeds.append(leaf if as_tensors else leaf._value)
-        elif _is_array_like(leaf):
+        elif is_array_like(leaf):
             array = transfer(state.xp, leaf)
             # the caller's array: copied, as a tensor made of it would be (an output may be it)
             array = array.copy() if array is leaf else array
@@ -776,7 +679,7 @@ def _placeholders(graph, args, names):
         if isinstance(value, (Tensor, TensorSpec)):
             return graph.add_argument(value.shape, value.dtype, name if isinstance(value, Tensor) or
                                       value.name is None else value.name)
-        if _is_array_like(value):
+        if is_array_like(value):
             return graph.add_argument(TensorShape(value.shape), _dt.from_numpy(value.dtype), name)
         return value
 
@@ -790,7 +693,7 @@ def _placeholders(graph, args, names):
 def _spec_of(value):
     if isinstance(value, Tensor):
         return TensorSpec(value.shape, value.dtype)
-    if _is_array_like(value):
+    if is_array_like(value):
         return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
     return value
 
