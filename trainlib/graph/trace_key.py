@@ -92,7 +92,8 @@ class SequenceKey(ArgKey):
 
     def describe(self):
         inner = ", ".join(k.describe() for k in self[2])
-        return f"[{inner}]" if self[1] is list else f"({inner})"
+        return f"[{inner}]" if self[1] is list else f"({inner},)" if len(self[2]) == 1 else \
+            f"({inner})"
 
     def relax(self, value, older):
         if not isinstance(value, (list, tuple)):
@@ -122,22 +123,27 @@ class CompositeKey(ArgKey):
         return f"{self[1].__name__}{self[2]!r}"
 
 
-class VariableKey(ArgKey):
+class IdentityKey(ArgKey):
+    """(its class, identity): an object keyed by identity."""
+
+    __slots__ = ()
+    label = "object"
+
+    def describe(self):
+        return f"{self.label} {self[1]!r}"
+
+
+class VariableKey(IdentityKey):
     """(VariableKey, identity): a Variable (by identity, as TensorFlow)."""
 
     __slots__ = ()
-
-    def describe(self):
-        return f"Variable {self[1]!r}"
+    label = "Variable"
 
 
-class ObjectKey(ArgKey):
+class ObjectKey(IdentityKey):
     """(ObjectKey, identity): any other object."""
 
     __slots__ = ()
-
-    def describe(self):
-        return f"object {self[1]!r}"
 
 
 class SignatureKey(ArgKey):
