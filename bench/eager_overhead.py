@@ -2,7 +2,8 @@
 
 Run: python bench/eager_overhead.py
 Prints microseconds per call and the overhead (trainlib - numpy) and ratio.
-Aim (DESIGN.md / issue 2): under 3 us of overhead per op.
+Aim (DESIGN.md / issue 2): under 3 us of overhead per op; `keras.ops` functions (issue 18)
+stay at the level of the tl op they call.
 """
 import os
 import sys
@@ -13,6 +14,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _timing import median_us  # noqa: E402
 
 import trainlib as tl  # noqa: E402
+from trainlib.keras import ops  # noqa: E402
 
 
 def main():
@@ -26,6 +28,12 @@ def main():
         ("a + b operator", lambda: a + b, lambda: ta + tb),
         ("matmul 10x10", lambda: np.matmul(m, m), lambda: tl.matmul(tm, tm)),
         ("reduce_sum (16,)", lambda: np.sum(a), lambda: tl.reduce_sum(ta)),
+        # keras.ops (argument adaptation and Keras's dtype promotion over the same ops)
+        ("ops.add (16,)", lambda: np.add(a, b), lambda: ops.add(ta, tb)),
+        ("ops.matmul 10x10", lambda: np.matmul(m, m), lambda: ops.matmul(tm, tm)),
+        ("ops.sum (16,)", lambda: np.sum(a), lambda: ops.sum(ta)),
+        ("ops.mean (16,)", lambda: np.mean(a), lambda: ops.mean(ta)),
+        ("ops.exp (16,)", lambda: np.exp(a), lambda: ops.exp(ta)),
     ]
     print(f"{'op':<18}{'numpy us':>10}{'trainlib us':>13}{'overhead us':>13}{'ratio':>8}")
     for name, ref, ours in cases:

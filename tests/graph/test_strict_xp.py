@@ -22,7 +22,8 @@ from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
-_TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise")
+_TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
+           "test_numeric", "test_segment", "test_decompositions", "test_complex")
 _CASES = [c for name in _TABLES for c in importlib.import_module(f"tests.graph.ops.{name}").CASES]
 _PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in _CASES for d in c.dtypes]
 _NEVER_RUN = {"Placeholder",  # fed by the Function call; its kernel only raises
@@ -152,6 +153,27 @@ def test_random_ops_draw_on_strict_xp_and_follow_set_seed():
             np.testing.assert_array_equal(x, y)
         _note_graph_ops(f)
     tl.random.set_seed(None)
+
+
+def test_stateless_random_ops_on_strict_xp():
+    from trainlib.graph.ops import stateless_random as sr
+
+    def draws(seed):
+        return [sr.stateless_uniform([3], seed), sr.stateless_normal([3], seed),
+                sr.stateless_truncated_normal([3], seed),
+                sr.stateless_uniform([3], seed, 0, 5, dtype=tl.int64),
+                sr.stateless_random_gamma([3], seed, 2.0), sr.stateless_random_binomial([3], seed, 4, 0.5)]
+
+    with strict():
+        seed = tl.constant([3, 4], tl.int64)
+        first, second = draws(seed), draws(seed)
+        for a, b in zip(first, second):
+            assert a.device == "gpu"
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        f = tl.function(draws)
+        for a, b in zip(f(seed), first):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+        _note_graph_ops(f, seed)
 
 
 def test_print_and_asserts_on_strict_xp():

@@ -11,3 +11,4 @@ from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import iterator  # noqa: F401 -- dataset iterators as graph state
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
+from . import complex, numeric, segment, decompositions, stateless_random  # noqa: F401 -- registration

@@ -1,0 +1,246 @@
+"""Matrix decompositions: QR, SVD, symmetric eigendecomposition and LU with partial pivoting.
+
+Owns the OpDefs `Qr`, `Svd`, `SelfAdjointEigV2` and `Lu` and their public functions (used by
+`tl.linalg` callers and `keras.ops.linalg`). Matrices are the last two dims, leading dims a batch.
+Invariants: kernels use `xp.linalg` (numpy or cupy) except `Lu`, which is written on `xp`
+(LAPACK getrf's pivoting: the largest magnitude in the column); gradients follow TensorFlow's
+rules: `Qr` for reduced factors with M >= N, `Svd` for reduced factors (or singular values
+only), `SelfAdjointEigV2` reading the lower triangle only, as the forward kernel does.
+"""
+from .. import dtypes as _dt
+from ..op import apply, convert_to_tensor, defop, spec
+from . import array as _array
+from . import linalg as _linalg
+from . import math as _math
+
+__all__ = ["qr", "svd", "eigh", "lu"]
+
+
+def _matrix(x, name):
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    if not x.dtype.is_floating:
+        raise TypeError(f"{name} needs a floating tensor, got {x.dtype.name}")
+    if x.shape.rank is not None and x.shape.rank < 2:
+        raise ValueError(f"{name} needs matrices (rank >= 2), got shape {x.shape}")
+    return x
+
+
+def _t(x):
+    r = x.shape.rank
+    return _array.transpose(x, list(range(r - 2)) + [r - 1, r - 2])
+
+
+def _mm(a, b):
+    return _math.matmul(a, b)
+
+
+def _zeros_if_none(g, like):
+    return _array.zeros_like(like) if g is None else g
+
+
+# ------------------------------------------------------------------ QR
+
+def _qr_infer(x, full_matrices=False):
+    if not x.dtype.is_floating:
+        raise TypeError(f"Qr needs a floating tensor, got {x.dtype.name}")
+    if x.shape.rank is None:
+        return spec(None, x.dtype), spec(None, x.dtype)
+    batch, m, n = list(x.shape)[:-2], x.shape[-2], x.shape[-1]
+    k = None if m is None or n is None else min(m, n)
+    qc = m if full_matrices else k
+    rr = m if full_matrices else k
+    return spec(batch + [m, qc], x.dtype), spec(batch + [rr, n], x.dtype)
+
+
+def _qr_grad(op, dq, dr):
+    # TensorFlow's _QrGrad (reduced factors, M >= N)
+    x = op.inputs[0]
+    q, r = op.outputs
+    m, n = x.shape[-2], x.shape[-1]
+    if op.attrs["full_matrices"] and m != n or m is None or n is None or m < n:
+        raise NotImplementedError("the gradient of qr is defined for reduced factors of matrices "
+                                  f"with M >= N (static), got shape {x.shape}")
+    dq, dr = _zeros_if_none(dq, q), _zeros_if_none(dr, r)
+    qdq = _mm(_t(q), dq)
+    qdq_ = qdq - _t(qdq)
+    rdr = _mm(r, _t(dr))
+    rdr_ = rdr - _t(rdr)
+    tril = _linalg.band_part(qdq_ + rdr_, -1, 0)
+
+    def tri_solve(a):  # a R^-T, by solving R Y = a^T
+        return _t(_linalg.solve(r, _t(a)))
+    return (_mm(q, dr + tri_solve(tril)) + tri_solve(dq - _mm(q, qdq)),)
+
+
+@defop("Qr", infer=_qr_infer, grad=_qr_grad, num_outputs=2)
+def _qr(xp, x, full_matrices=False):
+    q, r = xp.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    return q.astype(x.dtype, copy=False), r.astype(x.dtype, copy=False)
+
+
+def qr(x, full_matrices=False):
+    """(q, r) with x = q @ r, q orthonormal columns, r upper triangular.
+
+    Example:
+        >>> q, r = tl.graph.ops.decompositions.qr(tl.eye(2))
+        >>> r.shape
+        TensorShape([2, 2])
+    """
+    return apply("Qr", _matrix(x, "qr"), full_matrices=bool(full_matrices))
+
+
+# ------------------------------------------------------------------ SVD
+
+def _svd_infer(x, full_matrices=False, compute_uv=True):
+    if not x.dtype.is_floating:
+        raise TypeError(f"Svd needs a floating tensor, got {x.dtype.name}")
+    if x.shape.rank is None:
+        return spec(None, x.dtype), spec(None, x.dtype), spec(None, x.dtype)
+    batch, m, n = list(x.shape)[:-2], x.shape[-2], x.shape[-1]
+    k = None if m is None or n is None else min(m, n)
+    s = spec(batch + [k], x.dtype)
+    if not compute_uv:
+        return s, spec([0], x.dtype), spec([0], x.dtype)
+    return (s, spec(batch + [m, m if full_matrices else k], x.dtype),
+            spec(batch + [n if full_matrices else k, n], x.dtype))
+
+
+def _svd_grad(op, ds, du, dvh):
+    x = op.inputs[0]
+    s, u, vh = op.outputs
+    if not op.attrs["compute_uv"]:
+        # singular values only: recompute the vectors (their gradient is not needed)
+        _, u, vh = apply("Svd", x, full_matrices=False, compute_uv=True)
+        return (_mm(u * _array.expand_dims(ds, -2), vh),)
+    m, n = x.shape[-2], x.shape[-1]
+    if op.attrs["full_matrices"] and m != n:
+        raise NotImplementedError("the gradient of svd with full_matrices=True is defined for "
+                                  f"square matrices only, got shape {x.shape}")
+    v = _t(vh)
+    ds = _zeros_if_none(ds, s)
+    du = _zeros_if_none(du, u)
+    dv = _t(_zeros_if_none(dvh, vh))
+    s2 = _math.square(s)
+    diff = _array.expand_dims(s2, -2) - _array.expand_dims(s2, -1)  # s_j^2 - s_i^2
+    k = s.shape[-1]
+    eye = _array.eye(k, dtype=x.dtype)
+    f = _math.divide_no_nan(1 - eye, diff + eye)
+    s_row = _array.expand_dims(s, -2)
+    s_col = _array.expand_dims(s, -1)
+    utdu = _mm(_t(u), du)
+    vtdv = _mm(_t(v), dv)
+    inner = (f * (utdu - _t(utdu))) * s_row + eye * _array.expand_dims(ds, -1) + \
+        s_col * (f * (vtdv - _t(vtdv)))
+    out = _mm(_mm(u, inner), vh)
+    s_inv = _math.divide_no_nan(_array.ones_like(s), s)
+    # the parts of du, dv outside the spans of u, v (zero for square matrices)
+    proj_u = du - _mm(u, utdu)
+    proj_v = dv - _mm(v, vtdv)
+    out = out + _mm(proj_u * _array.expand_dims(s_inv, -2), vh)
+    return (out + _mm(u * _array.expand_dims(s_inv, -2), _t(proj_v)),)
+
+
+@defop("Svd", infer=_svd_infer, grad=_svd_grad, num_outputs=3)
+def _svd(xp, x, full_matrices=False, compute_uv=True):
+    if not compute_uv:
+        s = xp.linalg.svd(x, compute_uv=False)
+        empty = xp.zeros((0,), dtype=x.dtype)
+        return s.astype(x.dtype, copy=False), empty, empty
+    u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+    return s.astype(x.dtype, copy=False), u.astype(x.dtype, copy=False), vh.astype(x.dtype, copy=False)
+
+
+def svd(x, full_matrices=False, compute_uv=True):
+    """Singular values `s` and, if compute_uv, (s, u, vh) with x = u @ diag(s) @ vh.
+
+    Example:
+        >>> s = tl.graph.ops.decompositions.svd(tl.eye(2), compute_uv=False)
+        >>> s.numpy()
+        array([1., 1.], dtype=float32)
+    """
+    out = apply("Svd", _matrix(x, "svd"), full_matrices=bool(full_matrices),
+                compute_uv=bool(compute_uv))
+    return out if compute_uv else out[0]
+
+
+# ------------------------------------------------------------------ symmetric eigendecomposition
+
+def _eigh_infer(x):
+    if not x.dtype.is_floating:
+        raise TypeError(f"SelfAdjointEigV2 needs a floating tensor, got {x.dtype.name}")
+    if x.shape.rank is None:
+        return spec(None, x.dtype), spec(None, x.dtype)
+    if x.shape[-1] is not None and x.shape[-2] is not None and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"eigh needs square matrices, got shape {x.shape}")
+    return spec(list(x.shape)[:-1], x.dtype), spec(x.shape, x.dtype)
+
+
+def _eigh_grad(op, dw, dv):
+    w, v = op.outputs
+    dw = _zeros_if_none(dw, w)
+    n = w.shape[-1]
+    eye = _array.eye(n, dtype=w.dtype)
+    diff = _array.expand_dims(w, -2) - _array.expand_dims(w, -1)  # w_j - w_i
+    f = _math.divide_no_nan(1 - eye, diff + eye)
+    inner = eye * _array.expand_dims(dw, -1)
+    if dv is not None:
+        inner = inner + f * _mm(_t(v), dv)
+    g = _mm(_mm(v, inner), _t(v))
+    # the kernel reads the lower triangle only: fold the upper part's sensitivity onto it
+    sym = g + _t(g)
+    return (_linalg.band_part(sym, -1, 0) - eye * sym * 0.5,)
+
+
+@defop("SelfAdjointEigV2", infer=_eigh_infer, grad=_eigh_grad, num_outputs=2)
+def _eigh(xp, x):
+    w, v = xp.linalg.eigh(x, UPLO="L")
+    return w.astype(x.dtype, copy=False), v.astype(x.dtype, copy=False)
+
+
+def eigh(x):
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle read).
+
+    Example:
+        >>> w, v = tl.graph.ops.decompositions.eigh(tl.eye(2))
+        >>> w.numpy()
+        array([1., 1.], dtype=float32)
+    """
+    return apply("SelfAdjointEigV2", _matrix(x, "eigh"))
+
+
+# ------------------------------------------------------------------ LU
+
+def _lu_infer(x):
+    if not x.dtype.is_floating:
+        raise TypeError(f"Lu needs a floating tensor, got {x.dtype.name}")
+    if x.shape.rank is None:
+        return spec(None, x.dtype), spec(None, _dt.int32)
+    return spec(x.shape, x.dtype), spec(list(x.shape)[:-1], _dt.int32)
+
+
+@defop("Lu", infer=_lu_infer, differentiable=False, num_outputs=2)
+def _lu(xp, x):
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"lu needs square matrices, got shape {list(x.shape)}")
+    n = x.shape[-1]
+    batch = x.shape[:-2]
+    a = x.reshape((-1, n, n)).copy()
+    perm = xp.tile(xp.arange(n, dtype=xp.int32), (a.shape[0], 1))
+    rows = xp.arange(a.shape[0])
+    for k in range(n):
+        p = k + xp.argmax(xp.abs(a[:, k:, k]), axis=1)
+        a_k, a_p = a[rows, k].copy(), a[rows, p].copy()
+        a[rows, k], a[rows, p] = a_p, a_k
+        perm_k, perm_p = perm[rows, k].copy(), perm[rows, p].copy()
+        perm[rows, k], perm[rows, p] = perm_p, perm_k
+        pivot = a[:, k, k]
+        safe = xp.where(pivot == 0, 1, pivot)
+        a[:, k + 1:, k] = a[:, k + 1:, k] / safe[:, None]
+        a[:, k + 1:, k + 1:] -= a[:, k + 1:, k:k + 1] * a[:, k:k + 1, k + 1:]
+    return a.reshape(x.shape), perm.reshape(batch + (n,))
+
+
+def lu(x):
+    """(lu, perm): L (unit lower, below the diagonal) and U packed in one matrix, and the row
+    permutation with x[perm] = L @ U (TensorFlow's `tf.linalg.lu`)."""
+    return apply("Lu", _matrix(x, "lu"))

@@ -1,0 +1,875 @@
+"""`trainlib.keras.ops.nn`: Keras 3's neural-network ops over trainlib's nn ops.
+
+Owns: Keras's signatures and defaults for activations (`gelu` approximate by default, `elu` with
+alpha...), convolutions and pooling in `channels_last` / `channels_first` (1-D and 2-D; 1-D runs
+as 2-D with a unit height; `conv`, `conv_transpose` and pooling also 3-D, as sums of 2-D
+convolutions over depth), attention, normalizations, cross-entropies (from logits or from
+probabilities, with Keras's reuse of the logits behind a sigmoid/softmax output), one-hot
+encodings and block rearrangements. Invariants: compositions of trainlib ops only; the
+convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2DBackpropInput
+(the same op the gradient of Conv2D uses), so nothing here has a kernel of its own.
+"""
+import numpy as _np
+
+from ... import activations as _act
+from ... import losses as _losses
+from ...graph import dtypes as _dt
+from ...graph.ops import array as _a
+from ...graph.ops import complex as _cx
+from ...graph.ops import math as _m
+from ...graph.ops import nn as _nn
+from ...graph.op import apply as _apply
+from . import linalg as _klinalg
+from . import numpy as _knp
+from ._convert import FLOATX as _FLOATX, floating as _float, promote as _promote, tensor as _t
+
+__all__ = [
+    "adaptive_average_pool", "adaptive_max_pool", "average_pool", "batch_normalization",
+    "binary_crossentropy", "categorical_crossentropy", "celu", "conv", "conv_transpose",
+    "ctc_decode", "ctc_loss",
+    "depth_to_space", "depthwise_conv", "dot_product_attention", "elu", "fold", "gelu", "glu",
+    "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "layer_normalization",
+    "leaky_relu", "log_sigmoid", "log_softmax", "max_pool", "moments", "multi_hot", "normalize",
+    "one_hot", "polar", "psnr", "relu", "relu6", "rms_normalization", "selu", "separable_conv", "sigmoid",
+    "silu", "soft_shrink", "softmax", "softplus", "softsign", "space_to_depth",
+    "sparse_categorical_crossentropy", "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus",
+    "swish", "tanh_shrink", "threshold", "unfold",
+]
+
+_EPSILON = 1e-7
+
+
+def _c(x, dtype):
+    return _m.cast(x, dtype)
+
+
+# ------------------------------------------------------------------ activations
+
+def relu(x):
+    """max(x, 0) (integers stay integers, as Keras)."""
+    x = _t(x)
+    if x.dtype.is_integer:
+        return _m.maximum(x, _m.cast(0, x.dtype))
+    return _nn.relu(_float(x))
+
+
+def relu6(x):
+    """min(max(x, 0), 6) (integers stay integers, as Keras)."""
+    x = _t(x)
+    if x.dtype.is_integer:
+        return _m.minimum(_m.maximum(x, _m.cast(0, x.dtype)), _m.cast(6, x.dtype))
+    return _nn.relu6(_float(x))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) (the output remembers its logits for the cross-entropies)."""
+    return _act.sigmoid(_float(x))
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along `axis` (None: over all elements)."""
+    x = _float(x)
+    if axis is None:
+        return _a.reshape(_act.softmax(_a.reshape(x, [-1])), _a.shape(x))
+    return _act.softmax(x, axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along `axis` (None: over all elements)."""
+    x = _float(x)
+    if axis is None:
+        return _a.reshape(_nn.log_softmax(_a.reshape(x, [-1])), _a.shape(x))
+    return _nn.log_softmax(x, axis=axis)
+
+
+def softplus(x):
+    """log(1 + exp(x))."""
+    return _m.softplus(_float(x))
+
+
+def softsign(x):
+    """x / (1 + |x|)."""
+    return _m.softsign(_float(x))
+
+
+def silu(x):
+    """x * sigmoid(x)."""
+    return _nn.silu(_float(x))
+
+
+swish = silu
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)), computed stably."""
+    return _m.log_sigmoid(_float(x))
+
+
+def leaky_relu(x, negative_slope=0.2):
+    """x if x > 0 else negative_slope * x."""
+    return _nn.leaky_relu(_float(x), alpha=negative_slope)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    x = _float(x)
+    return _nn.relu6(x + _c(3.0, x.dtype)) / _c(6.0, x.dtype)
+
+
+def hard_silu(x):
+    """x * hard_sigmoid(x)."""
+    x = _float(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def elu(x, alpha=1.0):
+    """x if x > 0 else alpha * (exp(x) - 1)."""
+    x = _float(x)
+    res = _nn.elu(x)
+    return res if alpha == 1 else _m.where(_m.greater(x, 0), res, _c(alpha, x.dtype) * res)
+
+
+def selu(x):
+    """Scaled ELU with the self-normalizing constants."""
+    return _nn.selu(_float(x))
+
+
+def gelu(x, approximate=True):
+    """Gaussian error linear unit (tanh approximation by default, as Keras)."""
+    x = _float(x)
+    if x.dtype is _dt.float16:  # computed in float32 (float16 erf is too coarse), as TensorFlow
+        return _m.cast(_nn.gelu(_m.cast(x, _dt.float32), approximate=approximate), _dt.float16)
+    return _nn.gelu(x, approximate=approximate)
+
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    x = _float(x)
+    zero = _a.zeros_like(x)
+    a = _c(alpha, x.dtype)
+    return _m.maximum(x, zero) + a * _m.expm1(_m.minimum(x, zero) / a)
+
+
+def glu(x, axis=-1):
+    """a * sigmoid(b) for the halves a, b of x along `axis`."""
+    x = _float(x)
+    if x.shape[axis] is not None and x.shape[axis] % 2:
+        raise ValueError(f"glu: axis size must be divisible by 2, got shape {x.shape} and axis {axis}")
+    a, b = _a.split(x, 2, axis=axis)
+    return a * _m.sigmoid(b)
+
+
+def tanh_shrink(x):
+    """x - tanh(x)."""
+    x = _float(x)
+    return x - _m.tanh(x)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1]."""
+    x = _float(x)
+    return _m.minimum(_m.maximum(x, _c(-1.0, x.dtype)), _c(1.0, x.dtype))
+
+
+def hard_shrink(x, threshold=0.5):
+    """x where |x| > threshold, else 0."""
+    x = _float(x)
+    return _m.where(_m.greater(_m.abs(x), _c(threshold, x.dtype)), x, _a.zeros_like(x))
+
+
+def soft_shrink(x, threshold=0.5):
+    """x - threshold above it, x + threshold below -threshold, else 0."""
+    x = _float(x)
+    t = _c(threshold, x.dtype)
+    return _m.where(_m.greater(x, t), x - t, _m.where(_m.less(x, -t), x + t, _a.zeros_like(x)))
+
+
+def threshold(x, threshold, default_value):  # noqa: A002 -- Keras's names
+    """x where x > threshold, else default_value."""
+    x = _float(x)
+    return _m.where(_m.greater(x, _c(threshold, x.dtype)), x,
+                    _a.broadcast_to(_c(default_value, x.dtype), _a.shape(x)))
+
+
+def sparse_plus(x):
+    """0 for x <= -1, (x + 1)^2 / 4 for |x| < 1, x for x >= 1."""
+    x = _float(x)
+    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
+                    _m.where(_m.less(x, 1.0), 0.25 * _m.square(x + 1.0), x))
+
+
+def sparse_sigmoid(x):
+    """0 for x <= -1, (x + 1) / 2 for |x| < 1, 1 for x >= 1."""
+    x = _float(x)
+    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
+                    _m.where(_m.greater_equal(x, 1.0), _a.ones_like(x), 0.5 * (x + 1.0)))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x^2 + b)) / 2."""
+    x = _float(x)
+    return (x + _m.sqrt(_m.square(x) + _c(b, x.dtype))) / _c(2.0, x.dtype)
+
+
+def sparsemax(x, axis=-1):
+    """The Euclidean projection of x onto the probability simplex along `axis`."""
+    x = _float(x)
+    rank = x.shape.rank
+    axis %= rank
+    s = _a.sort(x, axis=axis, direction="DESCENDING")
+    cs = _m.cumsum(s, axis=axis)
+    n = x.shape[axis]
+    shape = [1] * rank
+    shape[axis] = n
+    r = _a.reshape(_m.cast(_a.range(1, n + 1), x.dtype), shape)
+    support = _m.greater(s - (cs - 1.0) / r, 0.0)
+    k = _m.reduce_sum(_m.cast(support, x.dtype), axis=axis, keepdims=True)
+    tau = (_m.reduce_sum(_m.where(support, cs, _a.zeros_like(cs)), axis=axis, keepdims=True) - 1.0) / k
+    return _m.maximum(x - tau, _a.zeros_like(x))
+
+
+# ------------------------------------------------------------------ encodings and losses
+
+def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+    """One-hot encodings of the integer x (negative indices give all zeros), float32 by default."""
+    if sparse:
+        raise NotImplementedError("trainlib has no sparse tensors (one_hot(sparse=True))")
+    x = _t(x)
+    if x.dtype not in (_dt.int32, _dt.int64):
+        x = _m.cast(x, _dt.int64)
+    d = _dt.as_dtype(dtype or _FLOATX)
+    if d.is_bool:
+        return _m.cast(_a.one_hot(x, num_classes, axis=axis, dtype=_dt.int32), _dt.bool)
+    return _a.one_hot(x, num_classes, axis=axis, dtype=d)
+
+
+def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
+    """Multi-hot encodings: the one-hot rows of each sample combined (batched if rank > 1)."""
+    num_classes = kwargs.pop("num_tokens", num_classes)
+    x = _t(inputs)
+    red = 1 if x.shape.rank > 1 else 0
+    d = _dt.as_dtype(dtype or _FLOATX)
+    if d.is_bool:
+        return _m.reduce_any(one_hot(x, num_classes, axis, "bool", sparse), red)
+    return _m.reduce_max(one_hot(x, num_classes, axis, d, sparse), red)
+
+
+def _same_shapes(name, target, output):
+    if target.shape.rank != output.shape.rank:
+        raise ValueError(f"Arguments `target` and `output` of {name} must have the same rank "
+                         f"(ndim). Received: target.shape={target.shape}, output.shape={output.shape}")
+    for e1, e2 in zip(target.shape, output.shape):
+        if e1 is not None and e2 is not None and e1 != e2:
+            raise ValueError(f"Arguments `target` and `output` of {name} must have the same shape. "
+                             f"Received: target.shape={target.shape}, output.shape={output.shape}")
+
+
+def binary_crossentropy(target, output, from_logits=False):
+    """Elementwise binary cross-entropy (no reduction)."""
+    output, from_logits = _losses._from_activation(output, from_logits, "Sigmoid")  # noqa: SLF001
+    target, output = _promote(target, output, floating=True)
+    _same_shapes("binary_crossentropy", target, output)
+    if from_logits:
+        return _nn.sigmoid_cross_entropy_with_logits(labels=target, logits=output)
+    p = _m.clip_by_value(output, _EPSILON, 1.0 - _EPSILON)
+    return -(target * _m.log(p) + (1.0 - target) * _m.log(1.0 - p))
+
+
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Cross-entropy of one-hot (or soft) targets along `axis` (no batch reduction)."""
+    output, from_logits = _losses._from_activation(output, from_logits, "Softmax")  # noqa: SLF001
+    target, output = _promote(target, output, floating=True)
+    if target.shape.rank is not None and target.shape.rank < 1:
+        raise ValueError("Arguments `target` and `output` must be at least rank 1")
+    _same_shapes("categorical_crossentropy", target, output)
+    if from_logits:
+        return _nn.softmax_cross_entropy_with_logits(labels=target, logits=output, axis=axis)
+    p = output / _m.reduce_sum(output, axis, keepdims=True)
+    p = _m.clip_by_value(p, _EPSILON, 1.0 - _EPSILON)
+    return -_m.reduce_sum(target * _m.log(p), axis)
+
+
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Cross-entropy of integer targets (no batch reduction); axis must be the last."""
+    output, from_logits = _losses._from_activation(output, from_logits, "Softmax")  # noqa: SLF001
+    output = _float(output)
+    if axis not in (-1, output.shape.rank - 1):
+        raise ValueError(f"Only axis=-1 is currently supported. Received: axis={axis}")
+    target = _t(target)
+    if target.shape.rank == output.shape.rank and target.shape[-1] == 1:
+        target = _a.squeeze(target, [-1])
+    if target.shape.rank != output.shape.rank - 1:
+        raise ValueError("Argument `output` must have rank (ndim) `target.ndim - 1`. Received: "
+                         f"target.shape={target.shape}, output.shape={output.shape}")
+    target = _m.cast(target, _dt.int64)
+    if not from_logits:
+        output = _m.log(_m.clip_by_value(output, _EPSILON, 1.0 - _EPSILON))
+    return _nn.sparse_softmax_cross_entropy_with_logits(labels=target, logits=output)
+
+
+# ------------------------------------------------------------------ normalization
+
+def moments(x, axes, keepdims=False, synchronized=False):
+    """(mean, variance) of x over `axes`."""
+    x = _float(x)
+    ax = [axes] if isinstance(axes, int) else list(axes)
+    mean = _m.reduce_mean(x, ax, keepdims=True)
+    var = _m.reduce_mean(_m.square(x - _a.stop_gradient(mean)), ax, keepdims=True) - \
+        _m.square(mean - _a.stop_gradient(mean))
+    if not keepdims:
+        mean, var = _a.squeeze(mean, ax), _a.squeeze(var, ax)
+    return mean, var
+
+
+def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+    """(x - mean) / sqrt(variance + epsilon) * scale + offset, statistics along `axis`."""
+    x = _float(x)
+    rank = x.shape.rank
+
+    def shaped(v):
+        if v is None:
+            return None
+        v = _t(v, x.dtype)
+        if axis in (-1, rank - 1) or v.shape.rank == rank:
+            return v
+        shape = [1] * rank
+        shape[axis] = -1
+        return _a.reshape(v, shape)
+    inv = _m.rsqrt(shaped(variance) + _c(epsilon, x.dtype))
+    if scale is not None:
+        inv = inv * shaped(scale)
+    out = x * inv - shaped(mean) * inv
+    return out + shaped(offset) if offset is not None else out
+
+
+def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
+    """x normalized over `axis` (mean 0, variance 1), then scaled by gamma and shifted by beta."""
+    rms_scaling = kwargs.pop("rms_scaling", False)
+    if kwargs:
+        raise TypeError(f"layer_normalization got unexpected arguments {sorted(kwargs)}")
+    eps = 1e-7 if epsilon is None else epsilon
+    x0 = _t(x)
+    x = _float(x0) if x0.dtype not in (_dt.float16,) else _m.cast(x0, _dt.float32)
+    rank = x.shape.rank
+    ax = sorted([a % rank for a in ([axis] if isinstance(axis, int) else axis)])
+    bshape = [1] * rank
+    for a in ax:
+        bshape[a] = x.shape[a]
+
+    def bc(v):
+        if v is None:
+            return None
+        v = _t(v, x.dtype)
+        if v.shape.rank != rank and ax != [rank - 1]:
+            return _a.reshape(v, bshape)
+        return v
+    if rms_scaling:
+        inv = _m.rsqrt(_m.reduce_variance(x, ax, keepdims=True) + _c(eps, x.dtype))
+        out = x * inv
+        if gamma is not None:
+            out = out * bc(gamma)
+    else:
+        mean, var = moments(x, ax, keepdims=True)
+        inv = _m.rsqrt(var + _c(eps, x.dtype))
+        if gamma is not None:
+            inv = inv * bc(gamma)
+        res = -mean * inv
+        if beta is not None:
+            res = res + bc(beta)
+        out = x * inv + res
+    return _m.cast(out, x0.dtype)  # back to the input's dtype, integers too, as Keras
+
+
+def rms_normalization(x, scale=None, axis=-1, epsilon=None):
+    """x / sqrt(mean(x^2) + epsilon) over `axis`, times scale."""
+    eps = 1e-7 if epsilon is None else epsilon
+    x0 = _t(x)
+    x = _float(x0) if x0.dtype is not _dt.float16 else _m.cast(x0, _dt.float32)
+    if x.shape.rank == 0:
+        x = _a.expand_dims(x, 0)
+    ax = sorted(axis) if isinstance(axis, (list, tuple)) else axis
+    out = x * _m.rsqrt(_m.reduce_mean(_m.square(x), ax, keepdims=True) + _c(eps, x.dtype))
+    if scale is not None:
+        out = out * _t(scale, x.dtype)
+    return _m.cast(out, x0.dtype)  # back to the input's dtype, integers too, as Keras
+
+
+def normalize(x, axis=-1, order=2, epsilon=None):
+    """x divided by its `order`-norm along `axis`."""
+    if not isinstance(order, int) or order < 1:
+        raise ValueError(f"Argument `order` must be an int >= 1. Received: order={order}")
+    x = _float(x)
+    if x.shape.rank == 0:
+        x = _a.expand_dims(x, 0)
+    eps = 1e-7 if epsilon is None else epsilon
+    if order == 2:
+        inv = _m.rsqrt(_m.reduce_sum(_m.square(x), axis, keepdims=True))
+        return x * _m.minimum(inv, _c(1.0 / eps, x.dtype))
+    return x / _m.maximum(_klinalg.norm(x, order, axis, keepdims=True), _c(eps, x.dtype))
+
+
+def polar(abs_, angle):
+    """The complex64 tensor abs_ * (cos(angle) + i sin(angle))."""
+    r, a = _promote(abs_, angle, floating=True)
+    r, a = _m.cast(r, _dt.float32), _m.cast(a, _dt.float32)
+    return _cx.complex(r * _m.cos(a), r * _m.sin(a))
+
+
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio: 20 log10(max_val) - 10 log10(mse)."""
+    a, b = _promote(x1, x2, floating=True)
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"Input shapes {a.shape} and {b.shape} must match for PSNR calculation.")
+    mse = _m.reduce_mean(_m.square(a - b))
+    return 20.0 * _knp.log10(_c(max_val, b.dtype)) - 10.0 * _knp.log10(mse)
+
+
+# ------------------------------------------------------------------ convolution and pooling
+
+def _tuple(v, n, name):
+    if isinstance(v, int):
+        return (v,) * n
+    v = tuple(int(e) for e in v)
+    if len(v) != n:
+        raise ValueError(f"{name} needs {n} values, got {v}")
+    return v
+
+
+def _spatial_rank(x, name):
+    r = x.shape.rank - 2
+    if r not in (1, 2):
+        raise NotImplementedError(f"keras.ops.{name}: trainlib supports 1-D and 2-D inputs here "
+                                  f"(rank 3 or 4; conv and pooling also rank 5), got rank "
+                                  f"{x.shape.rank}")
+    return r
+
+
+def _to_nhwc(x, data_format, r):
+    """x as NHWC (1-D inputs get a unit height)."""
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0] + list(range(2, r + 2)) + [1])
+    return _a.expand_dims(x, 1) if r == 1 else x
+
+
+def _from_nhwc(y, data_format, r):
+    if r == 1:
+        y = _a.squeeze(y, [1])
+    if data_format == "channels_first":
+        y = _a.transpose(y, [0, r + 1] + list(range(1, r + 1)))
+    return y
+
+
+def _data_format(data_format):
+    df = data_format or "channels_last"
+    if df not in ("channels_last", "channels_first"):
+        raise ValueError(f"data_format must be 'channels_last' or 'channels_first', got {df!r}")
+    return df
+
+
+def _padding(padding):
+    p = padding.upper()
+    if p not in ("SAME", "VALID"):
+        raise ValueError(f"padding must be 'same' or 'valid', got {padding!r}")
+    return p
+
+
+def _hw(v, r):
+    return (1,) + v if r == 1 else v
+
+
+def _depth_windows(n, k, s, d, padding):
+    """(pad before, pad after, output length) along one dim, TensorFlow's SAME/VALID rule."""
+    span = (k - 1) * d + 1
+    if padding == "SAME":
+        out = -(-n // s)
+        total = max((out - 1) * s + span - n, 0)
+        return total // 2, total - total // 2, out
+    return 0, 0, (n - span) // s + 1
+
+
+def _conv3d(x, k, s, d, padding):
+    """A channels-last 3-D convolution as sums of 2-D convolutions over the kernel's depth."""
+    before, after, out_d = _depth_windows(x.shape[1], k.shape[0], s[0], d[0], padding)
+    if before or after:
+        x = _a.pad(x, [[0, 0], [before, after], [0, 0], [0, 0], [0, 0]])
+    outs = []
+    for o in range(out_d):
+        total = None
+        for j in range(k.shape[0]):
+            term = _nn.conv2d(x[:, o * s[0] + j * d[0]], k[j], list(s[1:]), padding,
+                              dilations=list(d[1:]))
+            total = term if total is None else total + term
+        outs.append(total)
+    return _a.stack(outs, 1)
+
+
+def _channels_last(x, df):
+    return _a.transpose(x, [0] + list(range(2, x.shape.rank)) + [1]) if df == "channels_first" else x
+
+
+def _channels_back(y, df):
+    r = y.shape.rank
+    return _a.transpose(y, [0, r - 1] + list(range(1, r - 1))) if df == "channels_first" else y
+
+
+def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """N-D convolution (1-D, 2-D, 3-D); kernel [*spatial, in_channels, out_channels]."""
+    x, k = _promote(inputs, kernel, floating=True)
+    df = _data_format(data_format)
+    if x.shape.rank == 5:
+        s, d = _tuple(strides, 3, "strides"), _tuple(dilation_rate, 3, "dilation_rate")
+        return _channels_back(_conv3d(_channels_last(x, df), k, s, d, _padding(padding)), df)
+    r = _spatial_rank(x, "conv")
+    s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
+    kk = _a.expand_dims(k, 0) if r == 1 else k
+    channels = x.shape[-1] if df == "channels_last" else x.shape[1]
+    y = _to_nhwc(x, df, r)
+    if channels is not None and k.shape[-2] is not None and channels != k.shape[-2]:
+        groups = channels // k.shape[-2]
+        xs = _a.split(y, groups, axis=-1)
+        ks = _a.split(kk, groups, axis=-1)
+        out = _a.concat([_nn.conv2d(a, b, list(_hw(s, r)), _padding(padding),
+                                    dilations=list(_hw(d, r))) for a, b in zip(xs, ks)], -1)
+    else:
+        out = _nn.conv2d(y, kk, list(_hw(s, r)), _padding(padding), dilations=list(_hw(d, r)))
+    return _from_nhwc(out, df, r)
+
+
+def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    """Depthwise convolution; kernel [*spatial, in_channels, multiplier]."""
+    x, k = _promote(inputs, kernel, floating=True)
+    df = _data_format(data_format)
+    r = _spatial_rank(x, "depthwise_conv")
+    s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
+    kk = _a.expand_dims(k, 0) if r == 1 else k
+    out = _nn.depthwise_conv2d(_to_nhwc(x, df, r), kk, [1, *_hw(s, r), 1], _padding(padding),
+                               dilations=list(_hw(d, r)))
+    return _from_nhwc(out, df, r)
+
+
+def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
+                   data_format=None, dilation_rate=1):
+    """Depthwise convolution followed by a 1x1 (pointwise) convolution."""
+    y = depthwise_conv(inputs, depthwise_kernel, strides, padding, data_format, dilation_rate)
+    return conv(y, pointwise_kernel, 1, "valid", data_format)
+
+
+def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
+                   data_format=None, dilation_rate=1):
+    """Transposed convolution (the gradient of `conv` with respect to its input);
+    kernel [*spatial, out_channels, in_channels]."""
+    x, k = _promote(inputs, kernel, floating=True)
+    df = _data_format(data_format)
+    if x.shape.rank == 5:
+        s, d = _tuple(strides, 3, "strides"), _tuple(dilation_rate, 3, "dilation_rate")
+        op = (None,) * 3 if output_padding is None else _tuple(output_padding, 3, "output_padding")
+        out = _conv_transpose3d(_channels_last(x, df), k, s, d, _padding(padding), op)
+        return _channels_back(out, df)
+    r = _spatial_rank(x, "conv_transpose")
+    s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
+    op = None if output_padding is None else _tuple(output_padding, r, "output_padding")
+    p = _padding(padding)
+    y = _to_nhwc(x, df, r)
+    kk = _a.expand_dims(k, 0) if r == 1 else k
+    spatial = list(y.shape[1:3])
+    ksz = list(kk.shape[:2])
+    ss, dd = _hw(s, r), _hw(d, r)
+    ops = (None, None) if op is None else ((0,) + op if r == 1 else op)
+    out_hw = [_keras_transpose_length(spatial[i], ksz[i], ss[i], dd[i], p, ops[i]) for i in range(2)]
+    if r == 1:
+        out_hw[0] = 1
+    batch = _a.shape(y)[0:1]
+    like = _a.zeros(_a.concat([batch, out_hw, [kk.shape[2]]], 0), y.dtype)
+    # TensorFlow's conv_transpose: the input gradient of a conv of the output shape
+    out = _apply("Conv2DBackpropInput", like, kk, y, strides=tuple(ss), padding=p,
+                 explicit_paddings=None, dilations=tuple(dd))
+    return _from_nhwc(out, df, r)
+
+
+def _conv_transpose3d(x, k, s, d, padding, output_padding):
+    """A channels-last 3-D transposed convolution: the adjoint of `_conv3d` (over an output of
+    Keras's length), built from 2-D input gradients placed at their depths."""
+    out_len = [_keras_transpose_length(x.shape[i + 1], k.shape[i], s[i], d[i], padding,
+                                       output_padding[i]) for i in range(3)]
+    before, after, _ = _depth_windows(out_len[0], k.shape[0], s[0], d[0], padding)
+    like = _a.zeros(_a.concat([_a.shape(x)[0:1], out_len[1:], [k.shape[3]]], 0), x.dtype)
+    planes = [None] * (out_len[0] + before + after)
+    for o in range(x.shape[1]):
+        for j in range(k.shape[0]):
+            term = _apply("Conv2DBackpropInput", like, k[j], x[:, o], strides=tuple(s[1:]),
+                          padding=padding, explicit_paddings=None, dilations=tuple(d[1:]))
+            i = o * s[0] + j * d[0]
+            planes[i] = term if planes[i] is None else planes[i] + term
+    zero = _a.zeros_like(like)
+    return _a.stack([p if p is not None else zero for p in planes[before:before + out_len[0]]], 1)
+
+
+def _keras_transpose_length(n, k, s, d, padding, output_padding):
+    """Keras's output length of a transposed convolution along one dim."""
+    kd = (k - 1) * d + 1
+    if padding == "VALID":
+        extra = max(kd, s) - kd if output_padding is None else output_padding
+        return (n - 1) * s + kd + extra
+    if output_padding is None:
+        return n * s
+    return (n - 1) * s + kd % 2 + output_padding
+
+
+def _pool3d(fn, x, ps, s, padding, average):
+    """Channels-last 3-D pooling: 2-D pooling of every depth slice, then over depth windows
+    (exact for max, and for means too: a window's count is the product of per-dim counts)."""
+    depth = x.shape[1]
+    flat = _a.reshape(x, [-1] + list(x.shape[2:]))
+    pooled = fn(flat, [1, ps[1], ps[2], 1], [1, s[1], s[2], 1], padding)
+    pooled = _a.reshape(pooled, [-1, depth] + list(pooled.shape[1:]))
+    before, _, out_d = _depth_windows(depth, ps[0], s[0], 1, padding)
+    outs = []
+    reduce = _m.reduce_mean if average else _m.reduce_max
+    for o in range(out_d):
+        lo = max(o * s[0] - before, 0)
+        hi = min(o * s[0] - before + ps[0], depth)
+        outs.append(reduce(pooled[:, lo:hi], 1))
+    return _a.stack(outs, 1)
+
+
+def _pool(fn, inputs, pool_size, strides, padding, data_format, name):
+    x = _float(inputs)
+    df = _data_format(data_format)
+    if x.shape.rank == 5:
+        ps = _tuple(pool_size, 3, "pool_size")
+        s = ps if strides is None else _tuple(strides, 3, "strides")
+        out = _pool3d(fn, _channels_last(x, df), ps, s, _padding(padding), fn is _nn.avg_pool2d)
+        return _channels_back(out, df)
+    r = _spatial_rank(x, name)
+    ps = _tuple(pool_size, r, "pool_size")
+    s = ps if strides is None else _tuple(strides, r, "strides")
+    out = fn(_to_nhwc(x, df, r), [1, *_hw(ps, r), 1], [1, *_hw(s, r), 1], _padding(padding))
+    return _from_nhwc(out, df, r)
+
+
+def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    """Max pooling over windows of `pool_size` (1-D and 2-D)."""
+    return _pool(_nn.max_pool2d, inputs, pool_size, strides, padding, data_format, "max_pool")
+
+
+def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+    """Average pooling over windows of `pool_size` (padding excluded from the count)."""
+    return _pool(_nn.avg_pool2d, inputs, pool_size, strides, padding, data_format, "average_pool")
+
+
+def _adaptive(reduce, inputs, output_size, data_format, name):
+    x = _float(inputs)
+    df = _data_format(data_format)
+    r = x.shape.rank - 2
+    sizes = _tuple(output_size, r, "output_size")
+    axes = list(range(1, r + 1)) if df == "channels_last" else list(range(2, r + 2))
+    for ax, out_n in zip(axes, sizes):
+        n = x.shape[ax]
+        parts = []
+        for i in range(out_n):
+            start = (i * n) // out_n
+            end = -((-(i + 1) * n) // out_n)
+            key = tuple([slice(None)] * ax + [slice(start, end)])
+            parts.append(reduce(_a.getitem(x, key), ax, keepdims=True))
+        x = _a.concat(parts, ax)
+    return x
+
+
+def adaptive_average_pool(inputs, output_size, data_format=None):
+    """Average pooling to a fixed `output_size` (PyTorch's bins: floor start, ceil end)."""
+    return _adaptive(_m.reduce_mean, inputs, output_size, data_format, "adaptive_average_pool")
+
+
+def adaptive_max_pool(inputs, output_size, data_format=None):
+    """Max pooling to a fixed `output_size` (PyTorch's bins: floor start, ceil end)."""
+    return _adaptive(_m.reduce_max, inputs, output_size, data_format, "adaptive_max_pool")
+
+
+def depth_to_space(x, block_size, data_format="channels_last"):
+    """Moves depth into blocks of block_size x block_size pixels (4-D images)."""
+    x = _t(x)
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0, 2, 3, 1])
+    n, h, w, c = x.shape
+    b = block_size
+    y = _a.reshape(x, [-1, h, w, b, b, c // (b * b)])
+    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
+    y = _a.reshape(y, [-1, h * b, w * b, c // (b * b)])
+    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+
+
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """Moves blocks of block_size x block_size pixels into depth (4-D images)."""
+    x = _t(x)
+    if data_format == "channels_first":
+        x = _a.transpose(x, [0, 2, 3, 1])
+    n, h, w, c = x.shape
+    b = block_size
+    y = _a.reshape(x, [-1, h // b, b, w // b, b, c])
+    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
+    y = _a.reshape(y, [-1, h // b, w // b, c * b * b])
+    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _unfold_index(h, w, k, d, s):
+    nh = (h - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    nw = (w - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    rows = (_np.arange(nh)[None, :] * s[0] + _np.arange(k[0])[:, None] * d[0])  # [kh, nh]
+    cols = (_np.arange(nw)[None, :] * s[1] + _np.arange(k[1])[:, None] * d[1])  # [kw, nw]
+    flat = rows[:, None, :, None] * w + cols[None, :, None, :]  # [kh, kw, nh, nw]
+    return flat.reshape(-1), nh, nw
+
+
+def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks of an NCHW image: [N, C * kh * kw, L] (PyTorch's unfold)."""
+    x = _t(x)
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    if any(p):
+        x = _a.pad(x, [[0, 0], [0, 0], [p[0], p[0]], [p[1], p[1]]])
+    _, c, h, w = x.shape
+    idx, nh, nw = _unfold_index(h, w, k, d, s)
+    flat = _a.reshape(x, [-1, c, h * w])
+    patches = _a.gather(flat, _a.constant(idx.astype(_np.int32)), axis=2)
+    return _a.reshape(patches, [-1, c * k[0] * k[1], nh * nw])
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """The inverse arrangement of `unfold`, overlapping values summed: [N, C, oh, ow]."""
+    x = _t(x)
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    o = _pair(output_size)
+    h, w = o[0] + 2 * p[0], o[1] + 2 * p[1]
+    ckk = x.shape[1]
+    c = ckk // (k[0] * k[1])
+    idx, nh, nw = _unfold_index(h, w, k, d, s)
+    blocks = _a.reshape(x, [-1, c, k[0] * k[1] * nh * nw])
+    moved = _a.transpose(blocks, [2, 0, 1])
+    summed = _m.unsorted_segment_sum(moved, _a.constant(idx.astype(_np.int32)), h * w)
+    out = _a.reshape(_a.transpose(summed, [1, 2, 0]), [-1, c, h, w])
+    if any(p):
+        out = out[:, :, p[0]:h - p[0], p[1]:w - p[1]]
+    return out
+
+
+# ------------------------------------------------------------------ attention
+
+def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False,
+                          flash_attention=None, attn_logits_soft_cap=None):
+    """softmax(q k^T * scale + bias, masked) v for [batch, seq, heads, dim] inputs."""
+    if flash_attention:
+        raise ValueError("Flash attention is not supported by trainlib.")
+    q, k, v = _promote(query, key, value, floating=True)
+    if q.shape.rank != 4:
+        raise ValueError("`dot_product_attention` only supports 4D inputs. Received: "
+                         f"query.shape={q.shape}, key.shape={k.shape}, value.shape={v.shape}.")
+    hq, hk = q.shape[2], k.shape[2]
+    if hq is not None and hk is not None and hq > hk:  # grouped-query attention
+        k = _a.repeat(k, hq // hk, axis=2)
+        v = _a.repeat(v, hq // hk, axis=2)
+    if scale is None:
+        scale = 1.0 / float(_np.sqrt(k.shape[-1]))
+    logits = _m.einsum("BTNH,BSNH->BNTS", q, k) * _c(scale, q.dtype)
+    if attn_logits_soft_cap is not None:
+        cap = _c(attn_logits_soft_cap, q.dtype)
+        logits = _m.tanh(logits / cap) * cap
+    if bias is not None:
+        logits = logits + _t(bias, q.dtype)
+    if mask is not None or is_causal:
+        keep = None
+        if mask is not None:
+            keep = _m.cast(_t(mask), _dt.bool)
+        if is_causal:
+            t, s = logits.shape[2], logits.shape[3]
+            causal = _m.less_equal(_a.reshape(_a.range(s), [1, s]), _a.reshape(_a.range(t), [t, 1]))
+            keep = causal if keep is None else _m.logical_and(keep, causal)
+        large = -0.7 * (65500.0 if q.dtype is _dt.float16 else 3.38953e38)
+        logits = _m.where(keep, logits, _a.fill(_a.shape(logits), _c(large, q.dtype)))
+    probs = _nn.softmax(logits, axis=-1)
+    return _m.einsum("BNTS,BSNH->BTNH", probs, v)
+
+
+# ------------------------------------------------------------------ CTC
+
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """Connectionist temporal classification loss per sample: -log p(target | output), output
+    being logits [batch, time, classes] and target padded labels [batch, max_label_length]
+    (the forward algorithm in log space, unrolled over the static time axis)."""
+    logits = _float(output)
+    if logits.dtype is _dt.float16:  # computed in float32, as Keras
+        logits = _m.cast(logits, _dt.float32)
+    dtype = logits.dtype
+    labels = _m.cast(_t(target), _dt.int32)
+    tlen = _m.cast(_t(target_length), _dt.int32)
+    olen = _m.cast(_t(output_length), _dt.int32)
+    batch, steps, classes = logits.shape
+    max_len = labels.shape[1]
+    if steps is None or max_len is None:
+        raise ValueError("ctc_loss needs static time and label lengths in trainlib")
+    blank = mask_index % classes
+    logp = _nn.log_softmax(logits, axis=-1)
+    blanks = _a.fill(_a.shape(labels), blank)
+    ext = _a.reshape(_a.stack([blanks, labels], -1), [-1, 2 * max_len])
+    ext = _a.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, l2, ..., blank
+    size = 2 * max_len + 1
+    pos = _a.reshape(_a.range(size), [1, size])
+    previous = _a.concat([_a.fill(_a.stack([_a.shape(ext)[0], 2]), -1), ext[:, :-2]], 1)
+    skip = _m.logical_and(_m.not_equal(ext, blank), _m.not_equal(ext, previous))
+    neg = _m.cast(-1e30, dtype)
+    neg_fill = _a.fill(_a.shape(ext), neg)
+
+    def emit(t):
+        return _a.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
+
+    def shifted(a, k):
+        return _a.concat([_a.fill(_a.stack([_a.shape(a)[0], k]), neg), a[:, :-k]], 1)
+
+    def logsumexp3(a, b, c):
+        top = _m.maximum(_m.maximum(a, b), c)
+        return top + _m.log(_m.exp(a - top) + _m.exp(b - top) + _m.exp(c - top))
+    alpha = _m.where(_m.less(pos, 2), emit(0), neg_fill)
+    for t in range(1, steps):
+        step = logsumexp3(alpha, shifted(alpha, 1), _m.where(skip, shifted(alpha, 2), neg_fill)) + \
+            emit(t)
+        alpha = _m.where(_m.less(t, _a.expand_dims(olen, 1)), step, alpha)
+    last = _a.gather(alpha, _a.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
+    before = _a.gather(alpha, _a.expand_dims(_m.maximum(2 * tlen - 1, 0), 1), axis=1,
+                       batch_dims=1)[:, 0]
+    before = _m.where(_m.greater(tlen, 0), before, _a.fill(_a.shape(tlen), neg))
+    top = _m.maximum(last, before)
+    return -(top + _m.log(_m.exp(last - top) + _m.exp(before - top)))
+
+
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Greedy CTC decoding: (labels [1, batch, time] padded with -1 (int32), scores [batch, 1],
+    the negated sum of the best logit per step); beam search is not implemented."""
+    if strategy != "greedy":
+        raise NotImplementedError("keras.ops.ctc_decode: trainlib implements strategy='greedy' only")
+    x = _float(inputs)
+    if x.dtype is _dt.float16:  # scores in float32, as Keras
+        x = _m.cast(x, _dt.float32)
+    steps, classes = x.shape[1], x.shape[2]
+    lengths = _m.cast(_t(sequence_lengths), _dt.int32)
+    blank = mask_index % classes
+    best = _m.argmax(x, axis=-1, output_type=_dt.int32)  # [batch, time]
+    valid = _m.less(_a.reshape(_a.range(steps), [1, steps]), _a.expand_dims(lengths, 1))
+    prev = _a.concat([_a.fill(_a.stack([_a.shape(best)[0], 1]), -1), best[:, :-1]], 1)
+    keep = _m.logical_and(valid, _m.not_equal(best, blank))
+    if merge_repeated:
+        keep = _m.logical_and(keep, _m.not_equal(best, prev))
+    slot = _m.cumsum(_m.cast(keep, _dt.int32), axis=1) - 1  # output position of each kept label
+    hits = _m.logical_and(_a.expand_dims(keep, 2), _m.equal(
+        _a.expand_dims(slot, 2), _a.reshape(_a.range(steps), [1, 1, steps])))  # [b, t, j]
+    labels = _m.reduce_sum(_m.where(hits, _a.expand_dims(best, 2), _a.zeros_like(_m.cast(
+        hits, _dt.int32))), 1)
+    decoded = _m.where(_m.reduce_any(hits, 1), labels, _a.fill(_a.shape(labels), -1))
+    top = _m.reduce_max(x, -1)
+    scores = -_m.reduce_sum(_m.where(valid, top, _a.zeros_like(top)), 1, keepdims=True)
+    return _a.expand_dims(decoded, 0), scores
