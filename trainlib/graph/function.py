@@ -27,7 +27,7 @@ from .errors import InvalidArgumentError, OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
-from .trace_key import SIGNATURE, is_array_like, key_of, relax_args
+from .trace_key import SIGNATURE, describe, is_array_like, key_of, relax_args
 from .tracing import FuncGraph
 from .variables import Variable
 
@@ -354,7 +354,7 @@ class Function(LockOwner):
         parts = []
         for i in best_diff:
             name = names[i] if i < len(names) else f"argument {i}"
-            parts.append(f"argument {name!r} was {best[i].describe()}, now {key[i].describe()}")
+            parts.append(f"argument {name!r} was {describe(best[i])}, now {describe(key[i])}")
         return "; ".join(parts) or "the arguments changed"
 
 

@@ -2,12 +2,14 @@
 
 Owns: `key_of(value)` (tensors and arrays by dtype and shape, Python scalars, strings and
 None by value, lists/tuples/dicts by structure, composites by static facts and components,
-Variables and other objects by identity), each key's `describe()` (the text of a retrace
-reason) and `relax(value, older_keys)` (the argument with the dims that changed since the
+Variables and other objects by identity), `describe(key)` (the text of a retrace
+reason) and `relax(key, value, older_keys)` (the argument with the dims that changed since the
 older traces made None, for `reduce_retracing`), and `SIGNATURE`, the one key of a Function
 with an `input_signature`.
-Invariants: a key is a tuple whose first item is its class, so keys hash and compare at C
-speed (the cache lookup of every call) and keys of different kinds never compare equal;
+Invariants: a key is a plain tuple whose first item is its kind, a class below (never
+instantiated: it holds the kind's `describe` and `relax`), so keys are built, hashed and
+compared at C speed (the cache lookup of every call) and keys of different kinds never
+compare equal;
 dict items are in sorted key order, as graph/nest.py walks them.
 """
 import weakref
@@ -40,16 +42,16 @@ class _Weak:
         return f"<{self.type} object at {self.id:#x}>"
 
 
-class ArgKey(tuple):
-    """One argument's key: a tuple `(its class, facts...)`."""
+class ArgKey:
+    """A kind of argument key: keys of this kind are tuples `(this class, facts...)`."""
 
-    __slots__ = ()
-
-    def describe(self):
+    @staticmethod
+    def describe(key):
         """The key as a retrace reason names it."""
-        return repr(self[1:])
+        return repr(key[1:])
 
-    def relax(self, value, older):
+    @staticmethod
+    def relax(key, value, older):
         """`value` with what changed since the `older` keys (of the same argument) relaxed."""
         return value
 
@@ -57,19 +59,19 @@ class ArgKey(tuple):
 class TensorKey(ArgKey):
     """(TensorKey, dtype, shape tuple): a tensor, TensorSpec, symbolic tensor or array."""
 
-    __slots__ = ()
+    @staticmethod
+    def describe(key):
+        return f"TensorSpec(shape={TensorShape(key[2])}, dtype={key[1]!r})"
 
-    def describe(self):
-        return f"TensorSpec(shape={TensorShape(self[2])}, dtype={self[1]!r})"
-
-    def relax(self, value, older):
+    @staticmethod
+    def relax(key, value, older):
         if is_array_like(value):  # numpy arrays relax like the tensors they become
             value = TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
         if not isinstance(value, (Tensor, TensorSpec)):
             return value
         shape = TensorShape(value.shape)
         for k in older:
-            if type(k) is TensorKey and k[1] is value.dtype:
+            if k[0] is TensorKey and k[1] is value.dtype:
                 # another rank (or an unknown one) relaxes to an unknown rank, as TensorFlow
                 shape = shape.most_specific_compatible_shape(TensorShape(k[2]))
         return TensorSpec(shape, value.dtype) if shape != TensorShape(value.shape) else value
@@ -79,83 +81,76 @@ class ValueKey(ArgKey):
     """(ValueKey, type, value): a Python scalar (all as float: f(1), f(1.0), f(True) share a
     trace, as TensorFlow; NaNs one), string or None."""
 
-    __slots__ = ()
-
-    def describe(self):
-        return repr(self[2])
+    @staticmethod
+    def describe(key):
+        return repr(key[2])
 
 
 class SequenceKey(ArgKey):
     """(SequenceKey, list or tuple type, item keys)."""
 
-    __slots__ = ()
-
-    def describe(self):
-        inner = ", ".join(k.describe() for k in self[2])
-        return f"[{inner}]" if self[1] is list else f"({inner},)" if len(self[2]) == 1 else \
+    @staticmethod
+    def describe(key):
+        inner = ", ".join(describe(k) for k in key[2])
+        return f"[{inner}]" if key[1] is list else f"({inner},)" if len(key[2]) == 1 else \
             f"({inner})"
 
-    def relax(self, value, older):
+    @staticmethod
+    def relax(key, value, older):
         if not isinstance(value, (list, tuple)):
             return value
-        olds = [k for k in older if type(k) is SequenceKey and k[1] is type(value)
+        olds = [k for k in older if k[0] is SequenceKey and k[1] is type(value)
                 and len(k[2]) == len(value)]
-        items = [key.relax(v, [k[2][i] for k in olds])
-                 for i, (v, key) in enumerate(zip(value, self[2]))]
+        items = [relax(item, v, [k[2][i] for k in olds])
+                 for i, (v, item) in enumerate(zip(value, key[2]))]
         return nest._rebuild_sequence(value, items)
 
 
 class DictKey(ArgKey):
     """(DictKey, ((key, item key), ...) in sorted key order)."""
 
-    __slots__ = ()
-
-    def describe(self):
-        return "{" + ", ".join(f"{name!r}: {k.describe()}" for name, k in self[1]) + "}"
+    @staticmethod
+    def describe(key):
+        return "{" + ", ".join(f"{name!r}: {describe(k)}" for name, k in key[1]) + "}"
 
 
 class CompositeKey(ArgKey):
     """(CompositeKey, type, static facts, component keys): a TensorArray, a RaggedTensor."""
 
-    __slots__ = ()
-
-    def describe(self):
-        return f"{self[1].__name__}{self[2]!r}"
+    @staticmethod
+    def describe(key):
+        return f"{key[1].__name__}{key[2]!r}"
 
 
 class IdentityKey(ArgKey):
     """(its class, identity): an object keyed by identity."""
 
-    __slots__ = ()
     label = "object"
 
-    def describe(self):
-        return f"{self.label} {self[1]!r}"
+    @classmethod
+    def describe(cls, key):
+        return f"{key[0].label} {key[1]!r}"
 
 
 class VariableKey(IdentityKey):
     """(VariableKey, identity): a Variable (by identity, as TensorFlow)."""
 
-    __slots__ = ()
     label = "Variable"
 
 
 class ObjectKey(IdentityKey):
     """(ObjectKey, identity): any other object."""
 
-    __slots__ = ()
-
 
 class SignatureKey(ArgKey):
     """The key of every call of a Function with an input_signature."""
 
-    __slots__ = ()
-
-    def describe(self):
+    @staticmethod
+    def describe(key):
         return "input_signature"
 
 
-SIGNATURE = (SignatureKey((SignatureKey,)),)
+SIGNATURE = ((SignatureKey,),)
 
 
 def is_array_like(value):
@@ -167,29 +162,39 @@ def is_array_like(value):
 def key_of(value):
     """The key of one argument (hashable, comparable)."""
     if type(value) is Tensor:  # the hot case first
-        return TensorKey((TensorKey, value.dtype, value._value.shape))
+        return (TensorKey, value.dtype, value._value.shape)
     if isinstance(value, (bool, int, float)):
-        return ValueKey((ValueKey, float, value if value == value else "nan"))
+        return (ValueKey, float, value if value == value else "nan")
     if isinstance(value, (str, type(None))):
-        return ValueKey((ValueKey, type(value), value))
+        return (ValueKey, type(value), value)
     if isinstance(value, (list, tuple)):
-        return SequenceKey((SequenceKey, type(value), tuple(key_of(v) for v in value)))
+        return (SequenceKey, type(value), tuple(key_of(v) for v in value))
     if isinstance(value, dict):
-        return DictKey((DictKey, tuple((k, key_of(value[k])) for k in sorted(value))))
+        return (DictKey, tuple((k, key_of(value[k])) for k in sorted(value)))
     if isinstance(value, (TensorSpec, SymbolicTensor)):
-        return TensorKey((TensorKey, value.dtype, value.shape.as_tuple()))
+        return (TensorKey, value.dtype, value.shape.as_tuple())
     if isinstance(value, Variable):
-        return VariableKey((VariableKey, _Weak(value)))
+        return (VariableKey, _Weak(value))
     if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
-        return TensorKey((TensorKey, _dt.from_numpy(value.dtype), tuple(value.shape)))
+        return (TensorKey, _dt.from_numpy(value.dtype), tuple(value.shape))
     if nest.is_composite(value):  # its static facts + its components
-        return CompositeKey((CompositeKey, type(value), nest.static_key(value),
-                             tuple(key_of(x) for x in nest.components(value))))
-    return ObjectKey((ObjectKey, _Weak(value)))
+        return (CompositeKey, type(value), nest.static_key(value),
+                tuple(key_of(x) for x in nest.components(value)))
+    return (ObjectKey, _Weak(value))
+
+
+def describe(key):
+    """The text of an argument key in a retrace reason."""
+    return key[0].describe(key)
+
+
+def relax(key, value, older):
+    """`value` (whose key is `key`) relaxed against the `older` keys of the same argument."""
+    return key[0].relax(key, value, older)
 
 
 def relax_args(args, key, older_keys):
     """`args` (whose key is `key`) with tensor dims that differ from the `older_keys`' traces
     made None (TensorSpecs in their places)."""
     olds = [k for k in older_keys if k != SIGNATURE and len(k) == len(args)]
-    return tuple(k.relax(a, [old[i] for old in olds]) for i, (a, k) in enumerate(zip(args, key)))
+    return tuple(relax(k, a, [old[i] for old in olds]) for i, (a, k) in enumerate(zip(args, key)))
