@@ -10,7 +10,7 @@ from .graph import dtypes
 from .graph.ops import array as array_ops
 from .graph.ops import random as random_ops
 
-__all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
+__all__ = ["Initializer", "Orthogonal", "OrthogonalInitializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
            "TruncatedNormal", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal",
            "LecunUniform", "LecunNormal", "VarianceScaling", "Identity", "get", "serialize",
            "deserialize"]
@@ -185,6 +185,33 @@ class Identity(Initializer):
         return {"gain": self.gain}
 
 
+class Orthogonal(Initializer):
+    """A random orthogonal matrix (from the QR decomposition of normal draws) times `gain`.
+
+    Shapes of rank > 2 are flattened to (prod(shape[:-1]), shape[-1]) first, as Keras's.
+    """
+
+    def __init__(self, gain=1.0, seed=None):
+        self.gain, self.seed = gain, seed
+
+    def __call__(self, shape, dtype=None):
+        import numpy as np  # noqa: PLC0415 -- a host-side factorization at weight creation
+        shape = tuple(int(d) for d in shape)
+        if len(shape) < 2:
+            raise ValueError(f"OrthogonalInitializer needs a shape of rank >= 2, got {shape}")
+        rows, cols = int(np.prod(shape[:-1])), shape[-1]
+        draws = tl.random.normal((max(rows, cols), min(rows, cols)), dtype=tl.float64,
+                                 seed=self.seed).numpy()
+        q, r = np.linalg.qr(draws)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return tl.constant((self.gain * q).reshape(shape), dtype=dtype or tl.float32)
+
+    def get_config(self):
+        return {"gain": self.gain, "seed": self.seed}
+
+
 _ALIASES = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "uniform": RandomUniform,
     "random_uniform": RandomUniform, "normal": RandomNormal, "random_normal": RandomNormal,
@@ -192,8 +219,10 @@ _ALIASES = {
     "glorot_normal": GlorotNormal, "he_uniform": HeUniform, "he_normal": HeNormal,
     "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal, "identity": Identity,
     "variance_scaling": VarianceScaling,
+    "orthogonal": Orthogonal, "OrthogonalInitializer": Orthogonal,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_ALIASES.values())}
+OrthogonalInitializer = Orthogonal   # Keras's other name of it
 
 
 def get(identifier):

@@ -26,6 +26,7 @@ TINY = [
     ("quickstart", ["--steps", "50"]),
     ("digits_mlp", ["--epochs", "1", "--min-accuracy", "0"]),
     ("digits_cnn", ["--epochs", "1", "--min-accuracy", "0"]),
+    ("digits_rnn", ["--epochs", "1"]),   # a shortened run is not judged by the floor
     ("custom_training_loop", ["--epochs", "1", "--timing-steps", "3", "--min-accuracy", "0"]),
     ("regression", ["--epochs", "2", "--max-mae", "1e9"]),
     ("text_classification", ["--epochs", "1", "--samples", "200", "--min-accuracy", "0"]),
@@ -70,6 +71,13 @@ def test_digits_mlp_defaults_reach_095(capsys):
     status, out = run("digits_mlp", [], capsys)
     assert status == 0, out[-2000:]
     assert float(summary_of(out)["test_accuracy"]) >= 0.95
+
+
+def test_digits_rnn_shortened_run_reports_and_a_given_floor_judges(capsys):
+    status, out = run("digits_rnn", ["--epochs", "1"], capsys)
+    assert status == 0 and 0 <= float(summary_of(out)["test_accuracy"]) <= 1
+    status, out = run("digits_rnn", ["--epochs", "1", "--min-accuracy", "1.01"], capsys)
+    assert status == 1
 
 
 def test_floor_gives_exit_status_1(capsys):

@@ -70,7 +70,11 @@ def functional():
     emb = L.Embedding(10, 3)(tokens)
     shared = L.Dense(2)
     c = shared(L.GlobalMaxPooling1D()(L.LayerNormalization()(emb)))
-    d = shared(L.GlobalAveragePooling1D()(emb))   # a layer called twice
+    seq = L.TimeDistributed(L.Dense(3))(emb)
+    seq = L.RNN([L.SimpleRNNCell(3), L.LSTMCell(3)], return_sequences=True)(seq)
+    seq = L.Bidirectional(L.GRU(2, return_sequences=True))(seq)
+    seq = L.SimpleRNN(3, return_sequences=True)(L.LSTM(3, return_sequences=True)(seq))
+    d = shared(L.GlobalAveragePooling1D()(seq))   # a layer called twice
     return tl.Model([image, tokens], [a, b, c, d], name="func")
 
 

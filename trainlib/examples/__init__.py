@@ -15,8 +15,8 @@ import sys
 
 __all__ = ["EXAMPLES", "describe", "run", "main"]
 
-EXAMPLES = ("quickstart", "digits_mlp", "digits_cnn", "custom_training_loop", "regression",
-            "text_classification", "graphs_and_functions")
+EXAMPLES = ("quickstart", "digits_mlp", "digits_cnn", "digits_rnn", "custom_training_loop",
+            "regression", "text_classification", "graphs_and_functions")
 
 
 def describe(name):

@@ -1160,7 +1160,14 @@ def _split(xp, x, num_split, axis):
     if x.shape[axis] % num_split:
         raise InvalidArgumentError(f"Dimension {axis} must be evenly divisible by {num_split} but "
                                    f"is {x.shape[axis]}")
-    return tuple(xp.split(x, num_split, axis=axis))
+    # basic slices (views, as xp.split's) without array_split's per-call Python overhead
+    size = x.shape[axis] // num_split
+    index = [_py.slice(None)] * x.ndim
+    out = []
+    for i in _py.range(num_split):
+        index[axis] = _py.slice(i * size, (i + 1) * size)
+        out.append(x[tuple(index)])
+    return tuple(out)
 
 
 def _split_sizes(sizes, total):
@@ -1308,6 +1315,10 @@ def _check_in_range(xp, indices, limit, what="indices"):
 def _gather(xp, params, indices, axis=0, batch_dims=0):
     batch_dims = batch_dims % indices.ndim if batch_dims < 0 else batch_dims
     axis = axis % params.ndim
+    if indices.ndim == 0 and axis == 0:   # one row (a loop reading step t): no fancy indexing
+        row = int(indices)
+        if 0 <= row < params.shape[0]:
+            return params[row].copy()
     _check_in_range(xp, indices, params.shape[axis])
     p, idx, rows, (batch, before, after) = _gather_layout(xp, params, indices, axis, batch_dims)
     out = p[rows, idx]  # (batch, n, before, after)
