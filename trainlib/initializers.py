@@ -200,13 +200,13 @@ class Orthogonal(Initializer):
         if len(shape) < 2:
             raise ValueError(f"OrthogonalInitializer needs a shape of rank >= 2, got {shape}")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
-        draws = tl.random.normal((max(rows, cols), min(rows, cols)), dtype=tl.float64,
-                                 seed=self.seed).numpy()
+        draws = random_ops.normal((max(rows, cols), min(rows, cols)), dtype=dtypes.float64,
+                                    seed=self.seed).numpy()
         q, r = np.linalg.qr(draws)
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
-        return tl.constant((self.gain * q).reshape(shape), dtype=dtype or tl.float32)
+        return array_ops.constant((self.gain * q).reshape(shape), dtype=dtype or dtypes.float32)
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed}
