@@ -8,8 +8,9 @@ keeps `_keras_logits`, so the cross-entropy losses compute from the logits
 """
 import weakref
 
-import trainlib as tl
-from trainlib.graph.tensor import Tensor
+from .graph.ops import math as math_ops
+from .graph.ops import nn as nn_ops
+from .graph.tensor import Tensor
 
 _EAGER_LOGITS = {}   # id(eager output) -> (weak reference to it, its logits)
 
@@ -42,32 +43,32 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
 
 def relu(x):
     """max(x, 0)."""
-    return tl.nn.relu(x)
+    return nn_ops.relu(x)
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x))."""
-    return _keep_logits(tl.sigmoid(x), x)
+    return _keep_logits(math_ops.sigmoid(x), x)
 
 
 def tanh(x):
     """Hyperbolic tangent."""
-    return tl.tanh(x)
+    return math_ops.tanh(x)
 
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along `axis`."""
-    return _keep_logits(tl.nn.softmax(x, axis=axis), x)
+    return _keep_logits(nn_ops.softmax(x, axis=axis), x)
 
 
 def log_softmax(x, axis=-1):
     """log(softmax(x)) along `axis`, computed stably."""
-    return tl.nn.log_softmax(x, axis=axis)
+    return nn_ops.log_softmax(x, axis=axis)
 
 
 def gelu(x, approximate=False):
     """Gaussian error linear unit (Keras default: the exact erf form)."""
-    return tl.nn.gelu(x, approximate=approximate)
+    return nn_ops.gelu(x, approximate=approximate)
 
 
 def linear(x):
@@ -77,7 +78,7 @@ def linear(x):
 
 def elu(x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1)."""
-    return tl.where(x > 0, x, alpha * (tl.exp(tl.minimum(x, 0.0)) - 1.0))
+    return math_ops.where(x > 0, x, alpha * (math_ops.exp(math_ops.minimum(x, 0.0)) - 1.0))
 
 
 def selu(x):
@@ -88,12 +89,12 @@ def selu(x):
 
 def softplus(x):
     """log(1 + exp(x)), computed stably."""
-    return tl.maximum(x, 0.0) + tl.math.log1p(tl.exp(-tl.abs(x)))
+    return math_ops.maximum(x, 0.0) + math_ops.log1p(math_ops.exp(-math_ops.abs(x)))
 
 
 def swish(x):
     """x * sigmoid(x)."""
-    return x * tl.sigmoid(x)
+    return x * math_ops.sigmoid(x)
 
 
 silu = swish
@@ -101,12 +102,12 @@ silu = swish
 
 def exponential(x):
     """exp(x)."""
-    return tl.exp(x)
+    return math_ops.exp(x)
 
 
 def leaky_relu(x, negative_slope=0.2):
     """x if x > 0 else negative_slope * x."""
-    return tl.maximum(x, x * negative_slope)
+    return math_ops.maximum(x, x * negative_slope)
 
 
 _BY_NAME = {f.__name__: f for f in (relu, sigmoid, tanh, softmax, log_softmax, gelu, linear, elu,

@@ -20,11 +20,18 @@ import warnings
 
 import numpy as np
 
-import trainlib as tl
-from trainlib.graph.context import state
-from trainlib.graph.errors import InvalidArgumentError
-from trainlib.graph.op import owned_tensor
-from trainlib.graph.ops import iterator as _iterator_ops
+from .graph import dtypes
+from .graph import errors
+from .graph import function as function_lib
+from .graph import op as op_lib
+from .graph.ops import array as array_ops
+from .graph import tensor as tensor_lib
+from .graph import variables
+from .graph import nest
+from .graph.context import state
+from .graph.errors import InvalidArgumentError
+from .graph.op import owned_tensor
+from .graph.ops import iterator as _iterator_ops
 
 __all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
@@ -41,43 +48,22 @@ def _is_struct(s):
 
 
 def _flat(s):
-    if isinstance(s, dict):
-        return [leaf for k in sorted(s) for leaf in _flat(s[k])]
-    if isinstance(s, tuple):
-        return [leaf for item in s for leaf in _flat(item)]
-    return [s]
+    return nest.flatten(s, nest.ELEMENT)
 
 
 def _pack(structure, leaves):
-    it = iter(leaves)
-
-    def build(s):
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return type(s)((k, built[k]) for k in s) if type(s) is not dict else \
-                {k: built[k] for k in s}
-        if isinstance(s, tuple):
-            items = [build(x) for x in s]
-            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
-        return next(it)
-    return build(structure)
+    return nest.pack_as(structure, leaves, nest.ELEMENT)
 
 
 def _same_structure(a, b):
-    if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
-                and all(_same_structure(a[k], b[k]) for k in a))
-    if isinstance(a, tuple) or isinstance(b, tuple):
-        return (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)
-                and all(_same_structure(x, y) for x, y in zip(a, b)))
-    return True
+    return nest.same_structure(a, b, nest.ELEMENT)
 
 
 def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
     `tl.constant` does; numpy arrays keep their dtype and are copied (the caller may write into
     theirs later), tensors are not (they never change)."""
-    if isinstance(value, (tl.Tensor, tl.Variable)) or tl.is_tensor(value):
+    if isinstance(value, (tensor_lib.Tensor, variables.Variable)) or tensor_lib.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
         return _string_leaf(value) if value.dtype.kind in "SUO" else np.array(value)
@@ -98,7 +84,7 @@ def _as_array(value):
 def _string_leaf(value):
     """Strings as tl.string holds them (bytes in an object array); TypeError for other objects."""
     try:
-        return np.array(tl.constant(value).numpy())
+        return np.array(array_ops.constant(value).numpy())
     except TypeError:
         raise TypeError(f"Can't convert {type(value).__name__} to a tensor: {value!r}") from None
 
@@ -115,7 +101,7 @@ def _to_tensors(element):
 
 
 def _spec_of(array):
-    return tl.TensorSpec(array.shape, tl.as_dtype(array.dtype))
+    return tensor_lib.TensorSpec(array.shape, dtypes.as_dtype(array.dtype))
 
 
 def _call(fn, element):
@@ -125,7 +111,7 @@ def _call(fn, element):
 
 def _merge_spec(a, b):
     shape = a.shape.most_specific_compatible_shape(b.shape)
-    return tl.TensorSpec(shape, a.dtype)
+    return tensor_lib.TensorSpec(shape, a.dtype)
 
 
 def _check_positive(value, what, op):
@@ -183,10 +169,10 @@ class Dataset:
     def range(*args, output_type=None, name=None):
         """Elements start, start+step, ... below stop (int64 scalars unless `output_type`),
         like Python's range."""
-        np_dtype = np.int64 if output_type is None else tl.as_dtype(output_type).as_numpy_dtype
+        np_dtype = np.int64 if output_type is None else dtypes.as_dtype(output_type).as_numpy_dtype
         r = range(*[int(a) for a in args])
         return Dataset(lambda: (np.asarray(i, np_dtype) for i in r), len(r),
-                       lambda: tl.TensorSpec([], tl.as_dtype(np_dtype)))
+                       lambda: tensor_lib.TensorSpec([], dtypes.as_dtype(np_dtype)))
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None,
@@ -206,10 +192,10 @@ class Dataset:
             if shapes is None:
                 shapes = _pack(output_types, [None] * len(_flat(output_types)))
             output_signature = _pack(output_types, [
-                tl.TensorSpec(tl.TensorShape(s) if s is not None else tl.TensorShape(None), t)
+                tensor_lib.TensorSpec(tensor_lib.TensorShape(s) if s is not None else tensor_lib.TensorShape(None), t)
                 for t, s in zip(_flat(output_types), _flat_shapes(shapes, output_types))])
         specs = _flat(output_signature)
-        if not all(isinstance(s, tl.TensorSpec) for s in specs):
+        if not all(isinstance(s, tensor_lib.TensorSpec) for s in specs):
             raise TypeError(f"output_signature must be a structure of tl.TensorSpec, got "
                             f"{output_signature!r}")
         call_args = tuple(args or ())
@@ -223,14 +209,14 @@ class Dataset:
             out = []
             for v, s in zip(_flat(value), specs):
                 try:
-                    a = np.asarray(v.numpy() if tl.is_tensor(v) else v).astype(
+                    a = np.asarray(v.numpy() if tensor_lib.is_tensor(v) else v).astype(
                         s.dtype.as_numpy_dtype)
                 except (ValueError, TypeError):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element that could not be converted to the "
                         f"expected type. The expected type was {s.dtype.name}, but the yielded "
                         f"element was {v!r}.") from None
-                if not s.shape.is_compatible_with(tl.TensorShape(a.shape)):
+                if not s.shape.is_compatible_with(tensor_lib.TensorShape(a.shape)):
                     raise InvalidArgumentError(
                         f"`generator` yielded an element of shape {tuple(a.shape)} where an "
                         f"element of shape {s.shape} was expected.")
@@ -298,8 +284,8 @@ class Dataset:
             inner = self.element_spec
             flat = _flat(inner)
             dims = shapes if shapes is not None else [s.shape for s in flat]
-            return _pack(inner, [tl.TensorSpec(
-                tl.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
+            return _pack(inner, [tensor_lib.TensorSpec(
+                tensor_lib.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
                 s.dtype) for s, d in zip(flat, dims)])
         return spec
 
@@ -316,16 +302,16 @@ class Dataset:
         spec = self.element_spec
         flat_spec = _flat(spec)
         if padded_shapes is None:
-            shapes = [tl.TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
+            shapes = [tensor_lib.TensorShape([None] * s.shape.rank) if s.shape.rank is not None else None
                       for s in flat_spec]
             if any(s is None for s in shapes):
                 raise ValueError("padded_batch needs elements of known rank (or padded_shapes)")
         else:
-            shapes = [tl.TensorShape([None if d is None or int(d) < 0 else int(d)
+            shapes = [tensor_lib.TensorShape([None if d is None or int(d) < 0 else int(d)
                                       for d in _dims(s)])
                       for s in _flat_shapes(padded_shapes, spec)]
         for s, p in zip(flat_spec, shapes):
-            if not p.is_compatible_with(tl.TensorShape([None] * p.rank)) or (
+            if not p.is_compatible_with(tensor_lib.TensorShape([None] * p.rank)) or (
                     s.shape.rank is not None and s.shape.rank != p.rank):
                 raise ValueError(f"padded_batch: padded shape {p} is incompatible with the "
                                  f"element shape {s.shape}")
@@ -382,7 +368,7 @@ class Dataset:
             inner = self.element_spec
             if any(s.shape.rank == 0 for s in _flat(inner)):
                 raise ValueError("Cannot unbatch an input with scalar components.")
-            return _pack(inner, [tl.TensorSpec(s.shape[1:] if s.shape.rank is not None
+            return _pack(inner, [tensor_lib.TensorSpec(s.shape[1:] if s.shape.rank is not None
                                                else s.shape, s.dtype) for s in _flat(inner)])
         return Dataset(make, _UNKNOWN, spec)
 
@@ -423,12 +409,12 @@ class Dataset:
         def make():
             for e in source._make_iterator():
                 keep = _call(predicate, _to_tensors(e))
-                if not tl.is_tensor(keep):
-                    keep = tl.convert_to_tensor(keep)
-                if keep.dtype != tl.bool or keep.shape.rank != 0:
+                if not tensor_lib.is_tensor(keep):
+                    keep = op_lib.convert_to_tensor(keep)
+                if keep.dtype != dtypes.bool or keep.shape.rank != 0:
                     raise ValueError(f"Invalid `predicate`. `predicate` must return a `tl.bool` "
                                      f"scalar tensor, but its return type is "
-                                     f"{tl.TensorSpec(keep.shape, keep.dtype)}.")
+                                     f"{tensor_lib.TensorSpec(keep.shape, keep.dtype)}.")
                 if bool(keep.numpy()):
                     yield e
         return Dataset(make, _UNKNOWN, lambda: self.element_spec)
@@ -583,7 +569,7 @@ class Dataset:
     def _tl_handle(self):
         """The resource handle a traced Function captures to start passes over this dataset."""
         if self._handle is None:
-            self._handle = tl.Tensor(self, tl.dtypes.resource)
+            self._handle = tensor_lib.Tensor(self, dtypes.resource)
         return self._handle
 
     def _tl_new_iterator(self):
@@ -610,7 +596,7 @@ class Dataset:
     def cardinality(self):
         """The number of elements as an int64 scalar tensor: INFINITE_CARDINALITY (-1) or
         UNKNOWN_CARDINALITY (-2) when not a known count."""
-        return tl.constant(self._card, dtype=tl.int64)
+        return array_ops.constant(self._card, dtype=dtypes.int64)
 
     def __repr__(self):
         return f"<{type(self).__name__} element_spec={self.element_spec}>"
@@ -632,7 +618,7 @@ class TextLineDataset(Dataset):
                  name=None):
         if compression_type:
             raise NotImplementedError("TextLineDataset reads uncompressed files only")
-        names = np.asarray(tl.constant(filenames).numpy()).reshape(-1)
+        names = np.asarray(array_ops.constant(filenames).numpy()).reshape(-1)
         paths = [n.decode("utf-8") for n in names]
 
         def make():
@@ -642,7 +628,7 @@ class TextLineDataset(Dataset):
                         out = np.empty((), dtype=object)
                         out[()] = line.rstrip(b"\n").rstrip(b"\r")
                         yield out
-        super().__init__(make, _UNKNOWN, tl.TensorSpec([], tl.string))
+        super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
 
 
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
@@ -739,7 +725,7 @@ class Iterator(_GraphIterator):
     name = "iterator"
 
     def __init__(self, dataset):
-        super().__init__(dataset, tl.Tensor(self, tl.dtypes.resource))
+        super().__init__(dataset, tensor_lib.Tensor(self, dtypes.resource))
         self._elements = iter(dataset._make_iterator())
 
     @property
@@ -759,7 +745,7 @@ class Iterator(_GraphIterator):
         try:
             return _to_tensors(next(self._elements))
         except StopIteration:
-            raise tl.errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
+            raise errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
 
     def _tl_next_arrays(self):
         return [np.asarray(a) for a in _flat(next(self._elements))]
@@ -812,7 +798,7 @@ class _Sliced(Dataset):
 
     def __init__(self, make_iterator, length, arrays):
         super().__init__(make_iterator, length,
-                         lambda: _pack(arrays, [tl.TensorSpec(a.shape[1:], tl.as_dtype(a.dtype))
+                         lambda: _pack(arrays, [tensor_lib.TensorSpec(a.shape[1:], dtypes.as_dtype(a.dtype))
                                                 for a in _flat(arrays)]))
         self._arrays = arrays
 
@@ -868,9 +854,9 @@ def _flat_shapes(shapes, structure):
 
 def _dims(shape):
     """A shape given as a TensorShape, tensor, array, list or tuple, as a list of dims."""
-    if isinstance(shape, tl.TensorShape):
+    if isinstance(shape, tensor_lib.TensorShape):
         return shape.as_list()
-    if tl.is_tensor(shape) or isinstance(shape, np.ndarray):
+    if tensor_lib.is_tensor(shape) or isinstance(shape, np.ndarray):
         return np.asarray(shape).tolist()
     return list(shape)
 
@@ -882,12 +868,12 @@ def _traced_spec(fn, dataset):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            concrete = tl.function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
+            concrete = function_lib.function(lambda *a: _call(fn, _pack(inner, a))).get_concrete_function(
                 *_flat(inner))
         out = concrete.structured_outputs
         if isinstance(out, list):
             out = tuple(out)
-        return _pack(out, [tl.TensorSpec(t.shape, t.dtype) if tl.is_tensor(t) else
+        return _pack(out, [tensor_lib.TensorSpec(t.shape, t.dtype) if tensor_lib.is_tensor(t) else
                            _spec_of(_as_array(t)) for t in _flat(out)])
     except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
         for e in dataset._make_iterator():

@@ -6,7 +6,9 @@ callable handed to `tl.Variable`, so the draw runs eagerly even while tracing.
 """
 import math
 
-import trainlib as tl
+from .graph import dtypes
+from .graph.ops import array as array_ops
+from .graph.ops import random as random_ops
 
 __all__ = ["Initializer", "Orthogonal", "OrthogonalInitializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
            "TruncatedNormal", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal",
@@ -50,14 +52,14 @@ class Zeros(Initializer):
     """All zeros. Example: `tl.initializers.Zeros()((2, 3))`."""
 
     def __call__(self, shape, dtype=None):
-        return tl.zeros(shape, dtype=dtype or tl.float32)
+        return array_ops.zeros(shape, dtype=dtype or dtypes.float32)
 
 
 class Ones(Initializer):
     """All ones."""
 
     def __call__(self, shape, dtype=None):
-        return tl.ones(shape, dtype=dtype or tl.float32)
+        return array_ops.ones(shape, dtype=dtype or dtypes.float32)
 
 
 class Constant(Initializer):
@@ -67,7 +69,7 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-        return tl.fill(shape, tl.constant(self.value, dtype=dtype or tl.float32))
+        return array_ops.fill(shape, array_ops.constant(self.value, dtype=dtype or dtypes.float32))
 
     def get_config(self):
         return {"value": self.value}
@@ -80,7 +82,7 @@ class RandomUniform(Initializer):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None):
-        return tl.random.uniform(shape, self.minval, self.maxval, dtype=dtype or tl.float32,
+        return random_ops.uniform(shape, self.minval, self.maxval, dtype=dtype or dtypes.float32,
                                  seed=self.seed)
 
     def get_config(self):
@@ -94,7 +96,7 @@ class RandomNormal(Initializer):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None):
-        return tl.random.normal(shape, self.mean, self.stddev, dtype=dtype or tl.float32,
+        return random_ops.normal(shape, self.mean, self.stddev, dtype=dtype or dtypes.float32,
                                 seed=self.seed)
 
     def get_config(self):
@@ -105,7 +107,7 @@ class TruncatedNormal(RandomNormal):
     """Normal draws re-drawn beyond two standard deviations."""
 
     def __call__(self, shape, dtype=None):
-        return tl.random.truncated_normal(shape, self.mean, self.stddev, dtype=dtype or tl.float32,
+        return random_ops.truncated_normal(shape, self.mean, self.stddev, dtype=dtype or dtypes.float32,
                                           seed=self.seed)
 
 
@@ -130,15 +132,15 @@ class VarianceScaling(Initializer):
         fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
-        dtype = dtype or tl.float32
+        dtype = dtype or dtypes.float32
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * scale)
-            return tl.random.uniform(shape, -limit, limit, dtype=dtype, seed=self.seed)
+            return random_ops.uniform(shape, -limit, limit, dtype=dtype, seed=self.seed)
         if self.distribution == "truncated_normal":
             # the stddev of a unit normal truncated at two stddevs
             stddev = math.sqrt(scale) / 0.87962566103423978
-            return tl.random.truncated_normal(shape, 0.0, stddev, dtype=dtype, seed=self.seed)
-        return tl.random.normal(shape, 0.0, math.sqrt(scale), dtype=dtype, seed=self.seed)
+            return random_ops.truncated_normal(shape, 0.0, stddev, dtype=dtype, seed=self.seed)
+        return random_ops.normal(shape, 0.0, math.sqrt(scale), dtype=dtype, seed=self.seed)
 
     def get_config(self):
         return {"seed": self.seed, "scale": self.scale, "mode": self.mode,
@@ -177,7 +179,7 @@ class Identity(Initializer):
     def __call__(self, shape, dtype=None):
         if len(shape) != 2:
             raise ValueError(f"Identity initializer needs a 2-D shape, got {tuple(shape)}")
-        return tl.eye(shape[0], shape[1], dtype=dtype or tl.float32) * self.gain
+        return array_ops.eye(shape[0], shape[1], dtype=dtype or dtypes.float32) * self.gain
 
     def get_config(self):
         return {"gain": self.gain}
@@ -198,13 +200,13 @@ class Orthogonal(Initializer):
         if len(shape) < 2:
             raise ValueError(f"OrthogonalInitializer needs a shape of rank >= 2, got {shape}")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
-        draws = tl.random.normal((max(rows, cols), min(rows, cols)), dtype=tl.float64,
-                                 seed=self.seed).numpy()
+        draws = random_ops.normal((max(rows, cols), min(rows, cols)), dtype=dtypes.float64,
+                                    seed=self.seed).numpy()
         q, r = np.linalg.qr(draws)
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
-        return tl.constant((self.gain * q).reshape(shape), dtype=dtype or tl.float32)
+        return array_ops.constant((self.gain * q).reshape(shape), dtype=dtype or dtypes.float32)
 
     def get_config(self):
         return {"gain": self.gain, "seed": self.seed}

@@ -9,8 +9,13 @@ name resolution for `Model.compile`.
 Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
 epsilon 1e-7 before the log, so no loss is ever infinite.
 """
-import trainlib as tl
-from trainlib import activations
+from .graph import dtypes
+from .graph import op as op_lib
+from .graph.ops import array as array_ops
+from .graph.ops import math as math_ops
+from .graph.ops import nn as nn_ops
+from .graph import tensor as tensor_lib
+from . import activations
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
@@ -24,19 +29,19 @@ _REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", 
 
 
 def _pair(y_true, y_pred):
-    y_pred = tl.convert_to_tensor(y_pred)
+    y_pred = op_lib.convert_to_tensor(y_pred)
     if not y_pred.dtype.is_floating:
-        y_pred = tl.cast(y_pred, tl.float32)
-    y_true = tl.convert_to_tensor(y_true)
+        y_pred = math_ops.cast(y_pred, dtypes.float32)
+    y_true = op_lib.convert_to_tensor(y_true)
     if y_true.dtype is not y_pred.dtype:
-        y_true = tl.cast(y_true, y_pred.dtype)
+        y_true = math_ops.cast(y_true, y_pred.dtype)
     # Keras squeezes or expands a trailing 1 so that (n,) labels fit (n, 1) predictions
     rt, rp = y_true.shape.rank, y_pred.shape.rank
     if rt is not None and rp is not None:
         if rt == rp + 1 and y_true.shape[-1] == 1:
-            y_true = tl.squeeze(y_true, axis=-1)
+            y_true = array_ops.squeeze(y_true, axis=-1)
         elif rp == rt + 1 and y_pred.shape[-1] == 1:
-            y_true = tl.expand_dims(y_true, -1)
+            y_true = array_ops.expand_dims(y_true, -1)
     return y_true, y_pred
 
 
@@ -59,29 +64,29 @@ def mean_squared_error(y_true, y_pred):
     """
     y_true, y_pred = _pair(y_true, y_pred)
     _check_shapes("mean_squared_error", y_true, y_pred)
-    return tl.reduce_mean(tl.square(y_pred - y_true), axis=-1)
+    return math_ops.reduce_mean(math_ops.square(y_pred - y_true), axis=-1)
 
 
 def mean_absolute_error(y_true, y_pred):
     """mean(|y_true - y_pred|, axis=-1)."""
     y_true, y_pred = _pair(y_true, y_pred)
     _check_shapes("mean_absolute_error", y_true, y_pred)
-    return tl.reduce_mean(tl.abs(y_pred - y_true), axis=-1)
+    return math_ops.reduce_mean(math_ops.abs(y_pred - y_true), axis=-1)
 
 
 def mean_absolute_percentage_error(y_true, y_pred):
     """100 * mean(|(y_true - y_pred) / max(|y_true|, epsilon)|, axis=-1)."""
     y_true, y_pred = _pair(y_true, y_pred)
-    diff = tl.abs((y_true - y_pred) / tl.maximum(tl.abs(y_true), EPSILON))
-    return 100.0 * tl.reduce_mean(diff, axis=-1)
+    diff = math_ops.abs((y_true - y_pred) / math_ops.maximum(math_ops.abs(y_true), EPSILON))
+    return 100.0 * math_ops.reduce_mean(diff, axis=-1)
 
 
 def huber(y_true, y_pred, delta=1.0):
     """mean over the last axis of 0.5 e^2 where |e| <= delta, else delta (|e| - 0.5 delta)."""
     y_true, y_pred = _pair(y_true, y_pred)
     error = y_pred - y_true
-    abs_error = tl.abs(error)
-    return tl.reduce_mean(tl.where(abs_error <= delta, 0.5 * tl.square(error),
+    abs_error = math_ops.abs(error)
+    return math_ops.reduce_mean(math_ops.where(abs_error <= delta, 0.5 * math_ops.square(error),
                                    delta * abs_error - 0.5 * delta * delta), axis=-1)
 
 
@@ -105,11 +110,11 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
-        per = tl.nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+        per = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     else:
-        p = tl.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
-        per = -(y_true * tl.math.log(p) + (1.0 - y_true) * tl.math.log(1.0 - p))
-    return tl.reduce_mean(per, axis=axis)
+        p = math_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+        per = -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
+    return math_ops.reduce_mean(per, axis=axis)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -118,40 +123,40 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     y_true, y_pred = _pair(y_true, y_pred)
     _check_shapes("categorical_crossentropy", y_true, y_pred)
     if label_smoothing:
-        n = tl.cast(tl.shape(y_true)[-1], y_pred.dtype)
+        n = math_ops.cast(array_ops.shape(y_true)[-1], y_pred.dtype)
         y_true = y_true * (1.0 - label_smoothing) + label_smoothing / n
     if from_logits:
-        log_p = tl.nn.log_softmax(y_pred, axis=axis)
+        log_p = nn_ops.log_softmax(y_pred, axis=axis)
     else:
-        p = y_pred / tl.reduce_sum(y_pred, axis=axis, keepdims=True)
-        log_p = tl.math.log(tl.clip_by_value(p, EPSILON, 1.0 - EPSILON))
-    return -tl.reduce_sum(y_true * log_p, axis=axis)
+        p = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+        log_p = math_ops.log(math_ops.clip_by_value(p, EPSILON, 1.0 - EPSILON))
+    return -math_ops.reduce_sum(y_true * log_p, axis=axis)
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     """-log p[label] with integer labels (shape of y_pred without the class axis, or with a 1 there)."""
     y_pred, from_logits = _from_activation(y_pred, from_logits, "Softmax")
-    y_pred = tl.convert_to_tensor(y_pred)
-    y_true = tl.convert_to_tensor(y_true)
+    y_pred = op_lib.convert_to_tensor(y_pred)
+    y_true = op_lib.convert_to_tensor(y_true)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
             y_true.shape.rank == y_pred.shape.rank and y_true.shape[-1] == 1:
-        y_true = tl.squeeze(y_true, axis=-1)
+        y_true = array_ops.squeeze(y_true, axis=-1)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
             y_true.shape.rank != y_pred.shape.rank - 1:
         raise ValueError(f"sparse_categorical_crossentropy: integer labels of shape {y_true.shape} "
                          f"do not fit predictions of shape {y_pred.shape}; labels need the "
                          "predictions' shape without the class axis")
     if not y_true.dtype.is_integer:
-        y_true = tl.cast(y_true, tl.int32)
+        y_true = math_ops.cast(y_true, dtypes.int32)
     if ignore_class is not None:
-        valid = tl.not_equal(y_true, ignore_class)
-        y_true = tl.where(valid, y_true, tl.zeros_like(y_true))
+        valid = math_ops.not_equal(y_true, ignore_class)
+        y_true = math_ops.where(valid, y_true, array_ops.zeros_like(y_true))
     if not from_logits:
         # Keras: clip, log, then softmax cross-entropy of those "logits" (renormalizes)
-        y_pred = tl.math.log(tl.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
-    loss = tl.nn.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+        y_pred = math_ops.log(math_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
+    loss = nn_ops.sparse_softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred)
     if ignore_class is not None:
-        loss = loss * tl.cast(valid, loss.dtype)
+        loss = loss * math_ops.cast(valid, loss.dtype)
     return loss
 
 
@@ -170,33 +175,33 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     divide; "none"/None, and scalar or empty values, are returned as they are.
     """
     if sample_weight is not None:
-        sample_weight = tl.cast(tl.convert_to_tensor(sample_weight), values.dtype)
+        sample_weight = math_ops.cast(op_lib.convert_to_tensor(sample_weight), values.dtype)
         rv, rw = values.shape.rank, sample_weight.shape.rank
         # keras squeeze_or_expand_to_same_rank(values, sample_weight)
         if rv is not None and rw is not None:
             if rv == rw + 1 and values.shape[-1] == 1:
                 if rw == 1:
-                    sample_weight = tl.expand_dims(sample_weight, -1)
+                    sample_weight = array_ops.expand_dims(sample_weight, -1)
                 else:
-                    values = tl.squeeze(values, axis=-1)
+                    values = array_ops.squeeze(values, axis=-1)
             elif rw == rv + 1 and sample_weight.shape[-1] == 1:
                 if rv == 1:
-                    values = tl.expand_dims(values, -1)
+                    values = array_ops.expand_dims(values, -1)
                 else:
-                    sample_weight = tl.squeeze(sample_weight, axis=-1)
+                    sample_weight = array_ops.squeeze(sample_weight, axis=-1)
         values = values * sample_weight
     if reduction in ("none", None) or values.shape.rank == 0 or tuple(values.shape) == (0,):
         return values
-    total = tl.reduce_sum(values)
+    total = math_ops.reduce_sum(values)
     if reduction == "sum":
         return total
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
-        divisor = tl.reduce_sum(sample_weight)
+        divisor = math_ops.reduce_sum(sample_weight)
     else:
-        divisor = tl.cast(tl.size(values), values.dtype)
+        divisor = math_ops.cast(array_ops.size(values), values.dtype)
     # divide_no_nan
-    return tl.where(divisor != 0, total / tl.where(divisor != 0, divisor, tl.ones_like(divisor)),
-                    tl.zeros_like(total))
+    return math_ops.where(divisor != 0, total / math_ops.where(divisor != 0, divisor, array_ops.ones_like(divisor)),
+                    array_ops.zeros_like(total))
 
 
 class Loss:
@@ -226,8 +231,8 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         # as Keras 3, losses compute in their dtype (float32): float16 outputs of a
         # mixed-precision model are cast up first
-        dtype = tl.as_dtype(self.dtype or "float32")
-        y_pred, y_true = (tl.cast(v, dtype) if tl.is_tensor(v) and v.dtype.is_floating and
+        dtype = dtypes.as_dtype(self.dtype or "float32")
+        y_pred, y_true = (math_ops.cast(v, dtype) if tensor_lib.is_tensor(v) and v.dtype.is_floating and
                           v.dtype.size < dtype.size else v for v in (y_pred, y_true))
         return reduce_weighted_values(self.call(y_true, y_pred), sample_weight, self.reduction)
 

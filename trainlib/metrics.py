@@ -8,9 +8,12 @@ including Keras's choice of accuracy from the loss and output shape.
 Invariant: `update_state` builds only ops on Variables; `result` reads them;
 `reset_state` assigns zeros (works eagerly and in graphs).
 """
-import trainlib as tl
-from trainlib.graph.context import eager_scope
-from trainlib.graph.variables import Variable
+from .graph import dtypes
+from .graph import op as op_lib
+from .graph.ops import array as array_ops
+from .graph.ops import math as math_ops
+from .graph.context import eager_scope
+from .graph.variables import Variable
 
 from . import losses as _losses
 
@@ -44,14 +47,14 @@ class Metric:
     def __init__(self, name=None, dtype=None):
         # unnamed metrics are numbered per class name (precision, precision_1, ...), as Keras 3
         self.name = name or _auto_name(type(self).__name__)
-        self.dtype = tl.as_dtype(dtype or "float32")
+        self.dtype = dtypes.as_dtype(dtype or "float32")
         self._variables = []
 
     def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
         """A state Variable (non-trainable, created eagerly)."""
         from trainlib import initializers  # noqa: PLC0415
         init = initializers.get(initializer)
-        dtype = tl.as_dtype(dtype or self.dtype)
+        dtype = dtypes.as_dtype(dtype or self.dtype)
         shape = tuple(shape)
         with eager_scope():
             v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=name or "state",
@@ -72,7 +75,7 @@ class Metric:
     def reset_state(self):
         """Sets every state Variable back to zero."""
         for v in self._variables:
-            v.assign(tl.zeros_like(v.read_value()))
+            v.assign(array_ops.zeros_like(v.read_value()))
 
     def __call__(self, *args, **kwargs):
         """update_state, then result."""
@@ -94,13 +97,13 @@ def _weights(values, sample_weight):
     """(weighted values, weights broadcast like values), both of values' dtype."""
     if sample_weight is None:
         return values, None
-    w = tl.cast(tl.convert_to_tensor(sample_weight), values.dtype)
+    w = math_ops.cast(op_lib.convert_to_tensor(sample_weight), values.dtype)
     if w.shape.rank is not None and values.shape.rank is not None:
         while w.shape.rank > values.shape.rank and w.shape[-1] == 1:
-            w = tl.squeeze(w, axis=-1)
+            w = array_ops.squeeze(w, axis=-1)
         while w.shape.rank < values.shape.rank:
-            w = tl.expand_dims(w, -1)
-    w = w * tl.ones_like(values)
+            w = array_ops.expand_dims(w, -1)
+    w = w * array_ops.ones_like(values)
     return values * w, w
 
 
@@ -112,9 +115,9 @@ class Sum(Metric):
         self.total = self.add_variable(name="total")
 
     def update_state(self, values, sample_weight=None):
-        values = tl.cast(tl.convert_to_tensor(values), self.dtype)
+        values = math_ops.cast(op_lib.convert_to_tensor(values), self.dtype)
         values, _ = _weights(values, sample_weight)
-        self.total.assign_add(tl.reduce_sum(values))
+        self.total.assign_add(math_ops.reduce_sum(values))
 
     def result(self):
         return self.total.read_value()
@@ -136,17 +139,17 @@ class Mean(Metric):
         self.count = self.add_variable(name="count")
 
     def update_state(self, values, sample_weight=None):
-        values = tl.cast(tl.convert_to_tensor(values), self.dtype)
+        values = math_ops.cast(op_lib.convert_to_tensor(values), self.dtype)
         weighted, w = _weights(values, sample_weight)
-        self.total.assign_add(tl.reduce_sum(weighted))
-        count = tl.cast(tl.size(values), self.dtype) if w is None else tl.reduce_sum(w)
+        self.total.assign_add(math_ops.reduce_sum(weighted))
+        count = math_ops.cast(array_ops.size(values), self.dtype) if w is None else math_ops.reduce_sum(w)
         self.count.assign_add(count)
 
     def result(self):
         count = self.count.read_value()
         # divide_no_nan: an empty metric reads 0
-        return tl.where(count > 0, self.total.read_value() / tl.maximum(count, 1e-30),
-                        tl.zeros_like(count))
+        return math_ops.where(count > 0, self.total.read_value() / math_ops.maximum(count, 1e-30),
+                        array_ops.zeros_like(count))
 
 
 class MeanMetricWrapper(Mean):
@@ -174,13 +177,13 @@ _LOSS_FUNCTIONS = frozenset((_losses.mean_squared_error, _losses.mean_absolute_e
                              _losses.sparse_categorical_crossentropy))
 
 def _squeeze_pair(y_true, y_pred):
-    y_true, y_pred = tl.convert_to_tensor(y_true), tl.convert_to_tensor(y_pred)
+    y_true, y_pred = op_lib.convert_to_tensor(y_true), op_lib.convert_to_tensor(y_pred)
     rt, rp = y_true.shape.rank, y_pred.shape.rank
     if rt is not None and rp is not None:
         if rt == rp + 1 and y_true.shape[-1] == 1:
-            y_true = tl.squeeze(y_true, axis=-1)
+            y_true = array_ops.squeeze(y_true, axis=-1)
         elif rp == rt + 1 and y_pred.shape[-1] == 1:
-            y_pred = tl.squeeze(y_pred, axis=-1)
+            y_pred = array_ops.squeeze(y_pred, axis=-1)
     return y_true, y_pred
 
 
@@ -188,50 +191,50 @@ def accuracy(y_true, y_pred):
     """1.0 where y_true == y_pred, else 0.0."""
     y_true, y_pred = _squeeze_pair(y_true, y_pred)
     if y_true.dtype is not y_pred.dtype:
-        y_pred = tl.cast(y_pred, y_true.dtype)
-    return tl.cast(tl.equal(y_true, y_pred), tl.float32)
+        y_pred = math_ops.cast(y_pred, y_true.dtype)
+    return math_ops.cast(math_ops.equal(y_true, y_pred), dtypes.float32)
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):
     """1.0 where (y_pred > threshold) equals y_true, else 0.0, averaged over the last axis."""
     y_true, y_pred = _squeeze_pair(y_true, y_pred)
-    y_pred = tl.cast(tl.convert_to_tensor(y_pred) > threshold, tl.float32)
-    y_true = tl.cast(y_true, tl.float32)
-    return tl.reduce_mean(tl.cast(tl.equal(y_true, y_pred), tl.float32), axis=-1) \
-        if y_pred.shape.rank and y_pred.shape.rank > 1 else tl.cast(tl.equal(y_true, y_pred),
-                                                                     tl.float32)
+    y_pred = math_ops.cast(op_lib.convert_to_tensor(y_pred) > threshold, dtypes.float32)
+    y_true = math_ops.cast(y_true, dtypes.float32)
+    return math_ops.reduce_mean(math_ops.cast(math_ops.equal(y_true, y_pred), dtypes.float32), axis=-1) \
+        if y_pred.shape.rank and y_pred.shape.rank > 1 else math_ops.cast(math_ops.equal(y_true, y_pred),
+                                                                     dtypes.float32)
 
 
 def categorical_accuracy(y_true, y_pred):
     """1.0 where argmax(y_true) == argmax(y_pred) along the last axis."""
-    return tl.cast(tl.equal(tl.argmax(y_true, axis=-1), tl.argmax(y_pred, axis=-1)), tl.float32)
+    return math_ops.cast(math_ops.equal(math_ops.argmax(y_true, axis=-1), math_ops.argmax(y_pred, axis=-1)), dtypes.float32)
 
 
 def sparse_categorical_accuracy(y_true, y_pred):
     """1.0 where the integer label equals argmax(y_pred) along the last axis."""
-    y_true, y_pred = tl.convert_to_tensor(y_true), tl.convert_to_tensor(y_pred)
+    y_true, y_pred = op_lib.convert_to_tensor(y_true), op_lib.convert_to_tensor(y_pred)
     if y_true.shape.rank is not None and y_pred.shape.rank is not None and \
             y_true.shape.rank == y_pred.shape.rank and y_true.shape[-1] == 1:
-        y_true = tl.squeeze(y_true, axis=-1)
-    pred = tl.argmax(y_pred, axis=-1)
-    return tl.cast(tl.equal(tl.cast(y_true, pred.dtype), pred), tl.float32)
+        y_true = array_ops.squeeze(y_true, axis=-1)
+    pred = math_ops.argmax(y_pred, axis=-1)
+    return math_ops.cast(math_ops.equal(math_ops.cast(y_true, pred.dtype), pred), dtypes.float32)
 
 
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the true class (argmax of y_true) is among the k highest predictions."""
-    return sparse_top_k_categorical_accuracy(tl.argmax(y_true, axis=-1), y_pred, k)
+    return sparse_top_k_categorical_accuracy(math_ops.argmax(y_true, axis=-1), y_pred, k)
 
 
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the integer label's prediction is among the k highest (ties count as in)."""
-    y_true, y_pred = tl.convert_to_tensor(y_true), tl.convert_to_tensor(y_pred)
+    y_true, y_pred = op_lib.convert_to_tensor(y_true), op_lib.convert_to_tensor(y_pred)
     if y_true.shape.rank == y_pred.shape.rank:
-        y_true = tl.squeeze(y_true, axis=-1)
+        y_true = array_ops.squeeze(y_true, axis=-1)
     depth = y_pred.shape[-1]
-    target = tl.reduce_sum(y_pred * tl.one_hot(tl.cast(y_true, tl.int32), depth,
+    target = math_ops.reduce_sum(y_pred * array_ops.one_hot(math_ops.cast(y_true, dtypes.int32), depth,
                                                dtype=y_pred.dtype), axis=-1, keepdims=True)
-    above = tl.reduce_sum(tl.cast(y_pred > target, tl.float32), axis=-1)
-    return tl.cast(above < float(k), tl.float32)
+    above = math_ops.reduce_sum(math_ops.cast(y_pred > target, dtypes.float32), axis=-1)
+    return math_ops.cast(above < float(k), dtypes.float32)
 
 
 def _mean_wrapper(cls_name, fn, default_name, doc, direction=None, **defaults):
@@ -279,10 +282,10 @@ class RootMeanSquaredError(Mean):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true, y_pred = _losses._pair(y_true, y_pred)
-        super().update_state(tl.square(y_pred - y_true), sample_weight)
+        super().update_state(math_ops.square(y_pred - y_true), sample_weight)
 
     def result(self):
-        return tl.sqrt(super().result())
+        return math_ops.sqrt(super().result())
 
 
 # ------------------------------------------------------------------ confusion metrics
@@ -312,23 +315,23 @@ class _Confusion(Metric):
         if self.class_id is not None:  # Keras: only that class's column counts
             y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
         y_pred = self._probabilities(y_pred)
-        y_true = tl.reshape(tl.cast(y_true, tl.float32), [-1, 1])
-        y_pred = tl.reshape(tl.cast(y_pred, tl.float32), [-1, 1])
-        pred_pos = tl.cast(y_pred > tl.constant(self.thresholds), tl.float32)   # (n, T)
-        w = tl.ones_like(y_true) if sample_weight is None else \
-            tl.reshape(tl.cast(tl.convert_to_tensor(sample_weight), tl.float32) *
-                       tl.ones_like(tl.reshape(y_true, [-1])), [-1, 1])
+        y_true = array_ops.reshape(math_ops.cast(y_true, dtypes.float32), [-1, 1])
+        y_pred = array_ops.reshape(math_ops.cast(y_pred, dtypes.float32), [-1, 1])
+        pred_pos = math_ops.cast(y_pred > array_ops.constant(self.thresholds), dtypes.float32)   # (n, T)
+        w = array_ops.ones_like(y_true) if sample_weight is None else \
+            array_ops.reshape(math_ops.cast(op_lib.convert_to_tensor(sample_weight), dtypes.float32) *
+                       array_ops.ones_like(array_ops.reshape(y_true, [-1])), [-1, 1])
         pos, neg = y_true * w, (1.0 - y_true) * w
-        self.true_positives.assign_add(tl.reduce_sum(pred_pos * pos, axis=0))
-        self.false_positives.assign_add(tl.reduce_sum(pred_pos * neg, axis=0))
-        self.false_negatives.assign_add(tl.reduce_sum((1.0 - pred_pos) * pos, axis=0))
-        self.true_negatives.assign_add(tl.reduce_sum((1.0 - pred_pos) * neg, axis=0))
+        self.true_positives.assign_add(math_ops.reduce_sum(pred_pos * pos, axis=0))
+        self.false_positives.assign_add(math_ops.reduce_sum(pred_pos * neg, axis=0))
+        self.false_negatives.assign_add(math_ops.reduce_sum((1.0 - pred_pos) * pos, axis=0))
+        self.true_negatives.assign_add(math_ops.reduce_sum((1.0 - pred_pos) * neg, axis=0))
 
     def _probabilities(self, y_pred):
         return y_pred
 
     def _ratio(self, num, den):
-        r = tl.where(den > 0, num / tl.maximum(den, 1e-30), tl.zeros_like(den))
+        r = math_ops.where(den > 0, num / math_ops.maximum(den, 1e-30), array_ops.zeros_like(den))
         return r[0] if self._single else r
 
     def get_config(self):
@@ -392,15 +395,15 @@ class AUC(_Confusion):
         super().__init__(list(thresholds), name, dtype)
 
     def _probabilities(self, y_pred):
-        return tl.sigmoid(y_pred) if self.from_logits else y_pred
+        return math_ops.sigmoid(y_pred) if self.from_logits else y_pred
 
     def result(self):
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
         fn, tn = self.false_negatives.read_value(), self.true_negatives.read_value()
-        tpr = tp / tl.maximum(tp + fn, 1e-30)
-        fpr = fp / tl.maximum(fp + tn, 1e-30)
+        tpr = tp / math_ops.maximum(tp + fn, 1e-30)
+        fpr = fp / math_ops.maximum(fp + tn, 1e-30)
         # thresholds ascend, so rates descend: sum the trapezoids between neighbours
-        return tl.reduce_sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2.0)
+        return math_ops.reduce_sum((fpr[:-1] - fpr[1:]) * (tpr[:-1] + tpr[1:]) / 2.0)
 
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype.name, "num_thresholds": self.num_thresholds,

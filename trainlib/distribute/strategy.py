@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np  # host-side batch slicing and seeds only
 
-from ..graph.autodiff import flatten, pack_as
+from ..graph.nest import flatten, pack_as
 from ..graph.context import eager_scope
 from ..graph.op import convert_to_tensor
 from ..graph.ops import math as _math

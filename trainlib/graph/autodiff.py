@@ -12,6 +12,7 @@ import enum
 
 from . import dtypes as _dt
 from .context import state
+from .nest import flatten, pack_as  # noqa: F401 -- re-exported for older imports
 from .op import apply, defop
 from .tensor import Tensor, is_tensor
 
@@ -51,45 +52,6 @@ def recording(tensors):
 
 def _differentiable_dtype(dtype):
     return dtype.is_floating or dtype.is_complex
-
-
-def flatten(structure):
-    """Leaves of nested lists/tuples/dicts, in order (dicts by sorted key).
-
-    A composite value (an object with `_tl_flatten()`, such as a TensorArray)
-    contributes the leaves it names; `pack_as` rebuilds it with `_tl_rebuild`.
-    """
-    kind = type(structure)
-    if kind is list or kind is tuple:
-        return [leaf for item in structure for leaf in flatten(item)]
-    if kind is dict or isinstance(structure, dict):
-        return [leaf for key in sorted(structure) for leaf in flatten(structure[key])]
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in flatten(item)]
-    if hasattr(kind, "_tl_flatten"):
-        return list(structure._tl_flatten())
-    return [structure]
-
-
-def pack_as(structure, leaves):
-    """Rebuilds `structure` with `leaves` in flatten order (composites through `_tl_rebuild`)."""
-    it = iter(leaves)
-
-    def build(s):
-        if isinstance(s, dict):
-            built = {key: build(s[key]) for key in sorted(s)}
-            return type(s)((key, built[key]) for key in s) if type(s) is not dict else \
-                {key: built[key] for key in s}
-        if isinstance(s, (list, tuple)):
-            items = [build(x) for x in s]
-            if isinstance(s, tuple) and hasattr(s, "_fields"):
-                return type(s)(*items)
-            return type(s)(items)
-        if hasattr(type(s), "_tl_flatten"):
-            return s._tl_rebuild([next(it) for _ in s._tl_flatten()])
-        return next(it)
-
-    return build(structure)
 
 
 class UnconnectedGradients(str, enum.Enum):

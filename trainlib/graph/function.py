@@ -17,16 +17,19 @@ import inspect
 import warnings
 import weakref
 
-from . import dtypes as _dt
-from .autodiff import flatten, pack_as, recording
+from . import dtypes as _dt, nest
+from .autodiff import recording
+from .nest import flatten, pack_as
 from .backend import transfer
 from .calls import GraphFunction, optimized_copy
 from .context import LockOwner, fork_safe_lock, graph_scope, process, state
-from .errors import OpError
+from .errors import InvalidArgumentError, OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
+from .trace_key import SIGNATURE, describe, is_array_like, key_of, relax_args
 from .tracing import FuncGraph
+from .variables import Variable
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
 _NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
@@ -39,78 +42,6 @@ class _Counts:
 
 _COUNTS = _Counts()
 _COUNTS._lock = fork_safe_lock(_COUNTS)
-
-
-def _variable_class():
-    from .variables import Variable  # noqa: PLC0415 -- variables import the op layer only
-    return Variable
-
-
-# ------------------------------------------------------------------ cache keys
-
-class _Weak:
-    """Identity key for an object, held weakly when possible."""
-
-    __slots__ = ("id", "ref", "type")
-
-    def __init__(self, obj):
-        self.id = id(obj)
-        self.type = type(obj).__name__
-        try:
-            self.ref = weakref.ref(obj)
-        except TypeError:
-            self.ref = obj
-
-    def __eq__(self, other):
-        return isinstance(other, _Weak) and other.id == self.id
-
-    def __hash__(self):
-        return self.id
-
-    def __repr__(self):
-        return f"<{self.type} object at {self.id:#x}>"
-
-
-def _key(value):
-    """The part of the cache key for one argument (hashable, comparable)."""
-    if type(value) is Tensor:  # the hot case first
-        return ("T", value.dtype, value._value.shape)
-    if isinstance(value, (bool, int, float)):
-        # by value alone, as TensorFlow: f(1), f(1.0), f(True) share a trace (and NaNs one)
-        return (float, value) if value == value else (float, "nan")
-    if isinstance(value, (str, type(None))):
-        return (type(value), value)
-    if isinstance(value, (list, tuple)):
-        return (type(value), tuple(_key(v) for v in value))
-    if isinstance(value, dict):
-        return (dict, tuple((k, _key(value[k])) for k in sorted(value)))
-    if isinstance(value, TensorSpec):
-        return ("T", value.dtype, value.shape.as_tuple())
-    if isinstance(value, _variable_class()):
-        return ("V", _Weak(value))
-    if isinstance(value, SymbolicTensor):
-        return ("T", value.dtype, value.shape.as_tuple())
-    if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
-        return ("T", _dt.from_numpy(value.dtype), tuple(value.shape))  # numpy arrays become tensors
-    if hasattr(type(value), "_tl_flatten"):  # a composite (tl.TensorArray): its static facts + leaves
-        return ("C", type(value), value._tl_static_key(), tuple(_key(x) for x in value._tl_flatten()))
-    return ("O", _Weak(value))
-
-
-def _describe_key(k):
-    if isinstance(k, tuple) and k and k[0] == "T":
-        return f"TensorSpec(shape={TensorShape(k[2])}, dtype={k[1]!r})"
-    if isinstance(k, tuple) and k and k[0] == "V":
-        return f"Variable {k[1]!r}"
-    if isinstance(k, tuple) and k and k[0] == "O":
-        return f"object {k[1]!r}"
-    if isinstance(k, tuple) and len(k) == 2 and k[0] in (list, tuple, dict):
-        inner = ", ".join(_describe_key(x) if k[0] is not dict else f"{x[0]!r}: {_describe_key(x[1])}"
-                          for x in k[1])
-        return {list: f"[{inner}]", tuple: f"({inner})", dict: "{" + inner + "}"}[k[0]]
-    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], type):
-        return repr(k[1])
-    return repr(k)
 
 
 def _type_text(value):
@@ -127,7 +58,7 @@ def _type_text(value):
         return "Tuple[" + ", ".join(_type_text(v) for v in value) + "]"
     if isinstance(value, dict):
         return "Dict[" + ", ".join(f"[{k!r}, {_type_text(v)}]" for k, v in value.items()) + "]"
-    if isinstance(value, _variable_class()):
+    if isinstance(value, Variable):
         return f"{value!r}"
     return type(value).__name__
 
@@ -216,7 +147,7 @@ class Function(LockOwner):
         device = here["device"]
         if not kwargs and self._input_signature is None and device == "cpu":
             # the hot path: a cache hit on positional arguments
-            concrete = self._cache.get(tuple(map(_key, args)))
+            concrete = self._cache.get(tuple(map(key_of, args)))
             if concrete is not None and concrete._arity == len(args):
                 return concrete._call_structured(args)
         args = self._canonical_args(args, kwargs)
@@ -224,7 +155,7 @@ class Function(LockOwner):
             args = self._signature_args(args)
             concrete = self._signature_concrete(args)
         else:
-            key = tuple(map(_key, args))
+            key = tuple(map(key_of, args))
             if device != "cpu":  # a graph is compiled for one device's array module
                 key += (device,)
             concrete = self._cache.get(key)
@@ -248,7 +179,7 @@ class Function(LockOwner):
         """Counts an inlined call as a trace when its signature is new here, as TensorFlow traces
         a Function called inside another once per signature (experimental_get_tracing_count)."""
         try:
-            key = tuple(map(_key, self._canonical_args(args, kwargs)))
+            key = tuple(map(key_of, self._canonical_args(args, kwargs)))
         except TypeError:  # unhashable arguments: no count
             return
         with _COUNTS._lock:  # not the trace lock: f inlined in g's trace while g is inlined in f's
@@ -264,7 +195,7 @@ class Function(LockOwner):
         args = self._canonical_args(args, kwargs)
         if self._input_signature is not None:
             return self._signature_concrete(args)
-        key = tuple(_key(a) for a in args)
+        key = tuple(map(key_of, args))
         if state.device != "cpu":
             key += (state.device,)
         return self._lookup_or_trace(args, key)
@@ -313,23 +244,17 @@ class Function(LockOwner):
     def _signature_args(self, args):
         """`args` with Python values and numpy arrays in TensorSpec places converted to tensors of
         the spec's dtype, as TensorFlow converts them (a mismatch is left for the check)."""
-        def convert(value, s):
-            if isinstance(s, TensorSpec):
-                if is_tensor(value) or value is None:
-                    return value
+        def convert(s, value):
+            if isinstance(s, TensorSpec) and not (is_tensor(value) or value is None):
                 try:
                     return convert_to_tensor(value, dtype=s.dtype)
                 except (TypeError, ValueError, OpError):
                     return value
-            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
-                items = [convert(v, x) for v, x in zip(value, s)]
-                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
-                return {k: convert(value[k], s[k]) for k in value}
             return value
         if len(args) != len(self._input_signature):
             return args
-        return tuple(convert(a, s) for a, s in zip(args, self._input_signature))
+        return nest.map_structure_up_to(tuple(self._input_signature), convert, tuple(args),
+                                        on_mismatch=lambda s, value: value)
 
     def _signature_concrete(self, args):
         specs = self._input_signature
@@ -353,7 +278,7 @@ class Function(LockOwner):
             raise TypeError(
                 f"{self._name}: the arguments {_describe_args(args)} do not match the "
                 f"input_signature {list(specs)}. Pass values of those dtypes and compatible shapes.")
-        key = ("signature",)
+        key = SIGNATURE
         concrete = self._cache.get(key)
         if concrete is None:
             concrete = self._lookup_or_trace(tuple(specs), key)
@@ -376,7 +301,7 @@ class Function(LockOwner):
         return self._converted
 
     def _trace(self, args, key):
-        if self._tracing_count and key != ("signature",):
+        if self._tracing_count and key != SIGNATURE:
             reason = self._retrace_reason(key)
             self._retrace_reasons.append(reason)
             if self._tracing_count + 1 >= RETRACE_WARNING_AT and not self._warned:
@@ -386,8 +311,8 @@ class Function(LockOwner):
                     f"tracing is expensive. Latest reason: {reason}. Pass tensors rather than Python "
                     "values that change, use input_signature, or reduce_retracing=True.",
                     stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
-        relax = self._reduce_retracing and self._keys and key != ("signature",)
-        trace_args = _relax_args(args, self._keys) if relax else args
+        relax = self._reduce_retracing and self._keys and key != SIGNATURE
+        trace_args = relax_args(args, key, self._keys) if relax else args
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
         with _COUNTS._lock:
             self._tracing_count += 1
@@ -419,7 +344,7 @@ class Function(LockOwner):
         names = [p.name for p in self._signature.parameters.values()]
         best, best_diff = None, None
         for old in reversed(self._keys):  # the most recent of equally close traces
-            if old == ("signature",) or len(old) != len(key):
+            if old == SIGNATURE or len(old) != len(key):
                 continue
             diff = [i for i, (a, b) in enumerate(zip(old, key)) if a != b]
             if best_diff is None or len(diff) < len(best_diff):
@@ -429,39 +354,12 @@ class Function(LockOwner):
         parts = []
         for i in best_diff:
             name = names[i] if i < len(names) else f"argument {i}"
-            parts.append(f"argument {name!r} was {_describe_key(best[i])}, now {_describe_key(key[i])}")
+            parts.append(f"argument {name!r} was {describe(best[i])}, now {describe(key[i])}")
         return "; ".join(parts) or "the arguments changed"
 
 
 def _describe_args(args):
     return "(" + ", ".join(_type_text(a) for a in args) + ")"
-
-
-def _is_array_like(value):
-    """A numpy (or CuPy) array argument, which a Function treats as the tensor it becomes."""
-    return hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
-        and not isinstance(value, (Tensor, TensorSpec, SymbolicTensor, _variable_class()))
-
-
-def _relax_args(args, old_keys):
-    """Replaces tensor arguments by TensorSpecs whose dims that differ from earlier traces are None."""
-    def relax(value, olds):
-        if _is_array_like(value):  # numpy arrays relax like the tensors they become
-            value = TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
-        if isinstance(value, (Tensor, TensorSpec)):
-            shape = TensorShape(value.shape)
-            for k in olds:
-                if isinstance(k, tuple) and k and k[0] == "T" and k[1] is value.dtype:
-                    # another rank (or an unknown one) relaxes to an unknown rank, as TensorFlow
-                    shape = shape.most_specific_compatible_shape(TensorShape(k[2]))
-            return TensorSpec(shape, value.dtype) if shape != TensorShape(value.shape) else value
-        if isinstance(value, (list, tuple)) and not isinstance(value, str):
-            items = [relax(v, [k[1][i] for k in olds if isinstance(k, tuple) and len(k) == 2 and
-                               k[0] is type(value) and len(k[1]) == len(value)]) for i, v in enumerate(value)]
-            return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
-        return value
-    return tuple(relax(a, [k[i] for k in old_keys if k != ("signature",) and len(k) == len(args)])
-                 for i, a in enumerate(args))
 
 
 def canonical_args(signature, args, kwargs, name):
@@ -579,11 +477,11 @@ class ConcreteFunction(CompiledFunction):
             return False
         for s, v in zip(specs, values):
             if isinstance(s, TensorSpec):
-                if _is_array_like(v):
+                if is_array_like(v):
                     v = TensorSpec(TensorShape(v.shape), _dt.from_numpy(v.dtype))
                 if not isinstance(v, (Tensor, TensorSpec)) or not s.is_compatible_with(v):
                     return False
-            elif _key(s) != _key(v):
+            elif key_of(s) != key_of(v):
                 return False
         return True
 
@@ -597,16 +495,15 @@ class ConcreteFunction(CompiledFunction):
         """`args` checked against this trace's specs, as TensorFlow binds a ConcreteFunction's
         inputs: a tensor of another dtype is an InvalidArgumentError; Python values and numpy
         arrays convert to the spec's dtype and must fit its shape (TypeError)."""
-        def bind(value, s):
+        def bind(s, value):
             if isinstance(s, TensorSpec):
                 if is_tensor(value):
                     if value.dtype is not s.dtype:
-                        from .errors import InvalidArgumentError  # noqa: PLC0415
                         raise InvalidArgumentError(
                             f"{self.name}: input expected a {s.dtype.name} tensor but got a "
                             f"{value.dtype.name} tensor ({value!r})")
                     return value
-                if isinstance(value, _variable_class()) or value is None:
+                if isinstance(value, Variable) or value is None:
                     return value
                 try:
                     t = convert_to_tensor(value, dtype=s.dtype)
@@ -615,15 +512,11 @@ class ConcreteFunction(CompiledFunction):
                 if not s.shape.is_compatible_with(t.shape):
                     raise TypeError(f"{self.name}: cannot bind {value!r} (shape {t.shape}) to {s!r}")
                 return t
-            if isinstance(s, (list, tuple)) and isinstance(value, (list, tuple)) and len(s) == len(value):
-                items = [bind(v, x) for v, x in zip(value, s)]
-                return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-            if isinstance(s, dict) and isinstance(value, dict) and s.keys() == value.keys():
-                return {k: bind(value[k], s[k]) for k in value}
             return value
         if len(args) != len(self._arg_structure):
             return args
-        return tuple(bind(a, s) for a, s in zip(args, self._arg_structure))
+        return nest.map_structure_up_to(tuple(self._arg_structure), bind, tuple(args),
+                                        on_mismatch=lambda s, value: value)
 
     def _graph_function(self):
         """This trace as a GraphFunction: what a differentiable call op runs."""
@@ -746,7 +639,7 @@ def _output_type_text(structure, outputs):
 
 
 def _output_tensor(leaf):
-    if isinstance(leaf, _variable_class()):
+    if isinstance(leaf, Variable):
         return leaf.read_value()
     if is_tensor(leaf):
         if isinstance(leaf, Tensor):
@@ -763,23 +656,14 @@ def _capture_feed(value):
 
 def _flat_feeds(value, feeds, as_tensors=False):
     """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
-    if isinstance(value, Tensor):
-        feeds.append(value if as_tensors else value._value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _flat_feeds(v, feeds, as_tensors)
-    elif isinstance(value, dict):
-        for k in sorted(value):
-            _flat_feeds(value[k], feeds, as_tensors)
-    elif hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") \
-            and not isinstance(value, _variable_class()):
-        array = transfer(state.xp, value)
-        # the caller's array: copied, as a tensor made of it would be (an output may be it)
-        array = array.copy() if array is value else array
-        feeds.append(Tensor(array) if as_tensors else array)
-    elif hasattr(type(value), "_tl_flatten"):
-        for leaf in value._tl_flatten():
-            _flat_feeds(leaf, feeds, as_tensors)
+    for leaf in flatten(value):
+        if isinstance(leaf, Tensor):
+            feeds.append(leaf if as_tensors else leaf._value)
+        elif is_array_like(leaf):
+            array = transfer(state.xp, leaf)
+            # the caller's array: copied, as a tensor made of it would be (an output may be it)
+            array = array.copy() if array is leaf else array
+            feeds.append(Tensor(array) if as_tensors else array)
 
 
 def _flat_arg_names(params, args):
@@ -790,43 +674,33 @@ def _flat_arg_names(params, args):
 
 
 def _placeholders(graph, args, names):
+    """`args` with a graph argument in the place of each tensor leaf (named for its path)."""
     def make(value, name):
         if isinstance(value, (Tensor, TensorSpec)):
             return graph.add_argument(value.shape, value.dtype, name if isinstance(value, Tensor) or
                                       value.name is None else value.name)
-        if isinstance(value, (list, tuple)) and not isinstance(value, str):
-            items = [make(v, f"{name}_{i}") for i, v in enumerate(value)]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        if isinstance(value, dict):
-            return {k: make(value[k], f"{name}_{k}") for k in sorted(value)} if type(value) is dict \
-                else type(value)((k, make(v, f"{name}_{k}")) for k, v in value.items())
-        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
-                not isinstance(value, _variable_class()):
+        if is_array_like(value):
             return graph.add_argument(TensorShape(value.shape), _dt.from_numpy(value.dtype), name)
-        if hasattr(type(value), "_tl_flatten"):
-            return value._tl_rebuild([make(x, f"{name}_{i}") for i, x in enumerate(value._tl_flatten())])
         return value
-    return tuple(make(a, n) for a, n in zip(args, names))
+
+    def placeholders_of(arg, name):
+        pairs = nest.flatten_with_paths(arg)
+        return nest.pack_as(arg, [make(leaf, "_".join([name] + [str(p) for p in path]))
+                                  for path, leaf in pairs])
+    return tuple(placeholders_of(a, n) for a, n in zip(args, names))
+
+
+def _spec_of(value):
+    if isinstance(value, Tensor):
+        return TensorSpec(value.shape, value.dtype)
+    if is_array_like(value):
+        return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
+    return value
 
 
 def _spec_structure(args):
-    def spec_of(value):
-        if isinstance(value, TensorSpec):
-            return value
-        if isinstance(value, Tensor):
-            return TensorSpec(value.shape, value.dtype)
-        if isinstance(value, (list, tuple)):
-            items = [spec_of(v) for v in value]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        if isinstance(value, dict):
-            return {k: spec_of(v) for k, v in value.items()}
-        if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape") and \
-                not isinstance(value, _variable_class()):
-            return TensorSpec(TensorShape(value.shape), _dt.from_numpy(value.dtype))
-        if hasattr(type(value), "_tl_flatten"):
-            return value._tl_rebuild([spec_of(x) for x in value._tl_flatten()])
-        return value
-    return tuple(spec_of(a) for a in args)
+    """`args` with a TensorSpec in the place of each tensor (or array) leaf."""
+    return tuple(nest.pack_as(a, [_spec_of(x) for x in flatten(a)]) for a in args)
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=False,

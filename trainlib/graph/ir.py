@@ -151,11 +151,6 @@ class Graph:
         while the original stays as traced."""
         return copy_graph(self, {}, {}, None)
 
-    def to_dot(self):
-        """Graphviz DOT text of this graph (see `trainlib.graph.visualize.to_dot`)."""
-        from .visualize import to_dot  # noqa: PLC0415 -- visualize imports this module
-        return to_dot(self)
-
     def as_graph_def(self):
         """The graph as a GraphDef: `.node` entries with `.name .op .input .attr`; `str()` is
         the protobuf text form."""

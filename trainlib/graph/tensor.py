@@ -286,14 +286,6 @@ class Tensor(_TensorBase):
         """
         return self._copy_to("gpu")
 
-    def _copy_to(self, name):
-        if self.device == name:
-            return self
-        from .backend import device  # noqa: PLC0415
-        from .op import apply  # noqa: PLC0415 -- op is above tensor in the pipeline
-        with device(name):
-            return apply("Identity", self)  # Identity's kernel moves its input to the scope's device
-
     def numpy(self):
         """The value as a numpy array (or numpy scalar for 0-d), copied to the host if needed.
 
@@ -322,12 +314,6 @@ class Tensor(_TensorBase):
         if not shape:
             raise TypeError("len() of a scalar (0-d) tensor")
         return shape[0]
-
-    def __iter__(self):
-        if not self._value.shape:
-            raise TypeError("Cannot iterate over a scalar (0-d) tensor")
-        from .op import apply
-        return iter(apply("Unpack", self, axis=0, num=self._value.shape[0]))
 
     # Python conversions delegate to the numpy value, as TensorFlow's do: int() and float()
     # need a 0-d or size-1 value per numpy's rules, bool() of an empty tensor is False.
@@ -416,15 +402,6 @@ class SymbolicTensor(_TensorBase):
             raise TypeError(f"len() of the symbolic tensor {self.name} whose first dim is unknown; "
                             "use tl.shape(x)[0].")
         return d
-
-    def __iter__(self):
-        d = self.shape[0] if self.shape.rank else None
-        if d is None:
-            raise TypeError(f"Cannot iterate over the symbolic tensor {self.name}: its first dim is "
-                            "unknown at trace time. Use tl.range(tl.shape(x)[0]) or a for loop "
-                            "with autograph.")
-        from .op import apply
-        return iter(apply("Unpack", self, axis=0, num=d))
 
     def __index__(self):
         raise TypeError(f"The symbolic tensor {self.name} cannot be used as a Python index while tracing.")

@@ -186,3 +186,11 @@ def to_dot(graph):
     writer.graph(graph, "  ")
     writer.lines.append("}")
     return "\n".join(writer.lines) + "\n"
+
+
+def _graph_to_dot(self):
+    """Graphviz DOT text of this graph (see `trainlib.graph.visualize.to_dot`)."""
+    return to_dot(self)
+
+
+Graph.to_dot = _graph_to_dot  # installed from here: the IR does not import its readers

@@ -29,7 +29,7 @@ import numpy as np
 from .. import constraints as constraints_module, initializers, mixed_precision, \
     regularizers as regularizers_module
 from ..graph import dtypes as _dt
-from ..graph.autodiff import flatten, pack_as
+from ..graph.nest import flatten, pack_as
 from ..graph.context import graph_scope, state
 from ..graph.op import convert_to_tensor
 from ..graph.ops import array as _array, math as _math

@@ -7,7 +7,7 @@ Keras 3's `keras.models.clone_model` does.
 Invariant: the clone shares no layer or Variable with the original (unless
 `clone_function` returns the original layer); its weights are freshly initialized.
 """
-from ..graph.autodiff import flatten, pack_as
+from ..graph.nest import flatten, pack_as
 from ..layers.base import Input, InputLayer, KerasTensor
 from .functional import Functional
 from .sequential import Sequential

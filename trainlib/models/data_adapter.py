@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ..graph.autodiff import flatten, pack_as
+from ..graph.nest import flatten, pack_as
 from ..graph.errors import user_location
 from ..graph.op import convert_to_tensor
 

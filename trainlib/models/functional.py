@@ -8,7 +8,7 @@ input layers first, then each layer once in call order (the operations that
 operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
-from ..graph.autodiff import flatten, pack_as
+from ..graph.nest import flatten, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 from ..saving.object_registration import all_custom_objects

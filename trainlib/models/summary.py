@@ -56,7 +56,7 @@ def _output_shape(layer):
 
 def _functional_structure(model):
     """(sequential_like, {id(layer): "Connected to" text}) of a functional model."""
-    from ..graph.autodiff import flatten  # noqa: PLC0415
+    from ..graph.nest import flatten  # noqa: PLC0415
     from ..layers.base import KerasTensor  # noqa: PLC0415
     nodes = model._nodes
     calls = {}

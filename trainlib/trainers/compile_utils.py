@@ -10,7 +10,7 @@ Invariants: both resolve their structure once, from the specs of the first
 batch (`build`), before any step is traced, so all their Variables exist when
 the train step is traced; afterwards `__call__`/`update_state` only add ops.
 """
-from ..graph.autodiff import flatten
+from ..graph.nest import flatten
 from ..graph.dtypes import as_dtype
 from ..graph.tensor import TensorSpec
 from .. import losses as losses_module, metrics as metrics_module

@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import callbacks as callbacks_module, metrics as metrics_module
 from ..distribute.strategy import get_strategy
-from ..graph.autodiff import GradientTape, flatten, pack_as
+from ..graph.autodiff import GradientTape
+from ..graph.nest import flatten, pack_as
 from ..graph.dtypes import as_dtype, float32
 from ..graph.function import function
 from ..graph.ops.array import shape as shape_of

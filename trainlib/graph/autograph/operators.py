@@ -19,7 +19,8 @@ import weakref
 
 import numpy as np  # only to recognise numpy scalars as Python-side values
 
-from ..autodiff import flatten, pack_as
+from .. import nest
+from ..nest import flatten, pack_as
 from ..context import state
 from ..errors import OpError
 from ..op import convert_to_tensor
@@ -140,7 +141,7 @@ def _kind(v):
         return "Python " + type(v).__name__
     if v is None:
         return "None"
-    if hasattr(type(v), "_tl_flatten"):  # a composite value (tl.TensorArray): carried by its tensors
+    if nest.is_composite(v):  # a composite value (tl.TensorArray): carried by its tensors
         return "structure"
     if isinstance(v, (list, tuple, dict)):
         leaves = flatten(v)

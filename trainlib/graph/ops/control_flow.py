@@ -11,7 +11,9 @@ branch graph's `inputs` align with them; a `While` op's inputs are the loop
 variables then the captured values, and `cond`/`body` take the same list.
 """
 from .. import dtypes as _dt
-from ..autodiff import GradientTape, flatten, pack_as, variable_of_handle
+from ..autodiff import GradientTape, variable_of_handle
+from .. import nest
+from ..nest import flatten, pack_as
 from ..context import graph_scope, state
 from ..exec.interpret import replay
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
@@ -346,7 +348,7 @@ def _complete_composites(structure, leaves, call, body, single):
 
     def complete(s, o):
         if hasattr(type(s), "_tl_complete"):
-            done = s._tl_complete(o) if None in s._tl_flatten() else None
+            done = s._tl_complete(o) if None in nest.components(s) else None
             return s if done is None else done
         if isinstance(s, dict):
             o = o if isinstance(o, dict) else {}

@@ -2,13 +2,15 @@
 
 Owns: the binding of each Python operator to the public op function that
 implements it, installed on both Tensor and SymbolicTensor so eager and
-traced code behave alike. Invariant: operators add no logic of their own;
+traced code behave alike, and Tensor's other op-calling methods (iteration,
+`cpu()`/`gpu()` copies), which tensor.py cannot define below the op layer. Invariant: operators add no logic of their own;
 each forwards to exactly one public function (weak typing happens there),
 except TensorFlow's one quirk: `==`/`!=` of unbroadcastable shapes is a scalar.
 """
 import numpy as _np  # the shape of a Python list operand, never array math
 
-from ..op import broadcast_shapes
+from ..backend import device
+from ..op import apply, broadcast_shapes
 from ..tensor import SymbolicTensor, Tensor, TensorShape
 from . import array, bitwise, math
 
@@ -80,6 +82,28 @@ def _getitem(self, key):
     return array.getitem(self, key)
 
 
+def _iter_eager(self):
+    if not self._value.shape:
+        raise TypeError("Cannot iterate over a scalar (0-d) tensor")
+    return iter(apply("Unpack", self, axis=0, num=self._value.shape[0]))
+
+
+def _iter_symbolic(self):
+    d = self.shape[0] if self.shape.rank else None
+    if d is None:
+        raise TypeError(f"Cannot iterate over the symbolic tensor {self.name}: its first dim is "
+                        "unknown at trace time. Use tl.range(tl.shape(x)[0]) or a for loop "
+                        "with autograph.")
+    return iter(apply("Unpack", self, axis=0, num=d))
+
+
+def _copy_to(self, name):
+    if self.device == name:
+        return self
+    with device(name):
+        return apply("Identity", self)  # Identity's kernel moves its input to the scope's device
+
+
 def install(cls):
     """Installs the operators on `cls`."""
     for dunder, fname in _BINARY.items():
@@ -95,3 +119,6 @@ def install(cls):
 
 install(Tensor)
 install(SymbolicTensor)
+# the op-calling methods (tensor.py sits below the op layer)
+Tensor.__iter__, Tensor._copy_to = _iter_eager, _copy_to
+SymbolicTensor.__iter__ = _iter_symbolic

@@ -7,7 +7,7 @@ Invariants: a TensorArray is a composite value: static facts (dtype, element
 shape, dynamic_size, requested size) plus ONE tensor, `buffer`, of shape
 [size, *element_shape]; every method returns a new TensorArray and never
 changes the old one, so it can be a loop variable of `tl.while_loop` and of
-AutoGraph loops (`_tl_flatten` / `_tl_rebuild`, see autodiff.flatten), and
+AutoGraph loops (`_tl_flatten` / `_tl_rebuild`, see graph/nest.py), and
 gradients flow through the ops like through any others. Before its first
 write, an array whose element shape is not fully known has no buffer (its
 one leaf is None); graph loops learn the element shape from one trace of

@@ -16,7 +16,7 @@ import numpy as _np
 from ...graph import context as _context
 from ...graph import dtypes as _dt
 from ...graph.autodiff import custom_gradient  # noqa: F401 -- keras.ops.custom_gradient is TensorFlow's form
-from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
+from ...graph.nest import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
 from ...graph.ops import complex as _cx
 from ...graph.ops import control_flow as _cf

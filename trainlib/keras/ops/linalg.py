@@ -10,7 +10,7 @@ import numpy as _np
 
 from ...graph import dtypes as _dt
 from ...graph.autodiff import GradientTape as _Tape
-from ...graph.autodiff import flatten as _flatten_nest, pack_as as _pack_as
+from ...graph.nest import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
 from ...graph.ops import complex as _cx
 from ...graph.ops import decompositions as _dec
