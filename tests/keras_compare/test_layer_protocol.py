@@ -221,7 +221,8 @@ def test_mixed_float16_cnn_with_normalization_trains_as_keras():
         close(kh, th, "per-epoch losses", rtol=2e-3)
         close_weights(km.get_weights(), tm.get_weights(), "weights", rtol=1e-2, atol=2e-3)
         assert float(km.optimizer.dynamic_scale) == float(tm.optimizer.dynamic_scale)
-        assert int(km.optimizer.iterations) == int(tm.optimizer.iterations) == 12
+        # 12 steps; a step skipped on an overflow does not count, in Keras as here
+        assert int(km.optimizer.iterations) == int(tm.optimizer.iterations) <= 12
     finally:
         for k in (keras, tl.keras):
             k.mixed_precision.set_global_policy("float32")
