@@ -895,3 +895,27 @@ def test_fro_is_a_matrix_norm_only():
     with pytest.raises(ValueError, match="fro"):
         tl.norm(tl.ones([3]), ord="fro")
     assert float(tl.norm(tl.ones([2, 2]), ord="fro", axis=[0, 1])) == 2.0
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("...b,bc->...c", [(2, 3, 4), (4, 5)]),       # EinsumDense's form: the kernel sums over '...'
+    ("...ab,...bc->...ac", [(2, 3, 4), (2, 4, 2)]),
+    ("ab...,b->a...", [(3, 4, 2), (4,)]),
+])
+def test_einsum_gradient_when_an_ellipsis_is_summed_away(equation, shapes):
+    rng = np.random.default_rng(0)
+    arrays = [rng.normal(size=s) for s in shapes]
+    tensors = [tl.constant(a) for a in arrays]
+    with tl.GradientTape() as tape:
+        tape.watch(tensors)
+        y = tl.reduce_sum(tl.sin(tl.einsum(equation, *tensors)))
+    grads = tape.gradient(y, tensors)
+    for i, a in enumerate(arrays):
+        want = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            plus, minus = [b.copy() for b in arrays], [b.copy() for b in arrays]
+            plus[i][idx] += 1e-6
+            minus[i][idx] -= 1e-6
+            want[idx] = (np.sin(np.einsum(equation, *plus)).sum()
+                         - np.sin(np.einsum(equation, *minus)).sum()) / 2e-6
+        np.testing.assert_allclose(grads[i].numpy(), want, rtol=1e-5, atol=1e-7)

@@ -1043,6 +1043,24 @@ def _einsum_infer(*xs, equation):
     return spec(shape, d)
 
 
+def _einsum_name_ellipsis(terms, tensors, equation):
+    """`terms` with each '...' replaced by the same fresh labels (one per dim it stands for);
+    UnimplementedError when ranks are unknown or the terms' '...' cover different ranks."""
+    counts = set()
+    for term, t in zip(terms, tensors):
+        if "..." in term:
+            if t.shape.rank is None:
+                raise UnimplementedError(f"no Einsum gradient of {equation!r} for an input of "
+                                         "unknown rank", op="Einsum")
+            counts.add(t.shape.rank - len(_einsum_labels(term)))
+    if len(counts) != 1:
+        raise UnimplementedError(f"no Einsum gradient of {equation!r}: its '...' stand for "
+                                 f"different numbers of dims {sorted(counts)}", op="Einsum")
+    used = set("".join(terms))
+    fresh = "".join([c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used][:counts.pop()])
+    return [term.replace("...", fresh) for term in terms]
+
+
 def _einsum_grad(op, dy):
     terms, out = _einsum_parse(op.attrs["equation"])
     grads = []
@@ -1058,8 +1076,14 @@ def _einsum_grad(op, dy):
                                      op="Einsum")
         kept = term.replace("...", ".")
         kept = "".join(c for c in kept if c == "." or c in seen).replace(".", "...")
-        g = einsum(f"{out},{','.join(others)}->{kept}" if others else f"{out}->{kept}",
-                   dy, *op.inputs[:i], *op.inputs[i + 1:])
+        operands = [out] + others
+        if "..." not in kept and any("..." in t for t in operands):
+            # numpy refuses '...' in inputs but not in the output: name those dims, so
+            # that the gradient sums over them
+            operands = _einsum_name_ellipsis(operands, [dy, *op.inputs[:i], *op.inputs[i + 1:]],
+                                             op.attrs["equation"])
+        g = einsum(f"{operands[0]},{','.join(operands[1:])}->{kept}" if others else
+                   f"{operands[0]}->{kept}", dy, *op.inputs[:i], *op.inputs[i + 1:])
         if kept != term:  # labels summed inside this input alone: put them back as size-1 dims
             rank = x.shape.rank
             if rank is None:
