@@ -3,7 +3,9 @@
 Owns: the fused op the fusion pass (`graph/passes/fuse.py`) builds, its
 inference from the sub-program, and its three ways of running:
   * plain: each step's own kernel in order (results bit for bit as unfused);
-  * `jit_compile=True` on numpy: cache-blocked, the whole chain over a slice of
+  * `jit_compile=True` on numpy with numba installed: one compiled parallel loop
+    (`graph/exec/native.py`) when every step has a `native` form;
+  * otherwise `jit_compile=True` on numpy: cache-blocked, the whole chain over a slice of
     `BLOCK` elements that stays in cache, then the next slice, every step
     writing with `out=` into a few preallocated block buffers (liveness-based
     reuse) and the last one into the output; large arrays are split into one
@@ -26,6 +28,7 @@ for bit.
 import math
 
 from .. import dtypes as _dt
+from ..exec import native as _native
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
 from ..op import REGISTRY, defop
@@ -85,6 +88,12 @@ def _fused(xp, *arrays, program, jit_compile=False):
             if kernel is not None:
                 return kernel(*arrays)
         else:
+            if _native.available():
+                out = _native.run(program, arrays)
+                if out is not None:
+                    return out
+            else:
+                _native.warn_unavailable()
             runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
                              lambda: _BlockedRunner(xp, program, arrays))
             out = runner(arrays)

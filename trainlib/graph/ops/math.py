@@ -166,12 +166,12 @@ def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiab
 # ------------------------------------------------------------------ arithmetic
 
 _elementwise2("AddV2", "add", _numeric, grad=lambda op, dy: (dy, dy),
-              c_expr="({0} + {1})", infix="plus")
+              c_expr="({0} + {1})", native="({0} + {1})", infix="plus")
 _elementwise2("Sub", "subtract", _numeric, grad=lambda op, dy: (dy, -dy),
-              c_expr="({0} - {1})", infix="minus")
+              c_expr="({0} - {1})", native="({0} - {1})", infix="minus")
 _elementwise2("Mul", "multiply", _numeric,
               grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]),
-              c_expr="({0} * {1})", infix="times")
+              c_expr="({0} * {1})", native="({0} * {1})", infix="times")
 
 
 def add(x, y, name=None):
@@ -219,7 +219,8 @@ def _int_divisor_check(xp, y):
 _elementwise2("RealDiv", "true_divide", _floating,
               grad=lambda op, dy: (dy / op.inputs[1],
                                    dy * (-op.inputs[0] / op.inputs[1] / op.inputs[1])),
-              fresh_output=True, c_expr="({0} / {1})", infix="over")
+              fresh_output=True, c_expr="({0} / {1})", native="({0} / {1})",
+              infix="over")
 
 
 def _floordiv_kernel(xp, a, b):
@@ -264,7 +265,7 @@ def _pow_into(xp, a, b, out, tmp):
 
 
 _elementwise2("Pow", _pow_kernel, _numeric, grad=_pow_grad, fresh_output=True, into=_pow_into,
-              infix="pow")
+              infix="pow", native="({0} * {0} if {1} == 2 else np.power({0}, {1}))")
 
 
 def _selector_grad(selector):
@@ -277,10 +278,12 @@ def _selector_grad(selector):
 
 _elementwise2("Maximum", "maximum", _numeric,
               grad=_selector_grad(lambda x, y: greater_equal(x, y)),
-              c_expr="(({0} >= {1} || {0} != {0}) ? {0} : {1})")
+              c_expr="(({0} >= {1} || {0} != {0}) ? {0} : {1})",
+              native="({0} if ({0} >= {1} or {0} != {0}) else {1})")
 _elementwise2("Minimum", "minimum", _numeric,
               grad=_selector_grad(lambda x, y: less_equal(x, y)),
-              c_expr="(({0} <= {1} || {0} != {0}) ? {0} : {1})")
+              c_expr="(({0} <= {1} || {0} != {0}) ? {0} : {1})",
+              native="({0} if ({0} <= {1} or {0} != {0}) else {1})")
 
 
 def _squared_difference_grad(op, dy):
@@ -297,7 +300,8 @@ def _squared_difference(xp, a, b, out=None, tmp=None):
 
 
 _elementwise2("SquaredDifference", _squared_difference, _numeric, grad=_squared_difference_grad,
-              into=_squared_difference, c_expr="(({0} - {1}) * ({0} - {1}))")
+              into=_squared_difference, c_expr="(({0} - {1}) * ({0} - {1}))",
+              native="(({0} - {1}) * ({0} - {1}))")
 
 # int8/int16/uint8 divide in float32, wider integers in float64, as TensorFlow's truediv
 _TRUEDIV_DTYPE = {_dt.int8: _dt.float32, _dt.int16: _dt.float32, _dt.uint8: _dt.float32,
@@ -495,46 +499,58 @@ def _round_kernel(xp, x):
 
 
 _elementwise("Abs", "abs", _numeric,
-             grad=lambda op, dy: (dy * sign(op.inputs[0]),), c_expr="({0} < 0 ? -{0} : {0})")
+             grad=lambda op, dy: (dy * sign(op.inputs[0]),), c_expr="({0} < 0 ? -{0} : {0})",
+             native="(-{0} if {0} < 0 else {0})")
 _elementwise("Sign", "sign", _numeric,
              grad=lambda op, dy: (_array().zeros_like(op.inputs[0]),),
-             c_expr="({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))")
+             c_expr="({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
+             native="({T}(1) if {0} > 0 else ({T}(-1) if {0} < 0 else {0}))")
 _elementwise("Square", "square", _numeric,
              grad=lambda op, dy: (dy * (2 * op.inputs[0]),), fresh_output=True,
-             c_expr="({0} * {0})")
+             c_expr="({0} * {0})", native="({0} * {0})")
 _elementwise("Exp", "exp", _floating,
-             grad=lambda op, dy: (dy * op.outputs[0],), c_expr="exp({0})")
+             grad=lambda op, dy: (dy * op.outputs[0],), c_expr="exp({0})",
+             native="nm.exp({0})")
 _elementwise("Log", "log", _floating,
-             grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),), c_expr="log({0})")
+             grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),), c_expr="log({0})",
+             native="nm.log({0})")
 _elementwise("Log1p", "log1p", _floating,
-             grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),), c_expr="log1p({0})")
+             grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),), c_expr="log1p({0})",
+             native="nm.log1p({0})")
 _elementwise("Sqrt", "sqrt", _floating,
              grad=lambda op, dy: (dy * 0.5 / op.outputs[0],), fresh_output=True,
-             c_expr="sqrt({0})")
+             c_expr="sqrt({0})", native="np.sqrt({0})")
 _elementwise("Rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)), _floating,
              grad=lambda op, dy: (dy * (-0.5 * op.outputs[0] * op.outputs[0] * op.outputs[0]),),
-             c_expr="(({T})1 / sqrt({0}))")
+             c_expr="(({T})1 / sqrt({0}))", native="({T}(1) / np.sqrt({0}))")
 _elementwise("Reciprocal", "reciprocal", _floating,
-             grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],), c_expr="(({T})1 / {0})")
+             grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],), c_expr="(({T})1 / {0})",
+             native="({T}(1) / {0})")
 _elementwise("Sin", "sin", _floating,
-             grad=lambda op, dy: (dy * cos(op.inputs[0]),), c_expr="sin({0})")
+             grad=lambda op, dy: (dy * cos(op.inputs[0]),), c_expr="sin({0})",
+             native="np.sin({0})")
 _elementwise("Cos", "cos", _floating,
-             grad=lambda op, dy: (-dy * sin(op.inputs[0]),), c_expr="cos({0})")
+             grad=lambda op, dy: (-dy * sin(op.inputs[0]),), c_expr="cos({0})",
+             native="np.cos({0})")
 _elementwise("Tanh", "tanh", _floating,
              grad=lambda op, dy: (dy * (1 - op.outputs[0] * op.outputs[0]),), fresh_output=True,
-             into=_tanh_into, c_expr="tanh({0})")
+             into=_tanh_into, c_expr="tanh({0})", native="nm.tanh({0})")
 _elementwise("Sigmoid", _stable_sigmoid, _floating,
              grad=lambda op, dy: (dy * op.outputs[0] * (1 - op.outputs[0]),), fresh_output=True,
-             into=_sigmoid_into, c_expr="(({T})1 / (({T})1 + exp(-{0})))")
+             into=_sigmoid_into, c_expr="(({T})1 / (({T})1 + exp(-{0})))",
+             native="nm.sigmoid({0})")
 # TensorFlow registers no gradient (None) for Round, Floor and Ceil
 _elementwise("Round", _round_kernel, _numeric, differentiable=False)
-_elementwise("Floor", "floor", _floating, differentiable=False, c_expr="floor({0})")
-_elementwise("Ceil", "ceil", _floating, differentiable=False, c_expr="ceil({0})")
+_elementwise("Floor", "floor", _floating, differentiable=False, c_expr="floor({0})",
+             native="np.floor({0})")
+_elementwise("Ceil", "ceil", _floating, differentiable=False, c_expr="ceil({0})",
+             native="np.ceil({0})")
 _elementwise("IsNan", "isnan", _floating, out_dtype=_dt.bool, differentiable=False,
-             c_expr="({0} != {0})")
+             c_expr="({0} != {0})", native="({0} != {0})")
 _elementwise("IsFinite", "isfinite", _floating, out_dtype=_dt.bool,
-             differentiable=False)
-_elementwise("IsInf", "isinf", _floating, out_dtype=_dt.bool, differentiable=False)
+             differentiable=False, native="np.isfinite({0})")
+_elementwise("IsInf", "isinf", _floating, out_dtype=_dt.bool, differentiable=False,
+             native="np.isinf({0})")
 
 
 def negative(x, name=None):
@@ -547,7 +563,8 @@ def negative(x, name=None):
     return unary("Neg", x)
 
 
-_elementwise("Neg", "negative", _numeric, grad=lambda op, dy: (negative(dy),), c_expr="(-{0})")
+_elementwise("Neg", "negative", _numeric, grad=lambda op, dy: (negative(dy),), c_expr="(-{0})",
+             native="(-{0})")
 
 
 def abs(x, name=None):  # noqa: A001 -- TensorFlow's name
@@ -679,11 +696,15 @@ for _name, _fn, _allowed, _c_op in (
         ("Less", "less", _numeric, "({0} < {1})"),
         ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
     _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
-                  out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op)
+                  out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op,
+                  native=_c_op)
 del _name, _fn, _allowed, _c_op
-_elementwise2("LogicalAnd", "logical_and", _boolean, differentiable=False, c_expr="({0} && {1})")
-_elementwise2("LogicalOr", "logical_or", _boolean, differentiable=False, c_expr="({0} || {1})")
-_elementwise("LogicalNot", "logical_not", _boolean, differentiable=False, c_expr="(!{0})")
+_elementwise2("LogicalAnd", "logical_and", _boolean, differentiable=False, c_expr="({0} && {1})",
+              native="({0} and {1})")
+_elementwise2("LogicalOr", "logical_or", _boolean, differentiable=False, c_expr="({0} || {1})",
+              native="({0} or {1})")
+_elementwise("LogicalNot", "logical_not", _boolean, differentiable=False, c_expr="(!{0})",
+             native="(not {0})")
 
 
 def equal(x, y, name=None):
@@ -760,7 +781,7 @@ def _select_infer(c, x, y):
 
 @defop("SelectV2", infer=_select_infer, elementwise=True,
        grad=lambda op, dy: (None, where(op.inputs[0], dy, 0), where(op.inputs[0], 0, dy)),
-       c_expr="({0} ? {1} : {2})")
+       c_expr="({0} ? {1} : {2})", native="({1} if {0} else {2})")
 def _select(xp, c, x, y):
     return xp.where(c, x, y)
 
@@ -829,7 +850,7 @@ def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
 
 # C++ casts as TensorFlow: floats truncate toward zero; to bool, non-zero (NaN too) is true
 @defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True, into=_cast_into,
-       c_expr="(({T}){0})")
+       c_expr="(({T}){0})", native="{T}({0})")
 def _cast(xp, x, DstT):  # noqa: N803
     if DstT is _dt.string or x.dtype.kind == "O":
         raise ValueError("string casts are not supported")  # the inference rule says why
@@ -872,7 +893,8 @@ def _clip_grad(op, dy):
 _ALLOWED["ClipByValue"] = _numeric
 
 
-@defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True)
+@defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True,
+       native="({1} if ({2} if {0} > {2} else {0}) < {1} else ({2} if {0} > {2} else {0}))")
 def _clip(xp, t, lo, hi):
     out = xp.maximum(xp.minimum(t, hi), lo)  # as TensorFlow: lo wins when lo > hi
     if out.shape != t.shape:
@@ -1567,7 +1589,7 @@ _elementwise("Acosh", "arccosh", _floating,
 _elementwise("Atanh", "arctanh", _floating,
              grad=lambda op, dy: (dy / (1 - square(op.inputs[0])),))
 _elementwise("Expm1", "expm1", _floating,
-             grad=lambda op, dy: (dy * exp(op.inputs[0]),))
+             grad=lambda op, dy: (dy * exp(op.inputs[0]),), native="nm.expm1({0})")
 
 
 def tan(x, name=None):
@@ -1676,7 +1698,8 @@ _elementwise2("Xdivy", _xdivy_kernel, _floating,
 _elementwise2("DivNoNan", _div_no_nan_kernel, _floating,
               grad=lambda op, dy: (divide_no_nan(dy, op.inputs[1]),
                                    dy * divide_no_nan(divide_no_nan(-op.inputs[0], op.inputs[1]),
-                                                      op.inputs[1])))
+                                                      op.inputs[1])),
+              native="({T}(0) if {1} == 0 else {0} / {1})")
 
 
 def xlogy(x, y, name=None):

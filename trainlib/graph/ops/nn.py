@@ -113,35 +113,38 @@ def _relu(xp, x, out=None, tmp=None):
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),), into=_relu,
-      c_expr="({0} < 0 ? ({T})0 : {0})")(_relu)
+      c_expr="({0} < 0 ? ({T})0 : {0})", native="({T}(0) if {0} < 0 else {0})")(_relu)
 
 
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
-       fresh_output=True)
+       fresh_output=True, native="({0} if {1} > 0 else {T}(0))")
 def _relu_grad(xp, dy, y):
     return _keep_where(xp, y > 0, dy)
 
 
 @defop("Relu6", infer=_real_infer("Relu6"), elementwise=True,
-       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),))
+       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),),
+       native="({T}(0) if {0} < 0 else ({T}(6) if {0} > 6 else {0}))")
 def _relu6(xp, x):
     return xp.clip(x, x.dtype.type(0), x.dtype.type(6))
 
 
 @defop("Relu6Grad", infer=_grad_infer("Relu6Grad"), elementwise=True,
-       grad=_masked_grad("Relu6Grad"))
+       grad=_masked_grad("Relu6Grad"), native="({0} if {1} > 0 and {1} < 6 else {T}(0))")
 def _relu6_grad(xp, dy, x):
     return _keep_where(xp, (x > 0) & (x < 6), dy)
 
 
 @defop("LeakyRelu", infer=_float_infer("LeakyRelu"), elementwise=True,
-       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),))
+       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),),
+       native=lambda alpha: f"({{0}} if {{0}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu(xp, x, alpha):
     return xp.where(x > 0, x, x * x.dtype.type(alpha))
 
 
 @defop("LeakyReluGrad", infer=_grad_infer("LeakyReluGrad"), elementwise=True,
-       grad=_masked_grad("LeakyReluGrad"))
+       grad=_masked_grad("LeakyReluGrad"),
+       native=lambda alpha: f"({{0}} if {{1}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu_grad(xp, dy, x, alpha):
     return xp.where(x > 0, dy, dy * dy.dtype.type(alpha))
 
@@ -152,18 +155,20 @@ def _elu_grad_grad(op, g):
 
 
 @defop("Elu", infer=_float_infer("Elu"), elementwise=True,
-       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),))
+       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),),
+       native="({0} if {0} > 0 else nm.expm1({0}))")
 def _elu(xp, x):
     return xp.where(x > 0, x, xp.expm1(xp.minimum(x, x.dtype.type(0))))
 
 
-@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad)
+@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad,
+       native="({0} if {1} > 0 else {0} * ({1} + {T}(1)))")
 def _elu_grad(xp, dy, y):
     return xp.where(y > 0, dy, dy * (y + y.dtype.type(1)))
 
 
 @defop("Softplus", infer=_float_infer("Softplus"), elementwise=True,
-       grad=lambda op, dy: (dy * _math.sigmoid(op.inputs[0]),))
+       grad=lambda op, dy: (dy * _math.sigmoid(op.inputs[0]),), native="nm.softplus({0})")
 def _softplus(xp, x):
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
     return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
@@ -286,7 +291,8 @@ def _poly(x, coefficients):
 
 
 @defop("Erf", infer=_float_infer("Erf"), elementwise=True,
-       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * _math.exp(-_math.square(op.inputs[0]))),))
+       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * _math.exp(-_math.square(op.inputs[0]))),),
+       native="nm.erf({0})")
 def _erf(xp, x):
     a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
     z = xp.minimum(a, x.dtype.type(1))
@@ -1469,7 +1475,8 @@ def l2_loss(t, name=None):
 
 
 @defop("Softsign", infer=_float_infer("Softsign"), elementwise=True,
-       grad=lambda op, dy: (dy / _math.square(1 + _math.abs(op.inputs[0])),))
+       grad=lambda op, dy: (dy / _math.square(1 + _math.abs(op.inputs[0])),),
+       native="({0} / (abs({0}) + {T}(1)))")
 def _softsign(xp, x):
     return x / (xp.abs(x) + x.dtype.type(1))
 
