@@ -53,6 +53,7 @@ _KERNELS = {}            # key -> (dispatcher, source, path)
 _COMPILE_SECONDS = {}    # program -> seconds spent compiling its kernels in this process
 _SOURCES = {}            # program -> [source, ...]
 _UNSUPPORTED = set()     # (program, dtypes): no native form (some step or dtype)
+_PLANS = {}              # id(program) -> (program, {input shapes and dtypes: plan or False})
 _LOCK = threading.Lock()
 _PARALLEL = threading.Lock()
 _WARNED = []
@@ -113,36 +114,53 @@ def _version_tag():
 def run(program, arrays):
     """The region's result computed by its native kernel, or None (no native form: the
     caller runs it another way)."""
-    dtypes = tuple(a.dtype.str for a in arrays)
-    if (program, dtypes) in _UNSUPPORTED or not available():
+    plans = _PLANS.get(id(program))
+    if plans is None or plans[0] is not program:
+        plans = _PLANS[id(program)] = (program, {})
+    signature = tuple((a.shape, a.dtype.char) for a in arrays)
+    plan = plans[1].get(signature)
+    if plan is None:
+        if len(plans[1]) >= 256:   # shapes that keep changing: plans are cheap to remake
+            plans[1].clear()
+        plan = plans[1][signature] = _plan(program, arrays)
+    if plan is False:
         return None
-    shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    if not shape or 0 in shape:
-        return None
-    dims, operands = _coalesce(shape, arrays)
-    size = int(np.prod(shape))
-    parallel = size >= PARALLEL_MIN
-    key = (program, dtypes, dims, parallel)
-    found = _KERNELS.get(key)
-    if found is None:
-        found = _build(key)
-        if found is None:
-            return None
-    kernel = found[0]
-    out = np.empty(shape, found[3])
-    view = out.reshape([n for n, _ in dims])
-    if parallel and _PARALLEL.acquire(blocking=False):
+    kernel, serial, shapes, out_shape, out_dtype, view_shape = plan
+    out = np.empty(out_shape, out_dtype)
+    operands = [a.reshape(s) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(s)
+                for a, s in zip(arrays, shapes)]
+    if serial is None:
+        kernel(*operands, out.reshape(view_shape))
+    elif _PARALLEL.acquire(blocking=False):
         try:
-            kernel(*operands, view)
+            kernel(*operands, out.reshape(view_shape))
         finally:
             _PARALLEL.release()
-        return out
-    if parallel:   # another thread runs a parallel kernel now: run the serial form
-        serial = _KERNELS.get(key[:3] + (False,)) or _build(key[:3] + (False,))
-        serial[0](*operands, view)
-        return out
-    kernel(*operands, view)
+    else:   # another thread runs a parallel kernel now: the serial form
+        serial()(*operands, out.reshape(view_shape))
     return out
+
+
+def _plan(program, arrays):
+    """How `run` calls the kernel for these input shapes and dtypes, or False (no native
+    form): (kernel, None or a maker of the serial form for a parallel kernel, the operands'
+    shapes, the result's shape and dtype, the loop's shape)."""
+    dtypes = tuple(a.dtype.str for a in arrays)
+    if (program, dtypes) in _UNSUPPORTED or not available():
+        return False
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    if not shape or 0 in shape:
+        return False
+    dims, operands = _coalesce(shape, arrays)
+    parallel = int(np.prod(shape)) >= PARALLEL_MIN
+    key = (program, dtypes, dims, parallel)
+    found = _KERNELS.get(key) or _build(key)
+    if found is None:
+        return False
+    serial_key = key[:3] + (False,)
+    serial = (lambda: (_KERNELS.get(serial_key) or _build(serial_key))[0]) if parallel else None
+    return (found[0], serial, [o.shape for o in operands], shape, found[3],
+            tuple(n for n, _ in dims))
 
 
 def _coalesce(shape, arrays):
