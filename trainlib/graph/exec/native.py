@@ -111,18 +111,19 @@ def _version_tag():
 
 # ------------------------------------------------------------------ running
 
-def run(program, arrays):
+def run(program, arrays, constants=()):
     """The region's result computed by its native kernel, or None (no native form: the
-    caller runs it another way)."""
+    caller runs it another way). `constants`: ((input slot, value), ...) for inputs that
+    never change (written into the kernel as literals)."""
     plans = _PLANS.get(id(program))
-    if plans is None or plans[0] is not program:
-        plans = _PLANS[id(program)] = (program, {})
+    if plans is None or plans[0] is not program or plans[2] is not constants:
+        plans = _PLANS[id(program)] = (program, {}, constants)
     signature = tuple((a.shape, a.dtype.char) for a in arrays)
     plan = plans[1].get(signature)
     if plan is None:
         if len(plans[1]) >= 256:   # shapes that keep changing: plans are cheap to remake
             plans[1].clear()
-        plan = plans[1][signature] = _plan(program, arrays)
+        plan = plans[1][signature] = _plan(program, arrays, constants)
     if plan is False:
         return None
     kernel, serial, shapes, out_shape, out_dtype, view_shape = plan
@@ -141,7 +142,7 @@ def run(program, arrays):
     return out
 
 
-def _plan(program, arrays):
+def _plan(program, arrays, constants):
     """How `run` calls the kernel for these input shapes and dtypes, or False (no native
     form): (kernel, None or a maker of the serial form for a parallel kernel, the operands'
     shapes, the result's shape and dtype, the loop's shape)."""
@@ -153,11 +154,11 @@ def _plan(program, arrays):
         return False
     dims, operands = _coalesce(shape, arrays)
     parallel = int(np.prod(shape)) >= PARALLEL_MIN
-    key = (program, dtypes, dims, parallel)
+    key = (program, dtypes, dims, parallel, constants)
     found = _KERNELS.get(key) or _build(key)
     if found is None:
         return False
-    serial_key = key[:3] + (False,)
+    serial_key = key[:3] + (False, constants)
     serial = (lambda: (_KERNELS.get(serial_key) or _build(serial_key))[0]) if parallel else None
     return (found[0], serial, [o.shape for o in operands], shape, found[3],
             tuple(n for n, _ in dims))
@@ -192,8 +193,9 @@ def _build(key):
         found = _KERNELS.get(key)
         if found is not None:
             return found
-        program, dtypes, dims, parallel = key
-        source = kernel_source(program, [np.dtype(d) for d in dtypes], dims, parallel)
+        program, dtypes, dims, parallel, constants = key
+        source = kernel_source(program, [np.dtype(d) for d in dtypes], dims, parallel,
+                               dict(constants))
         if source is not None and not _spans_all(program, dtypes, dims):
             source = None   # the result is smaller than the inputs' broadcast: not a region
         if source is None:
@@ -266,7 +268,7 @@ def _in_memory(source, name):
 
 # ------------------------------------------------------------------ source
 
-def kernel_source(program, dtypes, dims, parallel):
+def kernel_source(program, dtypes, dims, parallel, constants=None):
     """The numba source of one region, or None when a step or a dtype has no native form.
 
     Args:
@@ -274,7 +276,9 @@ def kernel_source(program, dtypes, dims, parallel):
         dtypes: the inputs' numpy dtypes.
         dims: (size, pattern) per loop dim, as `_coalesce` makes them.
         parallel: spread the outer loop over the cores.
+        constants: {input slot: value} for inputs written as literals.
     """
+    constants = constants or {}
     values = [TensorSpec((), _dt.from_numpy(d)) for d in dtypes]
     if any(v.dtype.name not in _TYPES for v in values):
         return None
@@ -289,7 +293,9 @@ def kernel_source(program, dtypes, dims, parallel):
     for i in range(n_in):
         spans = [p[i] for _, p in dims]
         at = ", ".join(ix if s else "0" for ix, s in zip(index, spans))
-        if any(spans):
+        if i in constants and not any(spans):
+            hoisted.append(f"x{i} = {_literal(constants[i], values[i].dtype.name)}")
+        elif any(spans):
             lines.append(f"{inner}x{i} = i{i}[{at}]")
         else:
             hoisted.append(f"x{i} = i{i}[{at}]")
@@ -333,6 +339,15 @@ def kernel_source(program, dtypes, dims, parallel):
     ]
     body = hoisted + lines
     return "\n".join(head + ["    " + line for line in body]) + "\n"
+
+
+def _literal(value, dtype):
+    if dtype == "bool":
+        return repr(bool(value))
+    value = float(value)
+    text = repr(value) if value == value and abs(value) != float("inf") else \
+        {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}[repr(value)]
+    return f"{_TYPES[dtype]}({text})"
 
 
 # ------------------------------------------------------------------ reports

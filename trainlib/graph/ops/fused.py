@@ -15,7 +15,8 @@ inference from the sub-program, and its three ways of running:
     flattened array or along axis 0);
   * `jit_compile=True` on CuPy: one `cupy.ElementwiseKernel` per (program,
     dtypes), compiled once and cached; plain for ops without a C form.
-The sub-program is attr `program`: a tuple of steps `(op type, input slots,
+Attr `constants` lists the inputs that are one-element constants, with their values
+(native kernels write them as literals). The sub-program is attr `program`: a tuple of steps `(op type, input slots,
 attrs as sorted (key, value) pairs)`; slot i < len(inputs) is input i, slot
 len(inputs) + k is the result of step k; the result is the last step's.
 Each step runs as its OpDef says: `into` (the out= form) in blocked loops, `c_expr`
@@ -43,7 +44,7 @@ def _steps(program):
     return [(REGISTRY[name], slots, dict(attrs)) for name, slots, attrs in program]
 
 
-def _fused_infer(*inputs, program, jit_compile=False):
+def _fused_infer(*inputs, program, jit_compile=False, constants=()):
     values = list(inputs)
     for opdef, slots, attrs in _steps(program):
         out = opdef.infer(*[values[s] for s in slots], **attrs)
@@ -80,7 +81,7 @@ def _run_plain(xp, arrays, program):
 
 
 @defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True)
-def _fused(xp, *arrays, program, jit_compile=False):
+def _fused(xp, *arrays, program, jit_compile=False, constants=()):
     if jit_compile:
         if getattr(xp, "__name__", "") == "cupy":
             kernel = _cached(_CUPY, (program, tuple(a.dtype.str for a in arrays)),
@@ -89,7 +90,7 @@ def _fused(xp, *arrays, program, jit_compile=False):
                 return kernel(*arrays)
         else:
             if _native.available():
-                out = _native.run(program, arrays)
+                out = _native.run(program, arrays, constants)
                 if out is not None:
                     return out
             else:
