@@ -289,3 +289,15 @@ def test_a_forked_child_runs_parallel_kernels_after_its_parent_did():
     assert "prange" in fn.get_concrete_function(x).native_source
     pid, total = sum_in_forked_child(fn, x)
     assert pid != os.getpid() and total == float(np.sum(want))
+
+
+def test_bias_add_and_its_activation_are_one_native_region():
+    layer = tl.layers.Dense(300, activation="sigmoid")
+    x = tl.constant(np.random.default_rng(5).standard_normal((256, 40)).astype(np.float32))
+    layer(x)
+    layer.bias.assign(np.linspace(-1, 1, 300).astype(np.float32))
+    jit = tl.function(lambda x: layer(x), jit_compile=True)
+    np.testing.assert_allclose(jit(x).numpy(), tl.function(lambda x: layer(x))(x).numpy(),
+                               rtol=1e-6, atol=1e-7)
+    source = jit.get_concrete_function(x).native_source
+    assert "BiasAdd -> Sigmoid" in source and "i1[0, d1]" in source   # the bias per column

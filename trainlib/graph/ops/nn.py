@@ -1314,8 +1314,10 @@ def _bias_add_infer(value, bias):
     return spec(value.shape, d)
 
 
-# the driver sums dy down to the bias's shape
-@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
+# the driver sums dy down to the bias's shape; channels last, so numpy's broadcasting: an
+# elementwise op (fused with its activation under jit_compile)
+@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy),
+       elementwise=True, into="add", c_expr="({0} + {1})", native="({0} + {1})")
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
