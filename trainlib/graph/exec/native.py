@@ -152,15 +152,22 @@ def _plan(program, arrays, constants):
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
     if not shape or 0 in shape:
         return False
+    values = [TensorSpec(a.shape, _dt.from_numpy(a.dtype)) for a in arrays]
+    for name, slots, attrs in program:
+        values.append(REGISTRY[name].infer(*[values[s] for s in slots], **dict(attrs)))
+    if tuple(values[-1].shape.as_list()) != tuple(shape):
+        return False   # the result is smaller than the inputs' broadcast: not a region
+    kinds = tuple(v.dtype.name for v in values)
     dims, operands = _coalesce(shape, arrays)
     parallel = int(np.prod(shape)) >= PARALLEL_MIN
     key = (program, dtypes, dims, parallel, constants)
-    found = _KERNELS.get(key) or _build(key)
+    found = _KERNELS.get(key) or _build(key, kinds)
     if found is None:
         return False
     serial_key = key[:3] + (False, constants)
-    serial = (lambda: (_KERNELS.get(serial_key) or _build(serial_key))[0]) if parallel else None
-    return (found[0], serial, [o.shape for o in operands], shape, found[3],
+    serial = (lambda: (_KERNELS.get(serial_key) or _build(serial_key, kinds))[0]) \
+        if parallel else None
+    return (found[0], serial, [o.shape for o in operands], shape, values[-1].dtype.np,
             tuple(n for n, _ in dims))
 
 
@@ -188,16 +195,15 @@ def _coalesce(shape, arrays):
     return tuple(dims), operands
 
 
-def _build(key):
+def _build(key, kinds):
+    """Compiles (or loads) the kernel of `key`; `kinds`: the dtype names of the inputs and of
+    every step's result. None when some step or dtype has no native form."""
     with _LOCK:
         found = _KERNELS.get(key)
         if found is not None:
             return found
         program, dtypes, dims, parallel, constants = key
-        source = kernel_source(program, [np.dtype(d) for d in dtypes], dims, parallel,
-                               dict(constants))
-        if source is not None and not _spans_all(program, dtypes, dims):
-            source = None   # the result is smaller than the inputs' broadcast: not a region
+        source = kernel_source(program, kinds, dims, parallel, dict(constants))
         if source is None:
             _UNSUPPORTED.add((program, dtypes))
             return None
@@ -205,32 +211,13 @@ def _build(key):
         dispatcher, path = _load(source)
         operands = [np.zeros([n if p[i] else 1 for n, p in dims], np.dtype(d))
                     for i, d in enumerate(dtypes)]
-        out_dtype = _out_dtype(program, dtypes)
-        view = np.zeros([n for n, _ in dims], out_dtype)
+        view = np.zeros([n for n, _ in dims], np.dtype(kinds[-1]))
         with np.errstate(all="ignore"):
             dispatcher(*operands, view)    # compiles (or loads from the disk cache) now
         _COMPILE_SECONDS[program] = _COMPILE_SECONDS.get(program, 0.0) + time.perf_counter() - start
         _SOURCES.setdefault(program, []).append(source)
-        found = _KERNELS[key] = (dispatcher, source, path, out_dtype)
+        found = _KERNELS[key] = (dispatcher, source, path)
         return found
-
-
-def _spans_all(program, dtypes, dims):
-    """True if the program's result has the shape all its inputs broadcast to (what the
-    fusion pass guarantees: every member has the root's shape)."""
-    sizes = [n for n, _ in dims]
-    values = [TensorSpec([n if p[i] else 1 for n, p in dims], _dt.from_numpy(np.dtype(d)))
-              for i, d in enumerate(dtypes)]
-    for name, slots, attrs in program:
-        values.append(REGISTRY[name].infer(*[values[s] for s in slots], **dict(attrs)))
-    return values[-1].shape.as_list() == sizes
-
-
-def _out_dtype(program, dtypes):
-    values = [TensorSpec((), _dt.from_numpy(np.dtype(d))) for d in dtypes]
-    for name, slots, attrs in program:
-        values.append(REGISTRY[name].infer(*[values[s] for s in slots], **dict(attrs)))
-    return values[-1].dtype.np
 
 
 def _load(source):
@@ -268,21 +255,20 @@ def _in_memory(source, name):
 
 # ------------------------------------------------------------------ source
 
-def kernel_source(program, dtypes, dims, parallel, constants=None):
+def kernel_source(program, kinds, dims, parallel, constants=None):
     """The numba source of one region, or None when a step or a dtype has no native form.
 
     Args:
         program: the FusedElementwise program (steps of (op type, slots, attrs)).
-        dtypes: the inputs' numpy dtypes.
+        kinds: the dtype names of the inputs, then of each step's result.
         dims: (size, pattern) per loop dim, as `_coalesce` makes them.
         parallel: spread the outer loop over the cores.
         constants: {input slot: value} for inputs written as literals.
     """
     constants = constants or {}
-    values = [TensorSpec((), _dt.from_numpy(d)) for d in dtypes]
-    if any(v.dtype.name not in _TYPES for v in values):
+    if any(k not in _TYPES for k in kinds):
         return None
-    n_in = len(dtypes)
+    n_in = len(kinds) - len(program)
     rank = len(dims)
     index = [f"d{k}" for k in range(rank)]
     lines = ["for d0 in prange(o.shape[0]):" if parallel else "for d0 in range(o.shape[0]):"]
@@ -294,7 +280,7 @@ def kernel_source(program, dtypes, dims, parallel, constants=None):
         spans = [p[i] for _, p in dims]
         at = ", ".join(ix if s else "0" for ix, s in zip(index, spans))
         if i in constants and not any(spans):
-            hoisted.append(f"x{i} = {_literal(constants[i], values[i].dtype.name)}")
+            hoisted.append(f"x{i} = {_literal(constants[i], kinds[i])}")
         elif any(spans):
             lines.append(f"{inner}x{i} = i{i}[{at}]")
         else:
@@ -307,11 +293,9 @@ def kernel_source(program, dtypes, dims, parallel, constants=None):
         attrs = dict(attrs)
         if callable(template):
             template = template(**attrs)
-        spec = opdef.infer(*[values[s] for s in slots], **attrs)
-        values.append(spec)
-        if template is None or spec.dtype.name not in _TYPES:
+        if template is None:
             return None
-        expr = template.format(*[names[s] for s in slots], T=_TYPES[spec.dtype.name])
+        expr = template.format(*[names[s] for s in slots], T=_TYPES[kinds[n_in + k]])
         lines.append(f"{inner}t{k} = {expr}")
         names.append(f"t{k}")
         used_ops.append(name)
@@ -322,7 +306,7 @@ def kernel_source(program, dtypes, dims, parallel, constants=None):
     head = [
         f'"""trainlib native kernel: {" -> ".join(used_ops)}',
         f"over {shape_text} ({'parallel' if parallel else 'serial'}); inputs "
-        f"{', '.join(str(d) for d in dtypes)}.",
+        f"{', '.join(kinds[:n_in])}.",
         "Generated by trainlib/graph/exec/native.py; safe to delete (it is made again)."
         '"""',
         "import math",
