@@ -12,7 +12,7 @@ import enum
 
 from . import dtypes as _dt
 from .context import state
-from .nest import flatten, pack_as  # noqa: F401 -- re-exported for older imports
+from .nest import flatten, pack_as
 from .op import apply, defop
 from .tensor import Tensor, is_tensor
 
