@@ -35,7 +35,6 @@ ENGINE = {
 }
 # the circles and back-imports still to be removed (issue 17.4): this list may only shrink
 KNOWN_CIRCLES = [
-    {"trainlib.graph.ops.array", "trainlib.graph.ops.math", "trainlib.graph.ops.nn"},
     {"trainlib.checkpoint", "trainlib.models.sequential", "trainlib.optim.base",
      "trainlib.saving.keras_h5", "trainlib.layers.base", "trainlib.layers.operators", "trainlib.losses", "trainlib.metrics",
      "trainlib.models.functional", "trainlib.models.model", "trainlib.models.saving_keras",

@@ -374,7 +374,7 @@ def _unbroadcast(g, x):
         return g
     if gs.is_fully_defined() and xs.is_fully_defined():
         from .ops import array as _array, math as _math  # noqa: PLC0415
-        axes = _math._reduce_axes_to(tuple(gs), tuple(xs))
+        axes = _array._reduce_axes_to(tuple(gs), tuple(xs))
         if axes:
             g = _math.reduce_sum(g, axis=list(axes))
         return _array.reshape(g, list(xs)) if tuple(g.shape) != tuple(xs) else g

@@ -13,7 +13,7 @@ from ..op import apply, convert_same_dtype, convert_to_tensor, defop, broadcast_
 from . import array as _array
 from . import math as _math
 from .array import eye  # noqa: F401 -- tl.linalg.eye, as TensorFlow
-from .array import global_norm  # noqa: F401 -- tl.linalg.global_norm
+from .math import global_norm  # noqa: F401 -- tl.linalg.global_norm
 from .math import einsum, matmul, norm, tensordot  # noqa: F401 -- TensorFlow's linalg aliases
 
 __all__ = ["matmul", "matvec", "matrix_transpose", "transpose", "adjoint", "einsum", "tensordot",

@@ -10,7 +10,6 @@ import math as _pymath
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, same_dtype, spec
 from . import math as _math
-from . import nn as _nn
 
 __all__ = ["i0", "i1", "erfc", "erfinv", "signbit", "nextafter", "gcd", "lcm", "bitcast"]
 
@@ -100,9 +99,9 @@ def i1(x):
 def _erfc(xp, x):
     a = xp.minimum(xp.abs(x), x.dtype.type(30))
     # the tail directly (no cancellation in 1 - erf for large x), Cephes' rational forms
-    tail = xp.exp(-a * a) * xp.where(a < 8, _nn._poly(a, _nn._ERFC_P) / _nn._poly(a, _nn._ERFC_Q),  # noqa: SLF001
-                                     _nn._poly(a, _nn._ERFC_R) / _nn._poly(a, _nn._ERFC_S))  # noqa: SLF001
-    out = xp.where(a <= 1, 1 - _nn._erf(xp, x), xp.where(x > 0, tail, 2 - tail))  # noqa: SLF001
+    tail = xp.exp(-a * a) * xp.where(a < 8, _math._poly(a, _math._ERFC_P) / _math._poly(a, _math._ERFC_Q),  # noqa: SLF001
+                                     _math._poly(a, _math._ERFC_R) / _math._poly(a, _math._ERFC_S))  # noqa: SLF001
+    out = xp.where(a <= 1, 1 - _math._erf(xp, x), xp.where(x > 0, tail, 2 - tail))  # noqa: SLF001
     return out.astype(x.dtype, copy=False)
 
 
@@ -136,7 +135,7 @@ def _erfinv(xp, x):
                       0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682))
     y = xp.where(central, pc, pt) * w64
     for _ in range(3):
-        err = _nn._erf(xp, y) - w64
+        err = _math._erf(xp, y) - w64
         y = y - err / (2.0 / _pymath.sqrt(_pymath.pi) * xp.exp(-y * y))
     y = xp.where(raw == 1.0, xp.inf, xp.where(raw == -1.0, -xp.inf, y))
     y = xp.where(xp.abs(raw) > 1.0, xp.nan, y)
