@@ -18,10 +18,8 @@ KerasTensor never reaches an op (layers intercept it).
 import contextlib
 import functools
 import inspect
-import itertools
 import collections
 import os
-import re
 import warnings
 
 import numpy as np
@@ -38,12 +36,12 @@ from ..graph.tracing import FuncGraph
 from ..graph.variables import Module, Variable as _EngineVariable, autocast_scope, \
     current_autocast_dtype
 
+from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
            "deserialize", "dtype_policy_config", "check_unsupported"]
 
-_name_counters = collections.defaultdict(itertools.count)
 _training_stack = []          # the training flag of the enclosing layer calls
 _REGISTRY = {}                # class name -> class, for from_config / deserialize
 
@@ -71,24 +69,6 @@ def check_unsupported(layer, **options):
         if value != supported and value is not None:
             raise NotImplementedError(f"{type(layer).__name__}: {name}={value!r} is not supported "
                                       f"by trainlib (only {supported!r})")
-
-
-def unique_name(base):
-    """`base`, then `base_1`, `base_2`... for default layer names, as Keras numbers them."""
-    n = next(_name_counters[base])
-    return base if n == 0 else f"{base}_{n}"
-
-
-def to_snake_case(name):
-    """Keras 3's default-name form: "Conv2D" -> "conv2d", "MeanSquaredError" -> "mean_squared_error"."""
-    name = re.sub(r"\W+", "", name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
-
-
-def auto_name(class_name):
-    """A fresh default name for an object of class `class_name` (conv2d, conv2d_1, ...)."""
-    return unique_name(to_snake_case(class_name))
 
 
 def _user_stacklevel():

@@ -21,6 +21,7 @@ from ..graph.ops.array import constant, ones_like
 from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
                               where)
 from ..graph.variables import Variable, children_changed
+from ..naming import auto_name
 
 from .schedules import LearningRateSchedule
 
@@ -65,7 +66,6 @@ class Optimizer:
                                           f"supported by trainlib (only {default!r})")
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
-        from ..layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
         self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
