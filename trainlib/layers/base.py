@@ -39,7 +39,7 @@ from ..graph.variables import Module, Variable as _EngineVariable, autocast_scop
 from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register",
            "deserialize", "dtype_policy_config", "check_unsupported"]
 
 _training_stack = []          # the training flag of the enclosing layer calls
@@ -120,40 +120,8 @@ class KerasTensor:
     def __hash__(self):
         return id(self)
 
-    # operators record operations of the functional API (layers/operators.py), as Keras 3's
-    def __add__(self, other): return _operator("Add", self, other)
-    def __radd__(self, other): return _operator("Add", self, other, True)
-    def __sub__(self, other): return _operator("Subtract", self, other)
-    def __rsub__(self, other): return _operator("Subtract", self, other, True)
-    def __mul__(self, other): return _operator("Multiply", self, other)
-    def __rmul__(self, other): return _operator("Multiply", self, other, True)
-    def __truediv__(self, other): return _operator("TrueDivide", self, other)
-    def __rtruediv__(self, other): return _operator("TrueDivide", self, other, True)
-    def __floordiv__(self, other): return _operator("FloorDivide", self, other)
-    def __rfloordiv__(self, other): return _operator("FloorDivide", self, other, True)
-    def __mod__(self, other): return _operator("Mod", self, other)
-    def __rmod__(self, other): return _operator("Mod", self, other, True)
-    def __pow__(self, other): return _operator("Power", self, other)
-    def __rpow__(self, other): return _operator("Power", self, other, True)
-    def __matmul__(self, other): return _operator("Matmul", self, other)
-    def __rmatmul__(self, other): return _operator("Matmul", self, other, True)
-    def __lt__(self, other): return _operator("Less", self, other)
-    def __le__(self, other): return _operator("LessEqual", self, other)
-    def __gt__(self, other): return _operator("Greater", self, other)
-    def __ge__(self, other): return _operator("GreaterEqual", self, other)
-    def __and__(self, other): return _operator("LogicalAnd", self, other)
-    def __rand__(self, other): return _operator("LogicalAnd", self, other, True)
-    def __or__(self, other): return _operator("LogicalOr", self, other)
-    def __ror__(self, other): return _operator("LogicalOr", self, other, True)
-    def __neg__(self): return _operator("Negative", self)
-    def __abs__(self): return _operator("Absolute", self)
-    def __invert__(self): return _operator("LogicalNot", self)
-    def __getitem__(self, key): return _operator("GetItem", self, key)
-
-
-def _operator(name, x, other=None, reverse=False):
-    from .operators import symbolic_operator  # noqa: PLC0415 -- the operations subclass Layer
-    return symbolic_operator(name, x, other, reverse)
+    # Python operators (`x + y`, `x[0]`...) record operations of the functional API, as
+    # Keras 3's: layers/operators.py installs them (its operations subclass Layer)
 
 
 def _is_keras_tensor(x):
@@ -856,12 +824,8 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):
 
 # ------------------------------------------------------------------ serialization
 
-def serialize(layer):
-    """A layer as Keras 3's `keras.layers.serialize` writes it: {"module", "class_name",
-    "config", "registered_name"} (and "build_config" once built)."""
-    from ..saving.serialization_lib import serialize_keras_object  # noqa: PLC0415 -- saving is above
-    return serialize_keras_object(layer)
-
+# (a layer's own config form, `keras.layers.serialize`, is serialization_lib's
+# serialize_keras_object: it serializes every kind of Keras object and sits above layers)
 
 def deserialize(config, custom_objects=None):
     """The layer a `serialize` dict describes (registered classes and `custom_objects` only).

@@ -10,8 +10,9 @@ not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
-from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register
 from ..saving.object_registration import all_custom_objects
+from ..saving.serialization_lib import serialize_keras_object as serialize
 
 from ..trainers.trainer import Trainer
 from .model import Model
