@@ -33,13 +33,6 @@ ENGINE = {
     "trainlib.graph.function": "function",
     "trainlib.graph.autograph": "autograph", "trainlib.graph.ops.operators": "op",
 }
-# the circles and back-imports still to be removed (issue 17.4): this list may only shrink
-KNOWN_CIRCLES = [
-    {"trainlib.models.functional", "trainlib.models.model", "trainlib.models.saving_keras",
-     "trainlib.models.sequential", "trainlib.models.summary", "trainlib.saving.keras_h5",
-     "trainlib.saving.serialization_lib", "trainlib.trainers.trainer"},
-]
-
 
 def modules():
     out = {}
@@ -128,11 +121,8 @@ def circles():
 
 
 def test_no_import_circles():
-    found = circles()
-    new = [sorted(c) for c in found if c not in KNOWN_CIRCLES]
-    assert not new, f"import circles: {new}"
-    gone = [sorted(c) for c in KNOWN_CIRCLES if c not in found]
-    assert not gone, f"circles removed: take them off KNOWN_CIRCLES: {gone}"
+    found = [sorted(c) for c in circles()]
+    assert not found, f"import circles: {found}"
 
 
 def test_no_module_imports_the_package_face():

@@ -733,6 +733,11 @@ class Layer(Module):
         return node.outputs
 
     # -- config
+    def _obj_type(self):
+        """The kind of object the savers tell apart, as Keras 3's: "Layer", "Model",
+        "Functional" or "Sequential" (the file formats ask it: they sit below the models)."""
+        return "Layer"
+
     def get_config(self):
         """The constructor arguments, as a JSON-serializable dict (Keras 3's keys and forms)."""
         config = {"name": self.name, "trainable": self.trainable,

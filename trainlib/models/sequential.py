@@ -134,6 +134,9 @@ class Sequential(Model):
         if not self.built:
             self.build(tuple(args[0].shape))
 
+    def _obj_type(self):
+        return "Sequential"
+
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable,
                   "layers": [serialize(layer) for layer in self._layers]}
