@@ -168,14 +168,6 @@ def _describe(v):
     return f"{k} ({v!r})" if k.startswith("Python") and isinstance(v, _SCALARS) else k
 
 
-def _structure(v):
-    if isinstance(v, dict):
-        return {k: _structure(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, [_structure(x) for x in v])
-    return "leaf"
-
-
 def _snapshot(v):
     if isinstance(v, list):
         return list(v)
@@ -296,7 +288,7 @@ def _if_carries(a, b, name, where):
         return False
     if isinstance(a, _SCALARS) and type(a) is type(b) and a == b:
         return False  # the same Python value on both sides stays a Python value
-    if _structure(a) != _structure(b) or len(flatten(a)) != len(flatten(b)):
+    if nest.structure_of(a) != nest.structure_of(b) or len(flatten(a)) != len(flatten(b)):
         raise AutoGraphValueError(
             f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
             f"branch of the tensor-dependent `if` at {where}; both branches must give it the "

@@ -13,7 +13,7 @@ import sys
 import numpy as np  # formatting host copies for printing only, never kernel math
 
 from ..backend import to_numpy
-from .. import dtypes as _dt
+from .. import dtypes as _dt, nest
 from ..errors import InvalidArgumentError, NotFoundError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
@@ -130,23 +130,13 @@ def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=3, name=None
     def is_value(x):
         return is_tensor(x) or hasattr(x, "_array")  # tensors and Variables
 
-    def leaves(x):
-        if isinstance(x, (list, tuple)):
-            return [leaf for v in x for leaf in leaves(v)]
-        if isinstance(x, dict):
-            return [leaf for k in sorted(x) for leaf in leaves(x[k])]
-        return [x]
+    def leaves(x):  # composites (a RaggedTensor...) print whole: they are leaves here
+        return nest.flatten(x, nest.KEEP_COMPOSITES)
 
-    def pack(x, it):
-        if isinstance(x, (list, tuple)):
-            items = [pack(v, it) for v in x]
-            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
-        if isinstance(x, dict):
-            packed = {k: pack(x[k], it) for k in sorted(x)}
-            return {k: packed[k] for k in x}
-        return next(it)
+    def pack(x, marks):
+        return nest.pack_as(x, marks, nest.KEEP_COMPOSITES)
 
-    free = " ".join(pprint.pformat(pack(v, iter(["" if is_value(x) else x for x in leaves(v)])))
+    free = " ".join(pprint.pformat(pack(v, ["" if is_value(x) else x for x in leaves(v)]))
                     for v in inputs)
     placeholder = "{}" if "{}" not in free else "{tl_print_value}"
     for value in inputs:
@@ -157,7 +147,7 @@ def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=3, name=None
                 marks.append(placeholder)
             else:
                 marks.append(x)
-        templates.append(value if isinstance(value, str) else pprint.pformat(pack(value, iter(marks))))
+        templates.append(value if isinstance(value, str) else pprint.pformat(pack(value, marks)))
     text = sep.join(templates).replace(f"'{placeholder}'", placeholder)
     template = []
     for i, piece in enumerate(text.split(placeholder)):
