@@ -15,7 +15,7 @@ from .graph.ops import math as math_ops
 from .graph.context import eager_scope
 from .graph.variables import Variable
 
-from . import losses as _losses
+from . import initializers, losses as _losses
 from .naming import auto_name, to_snake_case
 
 
@@ -45,7 +45,6 @@ class Metric:
 
     def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
         """A state Variable (non-trainable, created eagerly)."""
-        from trainlib import initializers  # noqa: PLC0415
         init = initializers.get(initializer)
         dtype = dtypes.as_dtype(dtype or self.dtype)
         shape = tuple(shape)

@@ -39,6 +39,7 @@ import numpy as np
 from .file_io import (TEMP_PREFIX, LoadBudget, array_bytes, open_regular, read_json, read_npz,
                       remove_stale, update_directory)
 from .graph import dtypes as _dt, nest
+from .graph.backend import to_numpy
 from .graph.context import eager_scope, state
 from .graph.exec.interpret import Interpreter
 from .graph.exec.program import CompiledFunction
@@ -349,7 +350,6 @@ def _write(export_dir, functions, concretes, signatures, variables):
             "arg_structure": _encode_structure(list(c._arg_structure), c.name, "argument")["list"],
             "output_structure": _encode_structure(c._output_structure, c.name, "output"),
         })
-    from .graph.backend import to_numpy  # noqa: PLC0415
     var_entries = []
     for i, v in enumerate(var_list):
         key = f"variable_{i}"

@@ -28,6 +28,7 @@ from .. import constraints as constraints_module, initializers, mixed_precision,
     regularizers as regularizers_module
 from ..graph import dtypes as _dt
 from ..graph.nest import flatten, pack_as
+from ..graph import autograph
 from ..graph.context import graph_scope, state
 from ..graph.op import convert_to_tensor
 from ..graph.ops import array as _array, math as _math
@@ -657,7 +658,6 @@ class Layer(Module):
             self._clear_losses()
         call = self.call
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
-            from ..graph import autograph  # noqa: PLC0415
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
         with name_scope(self.name, owner=self):

@@ -18,6 +18,7 @@ from ..context import graph_scope, state
 from ..exec.interpret import replay
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
+from ..tracing import FuncGraph
 from . import array as _array, math as _math
 
 __all__ = ["cond", "while_loop"]
@@ -44,7 +45,6 @@ defop("While", infer=_while_infer, num_outputs=None, control="while",
 
 
 def _new_graph(name):
-    from ..tracing import FuncGraph  # noqa: PLC0415 -- tracing sits above the op layer
     graph = FuncGraph(name, outer=state.graph)
     graph.allow_variable_creation = getattr(state.graph, "allow_variable_creation", True)
     return graph

@@ -17,6 +17,7 @@ from .. import dtypes as _dt, nest
 from ..errors import InvalidArgumentError, NotFoundError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
+from . import array as _array, math as _math
 
 __all__ = ["print", "Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_greater",
            "assert_less_equal", "assert_greater_equal", "assert_near", "assert_rank", "assert_shapes",
@@ -226,7 +227,6 @@ def Assert(condition, data=(), summarize=None, name=None, message=""):  # noqa: 
 
 def _comparison(fn_name, symbol, compare, x, y, message, summarize):
     """Asserts compare(x, y) for every element (after broadcasting)."""
-    from . import math as _math  # noqa: PLC0415 -- math sits beside io; imported on use
     x, y = convert_same_dtype(fn_name, (x, y))
     held = _math.reduce_all(getattr(_math, compare)(x, y))
     prefix = f"{message}\n" if message else ""
@@ -287,7 +287,6 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     Example:
         >>> tl.debugging.assert_near(tl.constant(1.0), 1.0 + 1e-7)
     """
-    from . import math as _math  # noqa: PLC0415
     x, y = convert_same_dtype("assert_near", (x, y))
     eps = float(np.finfo(x.dtype.np).eps) if x.dtype.is_floating else 0.0
     rtol = 10 * eps if rtol is None else rtol
@@ -319,7 +318,6 @@ def assert_rank(x, rank, message=None, name=None):
             raise ValueError(f"assert_rank: {prefix}Tensor must have rank {rank}. Received rank "
                              f"{x.shape.rank}, shape {x.shape}")
         return
-    from . import array as _array, math as _math  # noqa: PLC0415
     Assert(_math.equal(_array.rank(x), rank), ["rank = ", _array.rank(x)],
            message=f"assert_rank: {prefix}Tensor must have rank {rank}. ")
 
