@@ -67,6 +67,15 @@ def _type_text(value, leaf=_leaf_type_text):
     return nest.fold(value, leaf, _container_type_text)
 
 
+def _map_args(structure, fn, args):
+    """`args` with `fn(spec, value)` applied where `structure` (one entry per argument) has its
+    leaves; arguments that do not nest as the structure are left as they are."""
+    if len(args) != len(structure):
+        return args
+    return nest.map_structure_up_to(tuple(structure), fn, tuple(args),
+                                    on_mismatch=lambda s, value: value)
+
+
 # ------------------------------------------------------------------ Function
 
 class Function(LockOwner):
@@ -255,10 +264,7 @@ class Function(LockOwner):
                 except (TypeError, ValueError, OpError):
                     return value
             return value
-        if len(args) != len(self._input_signature):
-            return args
-        return nest.map_structure_up_to(tuple(self._input_signature), convert, tuple(args),
-                                        on_mismatch=lambda s, value: value)
+        return _map_args(self._input_signature, convert, args)
 
     def _signature_concrete(self, args):
         specs = self._input_signature
@@ -517,10 +523,7 @@ class ConcreteFunction(CompiledFunction):
                     raise TypeError(f"{self.name}: cannot bind {value!r} (shape {t.shape}) to {s!r}")
                 return t
             return value
-        if len(args) != len(self._arg_structure):
-            return args
-        return nest.map_structure_up_to(tuple(self._arg_structure), bind, tuple(args),
-                                        on_mismatch=lambda s, value: value)
+        return _map_args(self._arg_structure, bind, args)
 
     def _graph_function(self):
         """This trace as a GraphFunction: what a differentiable call op runs."""

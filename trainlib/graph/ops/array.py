@@ -13,6 +13,7 @@ before numpy could raise its own. The module defines `range` and `slice`, so
 the builtins are reached as `_py.range` / `_py.slice` here.
 """
 import builtins as _py
+import math as _pymath
 
 import numpy as np
 
@@ -41,13 +42,6 @@ def _sum(x, axis=None):
     """The sum of `x` over `axis` (all by default) for gradient rules: math.py's Sum op, applied
     by name because math.py sits above this module."""
     return apply("Sum", x, axis=None if axis is None else tuple(axis), keepdims=False)
-
-
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
 
 
 def _ints(array):
@@ -206,9 +200,9 @@ def constant(value, dtype=None, shape=None, name=None):
         shape = tuple(int(d) for d in shape)
         if array.size == 1:
             array = state.xp.broadcast_to(array.reshape(()), shape).copy()
-        elif array.size != _prod(shape):
+        elif array.size != _pymath.prod(shape):
             raise TypeError(f"Eager execution of tl.constant with unsupported shape: value has "
-                            f"{array.size} elements, shape is {list(shape)} with {_prod(shape)} "
+                            f"{array.size} elements, shape is {list(shape)} with {_pymath.prod(shape)} "
                             "elements.")
         else:
             array = array.reshape(shape)
@@ -432,7 +426,6 @@ def _range_length(start, limit, delta):
         raise ValueError(f"Requires start >= limit when delta < 0: {start}/{limit}")
     if all(isinstance(v, int) for v in (start, limit, delta)):
         return -((start - limit) // delta)
-    import math as _pymath  # noqa: PLC0415
     return int(_pymath.ceil(abs((limit - start) / delta)))
 
 
@@ -641,7 +634,7 @@ def _reshape_dims(in_shape, target):
     if any(d < -1 for d in target):
         raise ValueError(f"shape dims must be >= -1, got {target}")
     n = in_shape.num_elements() if in_shape.rank is not None else None
-    known = _prod(d for d in target if d != -1)
+    known = _pymath.prod(d for d in target if d != -1)
     if -1 in target:
         if n is None:
             return [None if d == -1 else d for d in target]
@@ -1295,11 +1288,11 @@ def _gather_infer(params, indices, axis=0, batch_dims=0):
 def _gather_layout(xp, params, indices, axis, batch_dims):
     """params as (batch, size of axis, before, after) and indices as (batch, n), for one fancy index."""
     pshape = params.shape
-    batch = _prod(pshape[:batch_dims])
-    before = _prod(pshape[batch_dims:axis])
-    after = _prod(pshape[axis + 1:])
+    batch = _pymath.prod(pshape[:batch_dims])
+    before = _pymath.prod(pshape[batch_dims:axis])
+    after = _pymath.prod(pshape[axis + 1:])
     p = params.reshape((batch, before, pshape[axis], after)).transpose(0, 2, 1, 3)
-    idx = indices.reshape((batch, _prod(indices.shape[batch_dims:])))
+    idx = indices.reshape((batch, _pymath.prod(indices.shape[batch_dims:])))
     rows = xp.arange(batch).reshape((batch, 1))
     return p, idx, rows, (batch, before, after)
 
@@ -1400,8 +1393,8 @@ def _gather_nd_infer(params, indices, batch_dims=0):
 def _gather_nd_coords(xp, params, indices, batch_dims):
     """The advanced-index tuple into params reshaped to (batch, ...), and the index count."""
     k = indices.shape[-1]
-    batch = _prod(params.shape[:batch_dims])
-    n = _prod(indices.shape[batch_dims:-1])
+    batch = _pymath.prod(params.shape[:batch_dims])
+    n = _pymath.prod(indices.shape[batch_dims:-1])
     idx = indices.reshape((batch, n, k))
     limits = xp.asarray(params.shape[batch_dims:batch_dims + k], dtype=idx.dtype)
     bad = ((idx < 0) | (idx >= limits)).any(axis=-1)

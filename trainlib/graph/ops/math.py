@@ -1323,7 +1323,7 @@ def _sum_kernel(xp, x, axis=None, keepdims=False):
 
 def _mean_kernel(xp, x, axis=None, keepdims=False):
     shape = _reduced_shape(x, axis, keepdims)
-    count = _prod_of(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
+    count = _pymath.prod(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
     if x.size == 0 and axis is not None:
         _normalize_axes(axis, x.ndim)  # numpy would not check the axes of an empty reduction
     if x.dtype.kind in "iu":
@@ -1336,13 +1336,6 @@ def _mean_kernel(xp, x, axis=None, keepdims=False):
     if x.size == 0:
         return _full(xp, shape, float("nan"), x.dtype)
     return xp.mean(x, axis=axis, keepdims=keepdims).astype(x.dtype, copy=False)
-
-
-def _prod_of(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _extremum_kernel(fn):

@@ -10,16 +10,9 @@ import math as _pymath
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, same_dtype, spec
 from . import math as _math
+from .common import float_infer
 
 __all__ = ["i0", "i1", "erfc", "erfinv", "signbit", "nextafter", "gcd", "lcm", "bitcast"]
-
-
-def _float_infer(name):
-    def infer(x):
-        if not x.dtype.is_floating:
-            raise TypeError(f"{name} needs a floating tensor, got {x.dtype.name}")
-        return spec(x.shape, x.dtype)
-    return infer
 
 
 def _float(x, name):
@@ -65,13 +58,13 @@ def _bessel(xp, x, order):
     return out.astype(x.dtype)
 
 
-@defop("BesselI0", infer=_float_infer("BesselI0"), elementwise=True,
+@defop("BesselI0", infer=float_infer("BesselI0"), elementwise=True,
        grad=lambda op, dy: (dy * apply("BesselI1", op.inputs[0]),))
 def _i0(xp, x):
     return _bessel(xp, x, 0)
 
 
-@defop("BesselI1", infer=_float_infer("BesselI1"), elementwise=True, differentiable=False)
+@defop("BesselI1", infer=float_infer("BesselI1"), elementwise=True, differentiable=False)
 def _i1(xp, x):
     return _bessel(xp, x, 1)
 
@@ -93,7 +86,7 @@ def i1(x):
 
 # ------------------------------------------------------------------ erfc, erfinv
 
-@defop("Erfc", infer=_float_infer("Erfc"), elementwise=True,
+@defop("Erfc", infer=float_infer("Erfc"), elementwise=True,
        grad=lambda op, dy: (dy * (-2.0 / _pymath.sqrt(_pymath.pi)) *
                             _math.exp(-_math.square(op.inputs[0])),))
 def _erfc(xp, x):
@@ -120,7 +113,7 @@ def _erfinv_grad(op, dy):
     return (dy * (_pymath.sqrt(_pymath.pi) / 2) * _math.exp(_math.square(y)),)
 
 
-@defop("Erfinv", infer=_float_infer("Erfinv"), elementwise=True, grad=_erfinv_grad)
+@defop("Erfinv", infer=float_infer("Erfinv"), elementwise=True, grad=_erfinv_grad)
 def _erfinv(xp, x):
     raw = x.astype(xp.float64)
     w64 = xp.where(xp.abs(raw) < 1.0, raw, 0.0)  # +-1 and beyond are set at the end
