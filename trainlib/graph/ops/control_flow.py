@@ -44,6 +44,10 @@ defop("While", infer=_while_infer, num_outputs=None, control="while",
       subgraphs=("cond", "body"))(_graph_kernel)
 
 
+class LoopShapeError(ValueError):
+    """A loop variable whose shape the body changes, beyond what its shape invariant allows."""
+
+
 def _new_graph(name):
     graph = FuncGraph(name, outer=state.graph)
     graph.allow_variable_creation = getattr(state.graph, "allow_variable_creation", True)
@@ -264,7 +268,7 @@ def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
                                 f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
-                raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
+                raise LoopShapeError(f"loop variable {names[i]} enters the loop with shape {s} and the "
                                  f"body makes it {t.shape}; a loop variable keeps its shape unless "
                                  f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
             outs.append(apply("Identity", t))
