@@ -14,7 +14,8 @@ traced, through the same `record` call.
 from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
-from .errors import InvalidArgumentError, OpError, ResourceExhaustedError, op_error, user_location
+from .errors import (InvalidArgumentError, NotFoundError, OpError, ResourceExhaustedError, op_error,
+                     user_location)
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
 
 REGISTRY = {}
@@ -147,7 +148,6 @@ def get_opdef(name):
     try:
         return REGISTRY[name]
     except KeyError:
-        from .errors import NotFoundError
         raise NotFoundError(f"No op named {name!r} is registered", op=name) from None
 
 
@@ -259,7 +259,6 @@ def explain_failure(opdef, inputs, attrs, error):
     """An InvalidArgumentError for a kernel that failed: the inference rule's
     message when it finds the problem, else the kernel's own, with op and line."""
     if isinstance(error, MemoryError):
-        from .errors import ResourceExhaustedError
         return op_error(ResourceExhaustedError, opdef.name, f"out of memory: {error}")
     try:
         opdef.infer(*[TensorSpec(t.shape, t.dtype) for t in inputs], **attrs)
