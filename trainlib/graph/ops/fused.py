@@ -89,7 +89,9 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
             if kernel is not None:
                 return kernel(*arrays)
         else:
-            if _native.available():
+            if getattr(xp, "__name__", "") != "numpy":
+                pass   # another host array module: its own kernels, blocked
+            elif _native.available():
                 out = _native.run(program, arrays, constants)
                 if out is not None:
                     return out
