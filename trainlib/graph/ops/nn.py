@@ -818,6 +818,10 @@ def _conv_geometry(x_shape, f, strides, padding, explicit_paddings, dilations):
         x_shape[-1] // max(f.shape[-2], 1)
 
 
+# einsum letters of the output positions and of the window offsets, per spatial dim
+_DEPTHWISE_AXES = ("opq", "uvw")
+
+
 def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     rank = f.ndim - 2
     plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
@@ -826,13 +830,11 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     if p == 0:
         return xp.zeros(out_shape, dtype=x.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: one multiply-add per window offset, no im2col copy
-        f3 = f.reshape(k, groups, og)
-        xpad = _pad(xp, x, plan)
-        out = xp.zeros(out_shape[:-1] + (groups, og), dtype=x.dtype)
-        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
-            out += xpad[window][..., None] * f3[i]
-        return out.reshape(out_shape)
+    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
+        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+        return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
+                         f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
     cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
     if groups == 1:
         return xp.matmul(cols, f.reshape(k * cg, co)).reshape(out_shape)
@@ -863,7 +865,7 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
         dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
         dx = xp.zeros(_padded_shape(x.shape[:-1] + (groups,), plan), dtype=dy.dtype)
         for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
-            dx[window] += (dy4 * f3[i]).sum(-1)
+            dx[window] += xp.einsum("...cm,cm->...c", dy4, f3[i])
         return dx[_interior(x.shape, plan)]
     if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
         cols = xp.matmul(dy.reshape(p, co), f.reshape(k, cg, co).transpose(0, 2, 1))
@@ -892,12 +894,11 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
     if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: per offset, a sum over positions of input times dy
-        xpad = _pad(xp, x, plan)
-        dy3 = dy.reshape(p, groups, og)
-        return xp.stack([xp.einsum("pc,pcm->cm", xpad[window].reshape(p, groups), dy3)
-                         for window in _window_slices(f.shape[:rank], strides, dilations,
-                                                      _outs(plan))]).reshape(f.shape)
+    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
+        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+        return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
+                         dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
     cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
     if groups == 1:
         return xp.matmul(cols.T, dy.reshape(p, co)).reshape(f.shape)
