@@ -1114,11 +1114,18 @@ def _pool_windows(xp, x, ksize, strides, padding, value):
             _window_slices(ksize, strides, (1,) * len(ksize), _outs(plan)))
 
 
-def _window_max(xp, xpad, slices):
-    out = xpad[slices[0]].copy()
-    for s in slices[1:]:
-        xp.maximum(out, xpad[s], out=out)
+def _window_reduce(ufunc, xpad, slices):
+    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes."""
+    if len(slices) == 1:
+        return xpad[slices[0]].copy()
+    out = ufunc(xpad[slices[0]], xpad[slices[1]])
+    for s in slices[2:]:
+        ufunc(out, xpad[s], out=out)
     return out
+
+
+def _window_max(xp, xpad, slices):
+    return _window_reduce(xp.maximum, xpad, slices)
 
 
 def _first_max_masks(xp, xpad, slices, y):
@@ -1210,10 +1217,7 @@ def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
 
 
 def _window_sum(xp, xpad, slices):
-    out = xpad[slices[0]].copy()
-    for s in slices[1:]:
-        out += xpad[s]
-    return out
+    return _window_reduce(xp.add, xpad, slices)
 
 
 def _avg_pool(xp, x, ksize, strides, padding):
