@@ -1124,8 +1124,45 @@ def _window_reduce(ufunc, xpad, slices):
     return out
 
 
-def _window_max(xp, xpad, slices):
-    return _window_reduce(xp.maximum, xpad, slices)
+def _dim_slices(dim, k, s, o):
+    """Per window offset along spatial dim `dim`, the slice of it every output reads."""
+    return [(slice(None),) * (1 + dim) + (slice(i, i + (o - 1) * s + 1, s),) for i in range(k)]
+
+
+def _pool_reduce(ufunc, xpad, ksize, strides, outs):
+    """`ufunc` (maximum, add) over every pooling window; never a view of `xpad`. Tiling
+    windows fold over the window offsets (prod(k_i) - 1 passes over the output); overlapping
+    ones one spatial dim at a time (a box window is separable): sum(k_i - 1) passes over
+    shrinking arrays."""
+    if _tiles(ksize, strides, (1,) * len(ksize), outs):
+        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs))
+    out, reduced = xpad, False
+    for dim, (k, s, o) in enumerate(zip(ksize, strides, outs)):
+        if k == 1:
+            out = out[_dim_slices(dim, 1, s, o)[0]]
+        else:
+            out, reduced = _window_reduce(ufunc, out, _dim_slices(dim, k, s, o)), True
+    return out if reduced else out.copy()
+
+
+def _pool_spread(xp, g, padded, ksize, strides, outs):
+    """The adjoint of `_pool_reduce` with add: each value of `g` (N, *outs, C) added back over
+    its window, into an array of the `padded` shape: one strided copy for tiling windows, one
+    spatial dim at a time for overlapping ones."""
+    n = len(ksize)
+    if _tiles(ksize, strides, (1,) * n, outs):
+        return _col2im(xp, xp.broadcast_to(g, (_prod(ksize),) + g.shape), padded, ksize,
+                       strides, (1,) * n, [(o, 0, 0) for o in outs])
+    for dim in reversed(range(len(ksize))):
+        k, s, o = ksize[dim], strides[dim], outs[dim]
+        if k == 1 and s == 1 and o == padded[1 + dim]:
+            continue
+        spread = xp.zeros(g.shape[:1 + dim] + (padded[1 + dim],) + g.shape[2 + dim:],
+                          dtype=g.dtype)
+        for window in _dim_slices(dim, k, s, o):
+            spread[window] += g
+        g = spread
+    return g
 
 
 def _first_max_masks(xp, xpad, slices, y):
@@ -1147,8 +1184,8 @@ def _max_pool(xp, x, ksize, strides, padding):
     if 0 in x.shape:
         plan = _pool_plan(x.shape, ksize, strides, padding)
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
-    xpad, _, slices = _pool_windows(xp, x, ksize, strides, padding, -xp.inf)
-    return _window_max(xp, xpad, slices)
+    plan = _pool_plan(x.shape, ksize, strides, padding)
+    return _pool_reduce(xp.maximum, _pad(xp, x, plan, -xp.inf), ksize, strides, _outs(plan))
 
 
 def _route_to_first_max(xp, mask, dy, out):
@@ -1212,20 +1249,14 @@ def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
     if not any(p[1] or p[2] for p in plan):
         return _prod(ksize)
     ones = _pad(xp, xp.ones((1,) + tuple(x_shape[1:-1]) + (1,), dtype=dtype), plan)
-    slices = _window_slices(ksize, strides, (1,) * len(ksize), _outs(plan))
-    return _window_sum(xp, ones, slices)
-
-
-def _window_sum(xp, xpad, slices):
-    return _window_reduce(xp.add, xpad, slices)
+    return _pool_reduce(xp.add, ones, ksize, strides, _outs(plan))
 
 
 def _avg_pool(xp, x, ksize, strides, padding):
     plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape:
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
-    xpad, plan, slices = _pool_windows(xp, x, ksize, strides, padding, 0)
-    total = _window_sum(xp, xpad, slices)
+    total = _pool_reduce(xp.add, _pad(xp, x, plan), ksize, strides, _outs(plan))
     total /= _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
     return total
 
@@ -1236,9 +1267,8 @@ def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
     share = dy / _avg_counts(xp, x.shape, dy.dtype, ksize, strides, padding)
-    n = len(ksize)
-    windows = xp.broadcast_to(share, (_prod(ksize),) + share.shape)
-    return _col2im(xp, windows, x.shape, ksize, strides, (1,) * n, plan)
+    dx = _pool_spread(xp, share, _padded_shape(x.shape, plan), ksize, strides, _outs(plan))
+    return dx[_interior(x.shape, plan)] if dx.shape != x.shape else dx
 
 
 for _names in _POOL_OPS.values():
