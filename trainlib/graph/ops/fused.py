@@ -57,7 +57,7 @@ def _fused_infer(*inputs, program, jit_compile=False, constants=()):
     return values[-1]
 
 
-_PLAIN = {}     # program -> resolved steps
+_PLAIN = {}     # id(program) -> (program, resolved steps)
 _BLOCKED = {}   # (program, input dtypes) -> _BlockedRunner
 _CUPY = {}      # (program, input dtypes) -> ElementwiseKernel or None (no C form)
 
@@ -72,11 +72,22 @@ def _cached(cache, key, make):
     return found
 
 
+def _plain_steps(program):
+    """The program's steps as (kernel, slots, kernel attrs), made once per program object
+    (looked up by identity: hashing the nested program tuple on every call costs more than
+    the small arrays' own numpy calls)."""
+    found = _PLAIN.get(id(program))
+    if found is None or found[0] is not program:
+        if len(_PLAIN) > 4096:
+            _PLAIN.clear()
+        found = _PLAIN[id(program)] = (program, [(d.kernel, s, kernel_attrs(d, a))
+                                                 for d, s, a in _steps(program)])
+    return found[1]
+
+
 def _run_plain(xp, arrays, program):
-    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, kernel_attrs(d, a))
-                                               for d, s, a in _steps(program)])
     values = list(arrays)
-    for kernel, slots, attrs in steps:
+    for kernel, slots, attrs in _plain_steps(program):
         values.append(kernel(xp, *[values[s] for s in slots], **attrs))
     return values[-1]
 
@@ -84,13 +95,14 @@ def _run_plain(xp, arrays, program):
 @defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True)
 def _fused(xp, *arrays, program, jit_compile=False, constants=()):
     if jit_compile:
-        if getattr(xp, "__name__", "") == "cupy":
+        name = getattr(xp, "__name__", "")
+        if name == "cupy":
             kernel = _cached(_CUPY, (program, tuple(a.dtype.str for a in arrays)),
                              lambda: _cupy_kernel(xp, program, arrays))
             if kernel is not None:
                 return kernel(*arrays)
         else:
-            if getattr(xp, "__name__", "") != "numpy":
+            if name != "numpy":
                 pass   # another host array module: its own kernels, blocked
             elif _native.available():
                 out = _native.run(program, arrays, constants)
@@ -98,11 +110,12 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
                     return out
             else:
                 _native.warn_unavailable()
-            runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
-                             lambda: _BlockedRunner(xp, program, arrays))
-            out = runner(arrays)
-            if out is not None:
-                return out
+            if max([a.size for a in arrays]) >= 2 * BLOCK:   # smaller: the plain steps
+                runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
+                                 lambda: _BlockedRunner(xp, program, arrays))
+                out = runner(arrays)
+                if out is not None:
+                    return out
     return _run_plain(xp, arrays, program)
 
 
