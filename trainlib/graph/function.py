@@ -60,6 +60,8 @@ def _type_text(value):
         return "Dict[" + ", ".join(f"[{k!r}, {_type_text(v)}]" for k, v in value.items()) + "]"
     if isinstance(value, Variable):
         return f"{value!r}"
+    if hasattr(type(value), "_tl_type_spec"):
+        return repr(value._tl_type_spec())
     return type(value).__name__
 
 
@@ -313,6 +315,7 @@ class Function(LockOwner):
                     stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
         relax = self._reduce_retracing and self._keys and key != SIGNATURE
         trace_args = relax_args(args, key, self._keys) if relax else args
+        trace_args = nest.type_spec_form(trace_args)  # a ragged argument traces by its spec
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
         with _COUNTS._lock:
             self._tracing_count += 1
@@ -629,6 +632,8 @@ def _output_type_text(structure, outputs):
         return repr(TensorSpec(t.shape, t.dtype))
     if structure is None:
         return "Literal[None]"
+    if nest.is_composite(structure):
+        return _type_text(_fill_outputs(structure, outputs))
     if isinstance(structure, (list, tuple)):
         name = "List" if isinstance(structure, list) else "Tuple"
         return f"{name}[" + ", ".join(_output_type_text(s, outputs) for s in structure) + "]"

@@ -11,9 +11,11 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..op import apply, convert_to_tensor, defop, spec
-from ..tensor import Tensor, TensorShape
+from ..tensor import Tensor, TensorShape, TensorSpec
+from . import array as _array
+from . import math as _math
 
-__all__ = ["RaggedTensor", "constant", "map_flat_values"]
+__all__ = ["RaggedTensor", "RaggedTensorSpec", "constant", "map_flat_values"]
 
 
 class RaggedTensor:
@@ -28,6 +30,32 @@ class RaggedTensor:
     def __init__(self, values, row_splits):
         self._values = values
         self._row_splits = row_splits
+
+    # -------------------------------------------------- composite value protocol (graph/nest.py)
+    def _tl_flatten(self):
+        """Components, as TensorFlow orders them: the flat values, then the row splits of each
+        ragged dimension from the outermost in."""
+        return [self.flat_values] + self.nested_row_splits
+
+    def _tl_rebuild(self, parts):
+        return _from_components(parts)
+
+    def _tl_static_key(self):
+        return (self.ragged_rank,)
+
+    def _tl_type_spec(self):
+        """The RaggedTensorSpec a tl.function keys and traces this value by (rows known, the
+        ragged dimensions and the number of flat values not)."""
+        return RaggedTensorSpec.from_value(self)
+
+    @property
+    def nested_row_splits(self):
+        """The row splits of every ragged dimension, outermost first."""
+        out, v = [], self
+        while isinstance(v, RaggedTensor):
+            out.append(v.row_splits)
+            v = v.values
+        return out
 
     # -------------------------------------------------- constructors
     @classmethod
@@ -49,7 +77,10 @@ class RaggedTensor:
     @classmethod
     def from_row_lengths(cls, values, row_lengths, validate=True, name=None):
         """Rows of `row_lengths[i]` consecutive values."""
-        lengths = np.asarray(convert_to_tensor(row_lengths, dtype_hint=_dt.int64), dtype=np.int64)
+        lengths = convert_to_tensor(row_lengths, dtype_hint=_dt.int64)
+        if not isinstance(lengths, Tensor):  # a graph value: the splits are ops
+            return cls.from_row_splits(values, _splits_of_lengths(_math.cast(lengths, _dt.int64)))
+        lengths = np.asarray(lengths, dtype=np.int64)
         return cls.from_row_splits(values, np.concatenate([[0], np.cumsum(lengths)]), validate)
 
     @classmethod
@@ -169,6 +200,40 @@ class RaggedTensor:
                                 convert_to_tensor(s[start:stop + 1] - s[start]))
         raise TypeError(f"RaggedTensor indices are ints or slices, got {type(key).__name__}")
 
+    # -------------------------------------------------- tl.concat / tl.stack (ops/array.py asks)
+    @staticmethod
+    def _tl_concat(values, axis):
+        """tl.concat of RaggedTensors (dense tensors among them taken as uniform rows)."""
+        parts = _like_ragged(values, "concat")
+        rank = parts[0].shape.rank
+        axis = int(axis) + rank if int(axis) < 0 else int(axis)
+        if axis == 0:
+            return _concat_rows(parts)
+        if axis == 1 and parts[0].ragged_rank == 1:
+            perm, _ = apply("RaggedRowInterleave", *[p.row_splits for p in parts])
+            values = _array.gather(_array.concat([p.values for p in parts], 0), perm)
+            return RaggedTensor(values, _math.add_n([p.row_splits for p in parts]))
+        raise ValueError(f"concat of RaggedTensors: axis {axis} is not supported for ragged "
+                         f"rank {parts[0].ragged_rank} (axis 0, or axis 1 of ragged rank 1)")
+
+    @staticmethod
+    def _tl_stack(values, axis):
+        """tl.stack of RaggedTensors (dense tensors among them taken as uniform rows)."""
+        parts = _like_ragged(values, "stack")
+        rank = parts[0].shape.rank
+        axis = int(axis) + rank + 1 if int(axis) < 0 else int(axis)
+        if axis == 0:
+            return _concat_rows([RaggedTensor(p, _array.stack([_zero64(), _nrows(p)]))
+                                 for p in parts])
+        if axis == 1 and parts[0].ragged_rank == 1:
+            perm, lengths = apply("RaggedRowInterleave", *[p.row_splits for p in parts])
+            values = _array.gather(_array.concat([p.values for p in parts], 0), perm)
+            inner = RaggedTensor(values, _splits_of_lengths(lengths))
+            k = _zero64() + len(parts)
+            return RaggedTensor(inner, _array.range(_nrows(parts[0]) + 1, dtype=_dt.int64) * k)
+        raise ValueError(f"stack of RaggedTensors: axis {axis} is not supported for ragged "
+                         f"rank {parts[0].ragged_rank} (axis 0, or axis 1 of ragged rank 1)")
+
     def _binary(self, other, fn):
         if isinstance(other, RaggedTensor):
             other = other.flat_values
@@ -193,6 +258,184 @@ class RaggedTensor:
 
     def __repr__(self):
         return f"<tl.RaggedTensor {self.to_list()!r}>"
+
+
+def _from_components(parts):
+    """A RaggedTensor of (flat values, row splits outermost first), unchecked: the parts may be
+    tensors, graph values or TensorSpecs (flat values alone: themselves, ragged rank 0)."""
+    values = parts[0]
+    for splits in reversed(parts[1:]):
+        values = RaggedTensor(values, splits)
+    return values
+
+
+class RaggedTensorSpec:
+    """Describes a RaggedTensor: `shape` (the number of rows, then None for each ragged
+    dimension, then the inner dims), `dtype`, `ragged_rank`. As a tl.function argument or in an
+    `input_signature`, a ragged value is traced by its spec: calls with other row lengths reuse
+    the trace.
+
+    Example:
+        >>> tl.RaggedTensorSpec([None, None], tl.string)
+        RaggedTensorSpec(TensorShape([None, None]), tl.string, 1, tl.int64)
+    """
+
+    def __init__(self, shape=None, dtype=_dt.float32, ragged_rank=None, row_splits_dtype=_dt.int64,
+                 flat_values_spec=None):
+        self._shape = TensorShape(shape)
+        self._dtype = _dt.as_dtype(dtype)
+        if self._shape.rank is None:
+            raise ValueError("RaggedTensorSpec needs a known rank (e.g. shape=[None, None])")
+        self._ragged_rank = self._shape.rank - 1 if ragged_rank is None else int(ragged_rank)
+        if not 0 <= self._ragged_rank < max(self._shape.rank, 1):
+            raise ValueError(f"RaggedTensorSpec: ragged_rank must be in [0, {self._shape.rank - 1}]"
+                             f" for shape {self._shape}, got {ragged_rank}")
+        if _dt.as_dtype(row_splits_dtype) is not _dt.int64:
+            raise ValueError("RaggedTensorSpec: trainlib's row splits are int64")
+
+    @classmethod
+    def from_value(cls, value):
+        """The spec of a RaggedTensor."""
+        return cls(value.shape, value.dtype, value.ragged_rank)
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def ragged_rank(self):
+        return self._ragged_rank
+
+    @property
+    def row_splits_dtype(self):
+        return _dt.int64
+
+    def _component_specs(self):
+        if self._ragged_rank == 0:  # a dense tensor that batches into a RaggedTensor (tf.data)
+            return [TensorSpec(self._shape, self._dtype)]
+        dims = self._shape.as_list()
+        nrows = dims[0]
+        flat = TensorSpec([None] + dims[self._ragged_rank + 1:], self._dtype)
+        outer = TensorSpec([None if nrows is None else nrows + 1], _dt.int64)
+        return [flat, outer] + [TensorSpec([None], _dt.int64)] * (self._ragged_rank - 1)
+
+    # composite value protocol: the components are TensorSpecs; rebuilt of graph values (or of
+    # anything else) it is the RaggedTensor they make
+    def _tl_flatten(self):
+        return self._component_specs()
+
+    def _tl_rebuild(self, parts):
+        return _from_components(parts)
+
+    def _tl_static_key(self):
+        return (self._ragged_rank,)
+
+    def batched(self, batch_size=None):
+        """The spec of `batch_size` (None: unknown) of these values batched: one more ragged
+        dimension outside."""
+        return RaggedTensorSpec(TensorShape([batch_size]).concatenate(self._shape), self._dtype,
+                                self._ragged_rank + 1)
+
+    def is_compatible_with(self, value):
+        """True if `value` (a RaggedTensor or spec) has this dtype, ragged rank and a
+        compatible shape."""
+        if self._ragged_rank == 0 and not isinstance(value, (RaggedTensor, RaggedTensorSpec)):
+            return TensorSpec(self._shape, self._dtype).is_compatible_with(value)
+        return isinstance(value, (RaggedTensor, RaggedTensorSpec)) and \
+            value.dtype is self._dtype and value.ragged_rank == self._ragged_rank and \
+            self._shape.is_compatible_with(value.shape)
+
+    def __eq__(self, other):
+        return isinstance(other, RaggedTensorSpec) and self._shape == other._shape and \
+            self._dtype is other._dtype and self._ragged_rank == other._ragged_rank
+
+    def __hash__(self):
+        return hash((self._shape, self._dtype, self._ragged_rank))
+
+    def __repr__(self):
+        return (f"RaggedTensorSpec(TensorShape({self._shape.as_list()}), {self._dtype!r}, "
+                f"{self._ragged_rank}, tl.int64)")
+
+
+def _zero64():
+    return convert_to_tensor(np.int64(0))
+
+
+def _nrows(r):
+    """The number of rows of a RaggedTensor, an int64 scalar tensor (graph values too)."""
+    return _array.shape(r.row_splits, out_type=_dt.int64)[0] - 1
+
+
+def _splits_of_lengths(lengths):
+    return _array.concat([_array.reshape(_zero64(), [1]), _math.cumsum(lengths)], 0)
+
+
+def _uniform_rows(t, ragged_rank):
+    """A dense tensor as a RaggedTensor of `ragged_rank` whose rows all have its length."""
+    if ragged_rank == 0:
+        return t
+    dims = _array.shape(t, out_type=_dt.int64)
+    n, m = dims[0], dims[1]
+    flat = _array.reshape(t, _array.concat([_array.reshape(n * m, [1]), dims[2:]], 0))
+    return RaggedTensor(_uniform_rows(flat, ragged_rank - 1),
+                        _array.range(n + 1, dtype=_dt.int64) * m)
+
+
+def _like_ragged(values, what):
+    """`values` as RaggedTensors of one ragged rank (dense ones as uniform rows)."""
+    rank = max(v.ragged_rank for v in values if isinstance(v, RaggedTensor))
+    parts = []
+    for v in values:
+        if not isinstance(v, RaggedTensor):
+            v = convert_to_tensor(v)
+            if v.shape.rank is not None and v.shape.rank <= rank:
+                raise ValueError(f"{what}: a dense tensor of shape {v.shape} cannot join "
+                                 f"RaggedTensors of ragged rank {rank}")
+            v = _uniform_rows(v, rank)
+        if v.ragged_rank != rank:
+            raise ValueError(f"{what}: RaggedTensors of different ragged ranks "
+                             f"({v.ragged_rank} and {rank})")
+        parts.append(v)
+    return parts
+
+
+def _concat_rows(parts):
+    """The rows of RaggedTensors of one ragged rank (or tensors), one after the other."""
+    if not isinstance(parts[0], RaggedTensor):
+        return _array.concat(parts, 0)
+    values = _concat_rows([p.values for p in parts])
+    splits, offset = [parts[0].row_splits[:1]], None
+    for p in parts:
+        s = p.row_splits
+        splits.append(s[1:] if offset is None else s[1:] + offset)
+        offset = s[-1] if offset is None else offset + s[-1]
+    return RaggedTensor(values, _array.concat(splits, 0))
+
+
+def _interleave_infer(*splits):
+    rows = [s.shape[0] for s in splits]
+    known = None if None in rows else (rows[0] - 1) * len(splits)
+    return spec([None], _dt.int64), spec([known], _dt.int64)
+
+
+@defop("RaggedRowInterleave", infer=_interleave_infer, differentiable=False, host=True,
+       num_outputs=2)
+def _interleave(xp, *splits):
+    """(perm, lengths): row i of every input in turn; perm indexes the inputs' values
+    concatenated, lengths are the lengths of the interleaved rows."""
+    if len({len(s) for s in splits}) != 1:
+        raise ValueError("RaggedTensors joined along axis 1 need equal numbers of rows, got "
+                         f"{[len(s) - 1 for s in splits]}")
+    bases = np.concatenate([[0], np.cumsum([int(s[-1]) for s in splits])[:-1]])
+    lengths = xp.stack([s[1:] - s[:-1] for s in splits], axis=1).reshape(-1)
+    starts = xp.stack([s[:-1] + b for s, b in zip(splits, bases)], axis=1).reshape(-1)
+    firsts = xp.cumsum(lengths) - lengths
+    perm = xp.repeat(starts - firsts, lengths) + xp.arange(int(lengths.sum()), dtype="int64")
+    return perm.astype("int64"), lengths.astype("int64")
 
 
 def _nrows_static(values):

@@ -76,6 +76,18 @@ def _wrap_ragged(x, values, splits):
     return RaggedTensor.from_row_splits(values, splits)
 
 
+def _ragged_elementwise(fn):
+    """`fn` (an elementwise function of its first argument) also maps the flat values of a
+    RaggedTensor, keeping its rows, as TensorFlow dispatches those functions."""
+    def wrapper(input, *args, **kwargs):  # noqa: A002
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(fn(input.flat_values, *args, **kwargs))
+        return fn(input, *args, **kwargs)
+    wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__
+    wrapper.__doc__, wrapper.__module__, wrapper.__wrapped__ = fn.__doc__, fn.__module__, fn
+    return wrapper
+
+
 # ------------------------------------------------------------------ elementwise
 
 
@@ -107,6 +119,7 @@ def _length(xp, x, unit="BYTE"):
     return _map(xp, len if unit == "BYTE" else _utf8_chars, x, "int32")
 
 
+@_ragged_elementwise
 def lower(input, encoding="", name=None):  # noqa: A002 -- TensorFlow's argument name
     """Lowercases ASCII letters (all letters with `encoding="utf-8"`).
 
@@ -117,16 +130,19 @@ def lower(input, encoding="", name=None):  # noqa: A002 -- TensorFlow's argument
     return apply("StringLower", _strings("StringLower", input), encoding=encoding.lower())
 
 
+@_ragged_elementwise
 def upper(input, encoding="", name=None):  # noqa: A002
     """Uppercases ASCII letters (all letters with `encoding="utf-8"`)."""
     return apply("StringUpper", _strings("StringUpper", input), encoding=encoding.lower())
 
 
+@_ragged_elementwise
 def strip(input, name=None):  # noqa: A002
     """Removes leading and trailing whitespace."""
     return apply("StringStrip", _strings("StringStrip", input))
 
 
+@_ragged_elementwise
 def length(input, unit="BYTE", name=None):  # noqa: A002
     """The length of each string, in bytes (`unit="BYTE"`) or UTF-8 characters (`"UTF8_CHAR"`).
 
@@ -170,6 +186,7 @@ def _substr(xp, x, pos, len_, unit="BYTE"):
     return out
 
 
+@_ragged_elementwise
 def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
     """Substrings starting at `pos` (negative counts from the end), `len` long, in bytes or
     UTF-8 characters; a position past the end is an InvalidArgumentError, as TensorFlow.
@@ -207,6 +224,7 @@ def _regex_full_match(xp, x, pattern):
     return _map(xp, lambda s: r.fullmatch(s) is not None, x, bool)
 
 
+@_ragged_elementwise
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
     """Replaces matches of the regular expression `pattern` with `rewrite` (`\\1` groups).
 
@@ -218,6 +236,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
                  rewrite=rewrite, replace_global=replace_global)
 
 
+@_ragged_elementwise
 def regex_full_match(input, pattern, name=None):  # noqa: A002
     """True where the whole string matches `pattern`."""
     return apply("StaticRegexFullMatch", _strings("StaticRegexFullMatch", input), pattern=pattern)
@@ -245,6 +264,7 @@ def _to_number(xp, x, out_type):
     return _map(xp, lambda s: _parse(s, out_type), x, out_type.np)
 
 
+@_ragged_elementwise
 def to_number(input, out_type=_dt.float32, name=None):  # noqa: A002
     """Parses each string as a number of `out_type`; an unparsable string is an
     InvalidArgumentError.
@@ -284,6 +304,7 @@ def _as_string(xp, x, precision=-1, scientific=False, shortest=False, width=-1, 
     return _map(xp, lambda v: _format_number(v, precision, scientific, shortest, width, fill), x)
 
 
+@_ragged_elementwise
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",  # noqa: A002
               name=None):
     """Formats each number as a string (floats with 6 decimals unless told, as TensorFlow).
@@ -483,6 +504,7 @@ def _transcode(xp, x, input_encoding, output_encoding, errors, replacement_char)
     return _map(xp, one, x)
 
 
+@_ragged_elementwise
 def unicode_transcode(input, input_encoding, output_encoding, errors="replace",  # noqa: A002
                       replacement_char=65533, replace_control_characters=False, name=None):
     """Re-encodes each string from `input_encoding` to `output_encoding`."""
@@ -500,6 +522,7 @@ def _hash_fast(xp, x, num_buckets):
     return _map(xp, lambda s: fingerprint64(s) % num_buckets, x, "int64")
 
 
+@_ragged_elementwise
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """Each string's FarmHash Fingerprint64 modulo `num_buckets`: the same buckets as
     TensorFlow's.
@@ -514,6 +537,7 @@ def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
                  num_buckets=int(num_buckets))
 
 
+@_ragged_elementwise
 def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     """Keyed (SipHash) buckets, as TensorFlow: not implemented yet."""
     raise UnimplementedError("tl.strings.to_hash_bucket_strong is not implemented yet; use "
