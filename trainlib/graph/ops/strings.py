@@ -12,7 +12,7 @@ import re as _re
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import UnimplementedError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
 from .farmhash import fingerprint64
@@ -21,7 +21,7 @@ from .ragged import RaggedTensor
 __all__ = ["lower", "upper", "strip", "length", "substr", "regex_replace", "regex_full_match",
            "to_number", "as_string", "join", "reduce_join", "split", "bytes_split",
            "unicode_split", "unicode_decode", "unicode_encode", "unicode_transcode",
-           "to_hash_bucket_fast", "to_hash_bucket_strong", "ngrams", "format"]
+           "to_hash_bucket_fast", "to_hash_bucket_strong", "ngrams", "format", "decode_csv"]
 
 
 def _strings(op_name, x):
@@ -653,6 +653,145 @@ def _table(vocabulary, first_index):
         index = {t.encode("utf-8"): first_index + i for i, t in enumerate(vocabulary)}
         found = _TABLES[id(vocabulary)] = (vocabulary, index)
     return found[1]
+
+
+# ------------------------------------------------------------------ CSV records (tl.io.decode_csv)
+
+_CSV_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64, _dt.string)
+_CSV_INT = _re.compile(rb"[+-]?[0-9]+")
+
+
+def _decode_csv_infer(records, *defaults, field_delim, use_quote_delim, na_value, select_cols):
+    if records.dtype is not _dt.string:
+        raise TypeError(f"DecodeCSV: records must be strings, got {records.dtype.name}")
+    for i, d in enumerate(defaults):
+        if d.dtype not in _CSV_TYPES:
+            raise TypeError(f"DecodeCSV: record_defaults[{i}] has dtype {d.dtype.name}; expected "
+                            "one of float32, float64, int32, int64, string")
+        if d.shape.rank not in (None, 0, 1) or (d.shape.rank == 1 and d.shape[0] not in (None, 0, 1)):
+            raise ValueError(f"DecodeCSV: record_defaults[{i}] must hold one value or none, "
+                             f"got shape {d.shape}")
+    return tuple(spec(records.shape, d.dtype) for d in defaults)
+
+
+def _csv_fields(line, delim, quoted, record):
+    """The fields of one record (bytes), quotes resolved as TensorFlow's DecodeCSV does."""
+    fields, i, n = [], 0, len(line)
+    while True:
+        if quoted and i < n and line[i:i + 1] == b'"':
+            out, i = bytearray(), i + 1
+            while True:
+                if i >= n:
+                    raise InvalidArgumentError(
+                        f"Quoted field has to end with quote followed by delim or end "
+                        f"(record {record})", op="DecodeCSV")
+                if line[i:i + 1] == b'"':
+                    if line[i + 1:i + 2] == b'"':
+                        out += b'"'
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                out += line[i:i + 1]
+                i += 1
+            if i < n and line[i:i + 1] != delim:
+                raise InvalidArgumentError(
+                    f"Quoted field has to end with quote followed by delim or end (record {record})",
+                    op="DecodeCSV")
+            fields.append(bytes(out))
+        else:
+            j = line.find(delim, i)
+            j = n if j < 0 else j
+            field = line[i:j]
+            if quoted and b'"' in field:
+                raise InvalidArgumentError(f"Unquoted fields cannot have quotes inside (record "
+                                           f"{record}): {field!r}", op="DecodeCSV")
+            fields.append(field)
+            i = j
+        if i >= n:
+            return fields
+        i += 1  # past the delimiter
+        if i == n:
+            fields.append(b"")
+            return fields
+
+
+def _csv_value(field, dtype, column, record):
+    text = field.strip()
+    try:
+        if dtype.is_integer:
+            if not _CSV_INT.fullmatch(text):
+                raise ValueError
+            v = int(text)
+            if not dtype.min <= v <= dtype.max:
+                raise ValueError
+            return v
+        if b"_" in text:
+            raise ValueError
+        return float(text)
+    except ValueError:
+        raise InvalidArgumentError(f"Field {column} in record {record} is not a valid "
+                                   f"{dtype.name}: {field.decode('utf-8', 'replace')}",
+                                   op="DecodeCSV") from None
+
+
+@defop("DecodeCSV", infer=_decode_csv_infer, differentiable=False, host=True, num_outputs=None)
+def _decode_csv(xp, records, *defaults, field_delim, use_quote_delim, na_value, select_cols):
+    delim, na = field_delim.encode("utf-8"), na_value.encode("utf-8")
+    dtypes = [_dt.from_numpy(d.dtype) if d.dtype != object else _dt.string for d in defaults]
+    outs = [xp.empty(records.shape, dtype=object if t is _dt.string else t.np) for t in dtypes]
+    flats = [o.reshape(-1) for o in outs]
+    for r, line in enumerate(records.reshape(-1)):
+        fields = _csv_fields(line, delim, use_quote_delim, r)
+        if select_cols is not None:
+            if select_cols and select_cols[-1] >= len(fields):
+                raise InvalidArgumentError(f"Expect {select_cols[-1] + 1} fields but have "
+                                           f"{len(fields)} in record {r}", op="DecodeCSV")
+            fields = [fields[c] for c in select_cols]
+        elif len(fields) != len(defaults):
+            raise InvalidArgumentError(f"Expect {len(defaults)} fields but have {len(fields)} in "
+                                       f"record {r}", op="DecodeCSV")
+        for c, (field, default, t) in enumerate(zip(fields, defaults, dtypes)):
+            if field == b"" or (na and field == na):
+                if default.size == 0:
+                    raise InvalidArgumentError(f"Field {c} is required but missing in record "
+                                               f"{r}!", op="DecodeCSV")
+                flats[c][r] = default.reshape(-1)[0]
+            else:
+                flats[c][r] = field if t is _dt.string else _csv_value(field, t, c, r)
+    return tuple(outs)
+
+
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None,
+               na_value="", select_cols=None):
+    """Parses CSV `records` (a string tensor, one record per element) into one tensor per
+    column, shaped as `records`, with the dtype of that column's `record_defaults` entry (a
+    one-value default fills empty fields; an empty one makes the field required).
+
+    Example:
+        >>> n, x, s = tl.io.decode_csv(["1,2.5,a", "3,,b"], [[0], [0.0], [""]])
+        >>> x.numpy()
+        array([2.5, 0. ], dtype=float32)
+    """
+    x = _strings("DecodeCSV", records)
+    if len(field_delim) != 1:
+        raise ValueError(f"decode_csv: field_delim must be one character, got {field_delim!r}")
+    defaults = [d if hasattr(d, "dtype") and not isinstance(d, np.ndarray) else
+                convert_to_tensor(d if not isinstance(d, (list, tuple)) or d else
+                                  np.zeros(0, np.float32))
+                for d in record_defaults]
+    if select_cols is not None:
+        select_cols = [int(c) for c in select_cols]
+        if any(b <= a for a, b in zip(select_cols, select_cols[1:])) or \
+                (select_cols and select_cols[0] < 0):
+            raise ValueError("decode_csv: select_cols must be non-negative and strictly increasing")
+        if len(select_cols) != len(defaults):
+            raise ValueError(f"decode_csv: {len(select_cols)} select_cols but "
+                             f"{len(defaults)} record_defaults")
+    out = apply("DecodeCSV", x, *[convert_to_tensor(d) for d in defaults],
+                field_delim=field_delim, use_quote_delim=bool(use_quote_delim),
+                na_value=na_value, select_cols=select_cols)
+    return list(out)
 
 
 def _lookup_infer(x, vocabulary, num_oov, mask_token):
