@@ -15,7 +15,7 @@ from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
-from .farmhash import fingerprint64
+from .farmhash import fingerprint64, siphash24
 from .ragged import RaggedTensor
 
 __all__ = ["lower", "upper", "strip", "length", "substr", "regex_replace", "regex_full_match",
@@ -537,11 +537,29 @@ def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
                  num_buckets=int(num_buckets))
 
 
+@defop("StringToHashBucketStrong", infer=_same("StringToHashBucketStrong", _dt.int64),
+       differentiable=False, host=True)
+def _hash_strong(xp, x, num_buckets, key):
+    return _map(xp, lambda s: siphash24(key[0], key[1], s) % num_buckets, x, "int64")
+
+
 @_ragged_elementwise
 def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
-    """Keyed (SipHash) buckets, as TensorFlow: not implemented yet."""
-    raise UnimplementedError("tl.strings.to_hash_bucket_strong is not implemented yet; use "
-                             "to_hash_bucket_fast", op="StringToHashBucketStrong")
+    """Each string's SipHash-2-4 under `key` (two integers) modulo `num_buckets`: the same
+    buckets as TensorFlow's; slower than `to_hash_bucket_fast`, but an adversary who does not
+    know the key cannot choose strings that collide.
+
+    Example:
+        >>> int(tl.strings.to_hash_bucket_strong("hello", 10, [1, 2]))
+        2
+    """
+    if num_buckets < 1:
+        raise ValueError(f"num_buckets must be >= 1, got {num_buckets}")
+    key = [int(k) for k in key]
+    if len(key) != 2 or not all(-2 ** 63 <= k < 2 ** 63 for k in key):
+        raise ValueError(f"to_hash_bucket_strong: key must be two int64 integers, got {key}")
+    return apply("StringToHashBucketStrong", _strings("StringToHashBucketStrong", input),
+                 num_buckets=int(num_buckets), key=key)
 
 
 # ------------------------------------------------------------------ ngrams
