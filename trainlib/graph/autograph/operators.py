@@ -24,7 +24,7 @@ from ..nest import flatten, pack_as
 from ..context import state
 from ..errors import OpError
 from ..op import convert_to_tensor
-from ..ops.control_flow import build_if, build_while, probe
+from ..ops.control_flow import LoopShapeError, build_if, build_while, probe
 from ..tensor import SymbolicTensor, TensorShape, is_tensor
 from .pyct import ConversionError, SourceUnavailableError
 
@@ -684,8 +684,8 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
     all_names = ("<has element>",) + ("<element>",) * n + names
     try:
         _graph_loop(test, step, get_all, set_all, all_names, opts, kinds, None, where)
-    except ValueError as e:
-        if opts.get("shape_invariants") or "keeps its shape" not in str(e):
+    except LoopShapeError:
+        if opts.get("shape_invariants"):
             raise
         # elements of unknown shape change the shapes of what they flow into: as tf.data's
         # loops, relax the user's tensor variables (to unknown shapes) and build it again

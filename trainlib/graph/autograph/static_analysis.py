@@ -18,14 +18,16 @@ function (not those of nested functions: each def is analysed on its own) with
                 a probe trace of the body;
 Rules: reads inside nested defs, classes and lambdas count as live everywhere (they
 may run at any later call, and must see the variable Python would show them);
-comprehensions read where they are written.
+comprehensions read where they are written; names declared `global` or `nonlocal` are
+live everywhere (code outside the function sees them) and bound from the start, as
+TensorFlow's AutoGraph treats them (a control-flow statement that rebinds one carries it).
 Invariant: the analysed code is structured: earlier converters lowered break,
 continue and return to flags (a `return` remains only as the last statement; it
 and `raise` end a path); try/except is rejected before.
 """
 import gast
 
-from .pyct import _target_names, modified_names, walk_scope
+from .pyct import _target_names, declared_names, modified_names, walk_scope
 
 _SCOPES = (gast.FunctionDef, gast.ClassDef)
 
@@ -37,10 +39,13 @@ def annotate(fn):
         if isinstance(n, _SCOPES + (gast.Lambda,)) and n is not fn:
             closure |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name)
                         and isinstance(m.ctx, gast.Load)}
+    globals_, nonlocals = declared_names(fn)
+    closure |= globals_ | nonlocals
     _Liveness(frozenset(closure)).block(fn.body, set())
     a = fn.args
     params = {x.id for x in a.posonlyargs + a.args + a.kwonlyargs}
     params |= {x.id for x in (a.vararg, a.kwarg) if x is not None}
+    params |= globals_ | nonlocals
     _Definedness().block(fn.body, set(params), set(params))
 
 

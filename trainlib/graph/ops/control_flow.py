@@ -20,6 +20,12 @@ from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
 from . import array as _array, math as _math
 
+
+class LoopShapeError(ValueError):
+    """A loop body gives a loop variable a shape its entering shape (or shape invariant) does
+    not allow. AutoGraph's loop over a dataset catches it to relax the shapes and build again."""
+
+
 __all__ = ["cond", "while_loop"]
 
 
@@ -271,7 +277,7 @@ def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
                                 f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
-                raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
+                raise LoopShapeError(f"loop variable {names[i]} enters the loop with shape {s} and the "
                                  f"body makes it {t.shape}; a loop variable keeps its shape unless "
                                  f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
             outs.append(apply("Identity", t))
