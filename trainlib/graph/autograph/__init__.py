@@ -37,6 +37,7 @@ Python), `print` stays Python's (trace time; use tl.print), zero-argument
 `super()` inside a converted branch/loop body, and a function whose every
 path returns only through a `while True` loop (needs a final return).
 """
+from . import origins  # noqa: F401 -- installs the explained error of bool(symbolic tensor)
 from .operators import AutoGraphError, Undefined, UndefinedReturnValue, convert  # noqa: F401
 from .pyct import ConversionError
 
