@@ -164,3 +164,16 @@ def test_ragged_slices_batches_and_ragged_batch():
                                                  "b": [1, 2]}).batch(2)
     element = next(iter(nested))
     assert element["a"].to_list() == [[[1], [2, 3]], [[4]]] and element["a"].ragged_rank == 2
+
+
+def test_ragged_batches_in_a_graph_loop():
+    ds = tl.data.Dataset.from_tensor_slices(["a b", "c d e", "f"]).map(
+        tl.strings.split).ragged_batch(2)
+
+    @tl.function
+    def words():
+        n = tl.constant(0, tl.int64)
+        for batch in ds:
+            n += tl.reduce_sum(batch.row_lengths())
+        return n
+    assert int(words()) == 6 and int(words()) == 6  # a fresh pass at every call

@@ -821,17 +821,34 @@ class Iterator(_GraphIterator):
             raise errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
 
     def _tl_next_arrays(self):
-        return [np.asarray(a) for a in _flat(next(self._elements))]
+        return [c for a in _flat(next(self._elements)) for c in _components(a)]
 
     def __repr__(self):
         return f"<tl.data.Iterator element_spec={self.element_spec}>"
 
 
+def _components(leaf):
+    """The arrays a graph iterator hands over for one element leaf (a ragged one's
+    components: flat values, then row splits)."""
+    if isinstance(leaf, RaggedTensor):
+        return [np.asarray(c) for c in nest.components(leaf)]
+    return [np.asarray(leaf)]
+
+
 def _leaf_specs(dataset):
-    """(the flat TensorSpecs of an element, a function packing leaves into its structure)."""
+    """(the flat TensorSpecs of an element, RaggedTensorSpecs by their components, and a
+    function packing such leaves into its structure)."""
     structure = dataset.element_spec
     specs = _flat(structure)
-    return specs, lambda leaves: _pack(structure, list(leaves))
+    parts = [nest.components(s) if isinstance(s, RaggedTensorSpec) else [s] for s in specs]
+
+    def pack(leaves):
+        leaves, out = list(leaves), []
+        for s, p in zip(specs, parts):
+            taken, leaves = leaves[:len(p)], leaves[len(p):]
+            out.append(nest.rebuild(s, taken) if isinstance(s, RaggedTensorSpec) else taken[0])
+        return _pack(structure, out)
+    return [c for p in parts for c in p], pack
 
 
 def _pass_generators(seed, reshuffle_each_iteration):

@@ -133,3 +133,22 @@ def test_datasets(name):
         out = as_lists(DATA[name](lib))
         return out.replace("tf.", "").replace("tl.", "") if isinstance(out, str) else out
     check(program)
+
+
+def test_ragged_elements_in_graph_iteration():
+    def program(lib):
+        ds = lib.data.Dataset.from_tensor_slices(["a b", "c d e", "f"]).map(
+            lib.strings.split).ragged_batch(2)
+
+        @lib.function
+        def total():
+            n = lib.constant(0, lib.int64)
+            for batch in ds:
+                n += lib.reduce_sum(batch.row_lengths())
+            return n
+
+        @lib.function
+        def first(it):
+            return next(it).to_tensor(default_value="-")
+        return total(), first(iter(ds))
+    check(program)
