@@ -1019,8 +1019,9 @@ def _composite_with(values, method):
     """The class of the first value whose class defines `method` (a RaggedTensor's `_tl_concat`,
     `_tl_stack`), else None."""
     for v in values:
-        if hasattr(type(v), method):
-            return type(v)
+        kind = type(v)
+        if kind is not Tensor and kind is not SymbolicTensor and hasattr(kind, method):
+            return kind  # (tensors first: a failed hasattr costs an exception)
     return None
 
 
