@@ -232,3 +232,22 @@ def test_nonlocal_in_converted_code():
             return n
         return inner(lib.constant(3)), lib.is_tensor(n)
     check(run)
+
+
+def test_attribute_and_item_loop_variables():
+    class Box:
+        pass
+
+    def run(lib):
+        @lib.function
+        def f(n):
+            box, d = Box(), {"k": lib.constant(1)}
+            box.total = lib.constant(0)
+            for i in lib.range(n):
+                box.total += i
+                d["k"] = d["k"] * 2
+            if box.total > 3:
+                box.total = -box.total
+            return box.total, d["k"]
+        return f(lib.constant(4)), f(lib.constant(2))
+    check(run)

@@ -533,7 +533,26 @@ def walrus_while_else(x):
     return total, step
 
 
+class _Box:
+    def __init__(self, value):
+        self.value = value
+        self.items = {"a": value}
+
+
+def attribute_and_item_in_tensor_loop(x):
+    box = _Box(c(0))
+    for i in tl.range(x):
+        box.value += i
+        box.items["a"] = box.items["a"] * 2 + i
+    if box.value > 2:
+        box.value = box.value * 10
+    else:
+        box.items["a"] = -box.items["a"]
+    return box.value, box.items["a"]
+
+
 PROGRAMS = [
+    (attribute_and_item_in_tensor_loop, [(c(4),), (c(2),), (c(0),)]),
     (chained_comparison, [(c(3),), (c(7),), (c(-4),), (c(4),)]),
     (del_in_branch, [(c(2),), (c(-2),)]),
     (del_in_loop, [(c(3),), (c(0),)]),

@@ -29,7 +29,9 @@ conditions, functions that return on some tensor paths only.
 `global`/`nonlocal` statements (a statement that rebinds such a variable carries it, as
 TensorFlow's AutoGraph: after a trace a global may hold a graph value), `del x` (x becomes
 undefined), chained comparisons on tensors (`a < x < b`: middle operands evaluated twice),
-and `:=` in a `while` test (the body sees what the test bound) are converted.
+and `:=` in a `while` test (the body sees what the test bound) are converted; attributes
+and constant-key items a tensor `if`/loop assigns (`self.n += x`, `d["k"] = y`) are
+carried like variables.
 Rejected at conversion time: try/except, yield, async.
 Left out: tensor-dependent loops or branches that append to Python lists
 (raise; use tensors), comprehensions over symbolic tensors (they stay
