@@ -152,3 +152,26 @@ def test_ragged_elements_in_graph_iteration():
             return next(it).to_tensor(default_value="-")
         return total(), first(iter(ds))
     check(program)
+
+
+OPERATORS = {
+    "neg": lambda lib, r: -r, "radd": lambda lib, r: 1 + r, "rmul": lambda lib, r: 2 * r,
+    "rsub": lambda lib, r: 10 - r, "lt": lambda lib, r: r < 3, "ge": lambda lib, r: r >= 3,
+    "ne": lambda lib, r: r != 2, "pow": lambda lib, r: r ** 2, "floordiv": lambda lib, r: r // 2,
+    "mod": lambda lib, r: r % 2, "ragged_ragged": lambda lib, r: r * r - r,
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATORS))
+def test_operators(name):
+    check(lambda lib: as_lists(OPERATORS[name](lib, lib.ragged.constant([[1, 2], [], [3, 4, 5]]))))
+
+
+def test_indexing_inside_a_function():
+    def program(lib):
+        @lib.function
+        def rows(x, i):
+            return x[0], x[-1], x[i], x[1:], x[-2:], x[:-1], x[5:], x.nrows(), x.row_lengths()
+        rt = lib.ragged.constant([[1, 2], [], [3, 4, 5]])
+        return as_lists(rows(rt, lib.constant(1))), as_lists(rows(rt, lib.constant(-1)))
+    check(program)

@@ -97,3 +97,19 @@ def test_stack_gradient_flows_to_flat_values():
         c = tl.concat([r, r], axis=1)
         y = tl.reduce_sum(c.flat_values * tl.constant([1., 2., 3., 4., 5., 6.]))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [8., 12., 22.])
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows, st.integers(-6, 6), st.integers(-6, 6))
+def test_graph_indexing_agrees_with_python(lists, i, j):
+    rt = tl.ragged.constant(lists, dtype=tl.int32)
+    n = len(lists)
+
+    @tl.function
+    def pick(x, i, j):
+        return x[i:j], x[i % n]
+    sliced, row = pick(rt, tl.constant(i), tl.constant(j))
+    assert sliced.to_list() == lists[i:j] and row.numpy().tolist() == lists[i % n]
+    assert (-rt).to_list() == [[-v for v in r] for r in lists]
+    assert (3 - rt).to_list() == [[3 - v for v in r] for r in lists]
+    assert (rt >= 0).to_list() == [[v >= 0 for v in r] for r in lists]

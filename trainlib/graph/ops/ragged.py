@@ -7,11 +7,13 @@ RaggedTensor is `values` (a tensor, or another RaggedTensor for more ragged
 dimensions) and an int64 `row_splits` vector starting at 0, non-decreasing,
 ending at the number of rows of `values`; it is immutable.
 """
+import operator as _operator
+
 import numpy as np
 
 from .. import dtypes as _dt
 from ..op import apply, convert_to_tensor, defop, spec
-from ..tensor import Tensor, TensorShape, TensorSpec
+from ..tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec
 from . import array as _array
 from . import math as _math
 
@@ -137,8 +139,8 @@ class RaggedTensor:
 
     def nrows(self, out_type=_dt.int64, name=None):
         """The number of rows."""
-        return convert_to_tensor(np.int64(self._row_splits.shape[0] - 1)) if \
-            out_type is _dt.int64 else convert_to_tensor(self._row_splits.shape[0] - 1)
+        n = _nrows(self)
+        return n if _dt.as_dtype(out_type) is _dt.int64 else _math.cast(n, out_type)
 
     def row_lengths(self, axis=1, name=None):
         """int64 vector of each row's length."""
@@ -183,6 +185,8 @@ class RaggedTensor:
         return RaggedTensor(convert_to_tensor(new_values), self._row_splits)
 
     def __getitem__(self, key):
+        if isinstance(self._row_splits, SymbolicTensor):  # a graph value: index with ops
+            return self._symbolic_item(key)
         if isinstance(key, (int, np.integer)):
             s = np.asarray(self._row_splits)
             n = len(s) - 1
@@ -234,25 +238,57 @@ class RaggedTensor:
         raise ValueError(f"stack of RaggedTensors: axis {axis} is not supported for ragged "
                          f"rank {parts[0].ragged_rank} (axis 0, or axis 1 of ragged rank 1)")
 
+    def _symbolic_item(self, key):
+        s, n = self._row_splits, _nrows(self)
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise ValueError("RaggedTensor slices take step 1 only")
+            start = _clamp(key.start, n, 0)
+            stop = _math.maximum(_clamp(key.stop, n, n), start)
+            splits = s[start:stop + 1]
+            return RaggedTensor(self._values[s[start]:s[stop]], splits - splits[0])
+        if isinstance(key, (int, np.integer)) or (hasattr(key, "dtype") and key.dtype.is_integer):
+            i = convert_to_tensor(key, dtype_hint=_dt.int64)
+            i = _math.cast(i, _dt.int64)
+            i = _math.floormod(i, n)  # (negative rows count from the end)
+            return self._values[s[i]:s[i + 1]]
+        raise TypeError(f"RaggedTensor indices are ints or slices, got {type(key).__name__}")
+
     def _binary(self, other, fn):
         if isinstance(other, RaggedTensor):
             other = other.flat_values
         return self.with_flat_values(fn(self.flat_values, other))
 
-    def __add__(self, other):
-        return self._binary(other, lambda a, b: a + b)
+    def _reflected(self, other, fn):
+        return self.with_flat_values(fn(other, self.flat_values))
 
-    def __sub__(self, other):
-        return self._binary(other, lambda a, b: a - b)
+    # elementwise operators act on the flat values and keep the rows (as TensorFlow's)
+    __add__ = lambda self, o: self._binary(o, _operator.add)  # noqa: E731
+    __sub__ = lambda self, o: self._binary(o, _operator.sub)  # noqa: E731
+    __mul__ = lambda self, o: self._binary(o, _operator.mul)  # noqa: E731
+    __truediv__ = lambda self, o: self._binary(o, _operator.truediv)  # noqa: E731
+    __floordiv__ = lambda self, o: self._binary(o, _operator.floordiv)  # noqa: E731
+    __mod__ = lambda self, o: self._binary(o, _operator.mod)  # noqa: E731
+    __pow__ = lambda self, o: self._binary(o, _operator.pow)  # noqa: E731
+    __radd__ = lambda self, o: self._reflected(o, _operator.add)  # noqa: E731
+    __rsub__ = lambda self, o: self._reflected(o, _operator.sub)  # noqa: E731
+    __rmul__ = lambda self, o: self._reflected(o, _operator.mul)  # noqa: E731
+    __rtruediv__ = lambda self, o: self._reflected(o, _operator.truediv)  # noqa: E731
+    __rfloordiv__ = lambda self, o: self._reflected(o, _operator.floordiv)  # noqa: E731
+    __rmod__ = lambda self, o: self._reflected(o, _operator.mod)  # noqa: E731
+    __rpow__ = lambda self, o: self._reflected(o, _operator.pow)  # noqa: E731
+    __lt__ = lambda self, o: self._binary(o, _operator.lt)  # noqa: E731
+    __le__ = lambda self, o: self._binary(o, _operator.le)  # noqa: E731
+    __gt__ = lambda self, o: self._binary(o, _operator.gt)  # noqa: E731
+    __ge__ = lambda self, o: self._binary(o, _operator.ge)  # noqa: E731
+    __eq__ = lambda self, o: self._binary(o, _operator.eq)  # noqa: E731
+    __ne__ = lambda self, o: self._binary(o, _operator.ne)  # noqa: E731
 
-    def __mul__(self, other):
-        return self._binary(other, lambda a, b: a * b)
+    def __neg__(self):
+        return self.with_flat_values(-self.flat_values)
 
-    def __truediv__(self, other):
-        return self._binary(other, lambda a, b: a / b)
-
-    def __eq__(self, other):
-        return self._binary(other, lambda a, b: a == b)
+    def __abs__(self):
+        return self.with_flat_values(abs(self.flat_values))
 
     __hash__ = object.__hash__
 
@@ -363,6 +399,17 @@ class RaggedTensorSpec:
 
 def _zero64():
     return convert_to_tensor(np.int64(0))
+
+
+def _clamp(bound, n, default):
+    """A Python slice bound (None: `default`; negative: from the end) as an int64 index
+    tensor in [0, n]."""
+    if bound is None:
+        return default if isinstance(default, (Tensor, SymbolicTensor)) else \
+            convert_to_tensor(np.int64(default))
+    b = _math.cast(convert_to_tensor(bound, dtype_hint=_dt.int64), _dt.int64)
+    b = _math.where(b < 0, b + n, b)
+    return _math.minimum(_math.maximum(b, 0), n)
 
 
 def _nrows(r):
