@@ -430,19 +430,22 @@ class Dataset:
         def make():
             for e in source._make_iterator():
                 leaves = _flat(e)
-                sizes = {len(a) if a.ndim else None for a in leaves}
+                sizes = {_rows(a) for a in leaves}
                 if None in sizes or len(sizes) != 1:
                     raise InvalidArgumentError(f"unbatch: the components' first dims differ or "
                                                f"are missing: shapes {[a.shape for a in leaves]}")
                 for i in range(sizes.pop()):
-                    yield _pack(e, [a[i] for a in leaves])
+                    yield _pack(e, [_take_rows(a, i) for a in leaves])
 
         def spec():
             inner = self.element_spec
             if any(s.shape.rank == 0 for s in _flat(inner)):
                 raise ValueError("Cannot unbatch an input with scalar components.")
-            return _pack(inner, [tensor_lib.TensorSpec(s.shape[1:] if s.shape.rank is not None
-                                               else s.shape, s.dtype) for s in _flat(inner)])
+            return _pack(inner, [RaggedTensorSpec(s.shape[1:], s.dtype, s.ragged_rank - 1)
+                                 if isinstance(s, RaggedTensorSpec) and s.ragged_rank else
+                                 tensor_lib.TensorSpec(s.shape[1:] if s.shape.rank is not None
+                                                       else s.shape, s.dtype)
+                                 for s in _flat(inner)])
         return Dataset(make, _UNKNOWN, spec)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):

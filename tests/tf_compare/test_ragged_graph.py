@@ -122,6 +122,10 @@ DATA = {
     "dict_3d_spec": lambda lib: str(lib.data.Dataset.from_tensor_slices(
         {"a": lib.ragged.constant([[[1.], [2., 3.]], [[4.]]]), "b": [1, 2]}).batch(2)
         .element_spec),
+    "unbatch": lambda lib: list(lib.data.Dataset.from_tensor_slices(
+        lib.ragged.constant(RT)).batch(2).unbatch()),
+    "unbatch_spec": lambda lib: str(lib.data.Dataset.from_tensor_slices(
+        lib.ragged.constant(RT)).batch(2).unbatch().element_spec),
     "map_ragged_batches": lambda lib: list(lib.data.Dataset.from_tensor_slices(
         lib.ragged.constant(RT)).batch(2).map(lambda x: x.to_tensor())),
 }
