@@ -17,6 +17,7 @@ import sys
 
 from ..errors import _is_library_file
 from ..tensor import SymbolicTensor
+from . import pipeline
 
 _MAX_CHAIN = 8  # ops shown of the chain from the input to the value (the middle elided)
 
@@ -130,10 +131,6 @@ def _statement(frame):
 
 
 def _converted(frame):
-    try:
-        from . import pipeline  # noqa: PLC0415 -- the conversion machinery sits beside this
-    except ImportError:  # pragma: no cover
-        return False
     return frame.f_code in pipeline.GENERATED_CODES
 
 
