@@ -179,3 +179,24 @@ def test_indexing_inside_a_function():
         rt = lib.ragged.constant([[1, 2], [], [3, 4, 5]])
         return as_lists(rows(rt, lib.constant(1))), as_lists(rows(rt, lib.constant(-1)))
     check(program)
+
+
+MATH = {
+    "square": lambda lib, r: lib.square(r), "sqrt": lambda lib, r: lib.sqrt(lib.cast(r, lib.float32)),
+    "cast": lambda lib, r: lib.cast(r, lib.float64), "maximum": lambda lib, r: lib.maximum(r, 3),
+    "add_ragged": lambda lib, r: lib.add(r, r), "multiply_scalar": lambda lib, r: lib.multiply(2, r),
+    "add_vector": lambda lib, r: lib.add(r, lib.constant([1, 2, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_math_functions_map_flat_values(name):
+    def program(lib):
+        rt = lib.ragged.constant([[1, 2], [], [3, 4, 5]])
+        return as_lists(MATH[name](lib, rt)), as_lists(lib.function(
+            lambda x: MATH[name](lib, x), autograph=False)(rt))
+    if name == "add_vector":  # TF broadcasts a dense vector per row; trainlib refuses it
+        with pytest.raises(ValueError, match="scalars or RaggedTensors"):
+            program(tl)
+        return
+    check(program)

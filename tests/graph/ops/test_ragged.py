@@ -113,3 +113,15 @@ def test_graph_indexing_agrees_with_python(lists, i, j):
     assert (-rt).to_list() == [[-v for v in r] for r in lists]
     assert (3 - rt).to_list() == [[3 - v for v in r] for r in lists]
     assert (rt >= 0).to_list() == [[v >= 0 for v in r] for r in lists]
+
+
+def test_math_functions_map_flat_values_and_refuse_dense_rows():
+    rt = tl.ragged.constant([[1., 4.], [], [9.]])
+    assert tl.sqrt(rt).to_list() == [[1., 2.], [], [3.]]
+    assert tl.maximum(rt, 2.).to_list() == [[2., 4.], [], [9.]]
+    assert tl.cast(rt, tl.int32).to_list() == [[1, 4], [], [9]]
+    assert tl.add(rt, rt).to_list() == [[2., 8.], [], [18.]]
+    with pytest.raises(ValueError, match="scalars or RaggedTensors"):
+        rt + tl.constant([1., 2., 3.])
+    with pytest.raises(TypeError, match="Cannot convert"):
+        tl.sqrt(object())  # other conversion failures stay what they were

@@ -1015,13 +1015,17 @@ def _concat_grad(op, dy):
     return tuple(apply("SplitV", dy, size_splits, num_split=len(sizes), axis=axis))
 
 
+# classes that join by their own rule in concat/stack (`_tl_concat`, `_tl_stack`):
+# ops/ragged.py registers RaggedTensor (a set lookup: no cost to tensors)
+JOINING_COMPOSITES = set()
+
+
 def _composite_with(values, method):
-    """The class of the first value whose class defines `method` (a RaggedTensor's `_tl_concat`,
+    """The first value's class that joins by its own rule (a RaggedTensor's `_tl_concat`,
     `_tl_stack`), else None."""
     for v in values:
-        kind = type(v)
-        if kind is not Tensor and kind is not SymbolicTensor and hasattr(kind, method):
-            return kind  # (tensors first: a failed hasattr costs an exception)
+        if type(v) in JOINING_COMPOSITES:
+            return type(v)
     return None
 
 

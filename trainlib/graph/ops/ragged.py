@@ -254,35 +254,41 @@ class RaggedTensor:
             return self._values[s[i]:s[i + 1]]
         raise TypeError(f"RaggedTensor indices are ints or slices, got {type(key).__name__}")
 
-    def _binary(self, other, fn):
-        if isinstance(other, RaggedTensor):
-            other = other.flat_values
-        return self.with_flat_values(fn(self.flat_values, other))
-
-    def _reflected(self, other, fn):
-        return self.with_flat_values(fn(other, self.flat_values))
+    @staticmethod
+    def _tl_elementwise(fn, *args):
+        """`fn` (an elementwise function) of `args` with RaggedTensors among them: applied to
+        their flat values, the result takes the first one's rows (tl.math's functions ask)."""
+        template = next(a for a in args if isinstance(a, RaggedTensor))
+        for a in args:
+            if not isinstance(a, RaggedTensor) and _rank(a) != 0:
+                raise ValueError("an elementwise op on a RaggedTensor takes scalars or "
+                                 "RaggedTensors of its rows beside it, not a tensor of shape "
+                                 f"{getattr(a, 'shape', np.shape(a))}; convert one side with "
+                                 "to_tensor() or RaggedTensor.from_tensor()")
+        return template.with_flat_values(
+            fn(*[a.flat_values if isinstance(a, RaggedTensor) else a for a in args]))
 
     # elementwise operators act on the flat values and keep the rows (as TensorFlow's)
-    __add__ = lambda self, o: self._binary(o, _operator.add)  # noqa: E731
-    __sub__ = lambda self, o: self._binary(o, _operator.sub)  # noqa: E731
-    __mul__ = lambda self, o: self._binary(o, _operator.mul)  # noqa: E731
-    __truediv__ = lambda self, o: self._binary(o, _operator.truediv)  # noqa: E731
-    __floordiv__ = lambda self, o: self._binary(o, _operator.floordiv)  # noqa: E731
-    __mod__ = lambda self, o: self._binary(o, _operator.mod)  # noqa: E731
-    __pow__ = lambda self, o: self._binary(o, _operator.pow)  # noqa: E731
-    __radd__ = lambda self, o: self._reflected(o, _operator.add)  # noqa: E731
-    __rsub__ = lambda self, o: self._reflected(o, _operator.sub)  # noqa: E731
-    __rmul__ = lambda self, o: self._reflected(o, _operator.mul)  # noqa: E731
-    __rtruediv__ = lambda self, o: self._reflected(o, _operator.truediv)  # noqa: E731
-    __rfloordiv__ = lambda self, o: self._reflected(o, _operator.floordiv)  # noqa: E731
-    __rmod__ = lambda self, o: self._reflected(o, _operator.mod)  # noqa: E731
-    __rpow__ = lambda self, o: self._reflected(o, _operator.pow)  # noqa: E731
-    __lt__ = lambda self, o: self._binary(o, _operator.lt)  # noqa: E731
-    __le__ = lambda self, o: self._binary(o, _operator.le)  # noqa: E731
-    __gt__ = lambda self, o: self._binary(o, _operator.gt)  # noqa: E731
-    __ge__ = lambda self, o: self._binary(o, _operator.ge)  # noqa: E731
-    __eq__ = lambda self, o: self._binary(o, _operator.eq)  # noqa: E731
-    __ne__ = lambda self, o: self._binary(o, _operator.ne)  # noqa: E731
+    __add__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.add, self, o)  # noqa: E731
+    __sub__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.sub, self, o)  # noqa: E731
+    __mul__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.mul, self, o)  # noqa: E731
+    __truediv__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.truediv, self, o)  # noqa: E731
+    __floordiv__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.floordiv, self, o)  # noqa: E731
+    __mod__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.mod, self, o)  # noqa: E731
+    __pow__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.pow, self, o)  # noqa: E731
+    __radd__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.add, o, self)  # noqa: E731
+    __rsub__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.sub, o, self)  # noqa: E731
+    __rmul__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.mul, o, self)  # noqa: E731
+    __rtruediv__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.truediv, o, self)  # noqa: E731
+    __rfloordiv__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.floordiv, o, self)  # noqa: E731
+    __rmod__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.mod, o, self)  # noqa: E731
+    __rpow__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.pow, o, self)  # noqa: E731
+    __lt__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.lt, self, o)  # noqa: E731
+    __le__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.le, self, o)  # noqa: E731
+    __gt__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.gt, self, o)  # noqa: E731
+    __ge__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.ge, self, o)  # noqa: E731
+    __eq__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.eq, self, o)  # noqa: E731
+    __ne__ = lambda self, o: RaggedTensor._tl_elementwise(_operator.ne, self, o)  # noqa: E731
 
     def __neg__(self):
         return self.with_flat_values(-self.flat_values)
@@ -399,6 +405,18 @@ class RaggedTensorSpec:
 
 def _zero64():
     return convert_to_tensor(np.int64(0))
+
+
+_array.JOINING_COMPOSITES.add(RaggedTensor)       # tl.concat / tl.stack join it by its rule
+_math.ELEMENTWISE_COMPOSITES.add(RaggedTensor)    # tl.math's elementwise functions map it
+
+
+def _rank(value):
+    """The rank of a tensor, array or Python value beside a RaggedTensor (None: unknown)."""
+    shape = getattr(value, "shape", None)
+    if hasattr(shape, "rank"):
+        return shape.rank
+    return np.ndim(value)
 
 
 def _clamp(bound, n, default):
