@@ -1,5 +1,6 @@
 """RaggedTensors as tl.function arguments and results, in tf.data, and joined by concat/stack:
 the same programs on TensorFlow and trainlib."""
+import numpy as np
 import pytest
 
 from .compare import check, tf, tl  # noqa: F401 -- tf: skips this module without TensorFlow
@@ -200,3 +201,24 @@ def test_math_functions_map_flat_values(name):
             program(tl)
         return
     check(program)
+
+
+DIGITS = [[3, 1, 4, 1], [], [5, 9, 2], [6], []]
+
+
+@pytest.mark.parametrize("fn", ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+                                "reduce_prod"])
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_reductions(fn, dtype):
+    def program(lib):
+        rt = lib.cast(lib.ragged.constant(DIGITS), getattr(lib, dtype))
+        f = getattr(lib, fn)
+        traced = lib.function(lambda x: f(x, axis=1), autograph=False)(rt)
+        return f(rt, axis=1), f(rt, axis=-1, keepdims=True), f(rt), traced
+    with np.errstate(invalid="ignore", divide="ignore"):
+        check(program)
+
+
+def test_reduction_over_rows_is_refused_clearly():
+    with pytest.raises(ValueError, match="ragged axis 1"):
+        tl.reduce_sum(tl.ragged.constant(DIGITS), axis=0)

@@ -125,3 +125,16 @@ def test_math_functions_map_flat_values_and_refuse_dense_rows():
         rt + tl.constant([1., 2., 3.])
     with pytest.raises(TypeError, match="Cannot convert"):
         tl.sqrt(object())  # other conversion failures stay what they were
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows)
+def test_reductions_along_rows_agree_with_python(lists):
+    rt = tl.ragged.constant(lists, dtype=tl.int32)
+    assert tl.reduce_sum(rt, axis=1).numpy().tolist() == [sum(r) for r in lists]
+    assert tl.reduce_max(rt, axis=-1).numpy().tolist() == [max(r, default=-2 ** 31) for r in lists]
+    means = tl.reduce_mean(tl.cast(rt, tl.float32), axis=1).numpy()
+    for m, r in zip(means, lists):
+        assert (np.isnan(m) and not r) or m == pytest.approx(sum(r) / len(r))
+    assert int(tl.reduce_sum(rt)) == sum(map(sum, lists))
+    assert rt.value_rowids().numpy().tolist() == [i for i, r in enumerate(lists) for _ in r]

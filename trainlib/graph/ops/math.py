@@ -1335,7 +1335,12 @@ defop("Any", fresh_output=True, infer=_reduce_infer("Any", _boolean), differenti
 
 
 def _reduce(op_name, input_tensor, axis, keepdims):
-    x = convert_to_tensor(input_tensor)
+    try:
+        x = convert_to_tensor(input_tensor)
+    except TypeError:  # a RaggedTensor reduces by its own rule (over its rows)
+        if type(input_tensor) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return input_tensor._tl_reduce(op_name, axis, keepdims)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x, axis=_static_axis(axis), keepdims=bool(keepdims))
 

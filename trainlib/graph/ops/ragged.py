@@ -16,6 +16,7 @@ from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec
 from . import array as _array
 from . import math as _math
+from . import segment as _segment
 
 __all__ = ["RaggedTensor", "RaggedTensorSpec", "constant", "map_flat_values"]
 
@@ -142,6 +143,14 @@ class RaggedTensor:
         n = _nrows(self)
         return n if _dt.as_dtype(out_type) is _dt.int64 else _math.cast(n, out_type)
 
+    def value_rowids(self, name=None):
+        """int64 vector: the row of each value (graph values too)."""
+        s = self._row_splits
+        count = _array.range(s[-1], dtype=_dt.int64)
+        ids = _array.searchsorted(_array.reshape(s[1:], [1, -1]), _array.reshape(count, [1, -1]),
+                                  side="right", out_type=_dt.int64)
+        return _array.reshape(ids, [-1])
+
     def row_lengths(self, axis=1, name=None):
         """int64 vector of each row's length."""
         s = self._row_splits
@@ -203,6 +212,46 @@ class RaggedTensor:
             return RaggedTensor(self._values[int(s[start]):int(s[stop])],
                                 convert_to_tensor(s[start:stop + 1] - s[start]))
         raise TypeError(f"RaggedTensor indices are ints or slices, got {type(key).__name__}")
+
+    # -------------------------------------------------- tl.reduce_* (ops/math.py asks)
+    _SEGMENT = {"Sum": "unsorted_segment_sum", "Max": "unsorted_segment_max",
+                "Min": "unsorted_segment_min", "Mean": None}
+
+    def _tl_reduce(self, op_name, axis, keepdims):
+        """tl.reduce_sum/mean/max/min/prod of a RaggedTensor, over all its values (axis None) or
+        along its ragged dimension (axis 1 of ragged rank 1: one value per row; an empty row
+        gives the reduction's identity, nan for a mean). Integer means are float64, as
+        TensorFlow's."""
+        values = self.flat_values
+        if op_name == "Mean" and values.dtype.is_integer:
+            values = _math.cast(values, _dt.float64)
+        if axis is None and not keepdims:
+            return _math._reduce(op_name, values, None, False)
+        axes = [int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])] \
+            if axis is not None else None
+        rank = self.shape.rank
+        if axes is None or [a % rank for a in axes] != [1] or self.ragged_rank != 1 or \
+                op_name not in self._SEGMENT and op_name != "Prod":
+            raise ValueError(f"reduce ({op_name}) of a RaggedTensor: trainlib reduces over all "
+                             "values (axis=None) or along the ragged axis 1 of ragged rank 1 "
+                             f"(sum, mean, max, min, prod); got axis={axis}, ragged rank "
+                             f"{self.ragged_rank}. Reduce rt.to_tensor() instead.")
+        rows = self._row_splits.shape[0]
+        if rows is None:
+            raise ValueError(f"reduce ({op_name}) of a RaggedTensor along its rows needs a known "
+                             "number of rows while tracing (a RaggedTensorSpec with a row count)")
+        n = rows - 1
+        ids = self.value_rowids()
+        if op_name == "Mean":  # sum / length: an empty row is nan (0/0), as TensorFlow's
+            lengths = _math.cast(self.row_lengths(), values.dtype)
+            if values.shape.rank and values.shape.rank > 1:
+                lengths = _array.reshape(lengths, [-1] + [1] * (values.shape.rank - 1))
+            out = _math.unsorted_segment_sum(values, ids, n) / lengths
+        else:
+            segment = _segment.unsorted_segment_prod if op_name == "Prod" else \
+                getattr(_math, self._SEGMENT[op_name])
+            out = segment(values, ids, n)
+        return _array.expand_dims(out, 1) if keepdims else out
 
     # -------------------------------------------------- tl.concat / tl.stack (ops/array.py asks)
     @staticmethod
