@@ -222,3 +222,14 @@ def test_reductions(fn, dtype):
 def test_reduction_over_rows_is_refused_clearly():
     with pytest.raises(ValueError, match="ragged axis 1"):
         tl.reduce_sum(tl.ragged.constant(DIGITS), axis=0)
+
+
+def test_from_tensor_and_repr_inside_a_function():
+    def program(lib):
+        @lib.function(autograph=False)
+        def f(x):
+            r = lib.RaggedTensor.from_tensor(x)
+            assert "RaggedTensor" in repr(r)
+            return lib.reduce_sum(r, axis=1), lib.concat([r, x], axis=0)
+        return as_lists(f(lib.constant([[1, 2], [3, 4]])))
+    check(program)

@@ -97,6 +97,11 @@ class RaggedTensor:
     def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
         """A RaggedTensor of the rows of a dense tensor (all of each row, or `lengths`)."""
         t = convert_to_tensor(tensor)
+        if not isinstance(t, Tensor):  # a graph value: uniform rows built with ops
+            if lengths is not None or padding is not None:
+                raise ValueError("RaggedTensor.from_tensor of a graph value takes neither "
+                                 "lengths nor padding in trainlib")
+            return _uniform_rows(t, ragged_rank)
         rows, cols = t.shape[0], t.shape[1]
         lengths = [cols] * rows if lengths is None else list(np.asarray(lengths))
         flat = np.asarray(t).reshape((rows * cols,) + tuple(t.shape[2:]))
@@ -348,6 +353,8 @@ class RaggedTensor:
     __hash__ = object.__hash__
 
     def __repr__(self):
+        if isinstance(self._row_splits, SymbolicTensor):  # a graph value has no list yet
+            return f"tl.RaggedTensor(values={self._values}, row_splits={self._row_splits})"
         return f"<tl.RaggedTensor {self.to_list()!r}>"
 
 
@@ -492,6 +499,12 @@ def _uniform_rows(t, ragged_rank):
     """A dense tensor as a RaggedTensor of `ragged_rank` whose rows all have its length."""
     if ragged_rank == 0:
         return t
+    static = t.shape.as_list() if t.shape.rank is not None else [None, None]
+    if None not in static:  # known dims: the splits' and values' shapes stay known
+        n, m = static[0], static[1]
+        flat = _array.reshape(t, [n * m] + static[2:])
+        return RaggedTensor(_uniform_rows(flat, ragged_rank - 1),
+                            convert_to_tensor(np.arange(n + 1, dtype=np.int64) * m))
     dims = _array.shape(t, out_type=_dt.int64)
     n, m = dims[0], dims[1]
     flat = _array.reshape(t, _array.concat([_array.reshape(n * m, [1]), dims[2:]], 0))
