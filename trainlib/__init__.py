@@ -15,7 +15,7 @@ from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, image, linalg, math, nn, random, signal  # noqa: F401
 from .graph.ops import ragged, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor  # noqa: F401
-from .graph.ops.ragged import RaggedTensor  # noqa: F401
+from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004

@@ -34,8 +34,9 @@ from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_mem
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
-from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
-                                          register_keras_serializable)
+from ..saving import layer_assets
+from ..saving.object_registration import (get_registered_name,  # noqa: F401
+                                          get_registered_object, register_keras_serializable)
 from ..trainers.compile_utils import compile_config, compile_from_config
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
@@ -159,12 +160,15 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     weights = _weight_arrays(model)
     buffer = io.BytesIO()
     np.savez(buffer, **weights)
+    assets = layer_assets.collect(model)   # learned vocabularies, as Keras 3's assets/
 
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
             archive.writestr(CONFIG_FILE, config_bytes)
             archive.writestr(WEIGHTS_FILE, buffer.getvalue())
+            for name, data in assets.items():
+                archive.writestr(name, data)
 
     write_file_atomically(path, write, legacy_temps=_LEGACY_TEMPS)
 
@@ -394,6 +398,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
         config, _ = archive.config()
         model = _rebuild(config, custom_objects)
         arrays = archive.arrays(_declared_bytes(model.weights))
+        layer_assets.restore(model, archive.zip.namelist(),
+                             lambda name: read_zip_member(archive.zip, name, archive.budget))
         return _restore(model, config, arrays, custom_objects, compile)
 
     return _with_archive(path, LoadBudget(path, max_bytes, max_member_bytes), work)

@@ -1009,6 +1009,20 @@ def _concat_grad(op, dy):
     return tuple(apply("SplitV", dy, size_splits, num_split=len(sizes), axis=axis))
 
 
+# classes that join by their own rule in concat/stack (`_tl_concat`, `_tl_stack`):
+# ops/ragged.py registers RaggedTensor (a set lookup: no cost to tensors)
+JOINING_COMPOSITES = set()
+
+
+def _composite_with(values, method):
+    """The first value's class that joins by its own rule (a RaggedTensor's `_tl_concat`,
+    `_tl_stack`), else None."""
+    for v in values:
+        if type(v) in JOINING_COMPOSITES:
+            return type(v)
+    return None
+
+
 @defop("ConcatV2", infer=_concat_infer, grad=_concat_grad)
 def _concat(xp, *values, axis):
     return xp.concatenate(values, axis=axis)
@@ -1034,6 +1048,9 @@ def concat(values, axis, name="concat"):
     """
     if not isinstance(values, (list, tuple)) or not values:
         raise ValueError("concat needs a non-empty list of tensors")
+    ragged = _composite_with(values, "_tl_concat")
+    if ragged is not None:  # RaggedTensors join by their own rule
+        return ragged._tl_concat(list(values), axis)
     tensors = convert_same_dtype("ConcatV2", list(values))
     if len(tensors) == 1:
         return identity(tensors[0])
@@ -1080,6 +1097,9 @@ def stack(values, axis=0, name="stack"):
     """
     if not isinstance(values, (list, tuple)) or not values:
         raise ValueError("stack needs a non-empty list of tensors")
+    ragged = _composite_with(values, "_tl_stack")
+    if ragged is not None:
+        return ragged._tl_stack(list(values), axis)
     tensors = convert_same_dtype("Pack", list(values))
     return apply("Pack", *tensors, axis=_static_int(axis, "axis", "Pack"))
 

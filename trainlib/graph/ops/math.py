@@ -126,16 +126,34 @@ def _unary_infer(name, allowed=None, out_dtype=None):
     return infer
 
 
+# classes whose values elementwise functions map over (RaggedTensor: its flat values, through
+# its `_tl_elementwise`), asked only when converting an argument failed; ops/ragged.py
+# registers itself
+ELEMENTWISE_COMPOSITES = set()
+
+
 def binary(name, a, b, op_name):
-    """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`."""
-    a, b = convert_same_dtype(op_name, (a, b))
+    """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`
+    (a RaggedTensor operand: on its flat values, keeping its rows)."""
+    try:
+        a, b = convert_same_dtype(op_name, (a, b))
+    except TypeError:  # (only then: the common path pays nothing for composites)
+        ragged = a if type(a) in ELEMENTWISE_COMPOSITES else b
+        if type(ragged) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return ragged._tl_elementwise(lambda x, y: binary(name, x, y, op_name), a, b)
     _check_dtypes(op_name, (a, b))
     return apply(op_name, a, b)
 
 
 def unary(op_name, x):
-    """Converts `x`, checks its dtype, applies `op_name`."""
-    x = convert_to_tensor(x)
+    """Converts `x`, checks its dtype, applies `op_name` (a RaggedTensor: on its flat values)."""
+    try:
+        x = convert_to_tensor(x)
+    except TypeError:
+        if type(x) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return x._tl_elementwise(lambda v: unary(op_name, v), x)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x)
 
@@ -867,7 +885,12 @@ def cast(x, dtype, name=None):
         array([-1,  1], dtype=int32)
     """
     dtype = _dt.as_dtype(dtype)
-    x = convert_to_tensor(x)
+    try:
+        x = convert_to_tensor(x)
+    except TypeError:
+        if type(x) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return x._tl_elementwise(lambda v: cast(v, dtype), x)
     if x.dtype is dtype:
         return x
     return apply("Cast", x, DstT=dtype)
@@ -1391,7 +1414,12 @@ defop("Any", fresh_output=True, infer=_reduce_infer("Any", _boolean), differenti
 
 
 def _reduce(op_name, input_tensor, axis, keepdims):
-    x = convert_to_tensor(input_tensor)
+    try:
+        x = convert_to_tensor(input_tensor)
+    except TypeError:  # a RaggedTensor reduces by its own rule (over its rows)
+        if type(input_tensor) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return input_tensor._tl_reduce(op_name, axis, keepdims)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x, axis=_static_axis(axis), keepdims=bool(keepdims))
 
