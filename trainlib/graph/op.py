@@ -45,7 +45,10 @@ class OpDef:
         ufunc: the name of the xp ufunc the kernel is exactly (`"add"`): called directly,
             with `out=` buffers from the memory plan.
         direct: `direct(op)` -> `(ufunc name, argument templates)` or None, for an op that
-            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes).
+            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes;
+            Pow by 2: `xp.square` of the first input). Instead of a name, a kernel
+            `f(xp, *arrays, out=None)` that writes into `out` when given one (and returns
+            it), as a ufunc does: Sigmoid and Softplus.
         fresh_output: the kernel always returns a newly made array (never a view or an
             input), so its result cannot alias a Variable's array.
         inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.

@@ -1,6 +1,7 @@
 """Lowering (graph/exec): readable generated code, direct ufunc calls, memory planning (free
 early, reuse via out=), in-place writes."""
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
 
 import trainlib as tl
@@ -247,3 +248,127 @@ def test_lowering_facts_agree_with_the_kernels():
             checked += 1
             break
     assert checked >= 30, checked
+
+
+# ------------------------------------------------------------------ buffers that live across calls
+
+def _chain(x):
+    return tl.tanh(x * 2.0 + 1.0) * tl.sigmoid(x) - x ** 2
+
+
+def _chain_np(a):
+    return np.tanh(a * 2 + 1) * (1 / (1 + np.exp(-a.astype(np.float64)))) - a.astype(np.float64) ** 2
+
+
+def test_intermediate_buffers_are_kept_between_calls_and_outputs_never_alias():
+    f = tl.function(_chain)
+    a = np.linspace(-3, 3, 4096, dtype=np.float32)
+    b = a[::-1].copy()
+    cf = f.get_concrete_function(tl.constant(a))
+    pool = cf._program.buffers
+    assert cf._program.memory["slots"] >= 1 and cf._program.memory["persistent_bytes"] > 0
+    first = f(tl.constant(a))
+    kept = [id(buf) for buf in pool.free[0]]
+    second = f(tl.constant(b))          # the same slots, written again
+    assert [id(buf) for buf in pool.free[0]] == kept and len(pool) == 1
+    one, two = first.numpy(), second.numpy()
+    assert not np.shares_memory(one, two)
+    for buf in pool.free[0]:
+        assert not np.shares_memory(one, buf) and not np.shares_memory(two, buf)
+    np.testing.assert_allclose(one, _chain_np(a), rtol=1e-5, atol=1e-5)   # not overwritten
+    np.testing.assert_allclose(two, _chain_np(b), rtol=1e-5, atol=1e-5)
+
+
+def test_values_a_kernel_may_view_or_return_never_take_a_slot():
+    @tl.function
+    def f(x):
+        y = x * 2.0                     # read by a reshape (a view): must not be a slot
+        z = tl.exp(x) + 1.0             # a slot
+        return tl.reshape(y, [-1]), z * 3.0, y + z
+
+    x = tl.constant(np.ones((64, 64), np.float32))
+    assert f.get_concrete_function(x)._program.memory["slots"] == 1   # z's chain only
+    results = [f(x) for _ in range(3)]
+    for r in results:
+        np.testing.assert_allclose(r[0].numpy(), 2.0)
+        np.testing.assert_allclose(r[1].numpy(), (np.e + 1) * 3, rtol=1e-6)
+    arrays = [t.numpy() for r in results for t in r]
+    for i, p in enumerate(arrays):
+        for q in arrays[i + 1:]:
+            assert not np.shares_memory(p, q)
+
+
+def test_threads_calling_one_function_use_their_own_buffers():
+    import threading
+
+    f = tl.function(_chain)
+    inputs = [np.full(8192, v, np.float32) for v in (-1.0, 0.5, 2.0, 3.0)]
+    f(tl.constant(inputs[0]))
+    errors, barrier = [], threading.Barrier(len(inputs))
+
+    def work(a):
+        want = _chain_np(a)
+        barrier.wait()
+        for _ in range(40):
+            got = f(tl.constant(a)).numpy()
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-5):
+                errors.append((a[0], got[0], want[0]))
+
+    threads = [threading.Thread(target=work, args=(a,)) for a in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    pool = f.get_concrete_function(tl.constant(inputs[0]))._program.buffers
+    assert 1 <= len(pool) <= len(inputs)
+
+
+def test_unknown_dims_keep_a_buffer_per_shape_seen():
+    f = tl.function(_chain, input_signature=[tl.TensorSpec([None, 16], tl.float32)])
+    cf = f.get_concrete_function()
+    assert cf._program.memory["slots"] >= 1 and "buffers[" in cf.python_source
+    rng = np.random.default_rng(0)
+    held = []
+    for rows in (8, 8, 3, 8, 3):
+        a = rng.uniform(-2, 2, (rows, 16)).astype(np.float32)
+        out = f(tl.constant(a)).numpy()
+        np.testing.assert_allclose(out, _chain_np(a), rtol=1e-5, atol=1e-5)
+        held.append((a, out))
+    slots = cf._program.buffers.free[0]
+    assert any(getattr(s, "shape", None) == (3, 16) for s in slots)   # made for the last shape
+    for a, out in held:      # earlier results untouched by later calls of other shapes
+        np.testing.assert_allclose(out, _chain_np(a), rtol=1e-5, atol=1e-5)
+
+
+def test_a_failed_call_does_not_give_back_its_buffers():
+    @tl.function
+    def f(x, i):
+        y = tl.exp(x) * 2.0
+        return tl.gather(y + 1.0, i)
+
+    x = tl.constant(np.zeros(1024, np.float32))
+    np.testing.assert_allclose(f(x, tl.constant([0])).numpy(), [3.0])
+    pool = f.get_concrete_function(x, tl.constant([0]))._program.buffers
+    assert len(pool) == 1
+    with pytest.raises(tl.errors.InvalidArgumentError):
+        f(x, tl.constant([5000]))
+    assert len(pool) == 0          # the failed call's set is dropped, not reused half-written
+    np.testing.assert_allclose(f(x, tl.constant([1])).numpy(), [3.0])
+    assert len(pool) == 1
+
+
+def test_slots_of_known_and_unknown_shape_in_one_function():
+    @tl.function(input_signature=[tl.TensorSpec([None, 16], tl.float32),
+                                  tl.TensorSpec([16], tl.float32)])
+    def f(x, w):
+        scale = tl.exp(w) * 2.0                 # known shape: allocated once
+        return tl.tanh(x * 3.0) * 0.5 + scale   # unknown rows: made per shape seen
+
+    x = np.linspace(-1, 1, 5 * 16, dtype=np.float32).reshape(5, 16)
+    w = np.linspace(0, 1, 16, dtype=np.float32)
+    memory = f.get_concrete_function()._program.memory
+    assert memory["slots"] >= 2 and memory["persistent_bytes"] == 16 * 4
+    for rows in (5, 2, 5):
+        got = f(tl.constant(x[:rows]), tl.constant(w)).numpy()
+        np.testing.assert_allclose(got, np.tanh(x[:rows] * 3) * 0.5 + np.exp(w) * 2, rtol=1e-6)

@@ -89,6 +89,8 @@ class GraphLowering:
         self.in_place_ops = set()  # ids of ops lowered in place (loop-owned TensorArray writes)
         self.plan = None
         self.short = {}            # id(tensor) -> short text of a small constant, for names
+        self.slot_names = {}       # slot index -> local name of a persistent buffer
+        self.slots_name = None     # local name of the call's set of slots
         self._location = None
 
     # -- names
@@ -144,6 +146,31 @@ class GraphLowering:
             self.em.emit(indent, f"# {where}")
         self._location = location or self._location
         self.em.emit(indent, text, op)
+
+    # -- buffers that live across calls
+    def take_slots(self, plan, pool):
+        """The function's first lines: one set of the plan's slots taken from `pool` (a set
+        per concurrent call), those of known shape as locals (`buf_0`...)."""
+        self.slot_names = {}
+        if not plan.slot_specs:
+            return
+        self.slots_name = self.em.fresh("buffers")
+        take = self.em.bind("take_buffers", pool.take)
+        self.em.emit(1, f"{self.slots_name} = {take}()")
+        static = [k for k, (shape, _) in enumerate(plan.slot_specs) if None not in shape]
+        for k in static:
+            self.slot_names[k] = self.em.fresh(f"buf_{k}")
+        if static:
+            names = [self.slot_names[k] for k in static]
+            if len(static) == len(plan.slot_specs):
+                self.em.emit(1, f"{_tuple(names)} = {self.slots_name}")
+            else:
+                self.em.emit(1, _assign(names, [f"{self.slots_name}[{k}]" for k in static]))
+
+    def give_slots(self, plan, pool):
+        """The line before the return: the slots go back to `pool` for the next call."""
+        if plan.slot_specs:
+            self.em.emit(1, f"{self.em.bind('give_buffers', pool.give)}({self.slots_name})")
 
     # -- graphs
     def graph_body(self, graph, env, indent, plan=None):
@@ -210,11 +237,25 @@ class GraphLowering:
         if templates is not None:
             args = [template.format(a) for template, a in zip(templates, args)]
         plan = self.plan
+        slot = None if plan is None else plan.slots.get(id(op.outputs[0]))
         if plan is not None and id(op) in plan.out_buffer:
             args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
-        fn = self.xp_function(ufunc)
+        elif slot is not None and id(op) not in plan.dynamic_guards:
+            args.append(f"out={self.slot_names[slot]}")
+        fn = self.xp_function(ufunc) if isinstance(ufunc, str) else \
+            self.em.bind("k_" + snake_case(op.type), ufunc, key=("direct", ufunc))
+        if not isinstance(ufunc, str):  # a kernel that takes out=: called as kernels are
+            args.insert(0, "xp")
         name = self.define(op, env)
-        self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
+        if slot is not None and id(op) in plan.dynamic_guards:
+            # a slot of unknown dims: reused while its shape is the inputs', else made anew
+            cell = f"{self.slots_name}[{slot}]"
+            same = " == ".join([f"{cell}.shape"] + [f"{env[id(t)]}.shape"
+                                                    for t in plan.dynamic_guards[id(op)]])
+            args.append(f"out={cell} if {same} else None")
+            self.emit(indent, f"{name} = {cell} = {fn}({', '.join(args)})", op)
+        else:
+            self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
 
     def lower_inline(self, op, env, indent):
