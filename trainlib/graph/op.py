@@ -48,7 +48,8 @@ class OpDef:
             is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes;
             Pow by 2: `xp.square` of the first input). Instead of a name, a kernel
             `f(xp, *arrays, out=None)` that writes into `out` when given one (and returns
-            it), as a ufunc does: Sigmoid and Softplus.
+            it), as a ufunc does: Sigmoid and Softplus; it is never given an `out` that
+            overlaps its inputs.
         fresh_output: the kernel always returns a newly made array (never a view or an
             input), so its result cannot alias a Variable's array.
         inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.

@@ -4,7 +4,8 @@ per kind of op, chosen through the OpDef's lowering facts.
 Kinds, in the order they are tried: graph inputs and constants (bound, not run); `If` and
 `While` (OpDef `control`) as Python `if` / `while` with their graphs inlined; direct xp
 calls (`ufunc` / `direct`), which take `out=` buffers from the memory plan; inline
-expressions (`inline`: a Variable read); in-place writes (`in_place`: Variable updates the
+expressions (`inline`: a Variable read); Identity while only one device is loaded (a new
+name for the same value: its kernel only moves values between devices); in-place writes (`in_place`: Variable updates the
 memory plan allows, TensorArray writes into a buffer the loop owns); and the kernel call.
 Each block starts with a `# file.py:LINE` comment naming the user's line that made it.
 Names say what values are: a Variable's read is `kernel_value`, `x * 2.0` is `x_times_2`,
@@ -16,6 +17,7 @@ import inspect
 import os
 import re
 
+from ..backend import several_devices
 from ..passes.memory import direct_call, nbytes
 from .emit import snake_case
 
@@ -201,6 +203,11 @@ class GraphLowering:
             return self.lower_direct(op, env, indent, call)
         if opdef.inline is not None:
             return self.lower_inline(op, env, indent)
+        if op.type == "Identity" and not several_devices():
+            # the kernel moves a value between devices; with one there is nothing to move
+            source = env[id(op.inputs[0])]
+            self.emit(indent, f"{self.define(op, env)} = {source}", op)
+            return self.free(op, indent)
         if id(op) in self.in_place_ops:
             return self.lower_loop_owned_write(op, env, indent)
         if self.plan is not None and id(op) in self.plan.in_place:

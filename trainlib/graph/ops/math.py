@@ -710,7 +710,10 @@ for _name, _fn, _allowed, _c_op in (
         ("GreaterEqual", "greater_equal", _numeric, "({0} >= {1})"),
         ("Less", "less", _numeric, "({0} < {1})"),
         ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
-    _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
+    # numeric comparisons are the ufunc itself (a loop's condition is one call); Equal and
+    # NotEqual also compare strings, through their kernel
+    _elementwise2(_name, _fn if _allowed is _numeric else
+                  (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
                   out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op)
 del _name, _fn, _allowed, _c_op
 _elementwise2("LogicalAnd", "logical_and", _boolean, differentiable=False, c_expr="({0} && {1})")

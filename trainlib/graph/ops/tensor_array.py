@@ -116,11 +116,35 @@ def _write(xp, buffer, index, value, dynamic_size=False, geometric=False):
 
 def _write_in_place(xp, buffer, index, value, dynamic_size=False, geometric=False):
     """TensorArrayWrite into `buffer` itself: codegen's lowering inside a loop that owns the
-    buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2)."""
+    buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2).
+
+    A dynamic array that must grow gets a base of twice the rows (zeros) and is returned as
+    the view of its first rows; a later write past the end widens that view while the base
+    has room, so n appends of one row copy O(n) rows in all, and the array's shape is still
+    its size. (The loop's owned copy, `.copy()` on entry, drops the spare rows.)"""
     if _check_write(xp, buffer, index, value, dynamic_size or geometric):
-        return _grown(xp, buffer, index, value, geometric)
+        if geometric:
+            return _grown(xp, buffer, index, value, True)
+        rows = int(index.max()) + 1
+        base = buffer.base
+        if base is not None and getattr(base, "shape", (0,))[0] >= rows and \
+                base.shape[1:] == buffer.shape[1:] and base.dtype == buffer.dtype and \
+                base.flags.c_contiguous and buffer.flags.c_contiguous and \
+                _data(base) == _data(buffer):
+            buffer = base[:rows]    # the spare rows: zeros no write has reached
+        else:
+            base = xp.zeros((max(rows, 2 * buffer.shape[0]),) + buffer.shape[1:], buffer.dtype)
+            base[:buffer.shape[0]] = buffer
+            buffer = base[:rows]
     buffer[index] = value
     return buffer
+
+
+def _data(array):
+    """The address of an array's first element (numpy's and CuPy's)."""
+    data = getattr(array, "__array_interface__", None) or \
+        getattr(array, "__cuda_array_interface__", None)
+    return None if data is None else data["data"][0]
 
 
 defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad, in_place=_write_in_place)(_write)

@@ -100,8 +100,10 @@ class MemoryPlan:
             size = nbytes(t)
             into_input = None
             if persistent and key is not None and id(t) in self.reusable and \
-                    op.opdef.elementwise and direct[id(op)][1] is None:
-                # an elementwise call may write over an input of its shape that dies here
+                    op.opdef.elementwise and direct[id(op)][1] is None and \
+                    isinstance(direct[id(op)][0], str):
+                # an elementwise ufunc may write over an input of its shape that dies here
+                # (a kernel taking out= may read its input after its first write: never)
                 into_input = next((x for x in op.inputs if id(x) in self.reusable and
                                    self.last_use.get(id(x)) == i and
                                    (x.shape.as_tuple(), x.dtype) == key), None)
