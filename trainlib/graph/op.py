@@ -52,7 +52,9 @@ class OpDef:
             overlaps its inputs.
         fresh_output: the kernel always returns a newly made array (never a view or an
             input), so its result cannot alias a Variable's array.
-        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.
+        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as
+            (`{kernel}` names the op's kernel), or `inline(op)` returning one, or None
+            where the op takes its kernel call (GatherV2 of one row: `params[i]`).
         in_place: `in_place(xp, *arrays, **attrs)` updating input 0 where it lies, for
             writes whose old value nobody reads (Variable updates, loop-owned buffers).
         variable_access: `"read"`, `"assign"` (stores its input as the new value) or

@@ -372,3 +372,22 @@ def test_slots_of_known_and_unknown_shape_in_one_function():
     for rows in (5, 2, 5):
         got = f(tl.constant(x[:rows]), tl.constant(w)).numpy()
         np.testing.assert_allclose(got, np.tanh(x[:rows] * 3) * 0.5 + np.exp(w) * 2, rtol=1e-6)
+
+
+def test_one_row_gather_is_a_view_in_compiled_code_and_still_checks_its_index():
+    v = tl.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
+
+    @tl.function
+    def f(i):
+        row = tl.gather(v, i)            # a view of the Variable's array in compiled code
+        v.assign_add(tl.ones([4, 3]))    # so this write must not go under it
+        return row * 1.0, tl.gather(v, i)
+
+    src = f.get_concrete_function(tl.constant(1)).python_source
+    assert "[i] if 0 <= i < len(" in src
+    before, after = f(tl.constant(1))
+    np.testing.assert_array_equal(before.numpy(), [3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(after.numpy(), [4.0, 5.0, 6.0])
+    for bad in (4, -1):
+        with pytest.raises(tl.errors.InvalidArgumentError, match=f"= {bad} is not in \\[0, 4\\)"):
+            f(tl.constant(bad))

@@ -201,8 +201,9 @@ class GraphLowering:
         call = direct_call(op)
         if call is not None:
             return self.lower_direct(op, env, indent, call)
-        if opdef.inline is not None:
-            return self.lower_inline(op, env, indent)
+        inline = opdef.inline(op) if callable(opdef.inline) else opdef.inline
+        if inline is not None:
+            return self.lower_inline(op, env, indent, inline)
         if op.type == "Identity" and not several_devices():
             # the kernel moves a value between devices; with one there is nothing to move
             source = env[id(op.inputs[0])]
@@ -265,7 +266,7 @@ class GraphLowering:
             self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
 
-    def lower_inline(self, op, env, indent):
+    def lower_inline(self, op, env, indent, template):
         args = [env[id(t)] for t in op.inputs]
         name = self.define(op, env)
         if self.plan is not None and id(op) in self.plan.escaping_reads:
@@ -273,7 +274,8 @@ class GraphLowering:
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
             self.emit(indent, f"{name} = {call}", op)
         else:
-            self.emit(indent, f"{name} = {op.opdef.inline.format(*args)}", op)
+            kernel = self.kernel(op.opdef) if "{kernel}" in template else None
+            self.emit(indent, f"{name} = {template.format(*args, kernel=kernel)}", op)
         self.free(op, indent)
 
     def lower_loop_owned_write(self, op, env, indent):

@@ -1312,7 +1312,18 @@ def _check_in_range(xp, indices, limit, what="indices"):
                                    f"[0, {limit})")
 
 
-@defop("GatherV2", infer=_gather_infer,
+def _gather_inline(op):
+    """A compiled graph reads one row of axis 0 (a loop's step t) as `params[i]`, a view
+    (GatherV2 is not listed as making fresh arrays, so the memory plan treats its result as
+    one); an index out of range takes the kernel, which names it."""
+    params, indices = op.inputs
+    if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0) != 0 or \
+            indices.shape.rank != 0 or not params.shape.rank:
+        return None
+    return "({0}[{1}] if 0 <= {1} < len({0}) else {kernel}(xp, {0}, {1}))"
+
+
+@defop("GatherV2", infer=_gather_infer, inline=_gather_inline,
        grad=lambda op, dy: (apply("GatherV2Grad", dy, op.inputs[1], op.inputs[0], **op.attrs),
                             None))
 def _gather(xp, params, indices, axis=0, batch_dims=0):

@@ -221,7 +221,8 @@ class _BlockedRunner:
             self.run(part, whole, bufs, view[lo:hi], hi - lo, rows, row, inner)
 
 
-THREADS = None  # worker threads for blocked runs (None: one per CPU core)
+THREADS = None  # worker threads for blocked runs (None: tl.config.threading's intra-op
+#                 setting, else one per core this process may use)
 _POOL = []
 
 
@@ -238,8 +239,17 @@ def _pool():
 
 
 def _threads():
-    import os  # noqa: PLC0415
-    return THREADS or os.cpu_count() or 1
+    from .. import threads  # noqa: PLC0415
+    return THREADS or threads.pool_threads()
+
+
+def reset_pool():
+    """Drops the pool (its threads end when idle): the next blocked run makes one of the size
+    `tl.config.threading` now says."""
+    if _POOL:
+        pool = _POOL[0]
+        _POOL.clear()
+        pool.shutdown(wait=False)
 
 
 def _chunks(n, rows, per_row):
