@@ -250,8 +250,11 @@ class GraphLowering:
             args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
         elif slot is not None and id(op) not in plan.dynamic_guards:
             args.append(f"out={self.slot_names[slot]}")
-        fn = self.xp_function(ufunc) if isinstance(ufunc, str) else \
-            self.em.bind("k_" + snake_case(op.type), ufunc, key=("direct", ufunc))
+        if isinstance(ufunc, str):
+            fn = self.xp_function(ufunc)
+        else:  # named after the op when it is the op's kernel (`k_sigmoid`), else its own name
+            base = snake_case(op.type) if ufunc is op.opdef.kernel else ufunc.__name__.strip("_")
+            fn = self.em.bind("k_" + base, ufunc, key=("direct", ufunc))
         if not isinstance(ufunc, str):  # a kernel that takes out=: called as kernels are
             args.insert(0, "xp")
         name = self.define(op, env)

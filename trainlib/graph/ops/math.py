@@ -251,10 +251,22 @@ def _pow_grad(op, dy):
 
 def _pow_kernel(xp, a, b):
     # x**2 (losses, Adam's g*g) as square: what numpy's own scalar fast path computes, but a
-    # 0-d array exponent misses that path. Host arrays only, so no device sync is forced.
-    if b.ndim == 0 and hasattr(b, "__array_interface__") and b == 2:
-        return xp.square(a)
+    # 0-d array exponent misses that path; x**3 (GELU's tanh form) as x*x*x, within an ulp
+    # and ~20x faster than power. Host arrays only, so no device sync is forced.
+    if b.ndim == 0 and hasattr(b, "__array_interface__"):
+        if b == 2:
+            return xp.square(a)
+        if b == 3 and a.dtype.kind in "iuf":
+            return _cube(xp, a)
     return xp.power(a, b)
+
+
+def _cube(xp, a, out=None):
+    """a * a * a into `out` (a new value without one)."""
+    if out is None:
+        return a * a * a
+    xp.multiply(a, a, out=out)
+    return xp.multiply(out, a, out=out)
 
 
 def _pow_into(xp, a, b, out, tmp):
@@ -266,15 +278,16 @@ def _pow_into(xp, a, b, out, tmp):
 
 
 def _pow_direct(op):
-    """x ** 2 by a constant scalar 2 as `xp.square(x)` (which takes out=); other powers are
-    the kernel's."""
+    """x ** 2 by a constant scalar 2 as `xp.square(x)`, x ** 3 as x * x * x (both take out=);
+    other powers are the kernel's."""
     y = op.inputs[1]
     if y.op.type != "Const" or y.shape.rank != 0:
         return None
     value = y.op.attrs["value"]
-    if getattr(value, "dtype", None) is None or value.dtype.kind not in "iuf" or value != 2:
+    if getattr(value, "dtype", None) is None or value.dtype.kind not in "iuf" or \
+            value not in (2, 3):
         return None
-    return "square", ("{}",)
+    return ("square" if value == 2 else _cube), ("{}",)
 
 
 _elementwise2("Pow", _pow_kernel, _numeric, grad=_pow_grad, fresh_output=True, into=_pow_into,
