@@ -391,3 +391,66 @@ def test_one_row_gather_is_a_view_in_compiled_code_and_still_checks_its_index():
     for bad in (4, -1):
         with pytest.raises(tl.errors.InvalidArgumentError, match=f"= {bad} is not in \\[0, 4\\)"):
             f(tl.constant(bad))
+
+
+def test_a_loop_iteration_is_plain_calls_no_identity_kernels():
+    @tl.function(autograph=False)
+    def rnn(x, w, u):
+        steps = tl.shape(x)[0]
+        ta = tl.TensorArray(tl.float32, size=steps)
+
+        def body(i, h, ta):
+            h = tl.tanh(tl.gather(x, i) @ w + h @ u)
+            return i + 1, h, ta.write(i, h)
+
+        _, h, ta = tl.while_loop(lambda i, h, ta: i < steps, body,
+                                 (tl.constant(0), tl.zeros([4, 8]), ta))
+        return h, ta.stack()
+
+    rng = np.random.default_rng(0)
+    x, w, u = (rng.normal(size=s).astype(np.float32) for s in ((6, 4, 3), (3, 8), (8, 8)))
+    src = rnn.get_concrete_function(*(tl.constant(a) for a in (x, w, u))).python_source
+    loop = src[src.index("while True:"):]
+    assert "k_identity" not in src and "xp_less(" in loop and "k_gather_v2(xp" in loop
+    assert "] if 0 <= " in loop   # the row read is a view
+    h, seq = rnn(*(tl.constant(a) for a in (x, w, u)))
+    want_h, want = np.zeros((4, 8), np.float32), []
+    for t in range(6):
+        want_h = np.tanh(x[t] @ w + want_h @ u)
+        want.append(want_h)
+    np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(seq.numpy(), np.stack(want), rtol=1e-5, atol=1e-6)
+
+
+def test_while_gradient_sums_row_gradients_of_a_captured_tensor_in_place():
+    rng = np.random.default_rng(1)
+    x = tl.constant(rng.normal(size=(7, 3, 4)).astype(np.float32))
+    u = tl.constant(rng.normal(size=(4, 4)).astype(np.float32) * 0.5)
+
+    def loss(x, u):
+        def body(i, h):
+            return i + 1, tl.tanh(tl.gather(x, i) + h @ u)   # row i of a captured tensor
+        _, h = tl.while_loop(lambda i, h: i < 7, body, (tl.constant(0), tl.zeros([3, 4], x.dtype)))
+        return tl.reduce_sum(h * h)
+
+    def grads(x, u):
+        with tl.GradientTape() as tape:
+            tape.watch([x, u])
+            value = loss(x, u)
+        return tape.gradient(value, [x, u])
+
+    traced = tl.function(grads)
+    src = traced.get_concrete_function(x, u).python_source
+    backward = src[src.rindex("while True:"):]
+    assert "ip_tensor_scatter_add(xp, " in backward and "k_gather_v2_grad" not in backward
+    for _ in range(2):   # the accumulator is the loop's own copy: calls stay independent
+        for got, want in zip(traced(x, u), grads(x, u)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    # finite differences on one entry of x
+    eps, (gx, _) = 1e-2, traced(x, u)
+    bump = np.zeros((7, 3, 4), np.float32)
+    bump[2, 1, 3] = eps
+    xa = x.numpy().astype(np.float64)
+    numeric = (float(loss(tl.constant(xa + bump), tl.constant(u.numpy().astype(np.float64)))) -
+               float(loss(tl.constant(xa - bump), tl.constant(u.numpy().astype(np.float64))))) / (2 * eps)
+    assert abs(gx.numpy()[2, 1, 3] - numeric) < 1e-3 * max(1.0, abs(numeric))

@@ -18,6 +18,7 @@ import os
 import re
 
 from ..backend import several_devices
+from ..op import get_opdef
 from ..passes.memory import direct_call, nbytes
 from .emit import snake_case
 
@@ -89,6 +90,8 @@ class GraphLowering:
         self.em = emitter
         self.xp = xp
         self.in_place_ops = set()  # ids of ops lowered in place (loop-owned TensorArray writes)
+        self.row_sums = {}         # id(AddV2) -> the GatherV2Grad it adds into a loop's buffer
+        self.folded = set()        # ids of those GatherV2Grads (emitted inside the sum)
         self.plan = None
         self.short = {}            # id(tensor) -> short text of a small constant, for names
         self.slot_names = {}       # slot index -> local name of a persistent buffer
@@ -198,6 +201,10 @@ class GraphLowering:
             return self.lower_const(op, env)
         if opdef.control is not None:
             return _CONTROL[opdef.control](self, op, env, indent)
+        if id(op) in self.folded:
+            return None   # emitted as part of the row sum that consumes it
+        if id(op) in self.row_sums:
+            return self.lower_row_sum(op, env, indent)
         call = direct_call(op)
         if call is not None:
             return self.lower_direct(op, env, indent, call)
@@ -211,6 +218,7 @@ class GraphLowering:
             return self.free(op, indent)
         if id(op) in self.in_place_ops:
             return self.lower_loop_owned_write(op, env, indent)
+
         if self.plan is not None and id(op) in self.plan.in_place:
             return self.lower_in_place_write(op, env, indent)
         return self.lower_kernel(op, env, indent)
@@ -288,6 +296,16 @@ class GraphLowering:
         fn = self.in_place(op.opdef)
         name = self.define(op, env)
         self.emit(indent, f"{name} = {fn}(xp, {', '.join(args)}{attrs})", op)
+
+    def lower_row_sum(self, op, env, indent):
+        """`acc + GatherV2Grad(dy, i, params)` as `acc[i] += dy` into the loop's own `acc`."""
+        grad = self.row_sums[id(op)]
+        acc = next(t for t in op.inputs if t.op is not grad)
+        dy, indices = env[id(grad.inputs[0])], env[id(grad.inputs[1])]
+        fn = self.em.bind("ip_tensor_scatter_add", get_opdef("TensorScatterAdd").in_place,
+                          key=("in_place", "TensorScatterAdd"))
+        name = env[id(op.outputs[0])] = self.em.fresh(f"{env[id(acc)]}_plus_rows")
+        self.emit(indent, f"{name} = {fn}(xp, {env[id(acc)]}, {indices}.reshape((-1, 1)), {dy})", op)
 
     def lower_in_place_write(self, op, env, indent):
         args = [env[id(t)] for t in op.inputs]
@@ -372,6 +390,45 @@ def _loop_owned_writes(body, n_vars):
     return owned
 
 
+def _loop_owned_sums(body, n_vars, owned):
+    """{loop variable index: (its AddV2, the GatherV2Grad added)} for a While gradient's sum
+    of a captured tensor's row gradients, `acc = acc + GatherV2Grad(dy, i, params)` along
+    axis 0, where the sum is all the body does with `acc` and carries it on in its own
+    place: lowered as `acc[i] += dy` into a buffer the loop owns (TensorScatterAdd's
+    in-place form), instead of a dense gradient and a full-size add per iteration."""
+    consumers = {}
+    for o in body.operations:
+        for t in o.inputs:
+            consumers.setdefault(id(t), []).append(o)
+    sums = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        if i in owned:
+            continue
+        users = consumers.get(id(p), [])
+        if len(users) != 1 or users[0].type != "AddV2" or len(users[0].inputs) != 2:
+            continue
+        add = users[0]
+        grad = add.inputs[1] if add.inputs[0] is p else add.inputs[0]
+        if grad is p or grad.op.type != "GatherV2Grad" or grad.op.attrs.get("axis", 0) != 0 or \
+                grad.op.attrs.get("batch_dims", 0) != 0 or len(consumers.get(id(grad), [])) != 1 \
+                or any(t is grad for t in body.outputs) or grad.dtype is not p.dtype or \
+                not p.shape.is_fully_defined() or p.shape != grad.shape or \
+                add.outputs[0].shape != p.shape or grad.op.inputs[1].shape.rank not in (0, 1):
+            continue
+        out = add.outputs[0]
+        after = consumers.get(id(out), [])
+        if not after:
+            carried = out
+        elif len(after) == 1 and after[0].type == "Identity" and \
+                not consumers.get(id(after[0].outputs[0])):
+            carried = after[0].outputs[0]
+        else:
+            continue
+        if [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]:
+            sums[i] = (add, grad.op)
+    return sums
+
+
 def _lower_while(lo, op, env, indent):
     n_vars = len(op.outputs)
     cond_key, body_key = op.opdef.subgraphs
@@ -380,11 +437,16 @@ def _lower_while(lo, op, env, indent):
                  for i in range(n_vars)]
     captures = ins[n_vars:]
     owned = _loop_owned_writes(op.attrs[body_key], n_vars)
+    sums = _loop_owned_sums(op.attrs[body_key], n_vars, owned)
     for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
         # a buffer the loop writes in place starts as the loop's own copy (the value that
         # enters may be a constant or the caller's)
-        lo.emit(indent, f"{var} = {init}.copy()" if i in owned else f"{var} = {init}", op)
+        lo.emit(indent, f"{var} = {init}.copy()" if i in owned or i in sums else
+                f"{var} = {init}", op)
     lo.in_place_ops.update(id(w) for w in owned.values())
+    for add, grad in sums.values():
+        lo.row_sums[id(add)] = grad
+        lo.folded.add(id(grad))
     limit = op.attrs.get("maximum_iterations")
     counter = None
     if limit is not None:

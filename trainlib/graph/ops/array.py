@@ -2455,10 +2455,23 @@ def _tensor_scatter_infer(tensor, indices, updates):
 
 def _tensor_scatter_kernel(mode):
     def kernel(xp, tensor, indices, updates):
-        coords, n = _scatter_coords(xp, indices, tensor.shape)
+        return in_place(xp, tensor.copy(), indices, updates)
+
+    def in_place(xp, out, indices, updates):
+        """The scatter into `out` itself (a loop-owned buffer: a While gradient's sum of a
+        captured tensor's row gradients); one row of axis 0 as `out[i] op= row`."""
+        if indices.shape == (1, 1) and mode in ("add", "update"):
+            row = int(indices[0, 0])
+            if 0 <= row < out.shape[0]:
+                value = updates.reshape(out.shape[1:])
+                if mode == "add":
+                    out[row] += value
+                else:
+                    out[row] = value
+                return out
+        coords, n = _scatter_coords(xp, indices, out.shape)
         k = indices.shape[-1]
-        values = updates.reshape((n,) + tensor.shape[k:])
-        out = tensor.copy()
+        values = updates.reshape((n,) + out.shape[k:])
         if mode == "update":
             out[coords] = values
         elif mode == "add":
@@ -2468,6 +2481,7 @@ def _tensor_scatter_kernel(mode):
         else:
             getattr(xp, mode).at(out, coords, values)
         return out
+    kernel.in_place = in_place
     return kernel
 
 
@@ -2495,8 +2509,9 @@ for _name, _mode, _grad in (
         ("TensorScatterSub", "sub", lambda op, dy: (dy, None, -gather_nd(dy, op.inputs[1]))),
         ("TensorScatterMax", "maximum", _scatter_extremum_grad),
         ("TensorScatterMin", "minimum", _scatter_extremum_grad)):
-    defop(_name, infer=_tensor_scatter_infer, grad=_grad)(_tensor_scatter_kernel(_mode))
-del _name, _mode, _grad
+    _kernel = _tensor_scatter_kernel(_mode)
+    defop(_name, infer=_tensor_scatter_infer, grad=_grad, in_place=_kernel.in_place)(_kernel)
+del _name, _mode, _grad, _kernel
 
 
 def _tensor_scatter(op_name, tensor, indices, updates):
