@@ -356,16 +356,34 @@ def _lower_if(lo, op, env, indent):
             lo.emit(indent, "else:", op)
 
 
-def _loop_owned_writes(body, n_vars):
-    """{loop variable index: its in-place write} for buffers the loop may write in place:
-    the body's only use of the variable is one write by an op with an `in_place` form
-    (besides reads of its shape, which an in-place write keeps), whose result is only
-    carried to the next iteration (directly or through one Identity), so no other value
-    can alias it."""
+def _consumers(body):
+    """id(tensor) -> the ops of `body` that read it."""
     consumers = {}
     for o in body.operations:
         for t in o.inputs:
             consumers.setdefault(id(t), []).append(o)
+    return consumers
+
+
+def _carried_only_to(body, consumers, out, i):
+    """True if `out` is only carried to the next iteration, as loop variable `i` (directly or
+    through one Identity): then nothing else can alias it."""
+    after = consumers.get(id(out), [])
+    if not after:
+        carried = out
+    elif len(after) == 1 and after[0].type == "Identity" and \
+            not consumers.get(id(after[0].outputs[0])):
+        carried = after[0].outputs[0]
+    else:
+        return False
+    return [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]
+
+
+def _loop_owned_writes(body, n_vars, consumers):
+    """{loop variable index: its in-place write} for buffers the loop may write in place:
+    the body's only use of the variable is one write by an op with an `in_place` form
+    (besides reads of its shape, which an in-place write keeps), whose result is only
+    carried to the next iteration, so no other value can alias it."""
     owned = {}
     for i, p in enumerate(body.inputs[:n_vars]):
         users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
@@ -375,37 +393,21 @@ def _loop_owned_writes(body, n_vars):
         if write.opdef.in_place is None or write.opdef.variable_access is not None or \
                 write.inputs[0] is not p or any(t is p for t in write.inputs[1:]):
             continue
-        out = write.outputs[0]
-        after = consumers.get(id(out), [])
-        if not after:
-            carried = out
-        elif len(after) == 1 and after[0].type == "Identity" and \
-                not consumers.get(id(after[0].outputs[0])):
-            carried = after[0].outputs[0]
-        else:
-            continue
-        places = [j for j, t in enumerate(body.outputs) if t is carried or t is out]
-        if places == [i]:
+        if _carried_only_to(body, consumers, write.outputs[0], i):
             owned[i] = write
     return owned
 
 
-def _loop_owned_sums(body, n_vars, owned):
+def _loop_owned_sums(body, n_vars, consumers, owned):
     """{loop variable index: (its AddV2, the GatherV2Grad added)} for a While gradient's sum
     of a captured tensor's row gradients, `acc = acc + GatherV2Grad(dy, i, params)` along
     axis 0, where the sum is all the body does with `acc` and carries it on in its own
     place: lowered as `acc[i] += dy` into a buffer the loop owns (TensorScatterAdd's
     in-place form), instead of a dense gradient and a full-size add per iteration."""
-    consumers = {}
-    for o in body.operations:
-        for t in o.inputs:
-            consumers.setdefault(id(t), []).append(o)
     sums = {}
     for i, p in enumerate(body.inputs[:n_vars]):
-        if i in owned:
-            continue
         users = consumers.get(id(p), [])
-        if len(users) != 1 or users[0].type != "AddV2" or len(users[0].inputs) != 2:
+        if i in owned or len(users) != 1 or users[0].type != "AddV2":
             continue
         add = users[0]
         grad = add.inputs[1] if add.inputs[0] is p else add.inputs[0]
@@ -415,16 +417,7 @@ def _loop_owned_sums(body, n_vars, owned):
                 not p.shape.is_fully_defined() or p.shape != grad.shape or \
                 add.outputs[0].shape != p.shape or grad.op.inputs[1].shape.rank not in (0, 1):
             continue
-        out = add.outputs[0]
-        after = consumers.get(id(out), [])
-        if not after:
-            carried = out
-        elif len(after) == 1 and after[0].type == "Identity" and \
-                not consumers.get(id(after[0].outputs[0])):
-            carried = after[0].outputs[0]
-        else:
-            continue
-        if [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]:
+        if _carried_only_to(body, consumers, add.outputs[0], i):
             sums[i] = (add, grad.op)
     return sums
 
@@ -436,8 +429,9 @@ def _lower_while(lo, op, env, indent):
     loop_vars = [lo.em.fresh(_loop_var_name(op.attrs[body_key].inputs[i], ins[i], i))
                  for i in range(n_vars)]
     captures = ins[n_vars:]
-    owned = _loop_owned_writes(op.attrs[body_key], n_vars)
-    sums = _loop_owned_sums(op.attrs[body_key], n_vars, owned)
+    consumers = _consumers(op.attrs[body_key])
+    owned = _loop_owned_writes(op.attrs[body_key], n_vars, consumers)
+    sums = _loop_owned_sums(op.attrs[body_key], n_vars, consumers, owned)
     for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
         # a buffer the loop writes in place starts as the loop's own copy (the value that
         # enters may be a constant or the caller's)
