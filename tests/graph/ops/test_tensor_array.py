@@ -492,3 +492,25 @@ def test_loop_owned_dynamic_array_grows_by_doubling_and_keeps_its_size():
     assert first.shape == (300, 4) and int(size) == 300 and second.shape == (5, 4)
     np.testing.assert_array_equal(first.numpy()[:, 2], np.arange(300))
     np.testing.assert_array_equal(second.numpy()[:, 0], np.arange(5))
+
+
+def test_eager_appends_copy_o_n_rows_and_every_array_keeps_its_values():
+    import trainlib.graph.ops.tensor_array as ta_module
+
+    ta = TensorArray(tl.float32, size=0, dynamic_size=True)
+    history = [ta]
+    for i in range(200):
+        ta = ta.write(i, tl.fill([2], float(i)))
+        history.append(ta)
+    bases = {id(h.stack().numpy().base) for h in history[1:]}
+    assert len(bases) <= 10            # a new base only when the spare rows run out
+    np.testing.assert_array_equal(ta.stack().numpy()[:, 0], np.arange(200))
+    for n, h in enumerate(history[1:], start=1):   # older arrays still show their rows
+        assert h.size() == n
+    np.testing.assert_array_equal(history[5].stack().numpy()[:, 1], np.arange(5))
+    # a second append to an older array takes another base: the newer arrays keep their rows
+    branch = history[5].write(5, tl.fill([2], -1.0))
+    np.testing.assert_array_equal(branch.stack().numpy()[:, 0], [0, 1, 2, 3, 4, -1])
+    np.testing.assert_array_equal(history[6].stack().numpy()[:, 0], np.arange(6))
+    np.testing.assert_array_equal(ta.stack().numpy()[:6, 0], np.arange(6))
+    assert len(ta_module._claimed) >= 1
