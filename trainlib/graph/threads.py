@@ -47,8 +47,7 @@ def set_intra_op(n):
     _intra_op = n
     target = n or _blas_default
     if target:
-        set_blas_threads(target)
-    _reset_pool()
+        set_blas_threads(target)   # (the fused op's pool follows pool_threads() by itself)
 
 
 def get_inter_op():
@@ -66,11 +65,6 @@ def _count(n, what):
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"{what} must be an int >= 0 (0: the default), got {n!r}")
     return n
-
-
-def _reset_pool():
-    from .ops import fused  # noqa: PLC0415 -- the pool's owner; imported when a setting changes
-    fused.reset_pool()
 
 
 # ------------------------------------------------------------------ the BLAS library

@@ -26,6 +26,7 @@ for bit.
 import math
 
 from .. import dtypes as _dt
+from .. import threads as _threads_setting
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
 from ..op import REGISTRY, defop
@@ -228,28 +229,24 @@ _POOL = []
 
 def _pool():
     import os  # noqa: PLC0415
-    if _POOL and _POOL[1] != os.getpid():  # a forked child: the parent's threads are not here
+    threads = _threads()
+    if _POOL and _POOL[1:] != [os.getpid(), threads]:
+        # a forked child (the parent's threads are not here) or a new thread count
+        # (tl.config.threading): the old pool's threads end when idle
+        old, pid = _POOL[0], _POOL[1]
         _POOL.clear()
+        if pid == os.getpid():
+            old.shutdown(wait=False)
     if not _POOL:
         import concurrent.futures  # noqa: PLC0415
-        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
+        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=threads,
                                                             thread_name_prefix="trainlib-fused"),
-                      os.getpid()))
+                      os.getpid(), threads))
     return _POOL[0]
 
 
 def _threads():
-    from .. import threads  # noqa: PLC0415
-    return THREADS or threads.pool_threads()
-
-
-def reset_pool():
-    """Drops the pool (its threads end when idle): the next blocked run makes one of the size
-    `tl.config.threading` now says."""
-    if _POOL:
-        pool = _POOL[0]
-        _POOL.clear()
-        pool.shutdown(wait=False)
+    return THREADS or _threads_setting.pool_threads()
 
 
 def _chunks(n, rows, per_row):
