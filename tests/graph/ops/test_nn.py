@@ -644,3 +644,17 @@ def test_sigmoid_and_softplus_write_into_planned_buffers():
         want = 1 / (1 + np.exp(-2.0 * a.astype(np.float64))) + np.logaddexp(3.0 * a, 0)
         got = tl.function(lambda t: tl.sigmoid(t * 2.0) + tl.nn.softplus(t * 3.0))(tl.constant(a))
         np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.filterwarnings("error")
+def test_float32_elu_is_accurate_and_writes_into_planned_buffers():
+    x = np.concatenate([np.linspace(-100, 20, 40001), [0.0, -1e-30, -1e-8, -88.0]]).astype(np.float32)
+    want = np.where(x > 0, x.astype(np.float64), np.expm1(np.minimum(x, 0).astype(np.float64)))
+    assert _ulps(tl.nn.elu(x).numpy(), want).max() <= 3
+    special = tl.nn.elu(np.array([np.nan, -np.inf, np.inf], np.float32)).numpy()
+    np.testing.assert_array_equal(special, [np.nan, -1.0, np.inf])
+    f = tl.function(lambda t: tl.nn.elu(t * 2.0) * 3.0)
+    assert "k_elu(xp, " in f.get_concrete_function(tl.constant(x)).python_source
+    np.testing.assert_allclose(f(tl.constant(x)).numpy(), 3 * np.where(x > 0, 2 * x, np.expm1(2.0 * np.minimum(x, 0))),
+                               rtol=3e-6, atol=1e-7)
+    np.testing.assert_allclose(tl.nn.elu(x.astype(np.float64)).numpy(), want, rtol=1e-15)
