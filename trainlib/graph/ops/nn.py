@@ -499,8 +499,10 @@ def _sigmoid_ce_grad(op, dy):
 def _sigmoid_ce(xp, labels, logits):
     if labels.shape != logits.shape:
         raise ValueError("shapes differ")  # explained by the inference rule
-    zero = logits.dtype.type(0)
-    return xp.maximum(logits, zero) - logits * labels + xp.log1p(xp.exp(-xp.abs(logits)))
+    # max(x, 0) + log1p(exp(-|x|)) is softplus(x): its kernel (fast in float32)
+    out = _softplus(xp, logits)
+    out -= logits * labels
+    return out
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
