@@ -157,9 +157,11 @@ def _write_in_place(xp, buffer, index, value, dynamic_size=False, geometric=Fals
     the view of its first rows; a later write past the end widens that view while the base
     has room, so n appends of one row copy O(n) rows in all, and the array's shape is still
     its size. (The loop's owned copy, `.copy()` on entry, drops the spare rows.)"""
-    if index.ndim == 0 and value.shape == buffer.shape[1:] and 0 <= index < buffer.shape[0]:
-        buffer[index] = value   # one row inside the array: a loop's step, kept cheap
-        return buffer
+    if index.ndim == 0:
+        row = int(index)
+        if 0 <= row < len(buffer) and value.shape == buffer.shape[1:]:
+            buffer[row] = value   # one row inside the array: a loop's step, kept cheap
+            return buffer
     if _check_write(xp, buffer, index, value, dynamic_size or geometric):
         if geometric:
             return _grown(xp, buffer, index, value, True)
