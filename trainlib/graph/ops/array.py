@@ -1326,7 +1326,18 @@ def _check_in_range(xp, indices, limit, what="indices"):
                                    f"[0, {limit})")
 
 
-@defop("GatherV2", infer=_gather_infer,
+def _gather_inline(op):
+    """A compiled graph reads one row of axis 0 (a loop's step t) as `params[i]`, a view
+    (GatherV2 is not listed as making fresh arrays, so the memory plan treats its result as
+    one); an index out of range takes the kernel, which names it."""
+    params, indices = op.inputs
+    if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0) != 0 or \
+            indices.shape.rank != 0 or not params.shape.rank:
+        return None
+    return "({0}[{1}] if 0 <= {1} < len({0}) else {kernel}(xp, {0}, {1}))"
+
+
+@defop("GatherV2", infer=_gather_infer, inline=_gather_inline,
        grad=lambda op, dy: (apply("GatherV2Grad", dy, op.inputs[1], op.inputs[0], **op.attrs),
                             None))
 def _gather(xp, params, indices, axis=0, batch_dims=0):
@@ -2458,10 +2469,23 @@ def _tensor_scatter_infer(tensor, indices, updates):
 
 def _tensor_scatter_kernel(mode):
     def kernel(xp, tensor, indices, updates):
-        coords, n = _scatter_coords(xp, indices, tensor.shape)
+        return in_place(xp, tensor.copy(), indices, updates)
+
+    def in_place(xp, out, indices, updates):
+        """The scatter into `out` itself (a loop-owned buffer: a While gradient's sum of a
+        captured tensor's row gradients); one row of axis 0 as `out[i] op= row`."""
+        if indices.shape == (1, 1) and mode in ("add", "update"):
+            row = int(indices[0, 0])
+            if 0 <= row < out.shape[0]:
+                value = updates.reshape(out.shape[1:])
+                if mode == "add":
+                    out[row] += value
+                else:
+                    out[row] = value
+                return out
+        coords, n = _scatter_coords(xp, indices, out.shape)
         k = indices.shape[-1]
-        values = updates.reshape((n,) + tensor.shape[k:])
-        out = tensor.copy()
+        values = updates.reshape((n,) + out.shape[k:])
         if mode == "update":
             out[coords] = values
         elif mode == "add":
@@ -2471,6 +2495,7 @@ def _tensor_scatter_kernel(mode):
         else:
             getattr(xp, mode).at(out, coords, values)
         return out
+    kernel.in_place = in_place
     return kernel
 
 
@@ -2497,8 +2522,9 @@ for _name, _mode, _grad in (
         ("TensorScatterSub", "sub", lambda op, dy: (dy, None, -gather_nd(dy, op.inputs[1]))),
         ("TensorScatterMax", "maximum", _scatter_extremum_grad),
         ("TensorScatterMin", "minimum", _scatter_extremum_grad)):
-    defop(_name, infer=_tensor_scatter_infer, grad=_grad)(_tensor_scatter_kernel(_mode))
-del _name, _mode, _grad
+    _kernel = _tensor_scatter_kernel(_mode)
+    defop(_name, infer=_tensor_scatter_infer, grad=_grad, in_place=_kernel.in_place)(_kernel)
+del _name, _mode, _grad, _kernel
 
 
 def _tensor_scatter(op_name, tensor, indices, updates):

@@ -30,6 +30,7 @@ for bit.
 import math
 
 from .. import dtypes as _dt
+from .. import threads as _threads_setting
 from ..exec import native as _native
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
@@ -267,25 +268,31 @@ class _BlockedRunner:
             self.run(part, whole, bufs, view[lo:hi], hi - lo, rows, row, inner)
 
 
-THREADS = None  # worker threads for blocked runs (None: one per CPU core)
+THREADS = None  # worker threads for blocked runs (None: tl.config.threading's intra-op
+#                 setting, else one per core this process may use)
 _POOL = []
 
 
 def _pool():
     import os  # noqa: PLC0415
-    if _POOL and _POOL[1] != os.getpid():  # a forked child: the parent's threads are not here
+    threads = _threads()
+    if _POOL and _POOL[1:] != [os.getpid(), threads]:
+        # a forked child (the parent's threads are not here) or a new thread count
+        # (tl.config.threading): the old pool's threads end when idle
+        old, pid = _POOL[0], _POOL[1]
         _POOL.clear()
+        if pid == os.getpid():
+            old.shutdown(wait=False)
     if not _POOL:
         import concurrent.futures  # noqa: PLC0415
-        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
+        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=threads,
                                                             thread_name_prefix="trainlib-fused"),
-                      os.getpid()))
+                      os.getpid(), threads))
     return _POOL[0]
 
 
 def _threads():
-    import os  # noqa: PLC0415
-    return THREADS or os.cpu_count() or 1
+    return THREADS or _threads_setting.pool_threads()
 
 
 def _chunks(n, rows, per_row):
