@@ -690,28 +690,19 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
 
 def depth_to_space(x, block_size, data_format="channels_last"):
     """Moves depth into blocks of block_size x block_size pixels (4-D images)."""
-    x = _t(x)
-    if data_format == "channels_first":
-        x = _a.transpose(x, [0, 2, 3, 1])
-    n, h, w, c = x.shape
-    b = block_size
-    y = _a.reshape(x, [-1, h, w, b, b, c // (b * b)])
-    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
-    y = _a.reshape(y, [-1, h * b, w * b, c // (b * b)])
-    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+    return _channels_last(_nn.depth_to_space, x, block_size, data_format)
 
 
 def space_to_depth(x, block_size, data_format="channels_last"):
     """Moves blocks of block_size x block_size pixels into depth (4-D images)."""
+    return _channels_last(_nn.space_to_depth, x, block_size, data_format)
+
+
+def _channels_last(fn, x, block_size, data_format):
     x = _t(x)
     if data_format == "channels_first":
-        x = _a.transpose(x, [0, 2, 3, 1])
-    n, h, w, c = x.shape
-    b = block_size
-    y = _a.reshape(x, [-1, h // b, b, w // b, b, c])
-    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
-    y = _a.reshape(y, [-1, h // b, w // b, c * b * b])
-    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+        return _a.transpose(fn(_a.transpose(x, [0, 2, 3, 1]), block_size), [0, 3, 1, 2])
+    return fn(x, block_size)
 
 
 def _pair(v):
