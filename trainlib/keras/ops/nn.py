@@ -690,15 +690,15 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
 
 def depth_to_space(x, block_size, data_format="channels_last"):
     """Moves depth into blocks of block_size x block_size pixels (4-D images)."""
-    return _channels_last(_nn.depth_to_space, x, block_size, data_format)
+    return _blocks_nhwc(_nn.depth_to_space, x, block_size, data_format)
 
 
 def space_to_depth(x, block_size, data_format="channels_last"):
     """Moves blocks of block_size x block_size pixels into depth (4-D images)."""
-    return _channels_last(_nn.space_to_depth, x, block_size, data_format)
+    return _blocks_nhwc(_nn.space_to_depth, x, block_size, data_format)
 
 
-def _channels_last(fn, x, block_size, data_format):
+def _blocks_nhwc(fn, x, block_size, data_format):
     x = _t(x)
     if data_format == "channels_first":
         return _a.transpose(fn(_a.transpose(x, [0, 2, 3, 1]), block_size), [0, 3, 1, 2])
