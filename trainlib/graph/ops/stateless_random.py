@@ -274,24 +274,26 @@ def stateless_categorical(logits, num_samples, seed, dtype=_dt.int64, name=None)
 
 
 def split(seed, num=2, alg="auto_select"):
-    """`num` new seeds ([num, 2] int64) derived from `seed`.
+    """`num` new seeds ([num, 2], the dtype of `seed`) derived from `seed`.
 
     Example:
         >>> tl.random.split([1, 2], 3).shape
         TensorShape([3, 2])
     """
-    return stateless_uniform_full_int([int(num), 2], seed)
+    seed = convert_to_tensor(seed)
+    return stateless_uniform_full_int([int(num), 2], seed, seed.dtype)
 
 
 def fold_in(seed, data, alg="auto_select"):
-    """A new seed ([2] int64) from `seed` and the integer `data` (e.g. a step number).
+    """A new seed [a draw from `seed`, data] (the dtype of `data`), as TensorFlow builds it:
+    seeds for step i from one base seed.
 
     Example:
         >>> bool(tl.reduce_all(tl.random.fold_in([1, 2], 3) == tl.random.fold_in([1, 2], 3)))
         True
     """
-    key = stateless_uniform_full_int([], seed)
-    return stateless_uniform_full_int([2], _array.stack([key, _math.cast(data, _dt.int64)]))
+    data = convert_to_tensor(data)
+    return _array.stack([stateless_uniform_full_int([], seed, data.dtype), data])
 
 
 def _fresh_seed(seed):

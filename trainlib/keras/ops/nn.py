@@ -12,6 +12,10 @@ convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2
 import numpy as _np
 
 from ... import activations as _act
+from ...activations import (celu, glu, hard_shrink, hard_sigmoid, hard_silu, hard_tanh,  # noqa: F401
+                            soft_shrink, sparse_plus, sparse_sigmoid, sparsemax, squareplus,
+                            tanh_shrink, threshold)
+from ...activations import hard_silu as hard_swish  # noqa: F401
 from ... import losses as _losses
 from ...graph import dtypes as _dt
 from ...graph.ops import array as _a
@@ -110,21 +114,6 @@ def leaky_relu(x, negative_slope=0.2):
     return _nn.leaky_relu(_float(x), alpha=negative_slope)
 
 
-def hard_sigmoid(x):
-    """relu6(x + 3) / 6."""
-    x = _float(x)
-    return _nn.relu6(x + _c(3.0, x.dtype)) / _c(6.0, x.dtype)
-
-
-def hard_silu(x):
-    """x * hard_sigmoid(x)."""
-    x = _float(x)
-    return x * hard_sigmoid(x)
-
-
-hard_swish = hard_silu
-
-
 def elu(x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1)."""
     x = _float(x)
@@ -143,92 +132,6 @@ def gelu(x, approximate=True):
     if x.dtype is _dt.float16:  # computed in float32 (float16 erf is too coarse), as TensorFlow
         return _m.cast(_nn.gelu(_m.cast(x, _dt.float32), approximate=approximate), _dt.float16)
     return _nn.gelu(x, approximate=approximate)
-
-
-def celu(x, alpha=1.0):
-    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
-    x = _float(x)
-    zero = _a.zeros_like(x)
-    a = _c(alpha, x.dtype)
-    return _m.maximum(x, zero) + a * _m.expm1(_m.minimum(x, zero) / a)
-
-
-def glu(x, axis=-1):
-    """a * sigmoid(b) for the halves a, b of x along `axis`."""
-    x = _float(x)
-    if x.shape[axis] is not None and x.shape[axis] % 2:
-        raise ValueError(f"glu: axis size must be divisible by 2, got shape {x.shape} and axis {axis}")
-    a, b = _a.split(x, 2, axis=axis)
-    return a * _m.sigmoid(b)
-
-
-def tanh_shrink(x):
-    """x - tanh(x)."""
-    x = _float(x)
-    return x - _m.tanh(x)
-
-
-def hard_tanh(x):
-    """x clipped to [-1, 1]."""
-    x = _float(x)
-    return _m.minimum(_m.maximum(x, _c(-1.0, x.dtype)), _c(1.0, x.dtype))
-
-
-def hard_shrink(x, threshold=0.5):
-    """x where |x| > threshold, else 0."""
-    x = _float(x)
-    return _m.where(_m.greater(_m.abs(x), _c(threshold, x.dtype)), x, _a.zeros_like(x))
-
-
-def soft_shrink(x, threshold=0.5):
-    """x - threshold above it, x + threshold below -threshold, else 0."""
-    x = _float(x)
-    t = _c(threshold, x.dtype)
-    return _m.where(_m.greater(x, t), x - t, _m.where(_m.less(x, -t), x + t, _a.zeros_like(x)))
-
-
-def threshold(x, threshold, default_value):  # noqa: A002 -- Keras's names
-    """x where x > threshold, else default_value."""
-    x = _float(x)
-    return _m.where(_m.greater(x, _c(threshold, x.dtype)), x,
-                    _a.broadcast_to(_c(default_value, x.dtype), _a.shape(x)))
-
-
-def sparse_plus(x):
-    """0 for x <= -1, (x + 1)^2 / 4 for |x| < 1, x for x >= 1."""
-    x = _float(x)
-    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
-                    _m.where(_m.less(x, 1.0), 0.25 * _m.square(x + 1.0), x))
-
-
-def sparse_sigmoid(x):
-    """0 for x <= -1, (x + 1) / 2 for |x| < 1, 1 for x >= 1."""
-    x = _float(x)
-    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
-                    _m.where(_m.greater_equal(x, 1.0), _a.ones_like(x), 0.5 * (x + 1.0)))
-
-
-def squareplus(x, b=4):
-    """(x + sqrt(x^2 + b)) / 2."""
-    x = _float(x)
-    return (x + _m.sqrt(_m.square(x) + _c(b, x.dtype))) / _c(2.0, x.dtype)
-
-
-def sparsemax(x, axis=-1):
-    """The Euclidean projection of x onto the probability simplex along `axis`."""
-    x = _float(x)
-    rank = x.shape.rank
-    axis %= rank
-    s = _a.sort(x, axis=axis, direction="DESCENDING")
-    cs = _m.cumsum(s, axis=axis)
-    n = x.shape[axis]
-    shape = [1] * rank
-    shape[axis] = n
-    r = _a.reshape(_m.cast(_a.range(1, n + 1), x.dtype), shape)
-    support = _m.greater(s - (cs - 1.0) / r, 0.0)
-    k = _m.reduce_sum(_m.cast(support, x.dtype), axis=axis, keepdims=True)
-    tau = (_m.reduce_sum(_m.where(support, cs, _a.zeros_like(cs)), axis=axis, keepdims=True) - 1.0) / k
-    return _m.maximum(x - tau, _a.zeros_like(x))
 
 
 # ------------------------------------------------------------------ encodings and losses
