@@ -12,8 +12,12 @@ from pathlib import Path
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
+from .models.data_adapter import PyDataset
 
-__all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory"]
+__all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
+           "PyDataset", "Sequence", "pad_sequences"]
+
+Sequence = PyDataset  # tf.keras 2's name of it
 
 _TEXT_FORMATS = ("dot", "gv")
 _INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "
@@ -133,3 +137,31 @@ def set_random_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     tl_random.set_seed(seed)
+
+
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre",
+                  value=0.0):
+    """Lists of ids as one [num_sequences, maxlen] numpy array, padded with `value` and cut to
+    maxlen at the start ("pre") or end ("post"), as Keras's.
+
+    Example:
+        >>> pad_sequences([[1, 2], [3]], maxlen=3).tolist()
+        [[0, 1, 2], [0, 0, 3]]
+    """
+    import numpy as np  # noqa: PLC0415 -- host-side data preparation
+    if padding not in ("pre", "post") or truncating not in ("pre", "post"):
+        raise ValueError(f'padding and truncating must be "pre" or "post", got {padding!r} and '
+                         f'{truncating!r}')
+    lengths = [len(s) for s in sequences]
+    maxlen = max(lengths, default=0) if maxlen is None else int(maxlen)
+    out = np.full((len(sequences), maxlen), value, dtype=dtype)
+    for i, seq in enumerate(sequences):
+        seq = np.asarray(seq, dtype=dtype)
+        if not len(seq) or not maxlen:
+            continue
+        seq = seq[-maxlen:] if truncating == "pre" else seq[:maxlen]
+        if padding == "post":
+            out[i, :len(seq)] = seq
+        else:
+            out[i, -len(seq):] = seq
+    return out
