@@ -13,6 +13,7 @@ import numpy as np
 from .graph import dtypes as _dt
 from .graph.op import convert_to_tensor
 from .graph.variables import Variable
+from .keras.ops._convert import result_type as _keras_result_type
 from .layers import base as _layer_base
 
 __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
@@ -87,10 +88,11 @@ def standardize_dtype(dtype):
 
 
 def result_type(*dtypes):
-    """The dtype numpy promotion gives `dtypes` (floatx() for none), as a name."""
+    """The dtype Keras promotes `dtypes` to, as a name (floatx() for none): the promotion
+    `keras.ops` uses ("int32" with "float32" is "float32", not NumPy's "float64")."""
     if not dtypes:
         return floatx()
-    return np.result_type(*[np.dtype(standardize_dtype(d)) for d in dtypes]).name
+    return _keras_result_type(*[_dt.as_dtype(standardize_dtype(d)) for d in dtypes]).name
 
 
 def is_float_dtype(dtype):

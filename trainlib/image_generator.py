@@ -383,13 +383,13 @@ class ImageDataGenerator:
 
 
 def _shift(spec, size):
+    """A random shift as tf.keras 2 draws it: an int n or a list gives a choice of
+    `range(n)` / the list times +-1, a float a uniform draw; below 1, a fraction of `size`."""
     if not spec:
         return 0
-    if isinstance(spec, (list, tuple, np.ndarray)):
+    try:
         value = np.random.choice(spec) * np.random.choice([-1, 1])
-    elif isinstance(spec, int) and spec >= 1:
-        value = np.random.randint(-spec, spec + 1)
-    else:
+    except ValueError:  # a float
         value = np.random.uniform(-spec, spec)
     return value * size if np.max(spec) < 1 else value
 
