@@ -106,7 +106,6 @@ NOT_PROVIDED = {
         "collapse_repeated": "CTC helper not built yet",
         "ctc_beam_search_decoder": "CTC decoding is keras.ops.ctc_decode only",
         "ctc_greedy_decoder": "CTC decoding is keras.ops.ctc_decode only",
-        "ctc_loss": "CTC loss is keras.ops.ctc_loss only (TensorFlow's signature not wired)",
         "ctc_unique_labels": "CTC helper not built yet",
         "depthwise_conv2d_backprop_filter": "gradient op; reached through tl.GradientTape",
         "depthwise_conv2d_backprop_input": "gradient op; reached through tl.GradientTape",

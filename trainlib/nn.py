@@ -1,7 +1,7 @@
 """`tl.nn`: TensorFlow's `tf.nn` names (re-exports only; each op lives in `graph/ops/`)."""
 from .graph.ops.nn import (  # noqa: F401
     atrous_conv2d, avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, batch_normalization,
-    bias_add, compute_average_loss, conv1d, conv1d_transpose, conv2d, conv2d_transpose,
+    bias_add, compute_average_loss, conv1d, ctc_loss, conv1d_transpose, conv2d, conv2d_transpose,
     conv3d, conv3d_transpose, conv_transpose, convolution, crelu, depth_to_space,
     depthwise_conv2d, dropout, elu, embedding_lookup, erf, gelu, l2_loss, l2_normalize,
     leaky_relu, local_response_normalization, log_poisson_loss, log_softmax, lrn, max_pool,

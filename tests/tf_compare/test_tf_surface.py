@@ -23,6 +23,8 @@ W3 = RNG.normal(size=(4, 3)).astype(np.float32)
 IMG = RNG.normal(size=(2, 4, 6, 8)).astype(np.float32)
 SEG = RNG.normal(size=(6, 2)).astype(np.float32)
 SPECIAL = dict(rtol=2e-5, atol=2e-6)
+CTC_LOGITS = RNG.normal(size=(7, 3, 5)).astype(np.float32)
+CTC_LABELS = np.array([[1, 2, 2], [3, 1, 1], [4, 4, 1]], np.int32)
 
 
 def test_the_name_lists_are_tensorflows():
@@ -94,6 +96,10 @@ PROGRAMS = {
     "atrous_conv2d": lambda lib: lib.nn.atrous_conv2d(IMG, np.ones((2, 2, 8, 3), np.float32), 2,
                                                       "SAME"),
     "depth_to_space_bad_depth": lambda lib: lib.nn.depth_to_space(IMG[..., :6], 2),
+    "ctc_loss": lambda lib: lib.nn.ctc_loss(CTC_LABELS, CTC_LOGITS, [3, 1, 2], [7, 5, 6]),
+    "ctc_loss_batch_major_blank_last": lambda lib: lib.nn.ctc_loss(
+        CTC_LABELS - 1, CTC_LOGITS.transpose(1, 0, 2), [3, 1, 2], [7, 5, 6],
+        logits_time_major=False, blank_index=-1),
 }
 
 
@@ -128,6 +134,18 @@ def test_gradients_match_tensorflows(name):
             y = lib.reduce_sum(out * weights)
         grads.append(tape.gradient(y, v).numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-9)
+
+
+def test_ctc_loss_gradient_matches_tensorflows():
+    grads = []
+    for lib in (tf, tl):
+        logits = lib.constant(CTC_LOGITS)
+        with lib.GradientTape() as tape:
+            tape.watch(logits)
+            loss = lib.reduce_sum(lib.nn.ctc_loss(CTC_LABELS, logits, [3, 1, 2], [7, 5, 6]) *
+                                  lib.constant([1.0, 0.5, 2.0]))
+        grads.append(tape.gradient(loss, logits).numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-5)
 
 
 DRAWS = {

@@ -266,7 +266,7 @@ NEW_NAMES = {
     decompositions: "svd_tf eigvalsh pinv matrix_rank lstsq triangular_solve cholesky_solve "
                     "tensor_diag tensor_diag_part normalize cross",
     stateless_random: "stateless_poisson stateless_categorical split fold_in gamma poisson Generator",
-    nn_ops: "max_pool convolution crelu sufficient_statistics normalize_moments weighted_moments "
+    nn_ops: "max_pool convolution crelu sufficient_statistics normalize_moments weighted_moments ctc_loss "
             "depth_to_space space_to_depth",
     complex_ops: "angle",
     math_ops: "multiply_no_nan reciprocal_no_nan rint zero_fraction is_strictly_increasing "

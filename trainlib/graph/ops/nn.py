@@ -1779,3 +1779,78 @@ def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A
     y = _array.reshape(x, _block_shape([n, h // b, b, w // b, b, c]))
     y = _array.transpose(y, [0, 1, 3, 2, 4, 5])
     return _array.reshape(y, _block_shape([n, h // b, w // b, c * b * b]))
+
+
+
+# ------------------------------------------------------------------ CTC
+
+__all__ += ["ctc_loss"]
+
+
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None,
+             blank_index=None, name=None):
+    """Connectionist temporal classification loss per example, -log p(labels | logits), as
+    `tf.nn.ctc_loss` with dense labels: the forward algorithm in log space over the static
+    time axis (its gradient is the tape's through those ops).
+
+    Args:
+        labels: int [batch, max_label_length], padded beyond label_length.
+        logits: [time, batch, classes] (or [batch, time, classes] with logits_time_major=False),
+            unnormalized.
+        label_length, logit_length: int [batch].
+        blank_index: the blank class (default 0; negative counts from the end).
+
+    Example:
+        >>> loss = tl.nn.ctc_loss([[1]], tl.zeros([2, 1, 3]), [1], [2])
+        >>> round(float(loss[0]), 4)  # -log(3 / 9): three paths of probability 1/9
+        1.0986
+    """
+    if unique is not None:
+        raise ValueError("ctc_loss(unique=...) is not supported")
+    logits = _float_tensor(logits, "CTCLoss")
+    if logits_time_major:
+        logits = _array.transpose(logits, [1, 0, 2])
+    dtype = logits.dtype
+    labels = _math.cast(convert_to_tensor(labels), _dt.int32)
+    tlen = _math.cast(convert_to_tensor(label_length), _dt.int32)
+    olen = _math.cast(convert_to_tensor(logit_length), _dt.int32)
+    _, steps, classes = logits.shape
+    max_len = labels.shape[1]
+    if steps is None or max_len is None or classes is None:
+        raise ValueError("ctc_loss needs static time, label-length and class dims, got logits "
+                         f"{logits.shape} and labels {labels.shape}")
+    blank = (0 if blank_index is None else int(blank_index)) % classes
+    logp = log_softmax(logits, axis=-1)
+    blanks = _array.fill(_array.shape(labels), blank)
+    ext = _array.reshape(_array.stack([blanks, labels], -1), [-1, 2 * max_len])
+    ext = _array.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, ..., blank
+    size = 2 * max_len + 1
+    pos = _array.reshape(_array.range(size), [1, size])
+    previous = _array.concat([_array.fill(_array.stack([_array.shape(ext)[0], 2]), -1),
+                              ext[:, :-2]], 1)
+    skip = _math.logical_and(_math.not_equal(ext, blank), _math.not_equal(ext, previous))
+    neg = _math.cast(-1e30, dtype)
+    neg_fill = _array.fill(_array.shape(ext), neg)
+
+    def emit(t):
+        return _array.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
+
+    def shifted(a, k):
+        return _array.concat([_array.fill(_array.stack([_array.shape(a)[0], k]), neg),
+                              a[:, :-k]], 1)
+
+    def logsumexp3(a, b, c):
+        top = _math.maximum(_math.maximum(a, b), c)
+        return top + _math.log(_math.exp(a - top) + _math.exp(b - top) + _math.exp(c - top))
+
+    alpha = _math.where(_math.less(pos, 2), emit(0), neg_fill)
+    for t in range(1, steps):
+        step = logsumexp3(alpha, shifted(alpha, 1),
+                          _math.where(skip, shifted(alpha, 2), neg_fill)) + emit(t)
+        alpha = _math.where(_math.less(t, _array.expand_dims(olen, 1)), step, alpha)
+    last = _array.gather(alpha, _array.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
+    before = _array.gather(alpha, _array.expand_dims(_math.maximum(2 * tlen - 1, 0), 1), axis=1,
+                           batch_dims=1)[:, 0]
+    before = _math.where(_math.greater(tlen, 0), before, _array.fill(_array.shape(tlen), neg))
+    top = _math.maximum(last, before)
+    return -(top + _math.log(_math.exp(last - top) + _math.exp(before - top)))

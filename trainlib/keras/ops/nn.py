@@ -694,50 +694,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
 def ctc_loss(target, output, target_length, output_length, mask_index=0):
     """Connectionist temporal classification loss per sample: -log p(target | output), output
     being logits [batch, time, classes] and target padded labels [batch, max_label_length]
-    (the forward algorithm in log space, unrolled over the static time axis)."""
+    (tl.nn.ctc_loss, batch-major, the blank at `mask_index`)."""
     logits = _float(output)
     if logits.dtype is _dt.float16:  # computed in float32, as Keras
         logits = _m.cast(logits, _dt.float32)
-    dtype = logits.dtype
-    labels = _m.cast(_t(target), _dt.int32)
-    tlen = _m.cast(_t(target_length), _dt.int32)
-    olen = _m.cast(_t(output_length), _dt.int32)
-    batch, steps, classes = logits.shape
-    max_len = labels.shape[1]
-    if steps is None or max_len is None:
-        raise ValueError("ctc_loss needs static time and label lengths in trainlib")
-    blank = mask_index % classes
-    logp = _nn.log_softmax(logits, axis=-1)
-    blanks = _a.fill(_a.shape(labels), blank)
-    ext = _a.reshape(_a.stack([blanks, labels], -1), [-1, 2 * max_len])
-    ext = _a.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, l2, ..., blank
-    size = 2 * max_len + 1
-    pos = _a.reshape(_a.range(size), [1, size])
-    previous = _a.concat([_a.fill(_a.stack([_a.shape(ext)[0], 2]), -1), ext[:, :-2]], 1)
-    skip = _m.logical_and(_m.not_equal(ext, blank), _m.not_equal(ext, previous))
-    neg = _m.cast(-1e30, dtype)
-    neg_fill = _a.fill(_a.shape(ext), neg)
-
-    def emit(t):
-        return _a.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
-
-    def shifted(a, k):
-        return _a.concat([_a.fill(_a.stack([_a.shape(a)[0], k]), neg), a[:, :-k]], 1)
-
-    def logsumexp3(a, b, c):
-        top = _m.maximum(_m.maximum(a, b), c)
-        return top + _m.log(_m.exp(a - top) + _m.exp(b - top) + _m.exp(c - top))
-    alpha = _m.where(_m.less(pos, 2), emit(0), neg_fill)
-    for t in range(1, steps):
-        step = logsumexp3(alpha, shifted(alpha, 1), _m.where(skip, shifted(alpha, 2), neg_fill)) + \
-            emit(t)
-        alpha = _m.where(_m.less(t, _a.expand_dims(olen, 1)), step, alpha)
-    last = _a.gather(alpha, _a.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
-    before = _a.gather(alpha, _a.expand_dims(_m.maximum(2 * tlen - 1, 0), 1), axis=1,
-                       batch_dims=1)[:, 0]
-    before = _m.where(_m.greater(tlen, 0), before, _a.fill(_a.shape(tlen), neg))
-    top = _m.maximum(last, before)
-    return -(top + _m.log(_m.exp(last - top) + _m.exp(before - top)))
+    return _nn.ctc_loss(target, logits, target_length, output_length, logits_time_major=False,
+                        blank_index=mask_index)
 
 
 def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
