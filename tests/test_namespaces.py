@@ -85,10 +85,8 @@ NOT_PROVIDED = {
         "approx_max_k": "TPU approximate top-k; use tl.math.top_k",
         "approx_min_k": "TPU approximate top-k; use tl.math.top_k of -x",
         "betainc": "regularized incomplete beta: no xp kernel yet",
-        "erfcinv": "not built yet (ndtri and erfinv are)",
         "igamma": "regularized incomplete gamma: no xp kernel yet",
         "igammac": "regularized incomplete gamma: no xp kernel yet",
-        "invert_permutation": "not built yet (tl.argsort of a permutation is its inverse)",
         "sobol_sample": "quasi-random Sobol sequences are not built",
         "special": "tf.math.special (dawsn, fresnel, spence, bessel_j/y/k...) is not built",
     },
@@ -131,9 +129,6 @@ NOT_PROVIDED = {
         "expm": "matrix exponential not built yet",
         "logm": "matrix logarithm (complex) not built",
         "sqrtm": "matrix square root not built",
-        "lu_matrix_inverse": "not built (lu and inv are)",
-        "lu_reconstruct": "not built (lu is)",
-        "lu_solve": "not built (lu and solve are)",
         "tridiagonal_matmul": "tridiagonal storage is not built",
         "tridiagonal_solve": "tridiagonal storage is not built",
     },
@@ -143,7 +138,6 @@ NOT_PROVIDED = {
                                         "log_uniform_candidate_sampler",
                                         "uniform_candidate_sampler")},
         "experimental": _SUBMODULE,
-        "stateless_parameterized_truncated_normal": "not built (stateless_truncated_normal is)",
     },
 }
 

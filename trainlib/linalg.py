@@ -12,5 +12,6 @@ from .graph.ops.array import (  # noqa: F401
 from .graph.ops.decompositions import (  # noqa: F401
     cholesky_solve, cross, eigh, eigvals, eigvalsh, lstsq, lu, matrix_rank, normalize, pinv,
     qr, tensor_diag, tensor_diag_part, triangular_solve)
+from .graph.ops.decompositions import lu_matrix_inverse, lu_reconstruct, lu_solve  # noqa: F401
 from .graph.ops.decompositions import svd_tf as svd  # noqa: F401
 from .graph.ops.complex import eig  # noqa: F401

@@ -23,8 +23,9 @@ from .graph.ops.nn import (  # noqa: F401
 from .graph.ops.segment import (  # noqa: F401
     segment_prod, unsorted_segment_prod, unsorted_segment_sqrt_n)
 from .graph.ops.numeric import (  # noqa: F401
-    bessel_i0e, bessel_i1e, digamma, erfc, erfinv, lbeta, lgamma, ndtri, nextafter,
+    bessel_i0e, bessel_i1e, digamma, erfc, erfcinv, erfinv, lbeta, lgamma, ndtri, nextafter,
     polygamma, xlog1py, zeta)
 from .graph.ops.numeric import i0 as bessel_i0, i1 as bessel_i1  # noqa: F401
 from .graph.ops.complex import (  # noqa: F401
     angle, conj, imag, real)
+from .graph.ops.array import invert_permutation  # noqa: F401

@@ -6,4 +6,5 @@ from .graph.ops.random import (  # noqa: F401
 from .graph.ops.stateless_random import (  # noqa: F401
     Algorithm, Generator, create_rng_state, fold_in, gamma, get_global_generator, poisson,
     set_global_generator, split, stateless_binomial, stateless_categorical, stateless_gamma,
-    stateless_normal, stateless_poisson, stateless_truncated_normal, stateless_uniform)
+    stateless_normal, stateless_parameterized_truncated_normal, stateless_poisson,
+    stateless_truncated_normal, stateless_uniform)

@@ -96,6 +96,12 @@ PROGRAMS = {
     "atrous_conv2d": lambda lib: lib.nn.atrous_conv2d(IMG, np.ones((2, 2, 8, 3), np.float32), 2,
                                                       "SAME"),
     "depth_to_space_bad_depth": lambda lib: lib.nn.depth_to_space(IMG[..., :6], 2),
+    "invert_permutation": lambda lib: lib.math.invert_permutation([3, 4, 0, 2, 1]),
+    "invert_permutation_bad": lambda lib: lib.math.invert_permutation([0, 0, 1]),
+    "erfcinv": lambda lib: lib.math.erfcinv(np.float32([1e-6, 0.3, 1.0, 1.7])),
+    "lu_reconstruct": lambda lib: lib.linalg.lu_reconstruct(*lib.linalg.lu(A[:3])),
+    "lu_solve": lambda lib: lib.linalg.lu_solve(*lib.linalg.lu(A[:3]), B[:3]),
+    "lu_matrix_inverse": lambda lib: lib.linalg.lu_matrix_inverse(*lib.linalg.lu(A[:3])),
     "ctc_loss": lambda lib: lib.nn.ctc_loss(CTC_LABELS, CTC_LOGITS, [3, 1, 2], [7, 5, 6]),
     "ctc_loss_batch_major_blank_last": lambda lib: lib.nn.ctc_loss(
         CTC_LABELS - 1, CTC_LOGITS.transpose(1, 0, 2), [3, 1, 2], [7, 5, 6],
@@ -160,6 +166,8 @@ DRAWS = {
     "stateless_categorical": lambda lib, s: lib.random.stateless_categorical(
         np.log([[0.5, 0.5]]), 4, s),
     "split": lambda lib, s: lib.random.split(s, 3),
+    "stateless_parameterized_truncated_normal": lambda lib, s:
+        lib.random.stateless_parameterized_truncated_normal([2, 3], s, 0.0, 1.0, -1.0, 0.5),
     "fold_in": lambda lib, s: lib.random.fold_in(s, 3),
 }
 

@@ -99,6 +99,14 @@ CASES = [
            lambda x, w: (np.average(x, 1, w + 3),
                          np.average((x - np.average(x, 1, w + 3)[:, None]) ** 2, 1, w + 3)),
            [(2, 4), (2, 4)], grad=False, rtol=1e-5),
+    OpCase("invert_permutation", ["InvertPermutation"],
+           lambda x: tl.math.invert_permutation(tl.argsort(x)),
+           lambda x: np.argsort(np.argsort(x, kind="stable")).astype(np.int32), [(7,)],
+           grad=False),
+    OpCase("lu_solve", ["Lu", "MatrixSolve"],
+           lambda a, b: tl.linalg.lu_solve(*tl.linalg.lu(a + 4 * tl.eye(3, dtype=a.dtype)), b),
+           lambda a, b: np.linalg.solve(a + 4 * np.eye(3), b).astype(a.dtype), [(3, 3), (3, 2)], grad=False,
+           rtol=1e-4, atol=1e-5),
     OpCase("depth_to_space", ["Transpose"], lambda x: tl.nn.depth_to_space(x, 2),
            lambda x: x.reshape(1, 2, 3, 2, 2, 2).transpose(0, 1, 3, 2, 4, 5).reshape(1, 4, 6, 2),
            [(1, 2, 3, 8)]),
@@ -139,6 +147,13 @@ def test_shape_inference_keeps_unknown_dims():
     outs = f.get_concrete_function().outputs
     assert [o.shape.as_list() for o in outs] == [[None, 3], [None, 3], [None, 3], [None, 6],
                                                  [None, 3]]
+
+
+def test_invert_permutation_rejects_non_permutations():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a permutation"):
+        tl.math.invert_permutation([0, 0, 1])
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a permutation"):
+        tl.math.invert_permutation([0, 3])
 
 
 def test_poles_and_domains():
@@ -261,11 +276,12 @@ def test_angle_and_small_compositions():
 
 
 NEW_NAMES = {
-    numeric: "lgamma digamma zeta polygamma lbeta ndtri bessel_i0e xlog1py",
+    numeric: "lgamma digamma zeta polygamma lbeta ndtri bessel_i0e xlog1py erfcinv",
     segment: "segment_prod unsorted_segment_sqrt_n",
     decompositions: "svd_tf eigvalsh pinv matrix_rank lstsq triangular_solve cholesky_solve "
-                    "tensor_diag tensor_diag_part normalize cross",
-    stateless_random: "stateless_poisson stateless_categorical split fold_in gamma poisson Generator",
+                    "tensor_diag tensor_diag_part normalize cross lu_reconstruct lu_solve",
+    stateless_random: "stateless_poisson stateless_categorical split fold_in gamma poisson Generator "
+                      "stateless_parameterized_truncated_normal",
     nn_ops: "max_pool convolution crelu sufficient_statistics normalize_moments weighted_moments ctc_loss "
             "depth_to_space space_to_depth",
     complex_ops: "angle",

@@ -2687,3 +2687,38 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     tensors = [None if t is None else convert_to_tensor(t) for t in t_list]
     clipped = [None if t is None else identity(t * m.cast(scale, t.dtype)) for t in tensors]
     return clipped, use_norm
+
+
+# ------------------------------------------------------------------ InvertPermutation
+
+def _invert_permutation_infer(x):
+    if x.dtype not in (_dt.int32, _dt.int64):
+        raise TypeError(f"InvertPermutation needs int32 or int64, got {x.dtype.name}")
+    if x.shape.rank not in (None, 1):
+        raise ValueError(f"invert_permutation needs a 1-D tensor, got shape {x.shape}")
+    return spec(x.shape, x.dtype)
+
+
+@defop("InvertPermutation", infer=_invert_permutation_infer, differentiable=False)
+def _invert_permutation(xp, x):
+    n = x.shape[0]
+    if n and (bool((x < 0).any()) or bool((x >= n).any()) or
+              int(xp.unique(x).shape[0]) != n):
+        raise InvalidArgumentError(f"invert_permutation: {x.tolist()[:20]} is not a "
+                                   f"permutation of 0..{n - 1}")
+    out = xp.empty_like(x)
+    out[x] = xp.arange(n, dtype=x.dtype)
+    return out
+
+
+def invert_permutation(x, name=None):
+    """The inverse permutation y with y[x[i]] = i.
+
+    Raises:
+        InvalidArgumentError: if x is not a permutation of 0..n-1.
+
+    Example:
+        >>> tl.math.invert_permutation([3, 4, 0, 2, 1]).numpy()
+        array([2, 4, 3, 0, 1], dtype=int32)
+    """
+    return apply("InvertPermutation", convert_to_tensor(x))

@@ -439,3 +439,61 @@ def cross(a, b, name=None):
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return _array.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
+# ------------------------------------------------------------------ from an LU factorization
+
+__all__ += ["lu_reconstruct", "lu_solve", "lu_matrix_inverse"]
+
+
+def _lu_factors(lower_upper):
+    lu_ = _matrix(lower_upper, "lu")
+    n = lu_.shape[-1]
+    eye = _array.eye(n, dtype=lu_.dtype)
+    lower = _linalg.band_part(lu_, -1, 0) - _linalg.band_part(lu_, 0, 0) + eye
+    return lower, _linalg.band_part(lu_, 0, -1)
+
+
+def _rows(x, perm):
+    """x[..., perm[i], :] for each i (perm [..., n])."""
+    batch = perm.shape.rank - 1
+    return _array.gather(x, perm, axis=batch, batch_dims=batch)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """The matrix whose `lu` is (lower_upper, perm): P^T L U.
+
+    Example:
+        >>> a = tl.constant([[1.0, 2.0], [3.0, 4.0]])
+        >>> tl.linalg.lu_reconstruct(*tl.linalg.lu(a)).numpy()
+        array([[1., 2.],
+               [3., 4.]], dtype=float32)
+    """
+    lower, upper = _lu_factors(lower_upper)
+    perm = convert_to_tensor(perm)
+    return _rows(_mm(lower, upper), _array.argsort(perm, axis=-1))
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """x with A @ x = rhs, A given by its `lu` factorization (two triangular solves).
+
+    Example:
+        >>> a = tl.constant([[2.0, 1.0], [1.0, 3.0]])
+        >>> tl.linalg.lu_solve(*tl.linalg.lu(a), [[3.0], [4.0]]).numpy()
+        array([[1.],
+               [1.]], dtype=float32)
+    """
+    lower, upper = _lu_factors(lower_upper)
+    rhs = convert_to_tensor(rhs, dtype=lower.dtype)
+    y = triangular_solve(lower, _rows(rhs, convert_to_tensor(perm)), lower=True)
+    return triangular_solve(upper, y, lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    """The inverse of A, given by its `lu` factorization."""
+    lu_ = _matrix(lower_upper, "lu_matrix_inverse")
+    n = lu_.shape[-1]
+    eye = _array.eye(n, dtype=lu_.dtype)
+    if lu_.shape.rank > 2:
+        eye = _array.broadcast_to(eye, _array.shape(lu_))
+    return lu_solve(lu_, perm, eye)

@@ -397,7 +397,10 @@ def ndtri(x, name=None):
         1.96
     """
     x = _float(x, "ndtri")
-    return _pymath.sqrt(2.0) * erfinv(2 * x - 1)
+    if x.dtype is _dt.float64:
+        return _pymath.sqrt(2.0) * erfinv(2 * x - 1)
+    wide = _math.cast(x, _dt.float64)  # 2x - 1 keeps the lower tail only in float64
+    return _math.cast(_pymath.sqrt(2.0) * erfinv(2 * wide - 1), x.dtype)
 
 
 def bessel_i0e(x, name=None):
@@ -428,3 +431,17 @@ def xlog1py(x, y, name=None):
     zero = _math.equal(x, 0)
     safe = _math.where(zero, _math.cast(zero, y.dtype) * 0, y)  # no inf * 0 at y = -1
     return _math.where(zero, x * 0, x * _math.log1p(safe))
+
+
+__all__ += ["erfcinv"]
+
+
+def erfcinv(x, name=None):
+    """The inverse of erfc: -ndtri(x / 2) / sqrt(2), accurate for small x (no 1 - x).
+
+    Example:
+        >>> round(float(tl.math.erfcinv(0.5)), 6)
+        0.476936
+    """
+    x = _float(x, "erfcinv")
+    return -ndtri(x / 2) / _pymath.sqrt(2.0)

@@ -18,6 +18,7 @@ from ..tensor import TensorShape
 from ..variables import Variable as _Variable
 from . import array as _array
 from . import math as _math
+from . import numeric as _numeric
 from . import random as _random
 
 __all__ = ["stateless_uniform", "stateless_normal", "stateless_truncated_normal",
@@ -460,3 +461,28 @@ def get_global_generator():
 def set_global_generator(generator):
     """Replaces the process-wide Generator."""
     _GLOBAL[:] = [generator]
+
+
+__all__ += ["stateless_parameterized_truncated_normal"]
+
+
+def stateless_parameterized_truncated_normal(shape, seed, means=0.0, stddevs=1.0, minvals=-2.0,
+                                             maxvals=2.0, name=None):
+    """Normal(means, stddevs) draws restricted to [minvals, maxvals] (all broadcast to shape),
+    determined by `seed`: the inverse normal CDF of a uniform draw between the bounds' CDFs.
+
+    Example:
+        >>> x = tl.random.stateless_parameterized_truncated_normal([1000], [1, 2], 0.0, 1.0, 0.5, 1.0)
+        >>> bool(tl.reduce_all((x >= 0.5) & (x <= 1.0)))
+        True
+    """
+    u = stateless_uniform(shape, seed)
+    dtype = u.dtype
+    means, stddevs, minvals, maxvals = (_math.cast(convert_to_tensor(v, dtype_hint=dtype), dtype)
+                                        for v in (means, stddevs, minvals, maxvals))
+    from_numeric = _numeric  # the normal CDF through erfc, its inverse through ndtri
+    low = 0.5 * from_numeric.erfc(-(minvals - means) / stddevs / 1.4142135623730951)
+    high = 0.5 * from_numeric.erfc(-(maxvals - means) / stddevs / 1.4142135623730951)
+    p = _math.clip_by_value(low + u * (high - low), 1e-12, 1 - 1e-7)
+    z = from_numeric.ndtri(p)
+    return _math.clip_by_value(means + stddevs * z, minvals, maxvals)
