@@ -98,3 +98,21 @@ def test_backend_answers_as_keras():
         assert tk.backend.result_type(*pair) == keras.backend.result_type(*pair), pair
     assert [n for n in dir(keras.backend) if not n.startswith("_")
             and not hasattr(tk.backend, n)] == []
+
+
+@pytest.mark.parametrize("cls", ["MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
+                                 "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge",
+                                 "LogCoshError", "Poisson", "CosineSimilarity",
+                                 "BinaryCrossentropy", "CategoricalCrossentropy"])
+def test_metric_classes_match_keras(cls):
+    rng = np.random.default_rng(4)
+    ours, theirs = getattr(tk.metrics, cls)(), getattr(keras.metrics, cls)()
+    for _ in range(2):
+        y_true = rng.uniform(0, 1, (5, 4)).astype(np.float32)
+        y_pred = rng.uniform(0.01, 1, (5, 4)).astype(np.float32)
+        ours.update_state(y_true, y_pred)
+        theirs.update_state(y_true, y_pred)
+    assert ours.name == theirs.name
+    np.testing.assert_allclose(float(ours.result()), float(theirs.result()), rtol=1e-5)
+    assert getattr(tk.metrics, theirs.name, None) is None or callable(getattr(tk.metrics,
+                                                                              theirs.name))
