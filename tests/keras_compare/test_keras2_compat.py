@@ -116,3 +116,27 @@ def test_metric_classes_match_keras(cls):
     np.testing.assert_allclose(float(ours.result()), float(theirs.result()), rtol=1e-5)
     assert getattr(tk.metrics, theirs.name, None) is None or callable(getattr(tk.metrics,
                                                                               theirs.name))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(num_words=5, oov_token="<oov>"),
+                                dict(char_level=True), dict(lower=False, num_words=4)], ids=repr)
+def test_tokenizer_matches_keras(kw):
+    from keras.src.legacy.preprocessing import text as keras_text  # noqa: PLC0415
+    texts = ["The cat sat on the mat.", "The dog ate my homework!", "cat and dog",
+             "A b c d e f the cat"]
+    query = ["the cat ate the mat and a bird", "zzz dog"]
+    theirs, ours = keras_text.Tokenizer(**kw), tk.preprocessing.text.Tokenizer(**kw)
+    theirs.fit_on_texts(texts)
+    ours.fit_on_texts(texts)
+    assert ours.word_index == theirs.word_index
+    assert ours.texts_to_sequences(query) == theirs.texts_to_sequences(query)
+    assert ours.sequences_to_texts(ours.texts_to_sequences(query)) == \
+        theirs.sequences_to_texts(theirs.texts_to_sequences(query))
+    for mode in ("binary", "count", "freq", "tfidf"):
+        np.testing.assert_allclose(ours.texts_to_matrix(query, mode),
+                                   theirs.texts_to_matrix(query, mode))
+    loaded = keras_text.tokenizer_from_json(ours.to_json())
+    assert loaded.texts_to_sequences(query) == ours.texts_to_sequences(query)
+    assert tk.preprocessing.sequence.pad_sequences([[1, 2, 3], [4]], maxlen=2,
+                                                   padding="post").tolist() == \
+        keras.utils.pad_sequences([[1, 2, 3], [4]], maxlen=2, padding="post").tolist()

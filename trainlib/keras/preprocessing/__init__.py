@@ -1,3 +1,3 @@
-"""`trainlib.keras.preprocessing`: tf.keras 2's `keras.preprocessing` (image generators,
+"""`trainlib.keras.preprocessing`: tf.keras 2's `keras.preprocessing` (image generators, text,
 `sequence.pad_sequences`), re-exported from where they live."""
-from . import image, sequence  # noqa: F401
+from . import image, sequence, text  # noqa: F401
