@@ -68,3 +68,16 @@ def test_clear_session_restarts_default_names():
     assert K.get_uid("x") == 1 and K.get_uid("x") == 2
     K.clear_session()
     assert K.get_uid("x") == 1
+
+
+def test_utils_normalize_and_batch_packing():
+    np.testing.assert_allclose(keras.utils.normalize(np.array([[3.0, 4.0], [0.0, 0.0]])),
+                               [[0.6, 0.8], [0.0, 0.0]])
+    np.testing.assert_allclose(keras.utils.normalize(tl.constant([[3.0, 4.0]])).numpy(),
+                               [[0.6, 0.8]], rtol=1e-6)
+    np.testing.assert_allclose(keras.utils.normalize(np.array([[1.0, -3.0]]), order=1),
+                               [[0.25, -0.75]])
+    assert keras.utils.pack_x_y_sample_weight(1) == 1
+    assert keras.utils.pack_x_y_sample_weight([1, 2]) == ([1, 2],)
+    assert keras.utils.pack_x_y_sample_weight(1, 2, 3) == (1, 2, 3)
+    assert keras.utils.unpack_x_y_sample_weight((1, 2)) == (1, 2, None)

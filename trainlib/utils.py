@@ -12,10 +12,11 @@ from pathlib import Path
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
-from .models.data_adapter import PyDataset
+from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
-           "PyDataset", "Sequence", "pad_sequences"]
+           "PyDataset", "Sequence", "pad_sequences", "normalize", "pack_x_y_sample_weight",
+           "unpack_x_y_sample_weight"]
 
 Sequence = PyDataset  # tf.keras 2's name of it
 
@@ -165,3 +166,31 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncati
         else:
             out[i, -len(seq):] = seq
     return out
+
+
+def normalize(x, axis=-1, order=2):
+    """`x` divided by its `order`-norm along `axis` (zero norms left as 1), as Keras's
+    `keras.utils.normalize`; numpy in, numpy out (tensors give tensors).
+
+    Example:
+        >>> normalize(np.array([[3.0, 4.0]])).tolist()
+        [[0.6, 0.8]]
+    """
+    import numpy as np  # noqa: PLC0415 -- host-side helper
+    from .graph.ops import linalg as linalg_ops  # noqa: PLC0415
+    if isinstance(x, np.ndarray):
+        norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+        norm[norm == 0] = 1
+        return x / np.expand_dims(norm, axis or -1)
+    return linalg_ops.l2_normalize(x, axis) if order == 2 else \
+        x / linalg_ops.norm(x, ord=order, axis=axis, keepdims=True)
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The batch Keras's data adapters expect: x (a tuple or list x as (x,)), (x, y) or
+    (x, y, sample_weight)."""
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)

@@ -33,3 +33,7 @@ assert K.epsilon() == 1e-7 and K.floatx() == "float32"
 score = model.evaluate(x_train, y_train, verbose=0)
 print("test loss, test acc:", score)
 assert score[1] > 0.6
+
+classes = model.predict_classes(x_train[:8])
+probabilities = model.predict_proba(x_train[:8])
+assert classes.shape == (8,) and (classes == probabilities.argmax(axis=1)).all()
