@@ -15,6 +15,7 @@ from .graph.op import convert_to_tensor
 from .graph.variables import Variable
 from .keras.ops._convert import result_type as _keras_result_type
 from .layers import base as _layer_base
+from .naming import reset_names
 
 __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
            "set_image_data_format", "clear_session", "get_uid", "is_keras_tensor",
@@ -65,7 +66,7 @@ def set_image_data_format(data_format):
 def clear_session(free_memory=True):
     """Resets Keras's global state: default layer names start again at `dense`, `dense_1`...,
     and the uid counters are cleared."""
-    _layer_base._name_counters.clear()  # noqa: SLF001 -- the names this resets are its own
+    reset_names()
     _UIDS.clear()
 
 

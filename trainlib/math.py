@@ -3,6 +3,10 @@
 `tl.math.top_k`, `tl.math.segment_prod`, `tl.math.lgamma`... Most names are also top-level
 (`tl.add`); the ones TensorFlow keeps under `tf.math` only are here only.
 """
+from .graph.ops.array import (  # noqa: F401
+    invert_permutation)
+from .graph.ops.complex import (  # noqa: F401
+    angle, conj, imag, real)
 from .graph.ops.math import (  # noqa: F401
     abs, accumulate_n, acos, acosh, add, add_n, argmax, argmin, asin, asinh, atan, atan2,
     atanh, bincount, cast, ceil, clip_by_value, confusion_matrix, cos, cosh, count_nonzero,
@@ -20,12 +24,10 @@ from .graph.ops.math import (  # noqa: F401
     unsorted_segment_sum, where, xdivy, xlogy, zero_fraction)
 from .graph.ops.nn import (  # noqa: F401
     l2_normalize, log_softmax, softmax)
-from .graph.ops.segment import (  # noqa: F401
-    segment_prod, unsorted_segment_prod, unsorted_segment_sqrt_n)
 from .graph.ops.numeric import (  # noqa: F401
     bessel_i0e, bessel_i1e, digamma, erfc, erfcinv, erfinv, lbeta, lgamma, ndtri, nextafter,
     polygamma, xlog1py, zeta)
-from .graph.ops.numeric import i0 as bessel_i0, i1 as bessel_i1  # noqa: F401
-from .graph.ops.complex import (  # noqa: F401
-    angle, conj, imag, real)
-from .graph.ops.array import invert_permutation  # noqa: F401
+from .graph.ops.segment import (  # noqa: F401
+    segment_prod, unsorted_segment_prod, unsorted_segment_sqrt_n)
+from .graph.ops.numeric import i0 as bessel_i0  # noqa: F401
+from .graph.ops.numeric import i1 as bessel_i1  # noqa: F401

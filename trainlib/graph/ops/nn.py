@@ -20,7 +20,8 @@ from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor,
 from . import array as _array
 from . import math as _math
 from . import random as _random
-from .math import sigmoid, tanh  # noqa: F401 -- tl.nn re-exports them, as TensorFlow
+from .common import float_infer as _float_infer, float_tensor as _float_tensor
+from .math import erf, sigmoid, softplus, softsign, tanh  # noqa: F401 -- tl.nn has them, as TensorFlow
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "erf",
@@ -33,31 +34,12 @@ __all__ = [
 
 # ------------------------------------------------------------------ helpers
 
-def _float_infer(name):
-    def infer(x, **attrs):
-        if not x.dtype.is_floating:
-            raise TypeError(f"{name} needs a floating-point tensor, got {x.dtype.name}")
-        return spec(x.shape, x.dtype)
-    return infer
-
-
 def _real_infer(name):
     def infer(x, **attrs):
         if x.dtype.is_bool or x.dtype.is_complex or x.dtype is _dt.resource:
             raise TypeError(f"{name} needs a real-valued tensor, got {x.dtype.name}")
         return spec(x.shape, x.dtype)
     return infer
-
-
-def _float_tensor(x, op_name=None):
-    """A tensor of `x` (Python numbers by their own kind, as TensorFlow: `elu(2)` is an int32
-    error). With `op_name`, a non-float tensor is an InvalidArgumentError now: eager calls skip
-    inference, and numpy would silently widen ints."""
-    x = convert_to_tensor(x)
-    if op_name is not None and not x.dtype.is_floating:
-        raise op_error(InvalidArgumentError, op_name,
-                       f"needs a floating-point tensor, got {x.dtype.name}; cast it with tl.cast")
-    return x
 
 
 def _real_tensor(x, op_name):
@@ -113,35 +95,38 @@ def _relu(xp, x, out=None, tmp=None):
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),), into=_relu,
-      c_expr="({0} < 0 ? ({T})0 : {0})")(_relu)
+      c_expr="({0} < 0 ? ({T})0 : {0})", native="({T}(0) if {0} < 0 else {0})")(_relu)
 
 
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
-       fresh_output=True)
+       fresh_output=True, native="({0} if {1} > 0 else {T}(0))")
 def _relu_grad(xp, dy, y):
     return _keep_where(xp, y > 0, dy)
 
 
 @defop("Relu6", infer=_real_infer("Relu6"), elementwise=True,
-       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),))
+       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),),
+       native="({T}(0) if {0} < 0 else ({T}(6) if {0} > 6 else {0}))")
 def _relu6(xp, x):
     return xp.clip(x, x.dtype.type(0), x.dtype.type(6))
 
 
 @defop("Relu6Grad", infer=_grad_infer("Relu6Grad"), elementwise=True,
-       grad=_masked_grad("Relu6Grad"))
+       grad=_masked_grad("Relu6Grad"), native="({0} if {1} > 0 and {1} < 6 else {T}(0))")
 def _relu6_grad(xp, dy, x):
     return _keep_where(xp, (x > 0) & (x < 6), dy)
 
 
 @defop("LeakyRelu", infer=_float_infer("LeakyRelu"), elementwise=True,
-       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),))
+       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),),
+       native=lambda alpha: f"({{0}} if {{0}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu(xp, x, alpha):
     return xp.where(x > 0, x, x * x.dtype.type(alpha))
 
 
 @defop("LeakyReluGrad", infer=_grad_infer("LeakyReluGrad"), elementwise=True,
-       grad=_masked_grad("LeakyReluGrad"))
+       grad=_masked_grad("LeakyReluGrad"),
+       native=lambda alpha: f"({{0}} if {{1}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu_grad(xp, dy, x, alpha):
     return xp.where(x > 0, dy, dy * dy.dtype.type(alpha))
 
@@ -152,21 +137,16 @@ def _elu_grad_grad(op, g):
 
 
 @defop("Elu", infer=_float_infer("Elu"), elementwise=True,
-       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),))
+       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),),
+       native="({0} if {0} > 0 else nm.expm1({0}))")
 def _elu(xp, x):
     return xp.where(x > 0, x, xp.expm1(xp.minimum(x, x.dtype.type(0))))
 
 
-@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad)
+@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad,
+       native="({0} if {1} > 0 else {0} * ({1} + {T}(1)))")
 def _elu_grad(xp, dy, y):
     return xp.where(y > 0, dy, dy * (y + y.dtype.type(1)))
-
-
-@defop("Softplus", infer=_float_infer("Softplus"), elementwise=True,
-       grad=lambda op, dy: (dy * _math.sigmoid(op.inputs[0]),))
-def _softplus(xp, x):
-    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
-    return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def relu(features, name=None):
@@ -235,16 +215,6 @@ def selu(features, name=None):
     return _math.where(_math.greater(e, 0.0), e * _SELU_SCALE, e * (_SELU_SCALE * _SELU_ALPHA))
 
 
-def softplus(features, name=None):
-    """log(exp(features) + 1), computed without overflow.
-
-    Example:
-        >>> round(float(tl.nn.softplus(0.0)), 4)
-        0.6931
-    """
-    return apply("Softplus", _float_tensor(features, "Softplus"))
-
-
 def silu(features, beta=1.0, name=None):
     """Sigmoid linear unit (swish): features * sigmoid(beta * features).
 
@@ -257,54 +227,6 @@ def silu(features, beta=1.0, name=None):
 
 
 swish = silu
-
-
-# W. J. Cody-style rational approximations as in Cephes `ndtr.c` (erf for
-# |x| <= 1, erfc = exp(-x^2) P(x)/Q(x) beyond): relative error ~1e-16 in float64.
-_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
-          7.00332514112805075473E3, 5.55923013010394962768E4)
-_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
-          2.26290000613890934246E4, 4.92673942608635921086E4)
-_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
-           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
-           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
-_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
-           1.65666309194161350182E3, 5.57535340817727675546E2)
-_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
-           6.16021097993053585195E0, 7.40974269950448939160E0, 2.97886665372100240670E0)
-_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
-           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
-_TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
-
-
-def _poly(x, coefficients):
-    y = x * 0 + coefficients[0]
-    for c in coefficients[1:]:
-        y = y * x + c
-    return y
-
-
-@defop("Erf", infer=_float_infer("Erf"), elementwise=True,
-       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * _math.exp(-_math.square(op.inputs[0]))),))
-def _erf(xp, x):
-    a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
-    z = xp.minimum(a, x.dtype.type(1))
-    z = z * z
-    small = x * _poly(z, _ERF_T) / _poly(z, _ERF_U)
-    tail = xp.exp(-a * a) * xp.where(a < 8, _poly(a, _ERFC_P) / _poly(a, _ERFC_Q),
-                                     _poly(a, _ERFC_R) / _poly(a, _ERFC_S))
-    return xp.where(a <= 1, small, xp.sign(x) * (1 - tail)).astype(x.dtype, copy=False)
-
-
-def erf(x, name=None):
-    """The Gauss error function, elementwise (float64 accurate to ~1e-16).
-
-    Example:
-        >>> round(float(tl.nn.erf(1.0)), 6)
-        0.842701
-    """
-    return apply("Erf", _float_tensor(x, "Erf"))
 
 
 def gelu(features, approximate=False, name=None):
@@ -1308,8 +1230,10 @@ def _bias_add_infer(value, bias):
     return spec(value.shape, d)
 
 
-# the driver sums dy down to the bias's shape
-@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
+# the driver sums dy down to the bias's shape; channels last, so numpy's broadcasting: an
+# elementwise op (fused with its activation under jit_compile)
+@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy),
+       elementwise=True, into="add", c_expr="({0} + {1})", native="({0} + {1})")
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
@@ -1444,7 +1368,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     if out.shape.rank is None or ids.shape.rank is None:
         raise ValueError("embedding_lookup with max_norm needs params and ids of known rank")
     axes = list(range(ids.shape.rank, out.shape.rank))
-    return _array.clip_by_norm(out, max_norm, axes=axes or None)
+    return _math.clip_by_norm(out, max_norm, axes=axes or None)
 
 
 def _l2_loss_infer(t):
@@ -1466,22 +1390,6 @@ def l2_loss(t, name=None):
         2.5
     """
     return apply("L2Loss", _float_tensor(t, "L2Loss"))
-
-
-@defop("Softsign", infer=_float_infer("Softsign"), elementwise=True,
-       grad=lambda op, dy: (dy / _math.square(1 + _math.abs(op.inputs[0])),))
-def _softsign(xp, x):
-    return x / (xp.abs(x) + x.dtype.type(1))
-
-
-def softsign(features, name=None):
-    """features / (abs(features) + 1), elementwise (floating dtypes).
-
-    Example:
-        >>> tl.nn.softsign(tl.constant([-3.0, 1.0])).numpy()
-        array([-0.75,  0.5 ], dtype=float32)
-    """
-    return apply("Softsign", _float_tensor(features, "Softsign"))
 
 
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):

@@ -5,8 +5,9 @@ Owns: finding the clusters and building the fused op (its sub-program, see
 backwards) over producers that are elementwise, not stateful, single-output,
 of the root's static output shape (None dims must sit where the root's are),
 without control edges, and whose every use is inside the cluster (so no
-intermediate is needed outside and none is computed twice). Invariants: the
-fused op takes the root's place and output tensor, so topological order,
+intermediate is needed outside and none is computed twice). One-element float
+and bool constant inputs are also listed in attr `constants` (a compiled kernel writes
+them as literals). Invariants: the fused op takes the root's place and output tensor, so topological order,
 consumers and graph outputs hold; members are removed; clusters of one op
 are left as they are; If/While graphs are fused on their own.
 """
@@ -86,5 +87,21 @@ def _fused_op(graph, members, jit_compile):
     root.opdef = REGISTRY["FusedElementwise"]
     root.inputs = inputs
     root.attrs = {"program": tuple(program), "jit_compile": bool(jit_compile)}
+    constants = _scalar_constants(inputs)
+    if constants:
+        root.attrs["constants"] = constants
     root.name = graph.unique_name("FusedElementwise")
     return root
+
+
+def _scalar_constants(inputs):
+    """((input slot, value), ...) for inputs that are one-element float or bool constants:
+    compiled kernels write them as literals (`x ** 2` as `x * x`)."""
+    found = []
+    for i, t in enumerate(inputs):
+        if t.op.type != "Const":
+            continue
+        value = t.op.attrs["value"]
+        if getattr(value, "size", 0) == 1 and value.dtype.kind in "fb":
+            found.append((i, value.reshape(()).item()))
+    return tuple(found)
