@@ -305,3 +305,40 @@ def test_bias_add_and_its_activation_are_one_native_region():
                                rtol=1e-6, atol=1e-7)
     source = jit.get_concrete_function(x).native_source
     assert "BiasAdd -> Sigmoid" in source and "i1[0, d1]" in source   # the bias per column
+
+
+@pytest.mark.parametrize("kind,axis,keepdims", [
+    ("Sum", (1,), False), ("Mean", (-1,), True), ("Max", (1, 2), False), ("Min", None, False),
+    ("Sum", None, True), ("Mean", (0,), False)])
+def test_a_reduction_ends_a_native_region(kind, axis, keepdims):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((40, 30, 60)).astype(np.float32)
+    a[3, 4, 5] = np.nan
+    b = rng.standard_normal(60).astype(np.float32)
+    program = (("Mul", (0, 1), ()), ("Tanh", (2,), ()))
+    reduce = (kind, axis, keepdims)
+    from trainlib.graph.ops.fused import _fused_reduction
+    with np.errstate(all="ignore"):
+        got = _fused_reduction(np, a, b, program=program, reduce=reduce, jit_compile=True)
+    want = REGISTRY[kind].kernel(np, np.tanh(a * b), axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, equal_nan=True)
+    ran_natively = native.run(program, [a, b], (), reduce) is not None
+    axes = {a % 3 for a in (axis or range(3))}
+    innermost = axes == set(range(3 - len(axes), 3))
+    assert ran_natively == innermost   # reducing outer axes only: the reduction's own kernel
+
+
+def test_a_loss_term_is_one_fused_reduction_only_under_jit_compile():
+    x = tl.constant(np.random.default_rng(7).standard_normal((128, 300)).astype(np.float32))
+    y = tl.constant(np.random.default_rng(8).standard_normal((128, 300)).astype(np.float32))
+
+    def mse(x, y):
+        return tl.reduce_mean(tl.square(x - y), axis=-1)
+    jit, plain = tl.function(mse, jit_compile=True), tl.function(mse)
+    np.testing.assert_allclose(jit(x, y).numpy(), plain(x, y).numpy(), rtol=1e-6)
+    types = [op.type for op in jit.get_concrete_function(x, y).optimized_graph.operations]
+    assert types.count("FusedReduction") == 1 and "Mean" not in types
+    assert "FusedReduction" not in [op.type for op in
+                                    plain.get_concrete_function(x, y).optimized_graph.operations]
+    assert "Sub -> Square -> Mean" in jit.get_concrete_function(x, y).native_source

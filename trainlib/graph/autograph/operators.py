@@ -25,7 +25,7 @@ from ..context import state
 from ..errors import OpError
 from ..op import convert_to_tensor
 from ..ops import array, math
-from ..ops.control_flow import LoopShapeError, build_if, build_while, cond as graph_cond, probe
+from ..ops.control_flow import build_if, build_while, cond as graph_cond, probe
 from ..ops.io import Assert
 from ..ops.iterator import get_next_as_optional
 from ..tensor import SymbolicTensor, TensorShape, is_tensor
@@ -672,8 +672,8 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
     all_names = ("<has element>",) + ("<element>",) * n + names
     try:
         _graph_loop(test, step, get_all, set_all, all_names, opts, kinds, None, where)
-    except LoopShapeError:
-        if opts.get("shape_invariants"):
+    except ValueError as e:  # the error says which loop variable changed shape, if that was it
+        if opts.get("shape_invariants") or not hasattr(e, "loop_variable_changed_shape"):
             raise
         # elements of unknown shape change the shapes of what they flow into: as tf.data's
         # loops, relax the user's tensor variables (to unknown shapes) and build it again

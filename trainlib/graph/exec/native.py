@@ -111,41 +111,43 @@ def _version_tag():
 
 # ------------------------------------------------------------------ running
 
-def run(program, arrays, constants=()):
+def run(program, arrays, constants=(), reduce=None):
     """The region's result computed by its native kernel, or None (no native form: the
     caller runs it another way). `constants`: ((input slot, value), ...) for inputs that
-    never change (written into the kernel as literals)."""
+    never change (written into the kernel as literals); `reduce`: (Sum/Mean/Max/Min, axis,
+    keepdims) for a region that ends in that reduction (its result is the reduction's)."""
     plans = _PLANS.get(id(program))
-    if plans is None or plans[0] is not program or plans[2] is not constants:
-        plans = _PLANS[id(program)] = (program, {}, constants)
+    if plans is None or plans[0] is not program or plans[2] is not constants or \
+            plans[3] is not reduce:
+        plans = _PLANS[id(program)] = (program, {}, constants, reduce)
     signature = tuple((a.shape, a.dtype.char) for a in arrays)
     plan = plans[1].get(signature)
     if plan is None:
         if len(plans[1]) >= 256:   # shapes that keep changing: plans are cheap to remake
             plans[1].clear()
-        plan = plans[1][signature] = _plan(program, arrays, constants)
+        plan = plans[1][signature] = _plan(program, arrays, constants, reduce)
     if plan is False:
         return None
-    kernel, serial, shapes, out_shape, out_dtype, view_shape = plan
+    kernel, serial, shapes, out_shape, out_dtype, view_shape, extra = plan
     out = np.empty(out_shape, out_dtype)
     operands = [a.reshape(s) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(s)
                 for a, s in zip(arrays, shapes)]
     if serial is None:
-        kernel(*operands, out.reshape(view_shape))
+        kernel(*operands, out.reshape(view_shape), *extra)
     elif _PARALLEL.acquire(blocking=False):
         try:
-            kernel(*operands, out.reshape(view_shape))
+            kernel(*operands, out.reshape(view_shape), *extra)
         finally:
             _PARALLEL.release()
     else:   # another thread runs a parallel kernel now: the serial form
-        serial()(*operands, out.reshape(view_shape))
+        serial()(*operands, out.reshape(view_shape), *extra)
     return out
 
 
-def _plan(program, arrays, constants):
+def _plan(program, arrays, constants, reduce):
     """How `run` calls the kernel for these input shapes and dtypes, or False (no native
     form): (kernel, None or a maker of the serial form for a parallel kernel, the operands'
-    shapes, the result's shape and dtype, the loop's shape)."""
+    shapes, the result's shape and dtype, the loop's shape, extra arguments)."""
     dtypes = tuple(a.dtype.str for a in arrays)
     if (program, dtypes) in _UNSUPPORTED or not available():
         return False
@@ -158,23 +160,41 @@ def _plan(program, arrays, constants):
     if tuple(values[-1].shape.as_list()) != tuple(shape):
         return False   # the result is smaller than the inputs' broadcast: not a region
     kinds = tuple(v.dtype.name for v in values)
-    dims, operands = _coalesce(shape, arrays)
-    parallel = int(np.prod(shape)) >= PARALLEL_MIN
-    key = (program, dtypes, dims, parallel, constants)
+    result = values[-1]
+    reduced = ()
+    if reduce is not None:
+        kind, axis, keepdims = reduce
+        result = REGISTRY[kind].infer(result, axis=axis, keepdims=keepdims)
+        rank = len(shape)
+        reduced = tuple(range(rank)) if axis is None else tuple(sorted({a % rank for a in axis}))
+    dims, operands = _coalesce(shape, arrays, reduced)
+    n_kept = len(dims)
+    if reduce is not None:
+        flags = [r for _, _, r in dims]
+        n_kept = flags.count(False)
+        if any(flags[:n_kept]) or not any(flags):
+            return False   # reduced dims not all innermost: the reduction's own kernel
+    size = int(np.prod(shape))
+    kind = None if reduce is None else reduce[0]
+    parallel = size >= PARALLEL_MIN and (n_kept > 0 or kind in ("Sum", "Mean"))
+    key = (program, dtypes, dims, parallel, constants, kind)
     found = _KERNELS.get(key) or _build(key, kinds)
     if found is None:
         return False
-    serial_key = key[:3] + (False, constants)
+    serial_key = key[:3] + (False,) + key[4:]
     serial = (lambda: (_KERNELS.get(serial_key) or _build(serial_key, kinds))[0]) \
         if parallel else None
-    return (found[0], serial, [o.shape for o in operands], shape, values[-1].dtype.np,
-            tuple(n for n, _ in dims))
+    view_shape = tuple(n for n, _, _ in dims[:n_kept]) or (1,)
+    extra = () if reduce is None else (np.array([n for n, _, _ in dims], np.int64),)
+    return (found[0], serial, [o.shape for o in operands], tuple(result.shape.as_list()),
+            result.dtype.np, view_shape, extra)
 
 
-def _coalesce(shape, arrays):
-    """(dims, operands): dims are (size, pattern) after merging neighbours that every operand
-    treats alike (pattern: one bool per operand, True where it spans the dim); operands are
-    the inputs reshaped to those dims (1 where broadcast), C-contiguous."""
+def _coalesce(shape, arrays, reduced=()):
+    """(dims, operands): dims are (size, pattern, reduced) after merging neighbours that
+    every operand treats alike and that are both reduced or both kept (pattern: one bool
+    per operand, True where it spans the dim); operands are the inputs reshaped to those
+    dims (1 where broadcast), C-contiguous."""
     rank = len(shape)
     padded = [(1,) * (rank - a.ndim) + a.shape for a in arrays]
     dims = []
@@ -182,15 +202,16 @@ def _coalesce(shape, arrays):
         if n == 1:
             continue
         pattern = tuple(p[d] == n for p in padded)
-        if dims and dims[-1][1] == pattern:
-            dims[-1] = (dims[-1][0] * n, pattern)
+        flag = d in reduced
+        if dims and dims[-1][1] == pattern and dims[-1][2] == flag:
+            dims[-1] = (dims[-1][0] * n, pattern, flag)
         else:
-            dims.append((n, pattern))
+            dims.append((n, pattern, flag))
     if not dims:
-        dims = [(1, tuple(True for _ in arrays))]
+        dims = [(1, tuple(True for _ in arrays), bool(reduced))]
     operands = []
     for i, a in enumerate(arrays):
-        shape_i = [n if pattern[i] else 1 for n, pattern in dims]
+        shape_i = [n if pattern[i] else 1 for n, pattern, _ in dims]
         operands.append(np.ascontiguousarray(a).reshape(shape_i))
     return tuple(dims), operands
 
@@ -202,18 +223,23 @@ def _build(key, kinds):
         found = _KERNELS.get(key)
         if found is not None:
             return found
-        program, dtypes, dims, parallel, constants = key
-        source = kernel_source(program, kinds, dims, parallel, dict(constants))
+        program, dtypes, dims, parallel, constants, reduce = key
+        source = kernel_source(program, kinds, dims, parallel, dict(constants), reduce)
         if source is None:
             _UNSUPPORTED.add((program, dtypes))
             return None
         start = time.perf_counter()
         dispatcher, path = _load(source)
-        operands = [np.zeros([n if p[i] else 1 for n, p in dims], np.dtype(d))
+        operands = [np.zeros([n if p[i] else 1 for n, p, _ in dims], np.dtype(d))
                     for i, d in enumerate(dtypes)]
-        view = np.zeros([n for n, _ in dims], np.dtype(kinds[-1]))
+        if reduce is None:
+            args = (np.zeros([n for n, _, _ in dims], np.dtype(kinds[-1])),)
+        else:
+            kept = [n for n, _, r in dims if not r] or [1]
+            args = (np.zeros(kept, np.dtype(kinds[-1])),
+                    np.array([n for n, _, _ in dims], np.int64))
         with np.errstate(all="ignore"):
-            dispatcher(*operands, view)    # compiles (or loads from the disk cache) now
+            dispatcher(*operands, *args)    # compiles (or loads from the disk cache) now
         _COMPILE_SECONDS[program] = _COMPILE_SECONDS.get(program, 0.0) + time.perf_counter() - start
         _SOURCES.setdefault(program, []).append(source)
         found = _KERNELS[key] = (dispatcher, source, path)
@@ -255,29 +281,39 @@ def _in_memory(source, name):
 
 # ------------------------------------------------------------------ source
 
-def kernel_source(program, kinds, dims, parallel, constants=None):
+def kernel_source(program, kinds, dims, parallel, constants=None, reduce=None):
     """The numba source of one region, or None when a step or a dtype has no native form.
 
     Args:
         program: the FusedElementwise program (steps of (op type, slots, attrs)).
         kinds: the dtype names of the inputs, then of each step's result.
-        dims: (size, pattern) per loop dim, as `_coalesce` makes them.
+        dims: (size, pattern, reduced) per loop dim, as `_coalesce` makes them (reduced
+            dims innermost).
         parallel: spread the outer loop over the cores.
         constants: {input slot: value} for inputs written as literals.
+        reduce: None, or "Sum", "Mean", "Max", "Min": the result is that reduction over the
+            reduced dims (accumulated in float64 for sums of float32), and the kernel takes
+            the loop sizes `n` after the output.
     """
     constants = constants or {}
     if any(k not in _TYPES for k in kinds):
         return None
     n_in = len(kinds) - len(program)
     rank = len(dims)
+    n_kept = sum(1 for d in dims if not d[2]) if reduce else rank
     index = [f"d{k}" for k in range(rank)]
-    lines = ["for d0 in prange(o.shape[0]):" if parallel else "for d0 in range(o.shape[0]):"]
-    lines += [" " * 4 * k + f"for d{k} in range(o.shape[{k}]):" for k in range(1, rank)]
+    bound = (lambda k: f"n[{k}]") if reduce else (lambda k: f"o.shape[{k}]")
+    lines = []
+    for k in range(rank):
+        if k == n_kept:   # the accumulator, per output element
+            lines.append(" " * 4 * k + "acc = " + _ACC_INIT[reduce].format(T=_TYPES[kinds[-1]]))
+        loop = "prange" if k == 0 and parallel else "range"
+        lines.append(" " * 4 * k + f"for d{k} in {loop}({bound(k)}):")
     inner = " " * 4 * rank
     hoisted = []
     names = []
     for i in range(n_in):
-        spans = [p[i] for _, p in dims]
+        spans = [d[1][i] for d in dims]
         at = ", ".join(ix if s else "0" for ix, s in zip(index, spans))
         if i in constants and not any(spans):
             hoisted.append(f"x{i} = {_literal(constants[i], kinds[i])}")
@@ -299,10 +335,22 @@ def kernel_source(program, kinds, dims, parallel, constants=None):
         lines.append(f"{inner}t{k} = {expr}")
         names.append(f"t{k}")
         used_ops.append(name)
-    lines.append(f"{inner}o[{', '.join(index)}] = {names[-1]}")
-    params = ", ".join([f"i{i}" for i in range(n_in)] + ["o"])
-    shape_text = " x ".join(f"{n}{'' if all(p) else '(' + ''.join('1' if s else '0' for s in p) + ')'}"
-                            for n, p in dims)
+    last = names[-1]
+    if reduce is None:
+        lines.append(f"{inner}o[{', '.join(index)}] = {last}")
+    else:
+        if kinds[-1] == "bool":
+            return None
+        lines.append(inner + _ACC_STEP[reduce].format(t=last))
+        count = " * ".join(f"n[{k}]" for k in range(n_kept, rank))
+        final = f"acc / ({count})" if reduce == "Mean" else "acc"
+        at = ", ".join(index[:n_kept]) or "0"
+        lines.append(" " * 4 * n_kept + f"o[{at}] = {final}")
+        used_ops.append(reduce)
+    params = ", ".join([f"i{i}" for i in range(n_in)] + ["o"] + (["n"] if reduce else []))
+    shape_text = " x ".join(
+        f"{n}{'' if all(p) else '(' + ''.join('1' if s else '0' for s in p) + ')'}"
+        f"{' reduced' if r and reduce else ''}" for n, p, r in dims)
     head = [
         f'"""trainlib native kernel: {" -> ".join(used_ops)}',
         f"over {shape_text} ({'parallel' if parallel else 'serial'}); inputs "
@@ -325,6 +373,15 @@ def kernel_source(program, kinds, dims, parallel, constants=None):
     return "\n".join(head + ["    " + line for line in body]) + "\n"
 
 
+# the accumulator of a reduction: sums in float64 (float32 data: more exact than numpy's
+# pairwise float32 sums); max/min keep NaN once seen, as numpy's
+_ACC_INIT = {"Sum": "np.float64(0.0)", "Mean": "np.float64(0.0)",
+             "Max": "{T}(-np.inf)", "Min": "{T}(np.inf)"}
+_ACC_STEP = {"Sum": "acc += {t}", "Mean": "acc += {t}",
+             "Max": "acc = {t} if ({t} > acc or {t} != {t}) else acc",
+             "Min": "acc = {t} if ({t} < acc or {t} != {t}) else acc"}
+
+
 def _literal(value, dtype):
     if dtype == "bool":
         return repr(bool(value))
@@ -338,7 +395,8 @@ def _literal(value, dtype):
 
 def _fused_programs(graph):
     from ..passes.rewrite import each_subgraph  # noqa: PLC0415 (passes sit above exec)
-    found = [op.attrs["program"] for op in graph.operations if op.type == "FusedElementwise"]
+    found = [op.attrs["program"] for op in graph.operations
+             if op.type in ("FusedElementwise", "FusedReduction")]
     each_subgraph(graph, lambda sub: found.extend(_fused_programs(sub)) or sub)
     return found
 

@@ -44,10 +44,6 @@ defop("While", infer=_while_infer, num_outputs=None, control="while",
       subgraphs=("cond", "body"))(_graph_kernel)
 
 
-class LoopShapeError(ValueError):
-    """A loop variable whose shape the body changes, beyond what its shape invariant allows."""
-
-
 def _new_graph(name):
     graph = FuncGraph(name, outer=state.graph)
     graph.allow_variable_creation = getattr(state.graph, "allow_variable_creation", True)
@@ -268,9 +264,11 @@ def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
                                 f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
-                raise LoopShapeError(f"loop variable {names[i]} enters the loop with shape {s} and the "
-                                 f"body makes it {t.shape}; a loop variable keeps its shape unless "
-                                 f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+                error = ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
+                                   f"body makes it {t.shape}; a loop variable keeps its shape unless "
+                                   f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+                error.loop_variable_changed_shape = names[i]  # for callers that relax and retry
+                raise error
             outs.append(apply("Identity", t))
         late = [] if write_only is None else [_to_tensor(v, None) for v in write_only()]
         for t in late:

@@ -1,4 +1,5 @@
-"""`FusedElementwise`: one op that runs a chain (or tree) of elementwise ops.
+"""`FusedElementwise`: one op that runs a chain (or tree) of elementwise ops, and
+`FusedReduction`: the same ending in a Sum, Mean, Max or Min.
 
 Owns: the fused op the fusion pass (`graph/passes/fuse.py`) builds, its
 inference from the sub-program, and its three ways of running:
@@ -103,6 +104,26 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
             if out is not None:
                 return out
     return _run_plain(xp, arrays, program)
+
+
+def _reduction_infer(*inputs, program, reduce, jit_compile=False, constants=()):
+    kind, axis, keepdims = reduce
+    return REGISTRY[kind].infer(_fused_infer(*inputs, program=program), axis=axis,
+                                keepdims=keepdims)
+
+
+@defop("FusedReduction", infer=_reduction_infer, differentiable=False)
+def _fused_reduction(xp, *arrays, program, reduce, jit_compile=False, constants=()):
+    """A fused elementwise program whose result a Sum/Mean/Max/Min reduces (attr `reduce`:
+    (op type, axis, keepdims)): one native loop that accumulates as it goes when numba
+    runs it, else the program's result, then the reduction's own kernel."""
+    if jit_compile and getattr(xp, "__name__", "") == "numpy" and _native.available():
+        out = _native.run(program, arrays, constants, reduce)
+        if out is not None:
+            return out
+    kind, axis, keepdims = reduce
+    value = _fused(xp, *arrays, program=program, jit_compile=jit_compile, constants=constants)
+    return REGISTRY[kind].kernel(xp, value, axis=axis, keepdims=keepdims)
 
 
 # ------------------------------------------------------------------ cache-blocked numpy
