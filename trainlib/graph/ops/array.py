@@ -2697,3 +2697,38 @@ def _sum_to_shape_of(xp, g, x):
        grad=lambda op, dy: (sum_to_shape_of(dy, op.inputs[0]), None))
 def _broadcast_to_shape_of(xp, x, like):
     return xp.broadcast_to(x, like.shape)
+
+
+# ------------------------------------------------------------------ InvertPermutation
+
+def _invert_permutation_infer(x):
+    if x.dtype not in (_dt.int32, _dt.int64):
+        raise TypeError(f"InvertPermutation needs int32 or int64, got {x.dtype.name}")
+    if x.shape.rank not in (None, 1):
+        raise ValueError(f"invert_permutation needs a 1-D tensor, got shape {x.shape}")
+    return spec(x.shape, x.dtype)
+
+
+@defop("InvertPermutation", infer=_invert_permutation_infer, differentiable=False)
+def _invert_permutation(xp, x):
+    n = x.shape[0]
+    if n and (bool((x < 0).any()) or bool((x >= n).any()) or
+              int(xp.unique(x).shape[0]) != n):
+        raise InvalidArgumentError(f"invert_permutation: {x.tolist()[:20]} is not a "
+                                   f"permutation of 0..{n - 1}")
+    out = xp.empty_like(x)
+    out[x] = xp.arange(n, dtype=x.dtype)
+    return out
+
+
+def invert_permutation(x, name=None):
+    """The inverse permutation y with y[x[i]] = i.
+
+    Raises:
+        InvalidArgumentError: if x is not a permutation of 0..n-1.
+
+    Example:
+        >>> tl.math.invert_permutation([3, 4, 0, 2, 1]).numpy()
+        array([2, 4, 3, 0, 1], dtype=int32)
+    """
+    return apply("InvertPermutation", convert_to_tensor(x))

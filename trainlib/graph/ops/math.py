@@ -2692,3 +2692,87 @@ def tensordot(a, b, axes, name=None):
     out = [c for i, c in enumerate(a_labels) if i not in a_axes] + \
         [c for j, c in enumerate(b_labels) if j not in b_axes]
     return einsum(f"{''.join(a_labels)},{''.join(b_labels)}->{''.join(out)}", a, b)
+
+
+# ------------------------------------------------------------------ tf.math compositions
+# Names of tf.math that are short compositions of the ops above (no OpDef of their own).
+
+def multiply_no_nan(x, y, name=None):
+    """x * y, and 0 where y == 0 even if x is inf or NaN.
+
+    Example:
+        >>> float(tl.math.multiply_no_nan(float("inf"), 0.0))
+        0.0
+    """
+    x, y = convert_same_dtype("MulNoNan", (x, y))
+    return where(equal(y, 0), y * 0, x) * y  # no inf * 0 computed where y == 0
+
+
+def reciprocal_no_nan(x, name=None):
+    """1 / x, and 0 where x == 0.
+
+    Example:
+        >>> tl.math.reciprocal_no_nan([0.0, 2.0]).numpy()
+        array([0. , 0.5], dtype=float32)
+    """
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    return divide_no_nan(_array.ones_like(x), x)
+
+
+def rint(x, name=None):
+    """The nearest integer value, halves to even (the same op as `round`).
+
+    Example:
+        >>> tl.math.rint([0.5, 1.5, -2.5]).numpy()
+        array([ 0.,  2., -2.], dtype=float32)
+    """
+    return round(x)
+
+
+def scalar_mul(scalar, x, name=None):
+    """scalar * x, the scalar converted to x's dtype."""
+    x = convert_to_tensor(x)
+    return multiply(convert_to_tensor(scalar, dtype=x.dtype), x)
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """The elementwise sum of a list of tensors (the same op as `add_n`)."""
+    return add_n(inputs)
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in `value`, a float32 scalar.
+
+    Example:
+        >>> float(tl.math.zero_fraction([0, 1, 0, 3]))
+        0.5
+    """
+    value = convert_to_tensor(value)
+    return reduce_mean(cast(equal(value, cast(0, value.dtype)), _dt.float32))
+
+
+def is_strictly_increasing(x, name=None):
+    """True if each element of the flattened `x` is > the one before it (True for < 2 elements).
+
+    Example:
+        >>> bool(tl.math.is_strictly_increasing([1, 1, 2]))
+        False
+    """
+    flat = _array.reshape(convert_to_tensor(x), [-1])
+    return reduce_all(greater(flat[1:], flat[:-1]))
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) along `axis`, computed stably (shifted by the maximum).
+
+    Example:
+        >>> tl.math.cumulative_logsumexp([0.0, 0.0]).numpy()
+        array([0.       , 0.6931472], dtype=float32)
+    """
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    if not x.dtype.is_floating:
+        raise TypeError(f"cumulative_logsumexp needs a floating tensor, got {x.dtype.name}")
+    top = _array.stop_gradient(reduce_max(x, axis=axis, keepdims=True))
+    top = where(is_finite(top), top, top * 0)
+    with_exp = cumsum(exp(x - top), axis=axis, exclusive=exclusive, reverse=reverse)
+    return log(with_exp) + top
