@@ -20,6 +20,8 @@ class _Normalization(Layer):
     regularizers and constraints, and float32 math under mixed precision (as Keras 3,
     float16 inputs are normalized in float32 and the result cast back)."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     _promotes_integer_inputs = True   # Keras's mean/variance ops promote integer inputs
 
     def _scale_and_shift_options(self, center, scale, beta_initializer, gamma_initializer,

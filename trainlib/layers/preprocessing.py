@@ -55,6 +55,8 @@ class Normalization(Layer):
         [[3.0]]
     """
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
         super().__init__(**kwargs)
         if axis is None:
@@ -176,6 +178,8 @@ class Rescaling(Layer):
         >>> tl.layers.Rescaling(0.5, offset=1.0)(tl.constant([[2.0]])).numpy().tolist()
         [[2.0]]
     """
+
+    _supports_masking = True   # as Keras: the input's mask passes through
 
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)

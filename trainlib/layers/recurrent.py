@@ -13,6 +13,7 @@ With `go_backwards` the inputs are read from the last step and the output
 sequence stays in processing order, as Keras's.
 """
 from ..graph.autodiff import GradientTape, custom_gradient
+from ..graph.nest import flatten
 from ..graph.context import state as _context
 from ..graph.ops import array as _array, control_flow as _cf, math as _math
 from ..graph.op import apply, convert_to_tensor
@@ -706,6 +707,19 @@ class Bidirectional(Layer):
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """As Keras: the input mask for sequence outputs (one per direction without a
+        merge mode), None for last outputs and states."""
+        mask = flatten(mask)[0] if mask is not None else None
+        if self.return_sequences:
+            output_mask = mask if self.merge_mode else [mask, mask]
+        else:
+            output_mask = None if self.merge_mode else [None, None]
+        if self.return_state:
+            states = [None] * (2 * len(flatten(self.forward_layer.cell.state_size)))
+            return (output_mask if isinstance(output_mask, list) else [output_mask]) + states
+        return output_mask
 
     def build(self, sequences_shape, initial_state_shape=None):
         for rnn in (self.forward_layer, self.backward_layer):
