@@ -848,7 +848,9 @@ class Layer(Module):
         return None, False
 
     def __call__(self, *args, **kwargs):
+        given = args, kwargs
         if not args:   # the inputs by name: call(inputs=x), mha(query=q, value=v)
+            kwargs = dict(kwargs)
             for name in (self._call_first_param, "inputs"):
                 if name is not None and name in kwargs:
                     args = (kwargs.pop(name),)
@@ -856,7 +858,7 @@ class Layer(Module):
         if not args:
             raise TypeError(f"{self.name}: __call__ needs the inputs as first argument")
         if _has_keras_tensor(args, kwargs):
-            return self._symbolic_call(args, kwargs)
+            return self._symbolic_call(args, kwargs, given)
         return self._call_on_values(args, kwargs)
 
     def _call_on_values(self, args, kwargs, symbolic=False):
@@ -918,10 +920,11 @@ class Layer(Module):
                 loss = _math.divide_no_nan(loss, batch)
             self.add_loss(loss)
 
-    def _symbolic_call(self, args, kwargs):
+    def _symbolic_call(self, args, kwargs, given=None):
         """Calls the layer on KerasTensors (anywhere in its arguments): traces the call on
         placeholders of their specs (masks included) in a scratch graph to learn the output
-        specs and masks, and records the node."""
+        specs and masks, and records the node (with the arguments as `given`, as Keras
+        records them)."""
         kwargs = {k: v for k, v in kwargs.items() if k != "training"}
         masks_of = {}    # id(placeholder of a mask) -> the KerasTensor mask it stands for
         with scratch_graph() as graph:
@@ -949,7 +952,9 @@ class Layer(Module):
                 _training_stack.pop()
                 # the scratch graph's add_loss tensors must not outlive it
                 self._clear_losses()
-        node = Node(self, args, kwargs)
+        node_args, node_kwargs = given if given is not None else (args, kwargs)
+        node = Node(self, tuple(node_args),
+                    {k: v for k, v in node_kwargs.items() if k != "training"})
         kts = []
         for i, t in enumerate(flatten(out)):
             kt = KerasTensor(t.shape, t.dtype, node=node, index=i)
