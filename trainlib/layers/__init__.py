@@ -19,6 +19,8 @@ from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
 from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
+from .image_preprocessing import (RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
+                                  RandomZoom, Resizing)
 from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
@@ -34,6 +36,7 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
-           "Discretization", "IntegerLookup", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
+           "Discretization", "IntegerLookup", "Resizing", "RandomCrop", "RandomRotation",
+           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
