@@ -94,3 +94,17 @@ def test_resizing_and_random_crop():
         L.RandomRotation(0.1, fill_mode="mirror")
     with pytest.raises(ValueError, match="factor"):
         L.RandomZoom(1.5)
+
+
+def test_traced_training_outputs_keep_static_shapes():
+    spec = tl.TensorSpec([None, 6, 6, 2], tl.float32)
+    for layer, shape in ((L.RandomCrop(4, 5, seed=1), [None, 4, 5, 2]),
+                         (L.RandomRotation(0.2), [None, 6, 6, 2]),
+                         (L.RandomZoom(0.2), [None, 6, 6, 2]),
+                         (L.RandomTranslation(0.2, 0.1), [None, 6, 6, 2])):
+        fn = tl.function(_training_call(layer), input_signature=[spec])
+        assert fn.get_concrete_function().outputs[0].shape.as_list() == shape
+
+
+def _training_call(layer):
+    return lambda v: layer(v, training=True)

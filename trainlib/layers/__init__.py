@@ -21,6 +21,7 @@ from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noq
                             RandomFlip, Rescaling)
 from .image_preprocessing import (RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
                                   RandomZoom, Resizing)
+from .hashing import Hashing  # noqa: F401
 from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
@@ -36,7 +37,7 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
-           "Discretization", "IntegerLookup", "Resizing", "RandomCrop", "RandomRotation",
+           "Discretization", "IntegerLookup", "Hashing", "Resizing", "RandomCrop", "RandomRotation",
            "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__

@@ -130,6 +130,8 @@ def affine_transform(images, transforms, interpolation="bilinear", fill_mode="co
         top = wx0 * read(y0, x0) + wx1 * read(y0, x1)
         bottom = wx0 * read(y1, x0) + wx1 * read(y1, x1)
         out = wy0 * top + wy1 * bottom
+    if isinstance(channels, int):    # static sizes keep the output's shape known
+        return _array.reshape(out, [-1, h, w, channels])
     return _array.reshape(out, _array.stack([batch, h, w, channels]))
 
 
@@ -244,8 +246,10 @@ class RandomCrop(Layer):
                                              seed=self.seed), _dt.int32)
             left = _math.cast(_random.uniform([], 0.0, float(w - self.width + 1),
                                               seed=self.seed), _dt.int32)
-            x = _array.slice(x, _array.stack([0, top, left, 0]),
-                             [-1, self.height, self.width, -1])
+            window = _array.slice(x, _array.stack([0, top, left, 0]),
+                                  [-1, self.height, self.width, -1])
+            # the offsets are drawn, the window's size is not
+            x = _array.ensure_shape(window, [x.shape[0], self.height, self.width, x.shape[3]])
         else:
             ch = max(min(h, int(float(w * self.height) / self.width)), 1)
             cw = max(min(w, int(float(h * self.width) / self.height)), 1)
