@@ -82,7 +82,12 @@ def functional():
     bins = L.CategoryEncoding(3, "multi_hot")(L.Discretization([0.0, 0.5])(
         L.GlobalAveragePooling2D()(conv)))
     hashed = L.Hashing(4, output_mode="count")(tokens)
-    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins, hashed]))
+    frames = L.ConvLSTM2D(2, 3, padding="same")(L.Reshape((2, 4, 8, 2))(image))   # (4, 8, 2)
+    rows = L.ConvLSTM1D(1, 3)(frames)                                          # (6, 1)
+    cubes = L.ConvLSTM3D(1, 2)(L.Reshape((2, 2, 4, 4, 2))(image))              # (1, 3, 3, 1)
+    recurrent = L.Concatenate()([L.Flatten()(rows), L.Flatten()(cubes)])
+    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins, hashed,
+                                      recurrent]))
     b = L.Dense(1, activation="sigmoid")(L.GlobalAveragePooling2D()(L.BatchNormalization()(conv)))
     emb = L.Embedding(10, 3)(tokens)
     h = L.MultiHeadAttention(2, 2)(emb, emb, use_causal_mask=True)

@@ -22,6 +22,7 @@ from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noq
 from .image_preprocessing import (RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
                                   RandomZoom, Resizing)
 from .hashing import Hashing  # noqa: F401
+from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
@@ -37,7 +38,7 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
-           "Discretization", "IntegerLookup", "Hashing", "Resizing", "RandomCrop", "RandomRotation",
+           "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
            "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
