@@ -182,6 +182,8 @@ def _is_keras_tensor(x):
 
 
 def _has_keras_tensor(args, kwargs):
+    if len(args) == 1 and not kwargs and is_tensor(args[0]):   # the common case, quickly
+        return False
     if any(_is_keras_tensor(x) for x in flatten(args[0])):
         return True
     if len(args) == 1 and not kwargs:
@@ -761,6 +763,8 @@ class Layer(Module):
                             kwargs[f"{name}_mask"] = map_structure(get_keras_mask, value)
         if kwargs.get("mask") is not None:
             return kwargs["mask"]
+        if is_tensor(args[0]):
+            return getattr(args[0], "_keras_mask", None)
         return map_structure(get_keras_mask, args[0])
 
     def compute_output_shape(self, input_shape):
@@ -899,7 +903,9 @@ class Layer(Module):
                     self._add_activity_losses(outputs)
             finally:
                 _training_stack.pop()
-        if self.supports_masking:
+        if previous_mask is None and type(self).compute_mask is Layer.compute_mask:
+            pass    # no mask came and none is made: nothing to attach or to warn about
+        elif self.supports_masking:
             self._set_mask_metadata(args[0], outputs, previous_mask)
         elif any(m is not None for m in flatten(previous_mask)):
             warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an "
