@@ -136,3 +136,13 @@ def test_mask_of_an_eager_call_and_a_warning_where_it_is_dropped():
         np.testing.assert_array_equal(np.asarray(y._keras_mask), TOKENS != 0)
         with pytest.warns(UserWarning, match="does not support masking"):
             k.layers.Flatten()(y)
+
+
+def test_batch_normalization_moments_skip_masked_steps():
+    def build(k):
+        tokens = k.Input((5,), dtype="int32")
+        x = k.layers.Embedding(10, 4, mask_zero=True)(tokens)
+        return k.Model(tokens, k.layers.BatchNormalization(momentum=0.5)(x))
+    km, tm = pair(build)
+    close(km(TOKENS, training=True), tm(TOKENS, training=True), "training output")
+    close(km.get_weights()[-2:], tm.get_weights()[-2:], "moving statistics")

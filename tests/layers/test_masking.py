@@ -175,3 +175,18 @@ def test_several_tensor_arguments_in_a_functional_model_and_its_config():
         np.testing.assert_allclose(u.numpy(), v.numpy(), rtol=1e-6)
     clone = keras.models.clone_model(model)
     assert [tuple(o.shape) for o in clone.outputs] == [(None, 2), (None, 3), (None, 4, 1)]
+
+
+def test_batch_normalization_uses_only_unmasked_steps_while_training():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 5, 3)).astype(np.float32)
+    bn = L.BatchNormalization(momentum=0.0, epsilon=1e-6)
+    out = bn(x, training=True, mask=tl.constant(KEEP)).numpy()
+    kept = x[KEEP]
+    mean, var = kept.mean(0), kept.var(0)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), mean, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), var, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out[KEEP], (kept - mean) / np.sqrt(var + 1e-6), rtol=1e-3,
+                               atol=1e-4)
+    with pytest.raises(ValueError, match="one dimension less"):
+        bn(x, training=True, mask=tl.constant(np.ones((2, 5, 3), bool)))
