@@ -88,3 +88,15 @@ def test_random_layers_in_a_model_augment_only_in_fit():
                              k.layers.GlobalAveragePooling2D()])
     km, tm = build(keras), build(tl.keras)
     close(km.predict(IMAGES, verbose=0), tm.predict(IMAGES, verbose=0), "predict: identity")
+
+
+@pytest.mark.parametrize("size", [(4, 5), (7, 9), (8, 12), (3, 10)])
+def test_center_crop_crops_or_smart_resizes(size):
+    k, t = _both("CenterCrop", *size)
+    close(k(IMAGES), t(IMAGES), f"center crop {size}")
+    close(k(IMAGES[0]), t(IMAGES[0]), "one image")
+    ints = IMAGES.astype(np.int32)
+    kout, tout = k(ints), t(ints)
+    assert np.asarray(kout).dtype == tout.numpy().dtype
+    close(kout, tout, "integer images")
+    _same_config(k, t)

@@ -41,8 +41,10 @@ def test_rescaling_and_center_crop():
     np.testing.assert_array_equal(crop.numpy(), x[:, 1:5, 2:5])
     first = tl.layers.CenterCrop(2, 2, data_format="channels_first")(np.ones((1, 3, 4, 4)))
     assert first.shape == (1, 3, 2, 2)
-    with pytest.raises(ValueError, match="smaller than the crop"):
-        tl.layers.CenterCrop(8, 8)(x.astype(np.float32))
+    # smaller than the crop: the aspect-ratio window (all 6 rows, 6 of 7 columns), resized
+    up = tl.layers.CenterCrop(12, 12)(x.astype(np.float32)).numpy()
+    np.testing.assert_allclose(up, tl.image.resize(x[:, :, 0:6].astype(np.float32),
+                                                   [12, 12]).numpy(), rtol=1e-6)
     check_layer_gradients(lambda lay, xs: lay(xs[0]), tl.layers.Rescaling(0.5, dtype="float64"),
                           [RNG.normal(size=(2, 3))])
 

@@ -16,10 +16,10 @@ from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
 from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
-from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noqa: F401
+from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
-from .image_preprocessing import (RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
+from .image_preprocessing import (CenterCrop, RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
                                   RandomZoom, Resizing)
 from .hashing import Hashing  # noqa: F401
 from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401

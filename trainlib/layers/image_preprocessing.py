@@ -1,5 +1,5 @@
-"""Geometric image preprocessing layers: Resizing, RandomCrop, RandomRotation, RandomZoom,
-RandomTranslation.
+"""Geometric image preprocessing layers: Resizing, CenterCrop, RandomCrop, RandomRotation,
+RandomZoom, RandomTranslation.
 
 Owns: Keras 3's arguments, defaults, draws and transforms for these layers, and the
 batched projective warp they share (`affine_transform`: TensorFlow's
@@ -23,7 +23,7 @@ from ..graph.ops import array as _array, image as _image, math as _math, random 
 from .base import Layer, register
 from .preprocessing import _data_format, _factor
 
-__all__ = ["Resizing", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
+__all__ = ["Resizing", "CenterCrop", "RandomCrop", "RandomRotation", "RandomZoom", "RandomTranslation",
            "affine_transform"]
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -145,6 +145,50 @@ def _default_seed(seed):
     return seed if seed is not None else _pyrandom.randint(1, int(1e9))
 
 
+def _aspect_crop(x, h, w, height, width):
+    """The largest central window of (h, w) NHWC images with the aspect ratio height:width
+    (Keras's crop_to_aspect_ratio / smart_resize window)."""
+    ch = max(min(h, int(float(w * height) / width)), 1)
+    cw = max(min(w, int(float(h * width) / height)), 1)
+    top, left = int(float(h - ch) / 2), int(float(w - cw) / 2)
+    return x[:, top:top + ch, left:left + cw, :]
+
+
+@register
+class CenterCrop(Layer):
+    """Crops the central `height` x `width` window of images (rank 3 or 4); an image smaller
+    than that is cropped to the target's aspect ratio and resized (bilinear), as Keras 3's
+    `smart_resize` does.
+
+    Example:
+        >>> tl.layers.CenterCrop(2, 3)(tl.ones((1, 4, 6, 3))).shape
+        TensorShape([1, 2, 3, 3])
+    """
+
+    def __init__(self, height, width, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.height, self.width = int(height), int(width)
+        self.data_format = _data_format(data_format)
+
+    def call(self, inputs):
+        compute = _dt.as_dtype(self.compute_dtype)
+        x, single = _to_nhwc(self, _math.cast(inputs, compute) if inputs.dtype is not compute
+                             else inputs)
+        h, w = _static_hw(self, x)
+        if h >= self.height and w >= self.width:
+            top, left = (h - self.height) // 2, (w - self.width) // 2
+            x = x[:, top:top + self.height, left:left + self.width, :]
+        else:
+            x = _image.resize(_aspect_crop(x, h, w, self.height, self.width),
+                              [self.height, self.width])
+            x = _math.cast(x, compute) if x.dtype is not compute else x
+        return _from_nhwc(self, x, single)
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "data_format": self.data_format}
+
+
 @register
 class Resizing(Layer):
     """Resizes images to `height` x `width` (TensorFlow's `tf.image.resize` methods).
@@ -188,10 +232,7 @@ class Resizing(Layer):
         h, w = _static_hw(self, x)
         source_dtype = x.dtype
         if self.crop_to_aspect_ratio:
-            ch = max(min(h, int(float(w * self.height) / self.width)), 1)
-            cw = max(min(w, int(float(h * self.width) / self.height)), 1)
-            top, left = int(float(h - ch) / 2), int(float(w - cw) / 2)
-            x = x[:, top:top + ch, left:left + cw, :]
+            x = _aspect_crop(x, h, w, self.height, self.width)
         elif self.pad_to_aspect_ratio:
             ph = max(h, int(float(w * self.height) / self.width))
             pw = max(w, int(float(h * self.width) / self.height))
@@ -254,6 +295,8 @@ class RandomCrop(Layer):
             ch = max(min(h, int(float(w * self.height) / self.width)), 1)
             cw = max(min(w, int(float(h * self.width) / self.height)), 1)
             top, left = int(float(h - ch) / 2), int(float(w - cw) / 2)
+            # as Keras 3: the window starts where the aspect-ratio crop would, but keeps the
+            # target's size (clipped by the image), then is resized
             x = x[:, top:top + self.height, left:left + self.width, :]
             if (x.shape[1], x.shape[2]) != (self.height, self.width):
                 x = _math.cast(_image.resize(x, [self.height, self.width]), self.compute_dtype)

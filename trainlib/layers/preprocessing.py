@@ -1,4 +1,4 @@
-"""Preprocessing layers: Normalization (with adapt), Rescaling, CenterCrop, RandomFlip,
+"""Preprocessing layers: Normalization (with adapt), Rescaling, RandomFlip,
 RandomBrightness, RandomContrast, CategoryEncoding, Discretization, IntegerLookup.
 
 Owns: Keras 3's arguments, weights and formulas for these layers. Invariant: `call` is
@@ -15,7 +15,7 @@ from ..graph.ops import array as _array, math as _math, random as _random
 
 from .base import Layer, register
 
-__all__ = ["Normalization", "Rescaling", "CenterCrop", "RandomFlip", "RandomBrightness",
+__all__ = ["Normalization", "Rescaling", "RandomFlip", "RandomBrightness",
            "RandomContrast", "CategoryEncoding", "Discretization", "IntegerLookup"]
 
 _EPSILON = 1e-7   # Keras's backend.epsilon()
@@ -212,40 +212,6 @@ def _data_format(data_format):
         raise ValueError("The `data_format` argument must be one of {'channels_first', "
                          f"'channels_last'}}. Received: data_format={data_format}")
     return data_format
-
-
-@register
-class CenterCrop(Layer):
-    """Crops the central `height` x `width` window of images (rank 3 or 4).
-
-    Inputs smaller than the target are an error here (Keras resizes them; image
-    resizing is left to the image ops).
-    """
-
-    def __init__(self, height, width, data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        self.height, self.width = int(height), int(width)
-        self.data_format = _data_format(data_format)
-
-    def call(self, inputs):
-        h_axis, w_axis = _image_axes(self, inputs.shape.rank)
-        h, w = inputs.shape[h_axis], inputs.shape[w_axis]
-        if h is None or w is None:
-            raise ValueError(f"{self.name}: CenterCrop needs known image sizes, got "
-                             f"{inputs.shape}")
-        if h < self.height or w < self.width:
-            raise ValueError(f"{self.name}: image {h}x{w} is smaller than the crop "
-                             f"{self.height}x{self.width} (resizing is not supported here)")
-        top, left = (h - self.height) // 2, (w - self.width) // 2
-        begin = [0] * inputs.shape.rank
-        size = [-1] * inputs.shape.rank
-        begin[h_axis], begin[w_axis] = top, left
-        size[h_axis], size[w_axis] = self.height, self.width
-        return _array.slice(inputs, begin, size)
-
-    def get_config(self):
-        return {**super().get_config(), "height": self.height, "width": self.width,
-                "data_format": self.data_format}
 
 
 _FLIP_MODES = ("horizontal", "vertical", "horizontal_and_vertical")
