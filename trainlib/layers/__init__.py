@@ -42,3 +42,20 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
+
+# Keras 3's second names for the same classes (keras.layers.MaxPool2D is MaxPooling2D)
+_ALIASES = {"AvgPool1D": "AveragePooling1D", "AvgPool2D": "AveragePooling2D",
+            "AvgPool3D": "AveragePooling3D", "MaxPool1D": "MaxPooling1D",
+            "MaxPool2D": "MaxPooling2D", "MaxPool3D": "MaxPooling3D",
+            "GlobalAvgPool1D": "GlobalAveragePooling1D", "GlobalAvgPool2D": "GlobalAveragePooling2D",
+            "GlobalAvgPool3D": "GlobalAveragePooling3D", "GlobalMaxPool1D": "GlobalMaxPooling1D",
+            "GlobalMaxPool2D": "GlobalMaxPooling2D", "GlobalMaxPool3D": "GlobalMaxPooling3D",
+            "Convolution1D": "Conv1D", "Convolution2D": "Conv2D", "Convolution3D": "Conv3D",
+            "Convolution1DTranspose": "Conv1DTranspose",
+            "Convolution2DTranspose": "Conv2DTranspose",
+            "Convolution3DTranspose": "Conv3DTranspose",
+            "SeparableConvolution1D": "SeparableConv1D",
+            "SeparableConvolution2D": "SeparableConv2D"}
+globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
+__all__ += sorted(_ALIASES)
+
