@@ -21,18 +21,19 @@ from trainlib.graph.backend import gpu_available
 ROOT = Path(__file__).resolve().parents[2]
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
-# One tiny run per example: (name, argv). Floors are switched off: one epoch proves nothing.
+# One tiny run per example: (name, argv), as a user's quick try: a shortened run is not
+# judged by the example's floor (one epoch proves nothing), it reports and exits 0.
 TINY = [
     ("quickstart", ["--steps", "50"]),
-    ("digits_mlp", ["--epochs", "1", "--min-accuracy", "0"]),
-    ("digits_cnn", ["--epochs", "1", "--min-accuracy", "0"]),
-    ("digits_rnn", ["--epochs", "1"]),   # a shortened run is not judged by the floor
-    ("digits_resnet", ["--epochs", "1", "--min-accuracy", "0"]),
-    ("custom_training_loop", ["--epochs", "1", "--timing-steps", "3", "--min-accuracy", "0"]),
-    ("regression", ["--epochs", "2", "--max-mae", "1e9"]),
-    ("text_classification", ["--epochs", "1", "--samples", "200", "--min-accuracy", "0"]),
-    ("text_from_strings", ["--epochs", "2", "--samples", "300", "--min-accuracy", "0"]),
-    ("graphs_and_functions", ["--epochs", "2"]),
+    ("digits_mlp", ["--epochs", "1"]),
+    ("digits_cnn", ["--epochs", "1"]),
+    ("digits_rnn", ["--epochs", "1"]),
+    ("digits_resnet", ["--epochs", "1"]),
+    ("custom_training_loop", ["--epochs", "1", "--timing-steps", "3"]),
+    ("regression", ["--epochs", "2"]),
+    ("text_classification", ["--epochs", "1", "--samples", "200"]),
+    ("text_from_strings", ["--epochs", "2", "--samples", "300"]),
+    ("graphs_and_functions", ["--epochs", "1"]),
 ]
 
 
@@ -80,6 +81,24 @@ def test_digits_rnn_shortened_run_reports_and_a_given_floor_judges(capsys):
     assert status == 0 and 0 <= float(summary_of(out)["test_accuracy"]) <= 1
     status, out = run("digits_rnn", ["--epochs", "1", "--min-accuracy", "1.01"], capsys)
     assert status == 1
+
+
+def test_floor_judges_default_runs_only():
+    """The default floor applies when every training setting is the default (output flags and
+    --eager/--jit do not count); a given --min-accuracy always judges."""
+    p = _cli.parser("doc", epochs=5, batch_size=32, learning_rate=1e-3, min_accuracy=0.9)
+    p.add_argument("--samples", type=int, default=100)
+    p.add_argument("--out", default=None)
+    assert _cli.parse(p, []).min_accuracy == 0.9
+    assert _cli.parse(p, ["--eager", "--quiet"]).min_accuracy == 0.9
+    assert _cli.parse(p, ["--out", "x"], not_training=("out",)).min_accuracy == 0.9
+    for argv in (["--epochs", "1"], ["--batch-size", "8"], ["--learning-rate", "0.1"],
+                 ["--seed", "3"], ["--samples", "10"], ["--out", "x"]):
+        args = _cli.parse(p, argv)
+        assert args.min_accuracy is None and not args.default_run, argv
+        assert _cli.check("x", 0.0, args.min_accuracy) == 0
+    assert _cli.parse(p, ["--epochs", "1", "--min-accuracy", "0.5"]).min_accuracy == 0.5
+    assert _cli.check("x", 0.4, 0.5) == 1
 
 
 def test_floor_gives_exit_status_1(capsys):

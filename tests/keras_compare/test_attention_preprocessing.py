@@ -258,3 +258,38 @@ def test_grouped_query_attention(kwargs):
     _compare(lambda k: k.layers.GroupQueryAttention(head_dim=3, num_query_heads=4,
                                                       num_key_value_heads=2),
              [_rand(2, 5, 6), _rand(2, 4, 7)], kwargs=kwargs)
+
+
+def test_discretization_adapt_matches_keras_quantiles():
+    x = RNG.normal(size=(1000,)).astype(np.float32)
+    for num_bins, epsilon, data in ((4, 0.01, x), (3, 0.01, [x[:300].reshape(-1, 3), x[300:]]),
+                                    (5, 0.05, tl.data.Dataset.from_tensor_slices(x).batch(128))):
+        kd = keras.layers.Discretization(num_bins=num_bins, epsilon=epsilon)
+        td = tl.keras.layers.Discretization(num_bins=num_bins, epsilon=epsilon)
+        kd.adapt(data if isinstance(data, (list, np.ndarray)) else   # the same batches
+                 [x[i:i + 128] for i in range(0, len(x), 128)])
+        td.adapt(data)
+        close(kd.bin_boundaries, td.bin_boundaries, f"boundaries for {num_bins} bins")
+        ko, to = kd(x[:7]), td(x[:7])
+        assert to.numpy().dtype == np.asarray(ko).dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(ko), to.numpy())
+        assert kd.get_config() == {**td.get_config(), "name": kd.name}
+
+
+def test_hashing_integers_floats_and_strings_match_keras():
+    ints = np.array([[0, 1, 2, -7], [123456789, 42, 0, 99]], np.int64)
+    for kwargs in ({"num_bins": 5}, {"num_bins": 7, "mask_value": 0},
+                   {"num_bins": 4, "output_mode": "multi_hot"},
+                   {"num_bins": 4, "output_mode": "count", "mask_value": 42}):
+        k, t = keras.layers.Hashing(**kwargs), tl.keras.layers.Hashing(**kwargs)
+        np.testing.assert_array_equal(np.asarray(k(ints)), t(ints).numpy())
+        np.testing.assert_array_equal(np.asarray(k(ints[:, :2].astype(np.int32))),
+                                      tl.function(lambda v: t(v))(ints[:, :2].astype(np.int32)))
+        kc, tc = k.get_config(), t.get_config()
+        assert {**kc, "name": None} == {**tc, "name": None}
+    floats = np.array([1.7, -2.2, 3.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(keras.layers.Hashing(9)(floats)),
+                                  tl.keras.layers.Hashing(9)(floats).numpy())
+    words = np.array([["a", "bb"], ["", "hello"]])
+    np.testing.assert_array_equal(np.asarray(keras.layers.Hashing(11)(words)),
+                                  tl.keras.layers.Hashing(11)(words).numpy())

@@ -27,3 +27,14 @@ def test_global_pooling_in_a_model_and_rank_error():
     assert model(np.ones((3, 6, 4), np.float32)).shape == (3, 2)
     with pytest.raises(ValueError, match="expected ndim=4, found ndim=3"):
         tl.layers.GlobalMaxPooling2D()(np.ones((2, 3, 4), np.float32))
+
+
+def test_keras_second_names_are_the_same_classes():
+    from trainlib.keras import layers as L
+    pairs = [("MaxPool2D", "MaxPooling2D"), ("AvgPool1D", "AveragePooling1D"),
+             ("GlobalAvgPool3D", "GlobalAveragePooling3D"), ("GlobalMaxPool1D", "GlobalMaxPooling1D"),
+             ("Convolution2D", "Conv2D"), ("Convolution3DTranspose", "Conv3DTranspose"),
+             ("SeparableConvolution1D", "SeparableConv1D")]
+    for alias, name in pairs:
+        assert getattr(L, alias) is getattr(L, name) and alias in L.__all__
+    assert L.MaxPool2D(2)(np.ones((1, 4, 4, 1), np.float32)).shape == (1, 2, 2, 1)

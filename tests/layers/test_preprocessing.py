@@ -41,8 +41,10 @@ def test_rescaling_and_center_crop():
     np.testing.assert_array_equal(crop.numpy(), x[:, 1:5, 2:5])
     first = tl.layers.CenterCrop(2, 2, data_format="channels_first")(np.ones((1, 3, 4, 4)))
     assert first.shape == (1, 3, 2, 2)
-    with pytest.raises(ValueError, match="smaller than the crop"):
-        tl.layers.CenterCrop(8, 8)(x.astype(np.float32))
+    # smaller than the crop: the aspect-ratio window (all 6 rows, 6 of 7 columns), resized
+    up = tl.layers.CenterCrop(12, 12)(x.astype(np.float32)).numpy()
+    np.testing.assert_allclose(up, tl.image.resize(x[:, :, 0:6].astype(np.float32),
+                                                   [12, 12]).numpy(), rtol=1e-6)
     check_layer_gradients(lambda lay, xs: lay(xs[0]), tl.layers.Rescaling(0.5, dtype="float64"),
                           [RNG.normal(size=(2, 3))])
 
@@ -142,3 +144,40 @@ def test_integer_lookup_vocabulary_adapt_mask_and_invert():
     assert again.get_vocabulary() == layer.get_vocabulary()
     with pytest.raises(ValueError, match="repeated"):
         tl.layers.IntegerLookup(vocabulary=[1, 1])
+
+
+def test_discretization_adapt_finds_quantiles():
+    x = RNG.normal(size=(4000,)).astype(np.float32)
+    layer = tl.layers.Discretization(num_bins=4, epsilon=0.001)
+    layer.adapt(x)
+    np.testing.assert_allclose(layer.bin_boundaries, np.quantile(x, [0.25, 0.5, 0.75]), atol=0.02)
+    counts = np.bincount(layer(x).numpy(), minlength=4)
+    assert counts.min() > 900                       # four near-equal buckets
+    batched = tl.layers.Discretization(num_bins=4, epsilon=0.001)
+    batched.adapt(tl.data.Dataset.from_tensor_slices(x).batch(500))
+    np.testing.assert_allclose(batched.bin_boundaries, layer.bin_boundaries, atol=0.05)
+    again = tl.layers.Discretization.from_config(layer.get_config())
+    assert again.bin_boundaries == layer.bin_boundaries and again.num_bins == 4
+    with pytest.raises(ValueError, match="num_bins"):
+        tl.layers.Discretization([0.0]).adapt(x)
+    with pytest.raises(ValueError, match="adapt"):
+        tl.layers.Discretization(num_bins=3)(x)
+
+
+def test_hashing_buckets_are_farmhash_of_the_decimal_text():
+    from trainlib.graph.ops.farmhash import fingerprint64
+    ints = np.array([[0, 5, -12], [7, 123456789, 0]], np.int64)
+    out = tl.layers.Hashing(num_bins=6)(ints).numpy()
+    expected = [[fingerprint64(str(v).encode()) % 6 for v in row] for row in ints]
+    np.testing.assert_array_equal(out, expected)
+    masked = tl.layers.Hashing(num_bins=6, mask_value=0)(ints).numpy()
+    np.testing.assert_array_equal(masked == 0, ints == 0)
+    assert masked[ints != 0].min() >= 1 and masked.max() <= 5
+    hot = tl.layers.Hashing(num_bins=6, output_mode="multi_hot")(ints).numpy()
+    np.testing.assert_array_equal(hot, [np.isin(np.arange(6), row) for row in expected])
+    traced = tl.function(lambda v: tl.layers.Hashing(num_bins=6)(v))(ints)
+    np.testing.assert_array_equal(traced.numpy(), out)
+    with pytest.raises(NotImplementedError, match="salt"):
+        tl.layers.Hashing(4, salt=1)
+    with pytest.raises(ValueError, match="num_bins"):
+        tl.layers.Hashing(0)

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
 from trainlib import layers
+from ._reference import check_layer_gradients
 
 RNG = np.random.default_rng(0)
 
@@ -478,3 +479,55 @@ def test_fused_gradient_equals_the_generic_loop_gradient_with_dropout(kind, monk
     generic = grads()
     for a, b in zip(fused, generic):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _conv1d_same_reference(x, kernel):
+    """Cross-correlation of (B, L, C) with (K, C, F), 'same' padding as TensorFlow pads."""
+    k = kernel.shape[0]
+    before = (k - 1) // 2
+    padded = np.pad(x, [(0, 0), (before, k - 1 - before), (0, 0)])
+    return np.stack([np.einsum("bkc,kcf->bf", padded[:, i:i + k], kernel)
+                     for i in range(x.shape[1])], 1)
+
+
+def test_conv_lstm1d_against_a_numpy_reference_and_its_gradients():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 4, 6, 3)).astype(np.float64)
+    layer = tl.layers.ConvLSTM1D(2, 3, padding="same", return_sequences=True, dtype="float64")
+    out = layer(x).numpy()
+    kernel, recurrent, bias = [w.numpy() for w in layer.weights]
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+    h = c = np.zeros((2, 6, 2))
+    for t in range(4):
+        z = _conv1d_same_reference(x[:, t], kernel) + bias + _conv1d_same_reference(h, recurrent)
+        i, f, g, o = np.split(z, 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        np.testing.assert_allclose(out[:, t], h, rtol=1e-10, atol=1e-12)
+    small = tl.layers.ConvLSTM1D(2, 2, dtype="float64")
+    check_layer_gradients(lambda layer, xs: layer(xs[0]), small, [x[:, :3, :4]],
+                          rtol=1e-5, atol=1e-8)
+
+
+def test_conv_lstm2d_channels_first_equals_channels_last():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
+    last = tl.layers.ConvLSTM2D(3, 2, return_sequences=True, return_state=True)
+    first = tl.layers.ConvLSTM2D(3, 2, return_sequences=True, return_state=True,
+                                 data_format="channels_first")
+    outs_last = last(x)
+    first.build((None, 3, 2, 5, 4))
+    first.set_weights(last.get_weights())
+    outs_first = first(np.transpose(x, (0, 1, 4, 2, 3)))
+    np.testing.assert_allclose(np.transpose(outs_first[0].numpy(), (0, 1, 3, 4, 2)),
+                               outs_last[0].numpy(), rtol=1e-5)
+    for a, b in zip(outs_first[1:], outs_last[1:]):
+        np.testing.assert_allclose(np.transpose(a.numpy(), (0, 2, 3, 1)), b.numpy(), rtol=1e-5)
+    assert tuple(tl.keras.Model(*_symbolic(first)).outputs[0].shape) == (None, 3, 3, 4, 3)
+
+
+def _symbolic(layer):
+    inp = tl.layers.Input((3, 2, 5, 4))
+    return inp, layer(inp)[0]

@@ -70,6 +70,9 @@ def functional():
     image = L.Input(shape=(8, 8, 2), name="image")
     tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
     x = L.RandomFlip(seed=1)(L.Rescaling(0.5)(image))
+    x = L.RandomCrop(8, 8, seed=5)(L.Resizing(9, 9)(x))
+    x = L.RandomTranslation(0.1, 0.1, seed=6)(L.RandomZoom(0.1, seed=7)(
+        L.RandomRotation(0.1, seed=8)(x)))
     x = L.RandomBrightness(0.1, value_range=(-10, 10), seed=2)(x)
     x = L.RandomContrast(0.1, value_range=(-10, 10), seed=3)(x)
     x = L.Normalization(mean=[0.0, 0.1], variance=[1.0, 2.0])(L.CenterCrop(7, 7)(x))
@@ -78,7 +81,13 @@ def functional():
     counts = L.CategoryEncoding(11, "count")(L.IntegerLookup(vocabulary=list(range(10)))(tokens))
     bins = L.CategoryEncoding(3, "multi_hot")(L.Discretization([0.0, 0.5])(
         L.GlobalAveragePooling2D()(conv)))
-    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins]))
+    hashed = L.Hashing(4, output_mode="count")(tokens)
+    frames = L.ConvLSTM2D(2, 3, padding="same")(L.Reshape((2, 4, 8, 2))(image))   # (4, 8, 2)
+    rows = L.ConvLSTM1D(1, 3)(frames)                                          # (6, 1)
+    cubes = L.ConvLSTM3D(1, 2)(L.Reshape((2, 2, 4, 4, 2))(image))              # (1, 3, 3, 1)
+    recurrent = L.Concatenate()([L.Flatten()(rows), L.Flatten()(cubes)])
+    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins, hashed,
+                                      recurrent]))
     b = L.Dense(1, activation="sigmoid")(L.GlobalAveragePooling2D()(L.BatchNormalization()(conv)))
     emb = L.Embedding(10, 3)(tokens)
     h = L.MultiHeadAttention(2, 2)(emb, emb, use_causal_mask=True)

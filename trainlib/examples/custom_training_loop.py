@@ -19,7 +19,7 @@ def main(argv=None):
     p = _cli.parser(__doc__, epochs=15, batch_size=32, learning_rate=1e-3, min_accuracy=0.95)
     p.add_argument("--timing-steps", type=int, default=100,
                    help="steps timed per mode in the eager vs graph comparison (default 100)")
-    args = _cli.parse(p, argv)
+    args = _cli.parse(p, argv, not_training=("timing_steps",))
     with _cli.session(args):
         x_train, x_test, y_train, y_test = load_data(args.seed)
         train_ds = (tl.data.Dataset.from_tensor_slices((x_train, y_train))

@@ -2,9 +2,10 @@
 
 Shows: a functional model (tl.layers.Input ... tl.Model) whose residual
 blocks join two paths with `tl.layers.add`, a depthwise-separable convolution,
-global average pooling in place of Flatten, and noise augmentation with
-GaussianNoise (active only while training: fit turns it on, evaluate and
-predict leave the images as they are). The data ships with scikit-learn.
+global average pooling in place of Flatten, and augmentation layers: small
+random rotations and shifts (RandomRotation, RandomTranslation) and GaussianNoise,
+active only while training (fit turns them on, evaluate and predict leave the
+images as they are). The data ships with scikit-learn.
 
     python examples/digits_resnet.py --epochs 12 --plot resnet.png
 """
@@ -26,7 +27,10 @@ def residual_block(x, filters):
 
 def build_model(width=24):
     inputs = layers.Input(shape=(8, 8, 1))
-    x = layers.GaussianNoise(0.1)(inputs)                           # augmentation (training only)
+    # augmentation (training only): up to +-7 degrees, +-0.4 pixel shifts, noise
+    x = layers.RandomRotation(0.02, fill_mode="constant")(inputs)
+    x = layers.RandomTranslation(0.05, 0.05, fill_mode="constant")(x)
+    x = layers.GaussianNoise(0.1)(x)
     x = layers.Conv2D(width, 3, padding="same", activation="relu")(x)
     x = residual_block(x, width)
     x = layers.MaxPooling2D(2)(x)                                   # 8x8 -> 4x4

@@ -218,7 +218,8 @@ def train(args):
         expect(same, "the reloaded model predicts as the trained one")
     final = float(tl.reduce_mean(tl.square(model.predict(x_all) - y_all)))
     initial = float(np.mean(y_all ** 2))  # the loss of the zero-initialized model
-    expect(final < 0.1 * initial, f"training cuts the loss tenfold (from {initial:.2f}, got {final:.2f})")
+    if args.default_run:    # a shortened or changed run only reports its loss
+        expect(final < 0.1 * initial, f"training cuts the loss tenfold (from {initial:.2f}, got {final:.2f})")
     return final, t.seconds, steps
 
 
@@ -226,7 +227,7 @@ def main(argv=None):
     p = _cli.parser(__doc__, epochs=20, batch_size=64, learning_rate=0.05)
     p.add_argument("--graph", metavar="PATH",
                    help="draw the traced train step to PATH (.svg/.png/.pdf need Graphviz; .dot does not)")
-    args = _cli.parse(p, argv)
+    args = _cli.parse(p, argv, not_training=("graph",))
     if args.graph and not args.graph.lower().endswith((".dot", ".gv")) and (
             importlib.util.find_spec("graphviz") is None or shutil.which("dot") is None):
         p.error("--graph needs the graphviz Python package and the Graphviz programs to write "

@@ -41,9 +41,12 @@ def build_model(num_features, target_mean):
 
 def main(argv=None):
     p = _cli.parser(__doc__, epochs=150, batch_size=32, learning_rate=1e-2)
-    p.add_argument("--max-mae", type=float, default=50.0,
-                   help="exit with status 1 if the test MAE is above this (default 50.0)")
-    args = _cli.parse(p, argv)
+    p.add_argument("--max-mae", type=float, default=None,
+                   help="exit with status 1 if the test MAE is above this (default: 50.0 on a "
+                        "run with the default settings; a changed run only reports its MAE)")
+    args = _cli.parse(p, argv, not_training=("max_mae",))
+    if args.max_mae is None and args.default_run:
+        args.max_mae = 50.0
     with _cli.session(args):
         x_train, x_test, y_train, y_test = load_data(args.seed)
         model = build_model(x_train.shape[1], float(y_train.mean()))
@@ -65,7 +68,7 @@ def main(argv=None):
     epochs_run = len(history.history["loss"])
     steps = epochs_run * -(-int(len(x_train) * 0.85) // args.batch_size)
     _cli.summary("regression", t.seconds, steps, test_mae=test["mae"], test_r2=r2, epochs=epochs_run)
-    if test["mae"] > args.max_mae:
+    if args.max_mae is not None and test["mae"] > args.max_mae:
         print(f"regression: FAILED: test MAE {test['mae']:.1f} is above {args.max_mae}", file=sys.stderr)
         return 1
     return 0

@@ -254,7 +254,8 @@ class Tensor(_TensorBase):
         tl.Tensor([1. 0.], shape=(2,), dtype=float32)
     """
 
-    __slots__ = ("_value", "dtype", "__weakref__")
+    # _keras_mask: the mask Keras layers attach to their outputs (unset: no mask), as TF's
+    __slots__ = ("_value", "dtype", "_keras_mask", "__weakref__")
 
     def __init__(self, value, dtype=None):
         self._value = value
@@ -366,7 +367,7 @@ class SymbolicTensor(_TensorBase):
     the graph runs, so `bool()` and `.numpy()` raise with the fix.
     """
 
-    __slots__ = ("op", "value_index", "dtype", "shape", "__weakref__")
+    __slots__ = ("op", "value_index", "dtype", "shape", "_keras_mask", "__weakref__")
 
     def __init__(self, op, value_index, shape, dtype):
         self.op = op

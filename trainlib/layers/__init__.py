@@ -18,11 +18,14 @@ from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
 from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
-from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noqa: F401
+from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
-from .text import StringLookup, TextVectorization  # noqa: F401
+from .image_preprocessing import (CenterCrop, RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
+                                  RandomZoom, Resizing)
 from .hashing import Hashing  # noqa: F401
+from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
+from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells  # noqa: F401
@@ -37,6 +40,24 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
-           "Discretization", "IntegerLookup", "StringLookup", "TextVectorization", "Hashing", "register", "serialize", "deserialize"] + \
+           "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
+           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
+
+# Keras 3's second names for the same classes (keras.layers.MaxPool2D is MaxPooling2D)
+_ALIASES = {"AvgPool1D": "AveragePooling1D", "AvgPool2D": "AveragePooling2D",
+            "AvgPool3D": "AveragePooling3D", "MaxPool1D": "MaxPooling1D",
+            "MaxPool2D": "MaxPooling2D", "MaxPool3D": "MaxPooling3D",
+            "GlobalAvgPool1D": "GlobalAveragePooling1D", "GlobalAvgPool2D": "GlobalAveragePooling2D",
+            "GlobalAvgPool3D": "GlobalAveragePooling3D", "GlobalMaxPool1D": "GlobalMaxPooling1D",
+            "GlobalMaxPool2D": "GlobalMaxPooling2D", "GlobalMaxPool3D": "GlobalMaxPooling3D",
+            "Convolution1D": "Conv1D", "Convolution2D": "Conv2D", "Convolution3D": "Conv3D",
+            "Convolution1DTranspose": "Conv1DTranspose",
+            "Convolution2DTranspose": "Conv2DTranspose",
+            "Convolution3DTranspose": "Conv3DTranspose",
+            "SeparableConvolution1D": "SeparableConv1D",
+            "SeparableConvolution2D": "SeparableConv2D"}
+globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
+__all__ += sorted(_ALIASES)
+

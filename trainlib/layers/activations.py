@@ -50,6 +50,8 @@ class ReLU(Layer):
         array([0. , 0.5, 1. ], dtype=float32)
     """
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         if max_value is not None and max_value < 0.0:
@@ -78,6 +80,8 @@ class LeakyReLU(Layer):
     """x where positive, negative_slope * x elsewhere (Keras 3 default slope 0.3; `alpha` is
     accepted with Keras's deprecation warning)."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")
@@ -100,6 +104,8 @@ class LeakyReLU(Layer):
 class PReLU(Layer):
     """Leaky ReLU with a learned slope per position: relu(x) - alpha * relu(-x); `alpha` has the
     input's per-sample shape, with size 1 along `shared_axes`."""
+
+    _supports_masking = True   # as Keras: the input's mask passes through
 
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None,
                  shared_axes=None, **kwargs):
@@ -141,6 +147,8 @@ class PReLU(Layer):
 class ELU(Layer):
     """x where positive, alpha * (exp(x) - 1) elsewhere."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = alpha
@@ -159,6 +167,8 @@ class ELU(Layer):
 class Softmax(Layer):
     """Softmax along `axis` (an int or a list of axes); with `mask` (True or > 0.5 keeps a
     position), masked positions get -1e9 before and 0 after, as Keras."""
+
+    _supports_masking = True   # as Keras: the input's mask passes through
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

@@ -3,9 +3,11 @@ AdditiveAttention.
 
 Owns: Keras 3's constructor arguments, weight layout and math for these layers
 (MultiHeadAttention is four EinsumDense sublayers named query, key, value and
-attention_output, so `set_weights` from a Keras model carries over). Several
-tensors (query, value, key, masks) travel to `Layer.__call__` packed in one
-fixed-length list, so the functional API sees every one of them as an input.
+attention_output, so `set_weights` from a Keras model carries over). Their calls
+take several tensors (`mha(query, value, key=None, attention_mask=None)`), which
+`Layer.__call__` treats as inputs and whose masks it passes as `query_mask`,
+`value_mask`, `key_mask` (MultiHeadAttention) or `mask=[query_mask, value_mask]`
+(Attention), as Keras 3 does.
 """
 import math as _pymath
 import re
@@ -15,7 +17,7 @@ from .. import activations, constraints, initializers, regularizers
 from ..graph import dtypes as _dt
 from ..graph.ops import array as _array, math as _math, nn as _nn
 
-from .base import Layer, check_unsupported, register
+from .base import Layer, check_unsupported, get_keras_mask, register, set_keras_mask
 
 __all__ = ["EinsumDense", "MultiHeadAttention", "GroupQueryAttention", "Attention",
            "AdditiveAttention"]
@@ -218,26 +220,6 @@ def _positive_int(value, what, allow_none=False):
     return value
 
 
-_MHA_SLOTS = ("query", "value", "key", "attention_mask", "query_mask", "value_mask", "key_mask")
-_DENSE_SLOTS = ("query", "value", "key", "query_mask", "value_mask")
-
-
-def _pack(slots, **values):
-    """The call's tensors as one fixed-length list (None where absent): `Layer.__call__` and
-    the functional API then see every tensor as an input, and a functional config replays
-    the call with the same list."""
-    return [values.get(name) for name in slots]
-
-
-def _unpack(slots, packed):
-    """The present entries of a `_pack`ed list (of tensors or shapes), by name."""
-    return {name: v for name, v in zip(slots, packed) if v is not None}
-
-
-def _is_packed(value, slots):
-    return isinstance(value, list) and len(value) == len(slots)
-
-
 @register
 class MultiHeadAttention(Layer):
     """Multi-head attention (Vaswani et al.), with Keras 3's weights and masks.
@@ -260,8 +242,10 @@ class MultiHeadAttention(Layer):
         kernel_initializer, bias_initializer, *_regularizer, *_constraint: for the projections.
         seed: seed of the dropout draws.
 
-    Call args: `query`, `value`, `key=None`, `attention_mask=None` (boolean, (B, T, S)),
-    `return_attention_scores=False`, `training`, `use_causal_mask=False`.
+    Call args: `query`, `value`, `key=None`, `query_mask`/`value_mask`/`key_mask` (default:
+    the inputs' own masks), `attention_mask=None` (boolean, (B, T, S)),
+    `return_attention_scores=False`, `training`, `use_causal_mask=False`. The output
+    carries the query's mask; the inputs' masks are consumed (removed), as Keras 3 does.
 
     Example:
         >>> mha = tl.layers.MultiHeadAttention(num_heads=2, key_dim=4)
@@ -328,10 +312,8 @@ class MultiHeadAttention(Layer):
             kernel_constraint=self._kernel_constraint, bias_constraint=self._bias_constraint,
             dtype=self.dtype_policy)
 
-    def build(self, input_shape):
-        input_shape = _unpack(_MHA_SLOTS, input_shape)
-        query_shape, value_shape = input_shape["query"], input_shape["value"]
-        key_shape = input_shape.get("key", value_shape)
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
         if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
             raise ValueError("All dimensions of `value` and `key`, except the last one, must be "
                              f"equal. Received: value_shape={value_shape} and "
@@ -365,40 +347,43 @@ class MultiHeadAttention(Layer):
     value_dense = property(lambda self: self._value_dense)
     output_dense = property(lambda self: self._output_dense)
 
-    def __call__(self, query, value=None, key=None, attention_mask=None, query_mask=None,
-                 value_mask=None, key_mask=None, **kwargs):
-        if value is None and _is_packed(query, _MHA_SLOTS):   # a replayed functional node
-            return super().__call__(query, **kwargs)
-        if value is None:
-            raise TypeError(f"{self.name}: MultiHeadAttention needs `query` and `value`")
-        return super().__call__(_pack(_MHA_SLOTS, query=query, value=value, key=key,
-                                      attention_mask=attention_mask, query_mask=query_mask,
-                                      value_mask=value_mask, key_mask=key_mask), **kwargs)
-
-    def call(self, inputs, return_attention_scores=False, training=None, use_causal_mask=False):
-        inputs = _unpack(_MHA_SLOTS, inputs)
-        query, value = inputs["query"], inputs["value"]
-        key = inputs.get("key", value)
-        mask = self._attention_mask(query, value, inputs, use_causal_mask)
+    def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, return_attention_scores=False, training=None,
+             use_causal_mask=False):
+        key = value if key is None else key
+        # as Keras 3: the masks are handled here, at the level of the layer, so the inputs'
+        # own masks go (the query's is the output's)
+        query_mask = get_keras_mask(query)
+        for x in (query, value, key):
+            set_keras_mask(x, None)
+        mask = self._attention_mask(query, value, query_mask, value_mask, key_mask,
+                                    attention_mask, use_causal_mask)
         q, k, v = self._project(query, key, value)
         out, scores = self._compute_attention(q, k, v, mask, training)
         out = self._output_dense(out)
+        if query_mask is not None:
+            set_keras_mask(out, query_mask)
         return (out, scores) if return_attention_scores else out
 
     def _project(self, query, key, value):
         return self._query_dense(query), self._key_dense(key), self._value_dense(value)
 
-    def _attention_mask(self, query, value, inputs, use_causal_mask):
+    @staticmethod
+    def _attention_mask(query, value, query_mask, value_mask, key_mask, attention_mask,
+                        use_causal_mask):
+        """The (B, T, S) boolean mask: the query's mask as [B, T, 1], value's and key's as
+        [B, 1, S], the causal mask, and `attention_mask`, combined with AND (Keras's
+        `_compute_attention_mask`)."""
         mask = None
-        for name, axis in (("query_mask", -1), ("value_mask", -2), ("key_mask", -2)):
-            if name in inputs:
-                m = _array.expand_dims(_math.cast(inputs[name], _dt.bool), axis)
+        for m, axis in ((query_mask, -1), (value_mask, -2), (key_mask, -2)):
+            if m is not None:
+                m = _array.expand_dims(_math.cast(m, _dt.bool), axis)
                 mask = m if mask is None else _math.logical_and(mask, m)
         if use_causal_mask:
             m = _causal_mask(_array.shape(query)[1], _array.shape(value)[1])
             mask = m if mask is None else _math.logical_and(mask, m)
-        if "attention_mask" in inputs:
-            m = _math.cast(inputs["attention_mask"], _dt.bool)
+        if attention_mask is not None:
+            m = _math.cast(attention_mask, _dt.bool)
             mask = m if mask is None else _math.logical_and(m, mask)
         return mask
 
@@ -477,10 +462,8 @@ class GroupedQueryAttention(MultiHeadAttention):
         self.num_key_value_heads = num_key_value_heads
         self.num_repeats = num_query_heads // num_key_value_heads
 
-    def build(self, input_shape):
-        shapes = _unpack(_MHA_SLOTS, input_shape)
-        query_shape, value_shape = shapes["query"], shapes["value"]
-        key_shape = shapes.get("key", value_shape)
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
         self.feature_dim = query_shape[-1]
         kv_heads = (None, self.num_key_value_heads, self.head_dim)
 
@@ -499,6 +482,19 @@ class GroupedQueryAttention(MultiHeadAttention):
         self._output_dense = dense("bquh,uhm->bqm", (None, self.feature_dim), "m",
                                    "attention_output",
                                    (None, None, self.num_query_heads, self.head_dim))
+
+    def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, return_attention_scores=False, training=None,
+             use_causal_mask=False):
+        # as Keras 3's GroupedQueryAttention: the masks come as arguments (the inputs keep
+        # theirs), and the output takes the query's mask after the call
+        key = value if key is None else key
+        mask = self._attention_mask(query, value, query_mask, value_mask, key_mask,
+                                    attention_mask, use_causal_mask)
+        q, k, v = self._project(query, key, value)
+        out, scores = self._compute_attention(q, k, v, mask, training)
+        out = self._output_dense(out)
+        return (out, scores) if return_attention_scores else out
 
     def _project(self, query, key, value):
         q, k, v = super()._project(query, key, value)
@@ -536,7 +532,6 @@ class _BaseDenseAttention(Layer):
     def __init__(self, dropout=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.dropout, self.seed = float(dropout), seed
-        self.supports_masking = True
 
     def _validate(self, inputs, mask=None):
         if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
@@ -547,22 +542,13 @@ class _BaseDenseAttention(Layer):
             raise ValueError(f"{type(self).__name__} layer mask must be a list of length 2, "
                              f"namely [query_mask, value_mask]. Received: mask={mask}.")
 
-    def __call__(self, inputs, mask=None, **kwargs):
-        if _is_packed(inputs, _DENSE_SLOTS):   # a replayed functional node
-            return super().__call__(inputs, **kwargs)
+    def call(self, inputs, mask=None, training=False, return_attention_scores=False,
+             use_causal_mask=False):
         self._validate(inputs, mask)
-        packed = _pack(_DENSE_SLOTS, query=inputs[0], value=inputs[1],
-                       key=inputs[2] if len(inputs) > 2 else None,
-                       query_mask=mask[0] if mask else None,
-                       value_mask=mask[1] if mask else None)
-        return super().__call__(packed, **kwargs)
-
-    def call(self, inputs, training=False, return_attention_scores=False, use_causal_mask=False):
-        inputs = _unpack(_DENSE_SLOTS, inputs)
-        q, v = inputs["query"], inputs["value"]
-        k = inputs.get("key", v)
+        q, v = inputs[0], inputs[1]
+        k = inputs[2] if len(inputs) > 2 else v
+        q_mask, v_mask = (mask[0], mask[1]) if mask else (None, None)
         scores = self._calculate_scores(q, k)
-        v_mask = inputs.get("value_mask")
         if v_mask is not None:
             v_mask = _math.cast(v_mask, _dt.bool)
         if use_causal_mask:
@@ -579,11 +565,17 @@ class _BaseDenseAttention(Layer):
         if training and self.dropout > 0:
             used = _nn.dropout(weights, rate=self.dropout, seed=self.seed)
         out = _math.matmul(used, v)
-        q_mask = inputs.get("query_mask")
         if q_mask is not None:
             q_mask = _array.expand_dims(_math.cast(q_mask, _dt.bool), -1)
             out = _math.where(q_mask, out, _array.zeros_like(out))
         return (out, weights) if return_attention_scores else out
+
+    def compute_mask(self, inputs, mask=None):
+        """The query's mask, as Keras."""
+        self._validate(inputs, mask)
+        if mask is None or mask[0] is None:
+            return None
+        return mask[0]
 
     def get_config(self):
         return {**super().get_config(), "dropout": self.dropout, "seed": self.seed}

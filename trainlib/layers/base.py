@@ -18,6 +18,7 @@ KerasTensor never reaches an op (layers intercept it).
 import contextlib
 import functools
 import inspect
+import itertools
 import collections
 import os
 import warnings
@@ -27,7 +28,7 @@ import numpy as np
 from .. import constraints as constraints_module, initializers, mixed_precision, \
     regularizers as regularizers_module
 from ..graph import dtypes as _dt
-from ..graph.nest import flatten, pack_as
+from ..graph.nest import flatten, map_structure, pack_as
 from ..graph import autograph
 from ..graph.context import graph_scope, state
 from ..graph.op import convert_to_tensor
@@ -41,7 +42,8 @@ from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register",
-           "deserialize", "dtype_policy_config", "check_unsupported"]
+           "deserialize", "dtype_policy_config", "check_unsupported", "get_keras_mask",
+           "set_keras_mask"]
 
 _training_stack = []          # the training flag of the enclosing layer calls
 _REGISTRY = {}                # class name -> class, for from_config / deserialize
@@ -127,6 +129,64 @@ class KerasTensor:
 
 def _is_keras_tensor(x):
     return isinstance(x, KerasTensor)
+
+
+def _has_keras_tensor(args, kwargs):
+    if len(args) == 1 and not kwargs and is_tensor(args[0]):   # the common case, quickly
+        return False
+    if any(_is_keras_tensor(x) for x in flatten(args[0])):
+        return True
+    if len(args) == 1 and not kwargs:
+        return False
+    return any(_is_keras_tensor(x) for x in flatten((args[1:], kwargs)))
+
+
+def _is_tensor_argument(value):
+    """Whether a call argument counts as a tensor argument (Keras 3's CallSpec): a tensor, or a
+    non-empty list/tuple/dict of tensors (None allowed)."""
+    if is_tensor(value) or _is_keras_tensor(value):
+        return True
+    if isinstance(value, (list, tuple, dict)) and len(value) > 0:
+        leaves = flatten(value)
+        return all(x is None or is_tensor(x) or _is_keras_tensor(x) for x in leaves) and \
+            any(x is not None for x in leaves)
+    return False
+
+
+def _shape_params(build):
+    """The parameter names of a `build` method (bound)."""
+    try:
+        params = inspect.signature(build).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY, p.KEYWORD_ONLY))
+
+
+def get_keras_mask(x):
+    """The mask a layer attached to tensor `x` (its `_keras_mask`), or None."""
+    return getattr(x, "_keras_mask", None)
+
+
+def set_keras_mask(x, mask):
+    """Attaches `mask` to tensor `x` as its `_keras_mask` (None removes it); values that
+    cannot carry one (Python numbers, Variables) are left alone."""
+    try:
+        if mask is None:
+            if hasattr(x, "_keras_mask"):
+                del x._keras_mask
+        else:
+            x._keras_mask = mask
+    except (AttributeError, TypeError):
+        pass
+
+
+def _keep_mask(old, new):
+    """`new` (a converted `old`) with `old`'s mask."""
+    mask = get_keras_mask(old)
+    if mask is not None:
+        set_keras_mask(new, mask)
+    return new
 
 
 @contextlib.contextmanager
@@ -295,10 +355,16 @@ class Layer(Module):
                           stacklevel=_user_stacklevel())
         self._input_shape_arg = tuple(input_shape) if input_shape is not None else None
         try:
-            params = inspect.signature(self.call).parameters
+            self._call_signature = inspect.signature(self.call)
+            params = self._call_signature.parameters
         except (TypeError, ValueError):
-            params = {}
+            self._call_signature, params = None, {}
         self._call_takes_training = "training" in params
+        positional = [n for n, p in params.items()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._call_first_param = positional[0] if positional else None
+        # the mask arguments `__call__` fills in from the inputs' masks (Keras 3's protocol)
+        self._call_mask_params = frozenset(n for n in params if n == "mask" or n.endswith("_mask"))
         # as Keras: outside any training context, `training` takes the default of `call`
         # (True for the random preprocessing layers, so they augment in Dataset.map)
         default = params["training"].default if "training" in params else None
@@ -589,6 +655,68 @@ class Layer(Module):
         """The computation; the default returns the inputs."""
         return inputs
 
+    # -- masks (Keras 3's protocol: a mask travels as the `_keras_mask` of a tensor)
+    @property
+    def supports_masking(self):
+        """Whether the layer computes output masks with `compute_mask` (default: whether the
+        layer's class overrides `compute_mask`); a layer that does not support masking
+        drops an input's mask, with a warning."""
+        value = getattr(self, "_supports_masking", None)   # a class may set it too
+        if value is None:
+            return type(self).compute_mask is not Layer.compute_mask
+        return value
+
+    @supports_masking.setter
+    def supports_masking(self, value):
+        self.__dict__["_supports_masking"] = bool(value)
+
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the outputs: by default the mask the inputs came with.
+
+        Args:
+            inputs: the first argument of `call`.
+            previous_mask: the `mask` argument of the call, else the inputs' masks.
+        """
+        return previous_mask
+
+    def _set_mask_metadata(self, inputs, outputs, previous_mask):
+        flat_outputs = flatten(outputs)
+        if all(get_keras_mask(x) is not None for x in flat_outputs):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        for tensor, mask in zip(flat_outputs, flatten(masks)):
+            if mask is not None and get_keras_mask(tensor) is None:
+                set_keras_mask(tensor, mask)
+
+    def _populate_masks(self, args, kwargs):
+        """Fills in `call`'s mask arguments from the inputs' `_keras_mask`s, as Keras 3: with one
+        tensor argument its masks go to `mask`; with several, each argument `k`'s to `k_mask`
+        (where `call` takes them and the caller gave none). Returns the mask the outputs
+        inherit by default: `mask`, else the first argument's."""
+        if self._call_mask_params:
+            try:
+                arguments = self._call_signature.bind(*args, **kwargs).arguments
+            except TypeError:
+                arguments = None      # `call` itself will say what is wrong
+            if arguments is not None:
+                tensors = {name: value for name, value in arguments.items()
+                           if _is_tensor_argument(value)}
+                if len(tensors) == 1:
+                    if "mask" in self._call_mask_params and arguments.get("mask") is None:
+                        kwargs["mask"] = map_structure(get_keras_mask, next(iter(tensors.values())))
+                elif len(tensors) > 1:
+                    for name, value in tensors.items():
+                        if f"{name}_mask" in self._call_mask_params and \
+                                arguments.get(f"{name}_mask") is None:
+                            kwargs[f"{name}_mask"] = map_structure(get_keras_mask, value)
+        if kwargs.get("mask") is not None:
+            return kwargs["mask"]
+        if is_tensor(args[0]):
+            return getattr(args[0], "_keras_mask", None)
+        return map_structure(get_keras_mask, args[0])
+
     def compute_output_shape(self, input_shape):
         """The output shape for `input_shape`, found by tracing `call` symbolically."""
         with scratch_graph() as graph:
@@ -597,13 +725,28 @@ class Layer(Module):
         self._losses.clear()
         return tuple(out.shape)
 
-    def _maybe_build(self, args):
+    def _maybe_build(self, args, kwargs=None):
         if self.built:
             return
-        shapes = pack_as(args[0], [tuple(x.shape) if hasattr(x, "shape") else None
-                                   for x in flatten(args[0])])
-        # building creates Variables eagerly even while a tl.function traces
-        self.build(shapes)
+
+        def shapes_of(value):
+            return pack_as(value, [tuple(x.shape) if hasattr(x, "shape") else None
+                                   for x in flatten(value)])
+
+        shapes = shapes_of(args[0])
+        build_params = _shape_params(self.build)
+        if len(build_params) > 1 and self._call_signature is not None:
+            # as Keras: build(query_shape, value_shape) takes each tensor argument's shape
+            try:
+                arguments = self._call_signature.bind(*args, **(kwargs or {})).arguments
+            except TypeError:
+                arguments = {}
+            given = {f"{name}_shape": shapes_of(value) for name, value in arguments.items()
+                     if f"{name}_shape" in build_params and _is_tensor_argument(value)}
+            # building creates Variables eagerly even while a tl.function traces
+            self.build(**given)
+        else:
+            self.build(shapes)
         self._build_input_shape = shapes
         self.built = True
 
@@ -620,9 +763,29 @@ class Layer(Module):
             if is_tensor(x) and compute.is_floating and x.dtype is not compute and (
                     (x.dtype.is_floating and self.autocast) or
                     (x.dtype.is_integer and self._promotes_integer_inputs)):
-                x = _math.cast(x, compute)
+                x = _keep_mask(x, _math.cast(x, compute))
             out.append(x)
         return pack_as(value, out)
+
+    def _convert_arguments(self, args, kwargs):
+        """The call's arguments converted as Keras 3 converts them: the inputs by
+        `_convert_inputs`; in the other arguments, arrays become tensors and floating tensors
+        take the compute dtype (autocast). Masks stay with their tensors."""
+        first = self._convert_inputs(args[0])
+        if len(args) == 1 and not kwargs:
+            return (first,), kwargs
+        compute = self._dtype_policy._compute_dt
+
+        def convert(x):
+            if isinstance(x, (np.ndarray, np.generic)) and not isinstance(x, np.str_):
+                return convert_to_tensor(x)
+            if is_tensor(x) and self.autocast and compute.is_floating and \
+                    x.dtype.is_floating and x.dtype is not compute:
+                return _keep_mask(x, _math.cast(x, compute))
+            return x
+
+        rest = tuple(map_structure(convert, a) for a in args[1:])
+        return (first,) + rest, {k: map_structure(convert, v) for k, v in kwargs.items()}
 
     def _autocast_dtype(self):
         """The autocast scope `call` runs in, as Keras's: none for a layer that does not
@@ -639,13 +802,25 @@ class Layer(Module):
         return None, False
 
     def __call__(self, *args, **kwargs):
-        if not args and "inputs" in kwargs:
-            args = (kwargs.pop("inputs"),)
+        given = args, kwargs
+        if not args:   # the inputs by name: call(inputs=x), mha(query=q, value=v)
+            kwargs = dict(kwargs)
+            for name in (self._call_first_param, "inputs"):
+                if name is not None and name in kwargs:
+                    args = (kwargs.pop(name),)
+                    break
         if not args:
             raise TypeError(f"{self.name}: __call__ needs the inputs as first argument")
-        if any(_is_keras_tensor(x) for x in flatten(args[0])):
-            return self._symbolic_call(args, kwargs)
-        args = (self._convert_inputs(args[0]),) + tuple(args[1:])
+        if _has_keras_tensor(args, kwargs):
+            return self._symbolic_call(args, kwargs, given)
+        return self._call_on_values(args, kwargs)
+
+    def _call_on_values(self, args, kwargs, symbolic=False):
+        """`__call__` on tensors (eager, or symbolic while a graph traces): converts the
+        arguments, resolves `training`, fills in the masks, builds, calls, and attaches the
+        outputs' masks. `symbolic`: the tensors are placeholders standing for KerasTensors;
+        as Keras 3's, `call` sees their masks only as mask arguments."""
+        args, kwargs = self._convert_arguments(args, kwargs)
         training = kwargs.get("training")
         if training is None and _training_stack:
             training = _training_stack[-1]
@@ -654,14 +829,18 @@ class Layer(Module):
                 self._call_training_default
         else:
             kwargs.pop("training", None)
-        if not _training_stack:   # the outermost call: last call's add_loss losses go
+        previous_mask = self._populate_masks(args, kwargs)
+        if symbolic:
+            for x in flatten((args, kwargs)):
+                set_keras_mask(x, None)
+        if not _training_stack:  # the outermost call: last call's add_loss losses go
             self._clear_losses()
         call = self.call
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
         with name_scope(self.name, owner=self):
-            self._maybe_build(args)
+            self._maybe_build(args, kwargs)
             _training_stack.append(bool(training) if training is not None else False)
             try:
                 if change_scope:
@@ -671,9 +850,19 @@ class Layer(Module):
                     outputs = call(*args, **kwargs)
                 if self.activity_regularizer is not None:
                     self._add_activity_losses(outputs)
-                return outputs
             finally:
                 _training_stack.pop()
+        if previous_mask is None and type(self).compute_mask is Layer.compute_mask:
+            pass    # no mask came and none is made: nothing to attach or to warn about
+        elif self.supports_masking:
+            self._set_mask_metadata(args[0], outputs, previous_mask)
+        elif any(m is not None for m in flatten(previous_mask)):
+            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an "
+                          "input with a mask attached to it. However, this layer does not "
+                          "support masking and will therefore destroy the mask information. "
+                          "Downstream layers will not see the mask.", UserWarning,
+                          stacklevel=_user_stacklevel())
+        return outputs
 
     def _add_activity_losses(self, outputs):
         for output in flatten(outputs):
@@ -686,33 +875,48 @@ class Layer(Module):
                 loss = _math.divide_no_nan(loss, batch)
             self.add_loss(loss)
 
-    def _symbolic_call(self, args, kwargs):
-        """Calls the layer on KerasTensors: builds it, infers output specs, records the node."""
+    def _symbolic_call(self, args, kwargs, given=None):
+        """Calls the layer on KerasTensors (anywhere in its arguments): traces the call on
+        placeholders of their specs (masks included) in a scratch graph to learn the output
+        specs and masks, and records the node (with the arguments as `given`, as Keras
+        records them)."""
         kwargs = {k: v for k, v in kwargs.items() if k != "training"}
-        with name_scope(self.name, owner=self):
-            self._maybe_build(args)
+        masks_of = {}    # id(placeholder of a mask) -> the KerasTensor mask it stands for
         with scratch_graph() as graph:
-            leaves = flatten(args[0])
-            feeds = [placeholder_like(graph, x, f"x{i}") if _is_keras_tensor(x) else x
-                     for i, x in enumerate(leaves)]
+            count = itertools.count()
+
+            def feed(x):
+                if not _is_keras_tensor(x):
+                    return x
+                placeholder = placeholder_like(graph, x, f"x{next(count)}")
+                mask = getattr(x, "_keras_mask", None)
+                if _is_keras_tensor(mask):
+                    mask_placeholder = placeholder_like(graph, mask, f"mask{next(count)}")
+                    masks_of[id(mask_placeholder)] = mask
+                    set_keras_mask(placeholder, mask_placeholder)
+                return placeholder
+
+            feed_args = tuple(map_structure(feed, a) for a in args)
+            feed_kwargs = {k: map_structure(feed, v) for k, v in kwargs.items()}
             if self._call_takes_training:
-                kwargs_call = dict(kwargs, training=False)
-            else:
-                kwargs_call = kwargs
+                feed_kwargs["training"] = False
             _training_stack.append(False)
-            scope_dtype, change_scope = self._autocast_dtype()
             try:
-                feeds = flatten(self._convert_inputs(pack_as(args[0], feeds)))
-                with name_scope(self.name, owner=self), \
-                        (autocast_scope(scope_dtype) if change_scope else contextlib.nullcontext()):
-                    out = self.call(pack_as(args[0], feeds), *args[1:], **kwargs_call)
+                out = self._call_on_values(feed_args, feed_kwargs, symbolic=True)
             finally:
                 _training_stack.pop()
                 # the scratch graph's add_loss tensors must not outlive it
                 self._clear_losses()
-        node = Node(self, args, kwargs)
-        kts = [KerasTensor(t.shape, t.dtype, node=node, index=i)
-               for i, t in enumerate(flatten(out))]
+        node_args, node_kwargs = given if given is not None else (args, kwargs)
+        node = Node(self, tuple(node_args),
+                    {k: v for k, v in node_kwargs.items() if k != "training"})
+        kts = []
+        for i, t in enumerate(flatten(out)):
+            kt = KerasTensor(t.shape, t.dtype, node=node, index=i)
+            mask = get_keras_mask(t)
+            if mask is not None:
+                kt._keras_mask = masks_of.get(id(mask)) or KerasTensor(mask.shape, mask.dtype)
+            kts.append(kt)
         node.outputs = pack_as(out, kts)
         if "_first_node" not in self.__dict__:
             self._first_node = node

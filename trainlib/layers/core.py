@@ -34,6 +34,8 @@ class Dense(Layer):
         TensorShape([2, 3])
     """
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
@@ -92,6 +94,8 @@ class Dense(Layer):
 class Activation(Layer):
     """Applies an activation function (a function or a Keras name)."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -132,6 +136,8 @@ class Dropout(Layer):
         seed: a seed for the draws.
     """
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= rate <= 1:
@@ -158,6 +164,8 @@ class Embedding(Layer):
         input_dim: vocabulary size.
         output_dim: embedding size.
         embeddings_initializer: default "uniform" (Keras's RandomUniform(-0.05, 0.05)).
+        mask_zero: index 0 is padding: the output's mask (`_keras_mask`, read by the RNN,
+            pooling and attention layers downstream) is False there.
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
@@ -171,14 +179,14 @@ class Embedding(Layer):
                           DeprecationWarning, stacklevel=2)
             kwargs.setdefault("input_shape", (input_length,))
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        check_unsupported(self, mask_zero=(mask_zero, False), weights=(weights, None),
-                          lora_rank=(lora_rank, None),
+        check_unsupported(self, weights=(weights, None), lora_rank=(lora_rank, None),
                           quantization_config=(quantization_config, None))
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.autocast = False   # indices, not values: never cast to the compute dtype
+        self.mask_zero = bool(mask_zero)
 
     def build(self, input_shape=None):
         self.embeddings = self.add_weight(name="embeddings",
@@ -192,10 +200,16 @@ class Embedding(Layer):
             inputs = _math.cast(inputs, _dt.int32)
         return _array.gather(self.embeddings, inputs)
 
+    def compute_mask(self, inputs, mask=None):
+        """With `mask_zero=True`, False where the index is 0 (padding); else None."""
+        if not self.mask_zero:
+            return None
+        return _math.not_equal(inputs, _math.cast(0, inputs.dtype))
+
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
-                "mask_zero": False, "quantization_config": None}
+                "mask_zero": self.mask_zero, "quantization_config": None}

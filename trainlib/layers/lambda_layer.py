@@ -61,7 +61,8 @@ class Lambda(Layer):
     Args:
         function: the function; it may take `mask` and `training` keyword arguments.
         output_shape: accepted for Keras compatibility (shapes are inferred by tracing).
-        mask: accepted for Keras compatibility.
+        mask: the output's mask: a function `mask(inputs, previous_mask)` or a fixed value;
+            without it the layer does not support masking (an input's mask is dropped).
         arguments: extra keyword arguments passed to `function`.
 
     A lambda in a saved config is rebuilt only with `from_config(config, safe_mode=False)`.
@@ -79,12 +80,21 @@ class Lambda(Layer):
         self._output_shape_arg, self._mask_arg = output_shape, mask
         params = inspect.signature(function).parameters
         self._fn_training = "training" in params
+        self._fn_mask = "mask" in params
+        self.supports_masking = mask is not None
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, mask=None, training=None):
         kwargs = dict(self.arguments)
+        if self._fn_mask:
+            kwargs["mask"] = mask
         if self._fn_training:
             kwargs["training"] = training
         return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self._mask_arg):
+            return self._mask_arg(inputs, mask)
+        return self._mask_arg
 
     def get_config(self):
         return {**super().get_config(), "function": _dump(self.function),

@@ -8,18 +8,27 @@ rank-1 result becomes (batch, 1) as Keras's `batch_dot` makes it.
 """
 import functools
 
+from ..graph import dtypes as _dt
 from ..graph.ops import array as _array, math as _math
 
-from .base import Layer, register
+from .base import Layer, get_keras_mask, register, set_keras_mask
 
 __all__ = ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "Dot",
            "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot"]
 
 
 class Merge(Layer):
-    """Base of the merge layers: `call` takes a list of tensors."""
+    """Base of the merge layers: `call` takes a list of tensors; the output mask (inputs with
+    masks) is the OR of the inputs' masks, None where any input has none (as Keras)."""
 
     _min_inputs = 1
+    _supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        mask = _check_masks(inputs, mask)
+        if mask is None or any(m is None for m in mask):
+            return None
+        return functools.reduce(_math.logical_or, mask)
 
     def _check(self, inputs):
         if not isinstance(inputs, (list, tuple)):
@@ -37,6 +46,21 @@ class Merge(Layer):
         raise NotImplementedError
 
 
+def _check_masks(inputs, mask):
+    """`mask` (a list, one entry per input) checked as Keras checks it; None for no mask."""
+    if mask is None:
+        return None
+    if not isinstance(mask, (tuple, list)):
+        raise ValueError(f"`mask` should be a list. Received: mask={mask}")
+    if not isinstance(inputs, (tuple, list)):
+        raise ValueError(f"`inputs` should be a list. Received: inputs={inputs}")
+    if len(mask) != len(inputs):
+        raise ValueError(f"The lists `inputs` and `mask` should have the same length. Received: "
+                         f"inputs={inputs} of length {len(inputs)}, and mask={mask} of length "
+                         f"{len(mask)}")
+    return list(mask)
+
+
 def _elementwise(name, reduce, doc):
     def _merge(self, inputs):
         return reduce(inputs)
@@ -48,10 +72,61 @@ def _fold(op):
     return lambda xs: functools.reduce(op, xs)
 
 
+def _step_mask(x):
+    """x's (batch, steps) mask broadcast to x's shape, or None."""
+    mask = get_keras_mask(x)
+    if mask is None:
+        return None
+    return _array.broadcast_to(_array.expand_dims(mask, -1), _array.shape(x))
+
+
+def _masked_extremum(op):
+    """Keras's max/min merge under masks: a masked entry takes the other operand's value (there
+    is no identity element); the output is masked where every input is."""
+    def merge(inputs):
+        output = output_mask = None
+        for x in inputs:
+            mask = _step_mask(x)
+            if output is None:
+                output, output_mask = x, mask
+                continue
+            if mask is not None:
+                x = _math.where(mask, x, output)
+            if output_mask is not None:
+                output = _math.where(output_mask, output, x)
+            output_mask = _math.logical_or(output_mask, mask) \
+                if mask is not None and output_mask is not None else None
+            output = op(output, x)
+        if output_mask is not None:
+            set_keras_mask(output, _math.reduce_any(output_mask, axis=-1))
+        return output
+    return merge
+
+
+def _masked_product(inputs):
+    """Keras's product under masks: masked entries count as 1; where every input is masked
+    (all inputs having masks) the output is 0 and masked."""
+    masks = [_step_mask(x) for x in inputs]
+    all_masked = all(m is not None for m in masks)
+    output = output_mask = None
+    for x, mask in zip(inputs, masks):
+        if mask is not None:
+            x = _math.where(mask, x, _array.ones_like(x))
+            if all_masked:
+                output_mask = mask if output_mask is None else _math.logical_or(output_mask, mask)
+        output = x if output is None else _math.multiply(output, x)
+    if all_masked:
+        output = _math.where(output_mask, output, _array.zeros_like(output))
+        set_keras_mask(output, _math.reduce_any(output_mask, axis=-1))
+    return output
+
+
 Add = _elementwise("Add", _fold(_math.add), "Sum of its inputs (broadcast), e.g. a residual join.")
-Multiply = _elementwise("Multiply", _fold(_math.multiply), "Elementwise product of its inputs.")
-Maximum = _elementwise("Maximum", _fold(_math.maximum), "Elementwise maximum of its inputs.")
-Minimum = _elementwise("Minimum", _fold(_math.minimum), "Elementwise minimum of its inputs.")
+Multiply = _elementwise("Multiply", _masked_product, "Elementwise product of its inputs.")
+Maximum = _elementwise("Maximum", _masked_extremum(_math.maximum),
+                       "Elementwise maximum of its inputs.")
+Minimum = _elementwise("Minimum", _masked_extremum(_math.minimum),
+                       "Elementwise minimum of its inputs.")
 Average = _elementwise("Average", lambda xs: functools.reduce(_math.add, xs) / len(xs),
                        "Elementwise mean of its inputs.")
 
@@ -82,6 +157,22 @@ class Concatenate(Merge):
                              f"for the concatenation axis. Received: input_shape="
                              f"{[tuple(x.shape) for x in inputs]}")
         return _array.concat(inputs, self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """The inputs' masks joined along `axis` (all-True for an input without one), then
+        reduced with any over the last axis, as Keras 3 does."""
+        mask = _check_masks(inputs, mask)
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                m = _array.ones_like(x, dtype=_dt.bool)
+            elif m.shape.rank < x.shape.rank:
+                m = _math.logical_or(_array.expand_dims(m, -1),
+                                     _array.zeros_like(x, dtype=_dt.bool))
+            masks.append(m)
+        return _math.reduce_any(_array.concat(masks, self.axis), axis=-1)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
@@ -135,6 +226,9 @@ class Dot(Merge):
         if self.normalize:
             x1, x2 = _l2_normalize(x1, axes[0]), _l2_normalize(x2, axes[1])
         return batch_dot(x1, x2, axes)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
     def get_config(self):
         return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}

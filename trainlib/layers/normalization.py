@@ -20,6 +20,8 @@ class _Normalization(Layer):
     regularizers and constraints, and float32 math under mixed precision (as Keras 3,
     float16 inputs are normalized in float32 and the result cast back)."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     _promotes_integer_inputs = True   # Keras's mean/variance ops promote integer inputs
 
     def _scale_and_shift_options(self, center, scale, beta_initializer, gamma_initializer,
@@ -117,15 +119,35 @@ class BatchNormalization(_Normalization):
         return _array.reshape(v, self._broadcast) if len(self._feature_axes) != 1 or \
             self._feature_axes[0] != len(self._broadcast) - 1 else v
 
-    def call(self, inputs, training=False):
-        return super().call(inputs, training=training)
+    def call(self, inputs, training=False, mask=None):
+        if mask is not None and mask.shape.rank is not None and inputs.shape.rank is not None \
+                and mask.shape.rank != inputs.shape.rank - 1:
+            raise ValueError("The mask provided should be one dimension less than the inputs. "
+                             f"Received: mask.shape={mask.shape}, inputs.shape={inputs.shape}")
+        return super().call(inputs, training=training, mask=mask)
 
-    def _normalize(self, inputs, training=False):
+    def _moments(self, inputs, mask):
+        """Batch mean and variance; with a mask (one dim less than the inputs), over the
+        unmasked positions only (Keras's weighted moments)."""
+        axes = self._reduction_axes
+        if mask is None:
+            mean = _math.reduce_mean(inputs, axis=axes)
+            return mean, _math.reduce_mean(_math.square(inputs - self._shaped(mean)), axis=axes)
+        keep = _array.broadcast_to(_array.expand_dims(_math.cast(mask, _dt.bool), -1),
+                                   _array.shape(inputs))
+        zeros = _array.zeros_like(inputs)
+        weights = _math.reduce_sum(_math.cast(keep, inputs.dtype), axis=axes, keepdims=True)
+        mean = _math.reduce_sum(_math.where(keep, inputs, zeros), axis=axes, keepdims=True) / \
+            (weights + 1e-7)
+        spread = _math.square(_math.where(keep, inputs - mean, zeros))
+        variance = _math.reduce_sum(spread, axis=axes, keepdims=True) / (weights + 1e-7)
+        shape = list(self.moving_mean.shape)
+        return _array.reshape(mean, shape), _array.reshape(variance, shape)
+
+    def _normalize(self, inputs, training=False, mask=None):
         # a frozen BatchNormalization runs in inference mode, as in Keras
         if training and self.trainable:
-            mean = _math.reduce_mean(inputs, axis=self._reduction_axes)
-            variance = _math.reduce_mean(_math.square(inputs - self._shaped(mean)),
-                                      axis=self._reduction_axes)
+            mean, variance = self._moments(inputs, mask)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))

@@ -5,7 +5,8 @@ Owns: their Keras 3 arguments (strides default to pool_size; `keepdims`;
 `data_format`, channels-first data transposed to channels last and back) and
 configs. The math is `tl.nn`'s pooling ops (one N-d kernel; 1-D as 2-D).
 """
-from ..graph.ops import math as _math, nn as _nn
+from ..graph import dtypes as _dt
+from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, register
 from .convolutional import (check_ndim, standardize_data_format, standardize_padding,
@@ -98,9 +99,31 @@ def _global(name, rank, reduce, doc):
         "_promotes_integer_inputs": reduce is _math.reduce_mean}))
 
 
-GlobalAveragePooling1D = _global("GlobalAveragePooling1D", 1, _math.reduce_mean,
-                                 "Mean over the time axis: (batch, steps, channels) -> "
-                                 "(batch, channels).")
+@register
+class GlobalAveragePooling1D(_GlobalPooling):
+    """Mean over the time axis: (batch, steps, channels) -> (batch, channels); with a mask
+    (batch, steps), the mean of the unmasked steps only (the mask ends here)."""
+
+    rank = 1
+    _reduce = staticmethod(_math.reduce_mean)
+    _promotes_integer_inputs = True     # Keras's mean of integers is floating
+    _supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        check_ndim(self, inputs.shape.rank, 3)
+        steps = 1 if self.data_format == "channels_last" else 2
+        keep = _math.cast(_array.expand_dims(mask, 2 if steps == 1 else 1), _dt.bool)
+        inputs = _math.where(keep, inputs, _array.zeros_like(inputs))
+        weights = _math.cast(keep, inputs.dtype)
+        return _math.reduce_sum(inputs, axis=steps, keepdims=self.keepdims) / \
+            _math.reduce_sum(weights, axis=steps, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
 GlobalMaxPooling1D = _global("GlobalMaxPooling1D", 1, _math.reduce_max,
                              "Max over the time axis: (batch, steps, channels) -> (batch, channels).")
 GlobalAveragePooling2D = _global("GlobalAveragePooling2D", 2, _math.reduce_mean,

@@ -1,4 +1,4 @@
-"""Preprocessing layers: Normalization (with adapt), Rescaling, CenterCrop, RandomFlip,
+"""Preprocessing layers: Normalization (with adapt), Rescaling, RandomFlip,
 RandomBrightness, RandomContrast, CategoryEncoding, Discretization, IntegerLookup.
 
 Owns: Keras 3's arguments, weights and formulas for these layers. Invariant: `call` is
@@ -15,7 +15,7 @@ from ..graph.ops import array as _array, math as _math, random as _random
 
 from .base import Layer, register
 
-__all__ = ["Normalization", "Rescaling", "CenterCrop", "RandomFlip", "RandomBrightness",
+__all__ = ["Normalization", "Rescaling", "RandomFlip", "RandomBrightness",
            "RandomContrast", "CategoryEncoding", "Discretization", "IntegerLookup"]
 
 _EPSILON = 1e-7   # Keras's backend.epsilon()
@@ -54,6 +54,8 @@ class Normalization(Layer):
         >>> norm(np.array([[4.0]], np.float32)).numpy().tolist()
         [[3.0]]
     """
+
+    _supports_masking = True   # as Keras: the input's mask passes through
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
         super().__init__(**kwargs)
@@ -177,6 +179,8 @@ class Rescaling(Layer):
         [[2.0]]
     """
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
         self.scale, self.offset = scale, offset
@@ -208,40 +212,6 @@ def _data_format(data_format):
         raise ValueError("The `data_format` argument must be one of {'channels_first', "
                          f"'channels_last'}}. Received: data_format={data_format}")
     return data_format
-
-
-@register
-class CenterCrop(Layer):
-    """Crops the central `height` x `width` window of images (rank 3 or 4).
-
-    Inputs smaller than the target are an error here (Keras resizes them; image
-    resizing is left to the image ops).
-    """
-
-    def __init__(self, height, width, data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        self.height, self.width = int(height), int(width)
-        self.data_format = _data_format(data_format)
-
-    def call(self, inputs):
-        h_axis, w_axis = _image_axes(self, inputs.shape.rank)
-        h, w = inputs.shape[h_axis], inputs.shape[w_axis]
-        if h is None or w is None:
-            raise ValueError(f"{self.name}: CenterCrop needs known image sizes, got "
-                             f"{inputs.shape}")
-        if h < self.height or w < self.width:
-            raise ValueError(f"{self.name}: image {h}x{w} is smaller than the crop "
-                             f"{self.height}x{self.width} (resizing is not supported here)")
-        top, left = (h - self.height) // 2, (w - self.width) // 2
-        begin = [0] * inputs.shape.rank
-        size = [-1] * inputs.shape.rank
-        begin[h_axis], begin[w_axis] = top, left
-        size[h_axis], size[w_axis] = self.height, self.width
-        return _array.slice(inputs, begin, size)
-
-    def get_config(self):
-        return {**super().get_config(), "height": self.height, "width": self.width,
-                "data_format": self.data_format}
 
 
 _FLIP_MODES = ("horizontal", "vertical", "horizontal_and_vertical")
@@ -446,7 +416,10 @@ class Discretization(Layer):
 
     Args:
         bin_boundaries: a sorted list of boundaries (len + 1 buckets).
-        output_mode: "int" (default), "one_hot", "multi_hot" or "count".
+        num_bins: instead of boundaries, the number of buckets `adapt` finds (approximate
+            quantiles of the data, Keras's summaries).
+        epsilon: the precision of `adapt`'s quantiles (default 0.01).
+        output_mode: "int" (default, int32 indices), "one_hot", "multi_hot" or "count".
 
     Example:
         >>> tl.layers.Discretization([0.0, 1.0])(tl.constant([-1.0, 0.0, 0.5, 2.0])).numpy().tolist()
@@ -455,28 +428,55 @@ class Discretization(Layer):
 
     def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int",
                  sparse=False, dtype=None, name=None):
-        if dtype is None:
-            dtype = "int64" if output_mode == "int" else None
         super().__init__(name=name, dtype=dtype)
-        if num_bins is not None:
-            raise NotImplementedError("Discretization(num_bins=...) with adapt() is not supported; "
-                                      "pass bin_boundaries")
-        if bin_boundaries is None:
-            raise ValueError("Discretization needs `bin_boundaries`")
+        if num_bins is not None and num_bins < 0:
+            raise ValueError("`num_bins` must be greater than or equal to 0. Received: "
+                             f"`num_bins={num_bins}`")
+        if num_bins is not None and bin_boundaries is not None:
+            raise ValueError("Both `num_bins` and `bin_boundaries` should not be set. Received: "
+                             f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`")
+        if num_bins is None and bin_boundaries is None:
+            raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
         if output_mode not in ("int",) + _ENCODE_MODES:
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of "
                              f"{['int', *_ENCODE_MODES]}. Received: output_mode={output_mode}")
         if sparse:
             raise NotImplementedError("Discretization(sparse=True) is not supported")
-        self.bin_boundaries = [float(b) for b in bin_boundaries]
-        self.num_bins, self.epsilon, self.output_mode, self.sparse = None, epsilon, output_mode, False
+        self.bin_boundaries = None if bin_boundaries is None else \
+            [float(b) for b in bin_boundaries]
+        self.num_bins, self.epsilon, self.output_mode, self.sparse = \
+            num_bins, epsilon, output_mode, False
         self.autocast = False
+        self._summary = np.array([[], []], np.float32)
+
+    def adapt(self, data, steps=None):
+        """Sets `bin_boundaries` to `num_bins` approximate quantiles of `data` (an array, a
+        Dataset or an iterable of batches), as Keras 3 computes them.
+
+        Raises:
+            ValueError: for a layer made with `bin_boundaries`.
+        """
+        if self.num_bins is None:
+            raise ValueError("Cannot adapt a Discretization layer that has been initialized "
+                             "with `bin_boundaries`, use `num_bins` instead.")
+        self._summary = np.array([[], []], np.float32)
+        for i, batch in enumerate(_batches(data)):
+            if steps is not None and i >= steps:
+                break
+            self._summary = _merge_summaries(_summarize(batch.astype(np.float32), self.epsilon),
+                                             self._summary, self.epsilon)
+        self.bin_boundaries = _compress_summary(self._summary, 1.0 / self.num_bins)[0, :-1] \
+            .tolist()
 
     def call(self, inputs):
+        if self.bin_boundaries is None:
+            raise ValueError("You need to either pass the `bin_boundaries` argument at "
+                             "construction time or call `adapt(dataset)` before you can start "
+                             "using the `Discretization` layer.")
         x = inputs if inputs.dtype.is_floating else _math.cast(inputs, _dt.float32)
         flat = _array.reshape(x, [1, -1])
         bounds = _math.cast(_array.constant([self.bin_boundaries]), x.dtype)
-        idx = _array.searchsorted(bounds, flat, side="right", out_type=_dt.int64)
+        idx = _array.searchsorted(bounds, flat, side="right", out_type=_dt.int32)
         idx = _array.reshape(idx, _array.shape(x))
         if self.output_mode == "int":
             return idx
@@ -484,11 +484,48 @@ class Discretization(Layer):
                                 dtype=self.dtype_policy)(idx)
 
     def get_config(self):
-        config = super().get_config()
-        config.pop("trainable")   # as Keras 3: Discretization takes no trainable argument
-        return {**config, "bin_boundaries": self.bin_boundaries,
-                "num_bins": self.num_bins, "epsilon": self.epsilon,
-                "output_mode": self.output_mode, "sparse": self.sparse}
+        # as Keras 3: no trainable argument, and the dtype as a plain name
+        return {"bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
+                "epsilon": self.epsilon, "output_mode": self.output_mode,
+                "sparse": self.sparse, "name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        """A layer from `get_config`'s dict (an adapted layer keeps its boundaries)."""
+        config = dict(config)
+        boundaries = config.pop("bin_boundaries", None) if config.get("num_bins") is not None \
+            else None
+        layer = cls(**config)
+        if boundaries is not None:
+            layer.bin_boundaries = [float(b) for b in boundaries]
+        return layer
+
+
+def _summarize(values, epsilon):
+    """Keras's quantile summary of a batch: every step-th sorted value (step = n * epsilon,
+    at least 1) with weight step; a (2, k) array of values and weights."""
+    values = np.sort(values.reshape(-1))
+    step = max(values.size * epsilon, 1)
+    bounds = values[int(step - 1)::int(step)]
+    return np.stack([bounds, np.ones_like(bounds) * step])
+
+
+def _merge_summaries(first, second, epsilon):
+    merged = np.concatenate((first, second), axis=1)
+    return _compress_summary(np.take(merged, np.argsort(merged[0]), axis=1), epsilon)
+
+
+def _compress_summary(summary, epsilon):
+    """A summary reduced to about 1 / epsilon points by interpolating the cumulative weights."""
+    if summary.shape[1] * epsilon < 1:
+        return summary
+    percents = epsilon + np.arange(0.0, 1.0, epsilon)
+    cum_weights = summary[1].cumsum()
+    cum_percents = cum_weights / cum_weights[-1]
+    new_bins = np.interp(percents, cum_percents, summary[0])
+    cum_weights = np.interp(percents, cum_percents, cum_weights)
+    new_weights = cum_weights - np.concatenate((np.array([0]), cum_weights[:-1]))
+    return np.stack((new_bins, new_weights)).astype(np.float32)
 
 
 @register

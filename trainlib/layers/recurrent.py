@@ -13,6 +13,7 @@ With `go_backwards` the inputs are read from the last step and the output
 sequence stays in processing order, as Keras's.
 """
 from ..graph.autodiff import GradientTape, custom_gradient
+from ..graph.nest import flatten
 from ..graph.context import state as _context
 from ..graph.ops import array as _array, control_flow as _cf, math as _math
 from ..graph.op import apply, convert_to_tensor
@@ -54,14 +55,16 @@ def time_loop(step, inputs, states, mask=None, return_sequences=True, zero_outpu
         return_sequences: also return all outputs (T, B, units).
         zero_output_for_mask: masked steps output zeros in the sequence.
         unroll: a Python loop even while tracing (needs a static T).
-        output_size: size of one output (for the carried last output under a mask).
+        output_size: size of one output, or its shape (a tuple, for image outputs).
 
     Returns:
         (last output, outputs (T, B, units) or None, final states).
     """
     steps = inputs.shape[0]
-    if mask is not None:
-        mask = _array.expand_dims(mask, -1)       # (T, B, 1) broadcasts over the units
+    output_shape = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size]
+    if mask is not None:   # (T, B, 1, ...) broadcasts over the units (or the image)
+        mask = _array.reshape(mask, _array.concat([_array.shape(mask), [1] * len(output_shape)],
+                                                  0))
 
     def masked(t_mask, out, new_states, prev_out, old_states):
         new_states = [_math.where(t_mask, n, o) for n, o in zip(new_states, old_states)]
@@ -72,7 +75,7 @@ def time_loop(step, inputs, states, mask=None, return_sequences=True, zero_outpu
 
     def zero_output():
         batch = _array.shape(states[0])[0] if states else _array.shape(inputs)[1]
-        return _array.zeros(_array.stack([batch, output_size]), dtype=inputs.dtype)
+        return _array.zeros(_array.stack([batch, *output_shape]), dtype=inputs.dtype)
 
     if unroll or _context.graph is None:
         if steps is None:
@@ -112,12 +115,12 @@ def time_loop(step, inputs, states, mask=None, return_sequences=True, zero_outpu
         return (t + 1, *new_states, prev, *extra)
 
     # static dims stay known through the loop (the batch dim may be None while tracing)
-    prev0 = _array.ensure_shape(zero_output(), [inputs.shape[1], output_size])
+    prev0 = _array.ensure_shape(zero_output(), [inputs.shape[1], *output_shape])
     loop_vars = [_array.zeros([], dtype="int32"), *states, prev0]
     if return_sequences:
         buffer = _array.zeros(_array.concat([_array.reshape(count, [1]), _array.shape(prev0)], 0),
                               dtype=inputs.dtype)
-        loop_vars.append(_array.ensure_shape(buffer, [steps, inputs.shape[1], output_size]))
+        loop_vars.append(_array.ensure_shape(buffer, [steps, inputs.shape[1], *output_shape]))
     result = _cf.while_loop(cond, body, loop_vars,
                             maximum_iterations=steps if steps is not None else None)
     final_states = list(result[1:1 + n_states])
@@ -425,7 +428,7 @@ class RNN(Layer):
         projection for built-in cells) and `step(x_t, flat_states)` one step on it."""
         cell = self.cell
         structure = self.state_size
-        if isinstance(cell, (SimpleRNNCell, LSTMCell, GRUCell)):
+        if hasattr(cell, "projected_step"):   # built-in cells: the input projection hoisted
             weights = cell.step_weights()
 
             def step(x, flat_states):
@@ -477,7 +480,8 @@ class RNN(Layer):
                              f"{len(_nest_flatten(initial_state))} initial state tensor(s)")
         # static dims known to the loop even when the batch size is not
         initial_state = _nest_pack(initial_state, [
-            _array.ensure_shape(s, [sequences.shape[0], size]) if isinstance(size, int) else s
+            _array.ensure_shape(s, [sequences.shape[0], size])
+            if isinstance(size, int) and size > 0 else s
             for s, size in zip(_nest_flatten(initial_state), sizes)])
         self._make_masks(self.cell, sequences[:, 0], initial_state, training)
         try:
@@ -513,7 +517,7 @@ class RNN(Layer):
             for variable, value in zip(_nest_flatten(self.states), states):
                 variable.assign(value)
         if self.return_sequences:
-            output = _array.transpose(outputs, [1, 0, 2])
+            output = _array.transpose(outputs, [1, 0] + list(range(2, outputs.shape.rank)))
         else:
             output = last
         if self.return_state:
@@ -537,6 +541,17 @@ class RNN(Layer):
     def from_config(cls, config, custom_objects=None):
         """A new RNN from `get_config`'s dict (the cell deserialized by class name)."""
         return cls._from_config_custom(config, custom_objects)
+
+
+def cell_layer_config(layer, rnn_config):
+    """The config of an RNN layer made on one built-in cell, as Keras writes it: the RNN's
+    (`rnn_config`) without the cell, plus the cell's arguments."""
+    config = dict(rnn_config)
+    del config["cell"]
+    cell_config = layer.cell.get_config()
+    for key in ("name", "trainable", "dtype"):
+        cell_config.pop(key, None)
+    return {**config, **cell_config}
 
 
 _RNN_ARGS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll",
@@ -577,12 +592,7 @@ class _CellLayer(RNN):
         return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
 
     def get_config(self):
-        config = super().get_config()
-        del config["cell"]
-        cell_config = self.cell.get_config()
-        for key in ("name", "trainable", "dtype"):
-            cell_config.pop(key, None)
-        return {**config, **cell_config, "activity_regularizer": None}
+        return {**cell_layer_config(self, super().get_config()), "activity_regularizer": None}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -707,6 +717,19 @@ class Bidirectional(Layer):
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
         self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        """As Keras: the input mask for sequence outputs (one per direction without a
+        merge mode), None for last outputs and states."""
+        mask = flatten(mask)[0] if mask is not None else None
+        if self.return_sequences:
+            output_mask = mask if self.merge_mode else [mask, mask]
+        else:
+            output_mask = None if self.merge_mode else [None, None]
+        if self.return_state:
+            states = [None] * (2 * len(flatten(self.forward_layer.cell.state_size)))
+            return (output_mask if isinstance(output_mask, list) else [output_mask]) + states
+        return output_mask
 
     def build(self, sequences_shape, initial_state_shape=None):
         for rnn in (self.forward_layer, self.backward_layer):

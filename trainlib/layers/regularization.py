@@ -11,7 +11,7 @@ import math
 from .. import regularizers
 from ..graph.ops import array as _array, math as _math, nn as _nn, random as _random
 
-from .base import Layer, register
+from .base import Layer, register, set_keras_mask
 from .convolutional import standardize_data_format
 
 __all__ = ["GaussianNoise", "GaussianDropout", "SpatialDropout1D", "SpatialDropout2D",
@@ -28,6 +28,8 @@ def _check_rate(rate, name="rate"):
 @register
 class GaussianNoise(Layer):
     """Adds N(0, stddev) noise while training (identity otherwise)."""
+
+    _supports_masking = True   # as Keras: the input's mask passes through
 
     def __init__(self, stddev, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -51,6 +53,8 @@ class GaussianNoise(Layer):
 class GaussianDropout(Layer):
     """Multiplies by N(1, sqrt(rate / (1 - rate))) noise while training."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, rate, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.rate = _check_rate(rate)
@@ -68,6 +72,7 @@ class GaussianDropout(Layer):
 
 
 class _SpatialDropout(Layer):
+    _supports_masking = True   # as Keras: the input's mask passes through
     rank = 1
 
     def __init__(self, rate, seed=None, name=None, dtype=None, data_format=None):
@@ -122,6 +127,8 @@ class ActivityRegularization(Layer):
     """Returns its inputs and adds l1 * sum(|x|) + l2 * sum(x**2) (over the batch size) to
     the layer's losses, as an activity regularizer."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
         self.l1, self.l2 = l1, l2
@@ -136,19 +143,29 @@ class ActivityRegularization(Layer):
 class Identity(Layer):
     """Returns its inputs unchanged."""
 
+    _supports_masking = True   # as Keras: the input's mask passes through
+
 
 @register
 class Masking(Layer):
-    """Zeroes the timesteps whose features all equal `mask_value` (Keras's output)."""
+    """Zeroes the timesteps whose features all equal `mask_value` and masks them: the
+    output's mask (batch, steps) is False there, for the layers downstream (RNNs, pooling,
+    attention, losses) to skip them."""
 
     def __init__(self, mask_value=0.0, **kwargs):
         super().__init__(**kwargs)
         self.mask_value = mask_value
 
     def call(self, inputs):
-        keep = _math.reduce_any(_math.not_equal(inputs, _math.cast(self.mask_value, inputs.dtype)),
-                             axis=-1, keepdims=True)
-        return inputs * _math.cast(keep, inputs.dtype)
+        keep = self.compute_mask(inputs)
+        outputs = inputs * _math.cast(_array.expand_dims(keep, -1), inputs.dtype)
+        set_keras_mask(outputs, keep)   # as Keras: the mask is set inside call
+        return outputs
+
+    def compute_mask(self, inputs, mask=None):
+        """True at the timesteps with some feature other than `mask_value`: (batch, steps)."""
+        return _math.reduce_any(_math.not_equal(inputs, _math.cast(self.mask_value,
+                                                                   inputs.dtype)), axis=-1)
 
     def get_config(self):
         return {**super().get_config(), "mask_value": self.mask_value}

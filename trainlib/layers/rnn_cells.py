@@ -279,12 +279,17 @@ class LSTMCell(_DropoutCell):
 
     def gates(self, x, m, states):
         """The step after its one matmul `m` (h_prev @ recurrent_kernel): (h, [h, c])."""
-        z_i, z_f, z_c, z_o = _array.split(x + m, 4, axis=-1)
+        z = x + m
+        z_i, z_f, z_c, z_o = _array.split(z, 4, axis=-1)
         c_prev = states[1]
-        i = self.recurrent_activation(z_i)
-        f = self.recurrent_activation(z_f)
+        if self.recurrent_activation is activations.sigmoid:
+            # one kernel for the three gates (its c quarter unused): per-call cost dominates
+            # at these sizes, forwards and in the backward loop's recomputation
+            i, f, _, o = _array.split(activations.sigmoid(z), 4, axis=-1)
+        else:
+            i, f, o = (self.recurrent_activation(v) for v in (z_i, z_f, z_o))
         c = f * c_prev + i * self.activation(z_c)
-        h = self.recurrent_activation(z_o) * self.activation(c)
+        h = o * self.activation(c)
         return h, [h, c]
 
     def get_config(self):

@@ -7,7 +7,7 @@ Keras 3's `keras.models.clone_model` does.
 Invariant: the clone shares no layer or Variable with the original (unless
 `clone_function` returns the original layer); its weights are freshly initialized.
 """
-from ..graph.nest import flatten, pack_as
+from ..graph.nest import flatten, map_structure, pack_as
 from ..layers.base import Input, InputLayer, KerasTensor
 from .functional import Functional
 from .sequential import Sequential
@@ -87,12 +87,15 @@ def _clone_functional(model, input_tensors, clone, call_function):
         if id(layer) not in cloned:
             cloned[id(layer)] = clone(layer)
         new_layer = cloned[id(layer)]
-        args = pack_as(node.args, [values[id(a)] if isinstance(a, KerasTensor) else a
-                                   for a in flatten(node.args)])
+        def value_of(a):
+            return values[id(a)] if isinstance(a, KerasTensor) else a
+
+        args = tuple(map_structure(value_of, a) for a in node.args)
+        kwargs = {k: map_structure(value_of, v) for k, v in node.kwargs.items()}
         if call_function is not None:
-            out = call_function(new_layer, *args, **node.kwargs)
+            out = call_function(new_layer, *args, **kwargs)
         else:
-            out = new_layer(*args, **node.kwargs)
+            out = new_layer(*args, **kwargs)
         for old, new in zip(flatten(node.outputs), flatten(out)):
             values[id(old)] = new
     inputs = pack_as(model._inputs_struct, new_inputs)

@@ -8,9 +8,9 @@ input layers first, then each layer once in call order (the operations that
 operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
-from ..graph.nest import flatten, pack_as
+from ..graph.nest import flatten, map_structure, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
-from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, set_keras_mask
 from ..saving.object_registration import all_custom_objects
 from ..saving.serialization_lib import serialize_keras_object as serialize
 
@@ -36,7 +36,7 @@ def _topological_nodes(inputs, outputs):
         if id(node) in visiting:
             raise ValueError("The layer graph has a cycle")
         visiting.add(id(node))
-        for x in flatten(node.args):
+        for x in flatten((node.args, node.kwargs)):
             if isinstance(x, KerasTensor):
                 visit(x)
         visiting.discard(id(node))
@@ -73,7 +73,7 @@ def _keras_layer_order(inputs, outputs):
         in_progress.add(key)
         parents[key] = []
         if kt.node is not None:
-            for x in flatten(kt.node.args):
+            for x in flatten((kt.node.args, kt.node.kwargs)):
                 if isinstance(x, KerasTensor):
                     if not (x.node is not None and id(x) in input_ids):
                         parents[key].append(key_of(x))
@@ -163,21 +163,28 @@ class Functional(Model):
             return [inputs[n] for n in names]
         return flatten(inputs)
 
-    def call(self, inputs, training=False):
+    def call(self, inputs, training=False, mask=None):
         leaves = self._standardize_inputs(inputs)
+        if mask is not None:    # as Keras: given masks travel on the inputs
+            for x, m in zip(leaves, flatten(mask)):
+                if m is not None:
+                    set_keras_mask(x, m)
         if len(leaves) != len(self._flat_inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self._flat_inputs)} input(s), got "
                              f"{len(leaves)}")
         values = {id(kt): x for kt, x in zip(self._flat_inputs, leaves)}
+        def value_of(a):
+            return values[id(a)] if isinstance(a, KerasTensor) else a
+
         for node in self._nodes:
-            args = pack_as(node.args, [values[id(a)] if isinstance(a, KerasTensor) else a
-                                       for a in flatten(node.args)])
-            out = node.layer(*args, **node.kwargs)
+            args = tuple(map_structure(value_of, a) for a in node.args)
+            kwargs = {k: map_structure(value_of, v) for k, v in node.kwargs.items()}
+            out = node.layer(*args, **kwargs)
             for kt, value in zip(flatten(node.outputs), flatten(out)):
                 values[id(kt)] = value
         return pack_as(self._outputs_struct, [values[id(kt)] for kt in self._flat_outputs])
 
-    def _maybe_build(self, args):
+    def _maybe_build(self, args, kwargs=None):
         pass
 
     # -- config: layers, and for each call which (layer, call, output) tensors feed it
@@ -194,12 +201,22 @@ class Functional(Model):
                 return [kt.layer.name, 0, 0]
             return [kt.node.layer.name, calls_of[kt.node.layer.name].index(kt.node), kt.index]
 
+        def encode(value):
+            # as Keras 3 writes call arguments: tensors by their history, anywhere in them
+            if isinstance(value, KerasTensor):
+                return {"class_name": "__keras_tensor__",
+                        "config": {"shape": list(value.shape), "dtype": value.dtype,
+                                   "keras_history": ref(value)}}
+            if isinstance(value, (list, tuple)):
+                return [encode(v) for v in value]
+            if isinstance(value, dict):
+                return {k: encode(v) for k, v in value.items()}
+            return value
+
         layer_configs = []
         for layer in self._layers:
-            inbound = [{"args": [ref(a) if isinstance(a, KerasTensor) else None
-                                 for a in flatten(n.args[0])],
-                        "nested": isinstance(n.args[0], (list, tuple)),
-                        "kwargs": n.kwargs} for n in calls_of.get(layer.name, [])]
+            inbound = [{"args": encode(list(n.args)), "kwargs": encode(n.kwargs)}
+                       for n in calls_of.get(layer.name, [])]
             layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
         def structure(struct, flat):
             # as Keras: a dict of named tensors is kept as a dict, in flatten (sorted-key) order
@@ -235,6 +252,15 @@ def functional_from_config(cls, config, custom_objects=None):
             return layer.output
         return flatten(produced[(name, call)])[index]
 
+    def decode(value):
+        if isinstance(value, dict):
+            if value.get("class_name") == "__keras_tensor__":
+                return tensor(value["config"]["keras_history"])
+            return {k: decode(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [decode(v) for v in value]
+        return value
+
     pending = [(c["name"], i, n) for c in config["layers"] for i, n in
                enumerate(c["inbound_nodes"])]
     while pending:
@@ -242,10 +268,14 @@ def functional_from_config(cls, config, custom_objects=None):
         for item in list(pending):
             name, i, n = item
             try:
-                args = [tensor(r) if r is not None else None for r in n["args"]]
+                if "nested" in n:    # the form trainlib wrote before Keras's: refs of args[0]
+                    args = [tensor(r) if r is not None else None for r in n["args"]]
+                    args, kwargs = ((args if n["nested"] else args[0]),), n["kwargs"]
+                else:
+                    args, kwargs = decode(n["args"]), decode(n.get("kwargs", {}))
             except KeyError:
                 continue
-            produced[(name, i)] = made[name](args if n["nested"] else args[0], **n["kwargs"])
+            produced[(name, i)] = made[name](*args, **kwargs)
             pending.remove(item)
             progress = True
         if not progress:

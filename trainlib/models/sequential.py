@@ -151,7 +151,7 @@ class Sequential(Model):
             x = layer(x, training=training)
         return x
 
-    def _maybe_build(self, args):
+    def _maybe_build(self, args, kwargs=None):
         if not self.built:
             self.build(tuple(args[0].shape))
 
