@@ -177,7 +177,7 @@ def test_hashing_buckets_are_farmhash_of_the_decimal_text():
     np.testing.assert_array_equal(hot, [np.isin(np.arange(6), row) for row in expected])
     traced = tl.function(lambda v: tl.layers.Hashing(num_bins=6)(v))(ints)
     np.testing.assert_array_equal(traced.numpy(), out)
-    with pytest.raises(NotImplementedError, match="salt"):
-        tl.layers.Hashing(4, salt=1)
+    salted = tl.layers.Hashing(6, salt=1)(ints).numpy()   # the keyed (SipHash) hash
+    assert salted.shape == out.shape and salted.max() <= 5
     with pytest.raises(ValueError, match="num_bins"):
         tl.layers.Hashing(0)
