@@ -270,8 +270,15 @@ class Dataset:
                     group = []
             if group and not drop_remainder:
                 yield _stack(group)
-        return Dataset(make, self._batched_card(batch_size, drop_remainder),
-                       self._batched_spec(batch_size, drop_remainder))
+        return self._batched(make, batch_size, drop_remainder)
+
+    def _batched(self, make, batch_size, drop_remainder):
+        """The batched Dataset iterating `make`, knowing its batch size as tf.data's
+        BatchDataset does (`_batch_size`, which Keras's split_dataset reads)."""
+        batched = Dataset(make, self._batched_card(batch_size, drop_remainder),
+                          self._batched_spec(batch_size, drop_remainder))
+        batched._batch_size = int(batch_size)
+        return batched
 
     def _batched_card(self, batch_size, drop_remainder):
         n = self._card
@@ -819,8 +826,7 @@ class _Sliced(Dataset):
                 else:
                     picked = rows[start:start + batch_size]
                     yield _pack(arrays, [a[picked] for a in leaves])
-        return Dataset(make, self._batched_card(batch_size, drop_remainder),
-                       self._batched_spec(batch_size, drop_remainder))
+        return self._batched(make, batch_size, drop_remainder)
 
     _order = None  # a function giving each pass's row order (shuffled datasets only)
 
