@@ -282,7 +282,8 @@ def _png(pixels):
 
 def image(name, data, step=None, max_outputs=3, description=None):
     """Writes up to `max_outputs` images of `data` ([k, height, width, channels], channels
-    1, 2, 3 or 4; floats in [0, 1] are scaled to 0..255, as tf.summary.image) as PNGs."""
+    1, 2, 3 or 4; floats in [0, 1] become x * 255.5 truncated into 0..255, as
+    tf.summary.image's convert_image_dtype) as PNGs."""
     def encode(values):
         from tensorboard.plugins.image import metadata  # noqa: PLC0415
         array = np.asarray(values)
@@ -290,7 +291,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
             raise ValueError(f"tl.summary.image {name!r}: expected [k, height, width, channels]"
                              f" with 1-4 channels, got shape {array.shape}")
         if array.dtype.kind == "f":
-            array = np.clip(np.floor(array.astype(np.float64) * 255.0 + 0.5), 0, 255)
+            array = np.clip(array.astype(np.float64) * 255.5, 0, 255)  # convert_image_dtype
         array = array.astype(np.uint8)[:max_outputs]
         encoded = [str(array.shape[2]).encode(), str(array.shape[1]).encode()]
         encoded += [_png(one) for one in array]
