@@ -14,7 +14,6 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
-import os
 import types
 import warnings
 
@@ -636,55 +635,6 @@ class TextLineDataset(Dataset):
                         out[()] = line.rstrip(b"\n").rstrip(b"\r")
                         yield out
         super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
-
-
-def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
-                                batch_size=32, max_length=None, shuffle=True, seed=None,
-                                validation_split=None, subset=None, follow_links=False,
-                                verbose=True):
-    """A Dataset of (text, label) batches from `directory/<class>/*.txt`, as Keras's
-    `text_dataset_from_directory`: classes are the sub-folders in sorted order, labels their
-    indices (`label_mode` "int", "categorical", "binary" or None); the result has
-    `class_names`. Files are read in class order, sorted by name, then shuffled with `seed`
-    (Keras's own order is not reproduced). `validation_split` with `subset` ("training",
-    "validation") keeps the first or the last part.
-    """
-    if labels != "inferred":
-        raise NotImplementedError("text_dataset_from_directory takes labels='inferred' only")
-    found = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
-    names = list(class_names) if class_names is not None else found
-    paths, targets = [], []
-    for index, name in enumerate(names):
-        folder = os.path.join(directory, name)
-        for root, _, files in sorted(os.walk(folder, followlinks=follow_links)):
-            for f in sorted(files):
-                if f.lower().endswith(".txt"):
-                    paths.append(os.path.join(root, f))
-                    targets.append(index)
-    if verbose:
-        print(f"Found {len(paths)} files belonging to {len(names)} classes.")
-    order = np.arange(len(paths))
-    if shuffle:
-        np.random.RandomState(1337 if seed is None else seed).shuffle(order)
-    if validation_split:
-        cut = len(order) - int(validation_split * len(order))
-        order = order[:cut] if subset == "training" else order[cut:]
-    texts = []
-    for i in order:
-        with open(paths[i], "rb") as f:
-            data = f.read()
-        texts.append(data[:max_length] if max_length else data)
-    y = np.asarray([targets[i] for i in order], np.int32)
-    if label_mode == "categorical":
-        y = np.eye(len(names), dtype=np.float32)[y]
-    elif label_mode == "binary":
-        y = y.astype(np.float32)[:, None]
-    x = np.empty(len(texts), dtype=object)
-    x[:] = texts
-    ds = Dataset.from_tensor_slices(x if label_mode is None else (x, y))
-    ds = ds.batch(batch_size) if batch_size is not None else ds
-    ds.class_names = names
-    return ds
 
 
 class _GraphIterator:

@@ -1,14 +1,14 @@
 """Keras 3's dataset builders over `tl.data.Dataset`: `timeseries_dataset_from_array`,
-`image_dataset_from_directory` and `split_dataset`.
+`image_dataset_from_directory`, `text_dataset_from_directory` and `split_dataset`.
 
 Owns: the windows of a time series (start positions, strides, sampling rate, targets) as
-Keras computes them; indexing an image folder in Keras's order (classes = sorted
+Keras computes them; indexing a folder of images or texts in Keras's order (classes = sorted
 sub-folders, files sorted per folder, then one `np.random.RandomState(seed)` shuffle of the
 paths and the same shuffle of the labels, so a given seed selects the same files and the same
 validation split as Keras); images decoded lazily with Pillow (an optional extra: without it
 a clear ImportError names the install) and resized by `tl.image.resize` (TensorFlow's
-kernels, as Keras on TensorFlow); splitting a dataset in two as Keras's sizes rules say.
-(`text_dataset_from_directory` lives in `data.py`.)
+kernels, as Keras on TensorFlow); text files read lazily as string elements; splitting a
+dataset in two as Keras's sizes rules say.
 """
 import os
 import random
@@ -21,7 +21,8 @@ from .graph import tensor as tensor_lib
 from .graph import nest
 from .graph.ops import image as image_ops
 
-__all__ = ["timeseries_dataset_from_array", "image_dataset_from_directory", "split_dataset"]
+__all__ = ["timeseries_dataset_from_array", "image_dataset_from_directory",
+           "text_dataset_from_directory", "split_dataset"]
 
 IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian",
@@ -91,7 +92,8 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     return ds.shuffle(1024, seed=seed) if shuffle else ds
 
 
-def _index_directory(directory, labels, class_names, shuffle, seed, follow_links, verbose):
+def _index_directory(directory, labels, class_names, shuffle, seed, follow_links, verbose,
+                     formats=IMAGE_FORMATS):
     """(file paths, labels or None, class names) in Keras's order."""
     if labels == "inferred":
         subdirs = [d for d in sorted(os.listdir(directory))
@@ -111,7 +113,7 @@ def _index_directory(directory, labels, class_names, shuffle, seed, follow_links
         walk = sorted(os.walk(folder, followlinks=follow_links), key=lambda w: w[0])
         for root, _, files in walk:
             for fname in sorted(files):
-                if fname.lower().endswith(IMAGE_FORMATS):
+                if fname.lower().endswith(formats):
                     names.append(os.path.join(os.path.basename(folder),
                                               os.path.relpath(os.path.join(root, fname), folder)))
                     found.append(index)
@@ -152,6 +154,70 @@ def _split(paths, labels, validation_split, subset):
     else:
         raise ValueError(f'`subset` must be either "training" or "validation", received: {subset}')
     return paths[part], (None if labels is None else labels[part])
+
+
+def _check_labels(labels, label_mode, class_names, kind):
+    """Keras's checks of `labels`/`label_mode`/`class_names`; (labels, label_mode), both None
+    when either is."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(
+                "`labels` argument should be a list/tuple of integer labels, of the same size as "
+                f"the number of {kind} files in the target directory. If you wish to infer the "
+                'labels from the subdirectory names in the target directory, pass `labels="infer'
+                'red"`. If you wish to get a dataset that only contains the files (no labels), '
+                f"pass `labels=None`. Received: labels={labels}")
+        if class_names:
+            raise ValueError('You can only pass `class_names` if `labels="inferred"`. Received: '
+                             f"labels={labels}, and class_names={class_names}")
+    if label_mode not in ("int", "categorical", "binary", None):
+        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", '
+                         f"or None. Received: label_mode={label_mode}")
+    if labels is None or label_mode is None:
+        return None, None
+    return labels, label_mode
+
+
+def _check_split(validation_split, subset, shuffle, seed):
+    if validation_split and not 0 < validation_split < 1:
+        raise ValueError(f"`validation_split` must be between 0 and 1, received: "
+                         f"{validation_split}")
+    if (validation_split or subset) and not (validation_split and subset):
+        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
+    if subset not in ("training", "validation", "both", None):
+        raise ValueError('`subset` must be either "training", "validation" or "both", '
+                         f"received: {subset}")
+    if validation_split and shuffle and seed is None:
+        raise ValueError(
+            "If using `validation_split` and shuffling the data, you must provide a `seed` "
+            "argument, to make sure that there is no overlap between the training and "
+            "validation subset.")
+
+
+def _targets(labels, label_mode, num_classes):
+    """Labels as Keras encodes them: int32, one-hot float32, or float32 [n, 1]; None."""
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[labels]
+    if label_mode == "binary":
+        return np.asarray(labels, np.float32)[:, None]
+    if label_mode == "int":
+        return np.asarray(labels, np.int32)
+    return None
+
+
+def _lazy_dataset(paths, targets, element_spec, load, shuffled, batch_size, seed):
+    """A Dataset reading `load(path)` (with its target) when iterated, shuffled in a buffer and
+    batched as Keras's builders do."""
+    spec = element_spec if targets is None else \
+        (element_spec, tensor_lib.TensorSpec(targets.shape[1:], dtypes.as_dtype(targets.dtype)))
+
+    def make():
+        for i, path in enumerate(paths):
+            yield load(path) if targets is None else (load(path), targets[i])
+    ds = Dataset(make, len(paths), spec)
+    if shuffled:
+        ds = ds.shuffle(batch_size * 8 if batch_size is not None else 1024, seed=seed)
+    return ds.batch(batch_size) if batch_size is not None else ds
 
 
 def _pil_image():
@@ -214,22 +280,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         >>> train, val = keras.utils.image_dataset_from_directory(
         ...     "flowers", validation_split=0.2, subset="both", seed=1, image_size=(64, 64))
     """
-    if labels not in ("inferred", None):
-        if not isinstance(labels, (list, tuple)):
-            raise ValueError(
-                "`labels` argument should be a list/tuple of integer labels, of the same size as "
-                "the number of image files in the target directory. If you wish to infer the "
-                'labels from the subdirectory names in the target directory, pass `labels="infer'
-                'red"`. If you wish to get a dataset that only contains images (no labels), pass '
-                f"`labels=None`. Received: labels={labels}")
-        if class_names:
-            raise ValueError('You can only pass `class_names` if `labels="inferred"`. Received: '
-                             f"labels={labels}, and class_names={class_names}")
-    if label_mode not in ("int", "categorical", "binary", None):
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", '
-                         f"or None. Received: label_mode={label_mode}")
-    if labels is None or label_mode is None:
-        labels = label_mode = None
+    labels, label_mode = _check_labels(labels, label_mode, class_names, "image")
     if color_mode not in _CHANNELS:
         raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
                          f"Received: color_mode={color_mode}")
@@ -248,19 +299,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     if data_format not in (None, "channels_last", "channels_first"):
         raise ValueError('`data_format` must be "channels_last" or "channels_first", got '
                          f"{data_format!r}")
-    if validation_split and not 0 < validation_split < 1:
-        raise ValueError(f"`validation_split` must be between 0 and 1, received: "
-                         f"{validation_split}")
-    if (validation_split or subset) and not (validation_split and subset):
-        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
-    if subset not in ("training", "validation", "both", None):
-        raise ValueError('`subset` must be either "training", "validation" or "both", '
-                         f"received: {subset}")
-    if validation_split and shuffle and seed is None:
-        raise ValueError(
-            "If using `validation_split` and shuffling the data, you must provide a `seed` "
-            "argument, to make sure that there is no overlap between the training and "
-            "validation subset.")
+    _check_split(validation_split, subset, shuffle, seed)
     _pil_image()  # fail now, naming the install, not at the first batch
     if seed is None:
         seed = np.random.randint(1e6)
@@ -280,28 +319,12 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
             raise ValueError(f"No images found in directory {directory}. Allowed formats: "
                              f"{IMAGE_FORMATS}")
         part_paths = list(part_paths)
-        if label_mode == "categorical":
-            targets = np.eye(num_classes, dtype=np.float32)[part_labels]
-        elif label_mode == "binary":
-            targets = np.asarray(part_labels, np.float32)[:, None]
-        elif label_mode == "int":
-            targets = np.asarray(part_labels, np.int32)
-        else:
-            targets = None
-        image_spec = tensor_lib.TensorSpec(shape, dtypes.float32)
-        spec = image_spec if targets is None else \
-            (image_spec, tensor_lib.TensorSpec(targets.shape[1:], dtypes.as_dtype(targets.dtype)))
-
-        def make():
-            for i, path in enumerate(part_paths):
-                pixels = _load_image(path, size, color_mode, interpolation, crop_to_aspect_ratio,
-                                     pad_to_aspect_ratio, channels_first)
-                yield pixels if targets is None else (pixels, targets[i])
-        ds = Dataset(make, len(part_paths), spec)
-        if shuffled:
-            ds = ds.shuffle(batch_size * 8 if batch_size is not None else 1024, seed=seed)
-        if batch_size is not None:
-            ds = ds.batch(batch_size)
+        ds = _lazy_dataset(
+            part_paths, _targets(part_labels, label_mode, num_classes),
+            tensor_lib.TensorSpec(shape, dtypes.float32),
+            lambda path: _load_image(path, size, color_mode, interpolation,
+                                     crop_to_aspect_ratio, pad_to_aspect_ratio, channels_first),
+            shuffled, batch_size, seed)
         ds.class_names = class_names
         ds.file_paths = part_paths
         return ds
@@ -310,6 +333,57 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         train = _split(paths, labels, validation_split, "training")
         val = _split(paths, labels, validation_split, "validation")
         return [build(*train, shuffle), build(*val, False)]
+    return build(*_split(paths, labels, validation_split, subset), shuffle)
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                class_names=None, batch_size=32, max_length=None, shuffle=True,
+                                seed=None, validation_split=None, subset=None, follow_links=False,
+                                verbose=True):
+    """A Dataset of (texts, labels) batches from `directory/<class>/*.txt`, as Keras 3's.
+
+    Classes are the sorted sub-folders (or `class_names`); labels "int" (int32),
+    "categorical", "binary" or None. Each element is a file's bytes as a scalar string (cut
+    to `max_length` bytes), read when iterated. The file order, the `seed` shuffle and
+    `validation_split`/`subset` ("training", "validation", "both") pick the same files as
+    Keras. The result has `class_names`.
+
+    Example:
+        >>> train = keras.utils.text_dataset_from_directory("reviews", seed=1,
+        ...                                                 validation_split=0.2,
+        ...                                                 subset="training")
+    """
+    labels, label_mode = _check_labels(labels, label_mode, class_names, "text")
+    _check_split(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, labels, class_names = _index_directory(directory, labels, class_names, shuffle, seed,
+                                                  follow_links, verbose, formats=(".txt",))
+    if label_mode == "binary" and len(class_names) != 2:
+        raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 '
+                         f"class_names. Received: class_names={class_names}")
+    num_classes = len(class_names) if class_names else 0
+
+    def read(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        out = np.empty((), dtype=object)
+        out[()] = data[:max_length] if max_length is not None else data
+        return out
+
+    def build(part_paths, part_labels, shuffled):
+        if not part_paths:
+            raise ValueError(f"No text files found in directory {directory}. Allowed format: "
+                             ".txt")
+        ds = _lazy_dataset(list(part_paths), _targets(part_labels, label_mode, num_classes),
+                           tensor_lib.TensorSpec([], dtypes.string), read, shuffled,
+                           batch_size, seed)
+        ds.class_names = class_names
+        return ds
+
+    if subset == "both":
+        return [build(*_split(paths, labels, validation_split, "training"), shuffle),
+                build(*_split(paths, labels, validation_split, "validation"), False)]
     return build(*_split(paths, labels, validation_split, subset), shuffle)
 
 

@@ -137,3 +137,22 @@ def test_image_dataset_equal_keras(tmp_path):
         kwargs = dict(seed=3, validation_split=0.4, subset=subset, verbose=False)
         assert (utils.image_dataset_from_directory(tmp_path, **kwargs).file_paths ==
                 keras.utils.image_dataset_from_directory(tmp_path, **kwargs).file_paths)
+
+
+def test_text_dataset_split_equal_keras(tmp_path):
+    for label in ("neg", "pos", "mixed"):
+        os.makedirs(tmp_path / label / "more")
+        for i in range(4):
+            where = tmp_path / label / ("more" if i == 3 else "") / f"{i}.txt"
+            where.write_text(f"{label} review number {i}")
+    kwargs = dict(seed=4, validation_split=0.3, subset="both", verbose=False, max_length=12,
+                  label_mode="categorical", batch_size=3)
+    ours = utils.text_dataset_from_directory(tmp_path, **kwargs)
+    theirs = keras.utils.text_dataset_from_directory(str(tmp_path), **kwargs)
+    assert ours[0].class_names == theirs[0].class_names
+    # the validation part is not shuffled again: its order is Keras's
+    got = [(x.numpy().tolist(), y.numpy().tolist()) for x, y in ours[1]]
+    want = [(x.numpy().tolist(), y.numpy().tolist()) for x, y in theirs[1]]
+    assert got == want
+    train = sorted(t for x, _ in ours[0] for t in x.numpy().tolist())
+    assert train == sorted(t for x, _ in theirs[0] for t in x.numpy().tolist())
