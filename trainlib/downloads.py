@@ -10,6 +10,7 @@ warning naming it, as Keras's filters do. Behaviour and paths follow Keras 3.15'
 """
 import hashlib
 import os
+import shutil
 import tarfile
 import tempfile
 import urllib.error
@@ -142,7 +143,6 @@ def extract_archive(file_path, path=".", archive_format="auto"):
                 if os.path.isfile(path):
                     os.remove(path)
                 else:
-                    import shutil  # noqa: PLC0415 -- only on a failed extraction
                     shutil.rmtree(path)
             raise
         return True
