@@ -141,3 +141,12 @@ def test_image_dataset_without_pillow_names_the_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match="pip install pillow"):
         utils.image_dataset_from_directory(tmp_path)
+
+
+def test_format_argument_as_keras(tmp_path):
+    assert len(list(utils.timeseries_dataset_from_array(np.arange(6), None, 2,
+                                                        format="tf"))) == 1
+    with pytest.raises(NotImplementedError, match="grain"):
+        utils.text_dataset_from_directory(tmp_path, format="grain")
+    with pytest.raises(ValueError, match="format"):
+        utils.image_dataset_from_directory(tmp_path, format="torch")

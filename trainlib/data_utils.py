@@ -30,6 +30,15 @@ _INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczo
 _CHANNELS = {"rgb": 3, "rgba": 4, "grayscale": 1}
 
 
+def _check_format(format):  # noqa: A002 -- Keras's argument name
+    """Keras's `format` argument: "tf" gives a tl.data.Dataset; "grain" is not available."""
+    if format not in ("tf", "grain"):
+        raise ValueError(f'`format` should be either "tf" or "grain". Received: format={format}')
+    if format == "grain":
+        raise NotImplementedError('format="grain" is not supported: trainlib returns a '
+                                  'tl.data.Dataset (format="tf")')
+
+
 def _check_range(name, value, length, low=0, strict_low=False):
     if strict_low and value <= low or not strict_low and value < low:
         raise ValueError(f"`{name}` must be {'higher than' if strict_low else 'at least'} {low}. "
@@ -41,7 +50,7 @@ def _check_range(name, value, length, low=0, strict_low=False):
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
                                   sampling_rate=1, batch_size=128, shuffle=False, seed=None,
-                                  start_index=None, end_index=None):
+                                  start_index=None, end_index=None, format="tf"):
     """Sliding windows over `data` as a Dataset of batches, as Keras 3's.
 
     Window i holds `data[start_index + p_i + k * sampling_rate]` for k < sequence_length, with
@@ -56,6 +65,7 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
         >>> next(iter(ds)).numpy().tolist()
         [[0, 1, 2], [1, 2, 3]]
     """
+    _check_format(format)
     length = len(data)
     if start_index:
         _check_range("start_index", start_index, length)
@@ -265,7 +275,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                  image_size=(256, 256), shuffle=True, seed=None,
                                  validation_split=None, subset=None, interpolation="bilinear",
                                  follow_links=False, crop_to_aspect_ratio=False,
-                                 pad_to_aspect_ratio=False, data_format=None, verbose=True):
+                                 pad_to_aspect_ratio=False, data_format=None, verbose=True,
+                                 format="tf"):
     """A Dataset of (images, labels) batches from `directory/<class>/*.{png,jpg,...}`, as
     Keras 3's.
 
@@ -281,6 +292,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         ...     "flowers", validation_split=0.2, subset="both", seed=1, image_size=(64, 64))
     """
     labels, label_mode = _check_labels(labels, label_mode, class_names, "image")
+    _check_format(format)
     if color_mode not in _CHANNELS:
         raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
                          f"Received: color_mode={color_mode}")
@@ -339,7 +351,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                 class_names=None, batch_size=32, max_length=None, shuffle=True,
                                 seed=None, validation_split=None, subset=None, follow_links=False,
-                                verbose=True):
+                                verbose=True, format="tf"):
     """A Dataset of (texts, labels) batches from `directory/<class>/*.txt`, as Keras 3's.
 
     Classes are the sorted sub-folders (or `class_names`); labels "int" (int32),
@@ -354,6 +366,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         ...                                                 subset="training")
     """
     labels, label_mode = _check_labels(labels, label_mode, class_names, "text")
+    _check_format(format)
     _check_split(validation_split, subset, shuffle, seed)
     if seed is None:
         seed = np.random.randint(1e6)
