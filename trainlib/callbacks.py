@@ -6,12 +6,16 @@ per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
 `model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
 TerminateOnNaN, LambdaCallback. Invariant: logs are dicts of Python floats.
 """
+import contextlib
 import csv
 import math
 import os
 import sys
+import time
 
 import numpy as np
+
+from . import summary as summary_lib
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger",
@@ -527,3 +531,194 @@ class LambdaCallback(Callback):
         for name, fn in hooks.items():
             if fn is not None:
                 setattr(self, name, fn)
+
+
+__all__ += ["TensorBoard"]
+
+
+class TensorBoard(Callback):
+    """Logs training to TensorBoard through `tl.summary`, as Keras 3's callback: event files in
+    `log_dir/train` and `log_dir/validation`.
+
+    Per epoch: `epoch_<metric>` scalars (train logs and the learning rate in train/, the
+    `val_` logs without their prefix in validation/); with `update_freq` "batch" or N, also
+    `batch_<metric>` every N train batches (step = the global batch count); after `evaluate`
+    in fit, `evaluation_<metric>_vs_iterations` at the optimizer's iteration count; with
+    `histogram_freq` N, a histogram of every weight (`<weight path>/histogram`) every N
+    epochs (and `/image` summaries when `write_images`); with `write_graph`, the model's
+    config as Keras's "keras" summary and the traced train step's graph. Needs the
+    `tensorboard` package. `profile_batch` and embeddings are accepted only when off.
+
+    Example:
+        >>> model.fit(x, y, epochs=3, callbacks=[tl.callbacks.TensorBoard("logs", update_freq=10)])
+    """
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0,
+                 embeddings_freq=0, embeddings_metadata=None):
+        super().__init__()
+        if profile_batch or embeddings_freq:
+            raise ValueError("TensorBoard: profile_batch and embeddings_freq are not supported "
+                             f"by trainlib (got profile_batch={profile_batch!r}, "
+                             f"embeddings_freq={embeddings_freq!r}); pass 0")
+        if update_freq not in ("batch", "epoch") and not (isinstance(update_freq, int)
+                                                          and update_freq > 0):
+            raise ValueError(f'TensorBoard: update_freq must be "batch", "epoch" or a positive '
+                             f"int, got {update_freq!r}")
+        self.log_dir = str(log_dir)
+        self.histogram_freq = histogram_freq
+        self.write_graph = write_graph
+        self.write_images = write_images
+        self.write_steps_per_second = write_steps_per_second
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self._global_train_batch = self._global_test_batch = 0
+        self._writers = {}
+        self._pushed = []
+        self._should_write_graph = False
+
+    def _writer(self, kind):
+        if kind not in self._writers:
+            folder = "train" if kind == "train" else "validation"
+            self._writers[kind] = summary_lib.create_file_writer(
+                os.path.join(self.log_dir, folder))
+        return self._writers[kind]
+
+    def set_model(self, model):
+        super().set_model(model)
+        self._writers = {}
+        self._should_write_graph = bool(self.write_graph)
+        if self.write_graph and type(model).__name__ in ("Functional", "Sequential"):
+            self._write_model_config()
+
+    def _write_model_config(self):
+        try:
+            config = self.model.to_json()
+        except Exception as e:  # noqa: BLE001 -- as Keras: a model that cannot say its config
+            import warnings  # noqa: PLC0415
+            warnings.warn(f"Model failed to serialize as JSON. Ignoring... {e}", stacklevel=2)
+            return
+        meta = summary_lib.plugin_metadata("graph_keras_model", b"1")
+        with self._writer("train").as_default():
+            summary_lib.write("keras", np.array(config.encode(), dtype=object), step=0,
+                              metadata=meta)
+
+    def _push(self, kind, step):
+        if self.update_freq == "epoch":
+            return
+        stack = contextlib.ExitStack()
+        stack.enter_context(self._writer(kind).as_default(step))
+        stack.enter_context(summary_lib.record_if(lambda: step % self.update_freq == 0))
+        self._pushed.append(stack)
+
+    def _pop(self):
+        if self.update_freq != "epoch" and self._pushed:
+            self._pushed.pop().close()
+
+    def on_train_begin(self, logs=None):
+        self._global_train_batch = 0
+        self._push("train", 0)
+
+    def on_train_end(self, logs=None):
+        self._pop()
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+
+    def on_test_begin(self, logs=None):
+        self._push("val", self._global_test_batch)
+
+    def on_test_end(self, logs=None):
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None and hasattr(optimizer, "iterations") and logs:
+            with self._writer("val").as_default():
+                for name, value in logs.items():
+                    summary_lib.scalar(f"evaluation_{name}_vs_iterations", value,
+                                       step=int(optimizer.iterations.numpy()))
+        self._pop()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self.update_freq != "epoch":
+            self._pop()
+            self._push("train", self._global_train_batch)
+        if self.write_steps_per_second:
+            self._batch_start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._should_write_graph:
+            self._should_write_graph = False
+            fn = getattr(self.model, "train_function", None)
+            if fn is not None and hasattr(fn, "_concrete_functions") and fn._concrete_functions():
+                with self._writer("train").as_default():
+                    summary_lib.graph(fn)
+        if self.update_freq == "epoch":
+            return
+        if self.write_steps_per_second:
+            summary_lib.scalar("batch_steps_per_second",
+                               1.0 / max(time.perf_counter() - self._batch_start, 1e-12),
+                               step=self._global_train_batch)
+        if isinstance(logs, dict):
+            for name, value in logs.items():
+                summary_lib.scalar(f"batch_{name}", value, step=self._global_train_batch)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._global_test_batch += 1
+        if self.update_freq != "epoch":
+            self._pop()
+            self._push("val", self._global_test_batch)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.write_steps_per_second:
+            self._epoch_start = time.perf_counter()
+            self._epoch_iterations = int(self.model.optimizer.iterations.numpy())
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._log_epoch(epoch, logs or {})
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            self._log_weights(epoch)
+
+    def _log_epoch(self, epoch, logs):
+        if not logs:
+            return
+        train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+        optimizer = getattr(self.model, "optimizer", None)
+        optimizer = getattr(optimizer, "inner_optimizer", optimizer)
+        if optimizer is not None and hasattr(optimizer, "learning_rate"):
+            train["learning_rate"] = float(np.asarray(optimizer.learning_rate))
+        if self.write_steps_per_second:
+            done = int(self.model.optimizer.iterations.numpy()) - self._epoch_iterations
+            train["steps_per_second"] = done / max(time.perf_counter() - self._epoch_start, 1e-12)
+        for kind, values in (("train", train), ("val", val)):
+            if values:
+                with self._writer(kind).as_default():
+                    for name, value in values.items():
+                        summary_lib.scalar(f"epoch_{name}", value, step=epoch)
+
+    def _log_weights(self, epoch):
+        with self._writer("train").as_default():
+            for layer in self.model.layers:
+                for weight in layer.weights:
+                    name = weight.path.replace(":", "_")
+                    summary_lib.histogram(f"{name}/histogram", weight, step=epoch)
+                    if self.write_images:
+                        image = _weight_image(np.asarray(weight.numpy()))
+                        if image is not None:
+                            summary_lib.image(f"{name}/image", image, step=epoch)
+        self._writer("train").flush()
+
+
+def _weight_image(w):
+    """A weight as [k, height, width, 1] for an image summary, as Keras's callback lays
+    it out (None for shapes it does not draw)."""
+    w = np.squeeze(w)
+    if w.ndim == 1:
+        w = w.reshape(1, w.shape[0], 1, 1)
+    elif w.ndim == 2:
+        if w.shape[0] > w.shape[1]:
+            w = w.T
+        w = w.reshape(1, w.shape[0], w.shape[1], 1)
+    elif w.ndim == 3:
+        w = np.transpose(w, (2, 0, 1))
+        w = w.reshape(w.shape[0], w.shape[1], w.shape[2], 1)
+    return w if w.ndim == 4 and w.shape[-1] in (1, 3, 4) else None

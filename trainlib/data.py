@@ -17,7 +17,6 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
-import os
 import types
 import warnings
 
@@ -326,8 +325,15 @@ class Dataset:
                     group = []
             if group and not drop_remainder:
                 yield _stack(group, source)
-        return Dataset(make, self._batched_card(batch_size, drop_remainder),
-                       self._batched_spec(batch_size, drop_remainder))
+        return self._batched(make, batch_size, drop_remainder)
+
+    def _batched(self, make, batch_size, drop_remainder):
+        """The batched Dataset iterating `make`, knowing its batch size as tf.data's
+        BatchDataset does (`_batch_size`, which Keras's split_dataset reads)."""
+        batched = Dataset(make, self._batched_card(batch_size, drop_remainder),
+                          self._batched_spec(batch_size, drop_remainder))
+        batched._batch_size = int(batch_size)
+        return batched
 
     def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=dtypes.int64,
                      name=None):
@@ -707,55 +713,6 @@ class TextLineDataset(Dataset):
         super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
 
 
-def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
-                                batch_size=32, max_length=None, shuffle=True, seed=None,
-                                validation_split=None, subset=None, follow_links=False,
-                                verbose=True):
-    """A Dataset of (text, label) batches from `directory/<class>/*.txt`, as Keras's
-    `text_dataset_from_directory`: classes are the sub-folders in sorted order, labels their
-    indices (`label_mode` "int", "categorical", "binary" or None); the result has
-    `class_names`. Files are read in class order, sorted by name, then shuffled with `seed`
-    (Keras's own order is not reproduced). `validation_split` with `subset` ("training",
-    "validation") keeps the first or the last part.
-    """
-    if labels != "inferred":
-        raise NotImplementedError("text_dataset_from_directory takes labels='inferred' only")
-    found = sorted(d for d in os.listdir(directory) if os.path.isdir(os.path.join(directory, d)))
-    names = list(class_names) if class_names is not None else found
-    paths, targets = [], []
-    for index, name in enumerate(names):
-        folder = os.path.join(directory, name)
-        for root, _, files in sorted(os.walk(folder, followlinks=follow_links)):
-            for f in sorted(files):
-                if f.lower().endswith(".txt"):
-                    paths.append(os.path.join(root, f))
-                    targets.append(index)
-    if verbose:
-        print(f"Found {len(paths)} files belonging to {len(names)} classes.")
-    order = np.arange(len(paths))
-    if shuffle:
-        np.random.RandomState(1337 if seed is None else seed).shuffle(order)
-    if validation_split:
-        cut = len(order) - int(validation_split * len(order))
-        order = order[:cut] if subset == "training" else order[cut:]
-    texts = []
-    for i in order:
-        with open(paths[i], "rb") as f:
-            data = f.read()
-        texts.append(data[:max_length] if max_length else data)
-    y = np.asarray([targets[i] for i in order], np.int32)
-    if label_mode == "categorical":
-        y = np.eye(len(names), dtype=np.float32)[y]
-    elif label_mode == "binary":
-        y = y.astype(np.float32)[:, None]
-    x = np.empty(len(texts), dtype=object)
-    x[:] = texts
-    ds = Dataset.from_tensor_slices(x if label_mode is None else (x, y))
-    ds = ds.batch(batch_size) if batch_size is not None else ds
-    ds.class_names = names
-    return ds
-
-
 class _GraphIterator:
     """`iter(dataset)` inside a traced Function: a symbolic iterator made at every call."""
 
@@ -912,8 +869,7 @@ class _Sliced(Dataset):
                 else:
                     picked = rows[start:start + batch_size]
                     yield _pack(arrays, [_take_rows(a, picked) for a in leaves])
-        return Dataset(make, self._batched_card(batch_size, drop_remainder),
-                       self._batched_spec(batch_size, drop_remainder))
+        return self._batched(make, batch_size, drop_remainder)
 
     _order = None  # a function giving each pass's row order (shuffled datasets only)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 from .graph.ops import random as tl_random
-from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
+from .data_utils import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",

@@ -10,7 +10,9 @@ import trainlib.keras as keras
 SUBMODULES = ["activations", "callbacks", "constraints", "initializers", "layers", "losses",
               "metrics", "mixed_precision", "models", "optimizers", "optimizers.schedules",
               "regularizers", "saving", "utils", "ops", "ops.numpy", "ops.nn", "ops.linalg",
-              "ops.image", "random"]
+              "ops.image", "random", "datasets", "datasets.mnist", "datasets.fashion_mnist",
+              "datasets.cifar10", "datasets.cifar100", "datasets.imdb", "datasets.reuters",
+              "datasets.boston_housing"]
 TOP_LEVEL = ["Input", "Layer", "Model", "Sequential", "Variable", "KerasTensor", "Loss", "Metric",
              "Optimizer", "Regularizer", "Initializer", "DTypePolicy", "FloatDTypePolicy"]
 # module imports and engine helpers that must never leak into a public module
