@@ -9,9 +9,10 @@ operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
-from ..layers import operators  # noqa: F401 -- registers the operations configs may name
+from ..layers import attention, operators  # operators: registers the operations configs name
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 from ..saving.object_registration import all_custom_objects
+from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 
 from ..trainers.trainer import Trainer
 from .model import Model
@@ -179,7 +180,7 @@ class Functional(Model):
     def _maybe_build(self, args):
         pass
 
-    # -- config: layers, and for each call which (layer, call, output) tensors feed it
+    # -- config: Keras 3's: layers, and for each call the arguments, KerasTensors by history
     def get_config(self):
         calls_of = {}
         for n in self._nodes:
@@ -188,70 +189,201 @@ class Functional(Model):
         def ref(kt):
             if isinstance(kt.layer, InputLayer) and kt.node is None:
                 return [kt.layer.name, 0, 0]
-            return [kt.node.layer.name, calls_of[kt.node.layer.name].index(kt.node), kt.index]
+            layer = kt.node.layer
+            # as Keras: a nested functional model's node 0 is its own input-to-output node
+            offset = 1 if isinstance(layer, Functional) else 0
+            return [layer.name, calls_of[layer.name].index(kt.node) + offset, kt.index]
+
+        def tensor(x):
+            if isinstance(x, KerasTensor):
+                return {"class_name": "__keras_tensor__",
+                        "config": {"shape": list(x.shape) if x.shape is not None else None,
+                                   "dtype": x.dtype, "keras_history": ref(x)}}
+            if isinstance(x, (list, tuple)):
+                return [tensor(v) for v in x]
+            if isinstance(x, dict):
+                return {k: tensor(v) for k, v in x.items()}
+            return serialize_keras_object(x)
 
         layer_configs = []
         for layer in self._layers:
-            inbound = [{"args": [ref(a) if isinstance(a, KerasTensor) else None
-                                 for a in flatten(n.args[0])],
-                        "nested": isinstance(n.args[0], (list, tuple)),
-                        "kwargs": n.kwargs} for n in calls_of.get(layer.name, [])]
-            layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
-        def structure(struct, flat):
-            # as Keras: a dict of named tensors is kept as a dict, in flatten (sorted-key) order
+            inbound = []
+            for n in calls_of.get(layer.name, []):
+                args, kwargs = _keras_call_arguments(n)
+                inbound.append({"args": tensor(list(args)), "kwargs": tensor(kwargs)})
+            config = serialize(layer)
+            if getattr(layer, "_is_operation", False):   # operands travel as call arguments
+                config["config"] = {"name": layer.name}
+                config.pop("build_config", None)
+            layer_configs.append({**config, "name": layer.name, "inbound_nodes": inbound})
+
+        def structure(struct):
+            # as Keras: the refs keep the structure of the inputs and outputs (a single tensor
+            # is one ref, a dict of named tensors a dict)
+            if isinstance(struct, KerasTensor):
+                return ref(struct)
             if isinstance(struct, dict):
-                return {k: ref(t) for k, t in zip(sorted(struct), flat)}
-            return [ref(t) for t in flat]
+                return {k: structure(v) for k, v in struct.items()}
+            return [structure(v) for v in struct]
 
         return {"name": self.name, "trainable": self.trainable, "layers": layer_configs,
-                "input_layers": structure(self._inputs_struct, self._flat_inputs),
-                "output_layers": structure(self._outputs_struct, self._flat_outputs),
-                "single_input": not isinstance(self._inputs_struct, (list, tuple, dict)),
-                "single_output": not isinstance(self._outputs_struct, (list, tuple, dict))}
+                "input_layers": structure(self._inputs_struct),
+                "output_layers": structure(self._outputs_struct)}
 
     @classmethod
     def _from_config_custom(cls, config, custom_objects):
         return cls.from_config(config, custom_objects)
 
 
+def _keras_call_arguments(node):
+    """(args, kwargs) of a node as Keras 3 records the call: an operation's operands as
+    positional arguments (`Add()(a, b)`, `Multiply()(x, 2)`, `GetItem()(x, key)`)."""
+    layer = node.layer
+    args, kwargs = list(node.args), dict(node.kwargs)
+    first = args[0] if args else None
+    if isinstance(layer, attention.MultiHeadAttention) and \
+            attention._is_packed(first, attention._MHA_SLOTS):
+        # Keras 3 calls MultiHeadAttention(query, value, key=..., attention_mask=...)
+        named = attention._unpack(attention._MHA_SLOTS, first)
+        return [named.pop("query"), named.pop("value")] + args[1:], {**named, **kwargs}
+    if isinstance(layer, attention._BaseDenseAttention) and \
+            attention._is_packed(first, attention._DENSE_SLOTS):
+        # and Attention([query, value, key], mask=[query_mask, value_mask])
+        named = attention._unpack(attention._DENSE_SLOTS, first)
+        inputs = [named[k] for k in ("query", "value", "key") if k in named]
+        if "query_mask" in named or "value_mask" in named:
+            kwargs["mask"] = [named.get("query_mask"), named.get("value_mask")]
+        return [inputs] + args[1:], kwargs
+    if not getattr(layer, "_is_operation", False):
+        return args, kwargs
+    first = args[0]
+    if isinstance(layer, operators.GetItem):
+        return [first, operators._encode_key(layer.key)], kwargs
+    if isinstance(first, (list, tuple)):
+        return list(first), kwargs
+    constant = getattr(layer, "constant", None)
+    if constant is not None:
+        return ([constant, first] if layer.reverse else [first, constant]), kwargs
+    return [first], kwargs
+
+
+class _NotYet(Exception):
+    """A call's input is produced by a call not yet replayed (the replay comes back to it)."""
+
+
 def functional_from_config(cls, config, custom_objects=None):
-    """A functional model of class `cls` rebuilt from `Functional.get_config`'s dict."""
+    """A functional model of class `cls` rebuilt from a functional config: Keras 3's
+    (`Functional.get_config`: arguments with `__keras_tensor__` entries), tf.keras 2's
+    (each call a list of `[layer, node, tensor, kwargs]`) or trainlib's first one (refs
+    with a `nested` flag)."""
     custom_objects = all_custom_objects(custom_objects)
     made = {}       # layer name -> layer
-    produced = {}   # (layer name, call index) -> outputs structure
-    for c in config["layers"]:
+    produced = {}   # (layer name, call index) -> the call's flat outputs
+    calls = {}      # layer name -> calls replayed
+    layer_configs = config["layers"]
+    own_format = any(isinstance(n, dict) and "nested" in n
+                     for c in layer_configs for n in c.get("inbound_nodes") or [])
+    for c in layer_configs:
         made[c["name"]] = deserialize({"module": c.get("module"), "class_name": c["class_name"],
                                        "config": c["config"]},
                                       custom_objects)
 
-    def tensor(ref):
-        name, call, index = ref
-        layer = made[name]
+    def tensor(name, call, index):
+        layer = made.get(name)
+        if layer is None:
+            raise ValueError(f"Functional config names the unknown layer {name!r}")
         if isinstance(layer, InputLayer):
             return layer.output
-        return flatten(produced[(name, call)])[index]
+        if isinstance(layer, Functional) and not own_format:
+            call -= 1   # Keras counts a nested model's own input-to-output node first
+        if (name, call) not in produced:
+            raise _NotYet(name)
+        return produced[(name, call)][index]
 
-    pending = [(c["name"], i, n) for c in config["layers"] for i, n in
-               enumerate(c["inbound_nodes"])]
+    def revive(value):
+        """Keras 3's serialized call arguments with their KerasTensors found."""
+        if isinstance(value, list):
+            return [revive(v) for v in value]
+        if isinstance(value, dict):
+            if value.get("class_name") == "__keras_tensor__":
+                return tensor(*value["config"]["keras_history"])
+            if str(value.get("class_name")).startswith("__"):
+                return value    # an index entry (`__slice__`...), decoded by the operation
+            if "class_name" in value and "config" in value:
+                return deserialize_keras_object(value, custom_objects)
+            return {k: revive(v) for k, v in value.items()}
+        return value
+
+    def replay(name, node):
+        layer = made[name]
+        if own_format:
+            args = [tensor(*r) if r is not None else None for r in node["args"]]
+            return layer(args if node["nested"] else args[0], **node["kwargs"])
+        if isinstance(node, list):      # tf.keras 2: [[layer, node, tensor, kwargs], ...]
+            inputs = [tensor(*entry[:3]) for entry in node]
+            kwargs = next((e[3] for e in node if len(e) > 3 and e[3]), {})
+            return layer(inputs[0] if len(inputs) == 1 else inputs, **_call_kwargs(kwargs))
+        args, kwargs = revive(node.get("args") or []), _call_kwargs(revive(node.get("kwargs")
+                                                                          or {}))
+        if getattr(layer, "_is_operation", False):
+            return _replay_operation(layer, args)
+        return layer(*args, **kwargs)
+
+    pending = [(c["name"], n) for c in layer_configs for n in c.get("inbound_nodes") or []]
     while pending:
         progress = False
         for item in list(pending):
-            name, i, n = item
+            name, node = item
+            if any(p[0] == name for p in pending[:pending.index(item)]):
+                continue    # a layer's calls replay in their order
             try:
-                args = [tensor(r) if r is not None else None for r in n["args"]]
-            except KeyError:
+                out = replay(name, node)
+            except _NotYet:
                 continue
-            produced[(name, i)] = made[name](args if n["nested"] else args[0], **n["kwargs"])
+            produced[(name, calls.get(name, 0))] = flatten(out)
+            calls[name] = calls.get(name, 0) + 1
             pending.remove(item)
             progress = True
         if not progress:
-            raise ValueError("Functional config has calls whose inputs are never produced")
-    def rebuild(refs, single):
+            raise ValueError("Functional config has calls whose inputs are never produced: "
+                             f"{sorted({name for name, _ in pending})}")
+
+    def rebuild(refs):
+        if isinstance(refs, list) and len(refs) == 3 and isinstance(refs[0], str):
+            return tensor(*refs)
         if isinstance(refs, dict):
-            return {k: tensor(r) for k, r in refs.items()}
-        tensors = [tensor(r) for r in refs]
+            return {k: rebuild(r) for k, r in refs.items()}
+        return [rebuild(r) for r in refs]
+
+    def rebuild_own(refs, single):   # trainlib's first format: flat lists and single_* flags
+        if isinstance(refs, dict):
+            return {k: tensor(*r) for k, r in refs.items()}
+        tensors = [tensor(*r) for r in refs]
         return tensors[0] if single else tensors
 
-    return cls(rebuild(config["input_layers"], config.get("single_input")),
-               rebuild(config["output_layers"], config.get("single_output")),
-               name=config.get("name"), trainable=config.get("trainable", True))
+    if "single_input" in config or "single_output" in config:
+        inputs = rebuild_own(config["input_layers"], config.get("single_input"))
+        outputs = rebuild_own(config["output_layers"], config.get("single_output"))
+    else:
+        inputs, outputs = rebuild(config["input_layers"]), rebuild(config["output_layers"])
+    return cls(inputs, outputs, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def _call_kwargs(kwargs):
+    # Keras records `mask=None` (and tf.keras 2 sometimes `training`) on calls that take them
+    return {k: v for k, v in kwargs.items() if not (k in ("mask", "training") and v is None)}
+
+
+def _replay_operation(layer, args):
+    """Calls an operator layer on Keras 3's recorded operands (see `_keras_call_arguments`)."""
+    if isinstance(layer, operators.GetItem):
+        layer.key = operators._decode_key(args[1]) if len(args) > 1 else layer.key
+        return layer(args[0])
+    if len(args) == 1:
+        return layer(args[0])
+    a, b = args[0], args[1]
+    if isinstance(a, KerasTensor) and isinstance(b, KerasTensor):
+        return layer([a, b])
+    layer.reverse = not isinstance(a, KerasTensor)
+    layer.constant = operators._constant(a if layer.reverse else b)
+    return layer(b if layer.reverse else a)

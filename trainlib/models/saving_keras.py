@@ -1,11 +1,17 @@
-"""The `.keras` whole-model file (Keras 3's format, weights as `.npz`): save, load, registration.
+"""The `.keras` whole-model file, in Keras 3's format: save, load, registration.
 
-Owns: the archive (a zip holding `config.json`: the model's class, config,
-per-layer build shapes and compile config; `metadata.json`: format and
-versions; `model.weights.npz`: the model's weights in `weights` order and the
-optimizer's variables in `variables` order), the `.weights.npz` file of
-`save_weights` / `load_weights`, `register_keras_serializable`, and the
-whole-model half of `tl.saving.save_model` / `load_model`.
+Owns: the archive Keras 3 writes and reads (a zip holding `config.json`: the
+model as `serialize_keras_object` writes it, with `module`, `class_name`,
+`registered_name`, `build_config` and Keras's `compile_config`;
+`metadata.json`: the Keras version the layout follows, plus trainlib's format
+marker; `model.weights.h5`: the model's and the optimizer's variables in Keras
+3's HDF5 layout, trainlib/saving/keras_h5.py; `assets/<layer path>/`: the files
+layers write with `save_assets`), the reading of trainlib's first `.keras`
+format (metadata `format_version` 1, weights in `model.weights.npz`), the
+`.weights.npz` file of `save_weights` / `load_weights`,
+`register_keras_serializable`, and the whole-model half of
+`tl.saving.save_model` / `load_model`. Files move both ways between Keras 3 and
+trainlib for the layers trainlib has.
 
 Invariants: a save writes a temporary file in the target's folder and renames
 it into place, so an existing file is never left half-written (and removes the
@@ -14,11 +20,13 @@ temporaries of killed saves: `file_io.write_file_atomically`). A load reads
 sized to the rebuilt model's weights (`file_io.LoadBudget`). Loading never
 runs code from the file: layer classes come only from the layer registry (or
 the caller's `custom_objects`), optimizers, losses and metrics only from
-trainlib's tables, arrays only through `file_io.read_npz` (no pickle). Every
-defect of the file (truncated, corrupted, edited, unknown class, weights that
-do not fit the rebuilt model) raises `LoadError` (a ValueError) naming the file
-and the problem; weights are assigned only after all of them were checked
-against the rebuilt model (count, shape and dtype), never cast or skipped.
+trainlib's tables, arrays only through h5py's numeric datasets or
+`file_io.read_npz` (no pickle). Every defect of the file (truncated, corrupted,
+edited, unknown class, weights that do not fit the rebuilt model) raises
+`LoadError` (a ValueError) naming the file and the problem; model weights are
+assigned only after all of them were checked against the rebuilt model (count,
+shape and dtype), never cast or skipped. An optimizer state that does not fit
+the rebuilt optimizer is left out with a warning, as Keras 3 does.
 """
 import datetime
 import io
@@ -26,6 +34,8 @@ import json
 import os
 import re
 import sys
+import tempfile
+import warnings
 import zipfile
 
 import numpy as np
@@ -35,15 +45,20 @@ from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_mem
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
+from ..saving import keras_h5
 from ..saving.object_registration import (_custom, get_registered_name,  # noqa: F401
                                           get_registered_object, register_keras_serializable)
+from ..saving.serialization_lib import serialize_keras_object
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
            "get_registered_name", "get_registered_object", "LoadError"]
 
 FORMAT = "trainlib.keras"
-FORMAT_VERSION = 1
-CONFIG_FILE, METADATA_FILE, WEIGHTS_FILE = "config.json", "metadata.json", "model.weights.npz"
+FORMAT_VERSION = 2          # 1: weights as model.weights.npz (still read); 2: Keras 3's layout
+KERAS_VERSION = "3.15.1"    # the Keras release whose `.keras` layout the files follow
+CONFIG_FILE, METADATA_FILE = "config.json", "metadata.json"
+WEIGHTS_FILE, WEIGHTS_H5_FILE = "model.weights.npz", "model.weights.h5"
+ASSETS_DIR = "assets"
 _H5_HINT = ("whole-model HDF5 files (tf.keras 2's legacy '.h5') are not supported: save the "
             "whole model as '.keras' (model.save('model.keras')); weights go to '.weights.h5' "
             "(model.save_weights('model.weights.h5'), Keras 3's layout).")
@@ -102,34 +117,33 @@ def _apply_build_tree(layer, tree):
 
 
 def _serialize_named(obj, kind):
-    """A loss or metric argument of compile as JSON: a name (kept as given), a list,
-    {"class_name", "config"} for an instance, or {"function": name} for a function."""
+    """A loss or metric argument of compile as Keras 3 writes it: a name (kept as given), a
+    list, a dict per output, `serialize_keras_object` of an instance, and for a function
+    `{"module": "builtins", "class_name": "function", "config": name, ...}`."""
     if obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, (list, tuple)):
         return [_serialize_named(o, kind) for o in obj]
     if isinstance(obj, dict):  # per output name (multi-output compile)
-        return {"per_output": {str(k): _serialize_named(v, kind) for k, v in obj.items()}}
+        return {str(k): _serialize_named(v, kind) for k, v in obj.items()}
     if isinstance(obj, type):
-        return {"class_name": obj.__name__, "config": None}
+        obj = obj()
     wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
         getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
     if wrapped is not None:
-        return {"function": get_registered_name(wrapped)}
-    if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
-    if callable(obj) and hasattr(obj, "__name__"):
-        return {"function": get_registered_name(obj)}
+        obj = wrapped
+    if hasattr(obj, "get_config") or callable(obj) and hasattr(obj, "__name__"):
+        return serialize_keras_object(obj)
     raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
                      "with get_config nor a named function")
 
 
 def compile_config(model):
-    """The arguments `compile` was called with, as JSON (None for an uncompiled model)."""
+    """The arguments `compile` was called with, as Keras 3 writes them (None for an
+    uncompiled model)."""
     if not getattr(model, "compiled", False):
         return None
-    opt = model.optimizer
-    return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
+    return {"optimizer": serialize_keras_object(model.optimizer),
             "loss": _serialize_named(model.loss, "loss"),
             "loss_weights": model._loss_weights,
             "metrics": _serialize_named(model._metric_ids, "metric"),
@@ -149,8 +163,9 @@ def _resolve(value, functions, classes, custom_objects, kind):
     if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
         return {k: _resolve(v, functions, classes, custom_objects, kind)
                 for k, v in value["per_output"].items()}
-    if isinstance(value, dict) and "function" in value:
-        name = value["function"]
+    if isinstance(value, dict) and (value.get("class_name") == "function" or
+                                    set(value) == {"function"}):
+        name = value["config"] if "config" in value else value["function"]
         fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
                                                 else None)
         if fn is None or isinstance(fn, type) or not callable(fn):
@@ -167,6 +182,8 @@ def _resolve(value, functions, classes, custom_objects, kind):
         if not isinstance(config, dict):
             raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
         return cls.from_config(config)
+    if isinstance(value, dict):   # Keras 3: one entry per output name
+        return {k: _resolve(v, functions, classes, custom_objects, kind) for k, v in value.items()}
     raise LoadError(f"malformed {kind} entry {value!r}")
 
 
@@ -177,8 +194,10 @@ def _compile_from_config(model, config, custom_objects):
     if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
             not isinstance(opt.get("config"), dict):
         raise LoadError(f"malformed optimizer entry {opt!r}")
-    cls = _custom(opt["class_name"], custom_objects)
-    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else optim.get(opt)
+    cls = _custom(opt.get("registered_name") or opt["class_name"], custom_objects) or \
+        _custom(opt["class_name"], custom_objects)
+    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else \
+        optim.get({"class_name": opt["class_name"], "config": opt["config"]})
     loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
                     custom_objects, "loss")
     metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,
@@ -246,24 +265,32 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     if not overwrite and os.path.exists(path):
         raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
     # everything is encoded before the file is touched: a failure leaves nothing behind
-    config = {"module": type(model).__module__, "class_name": type(model).__name__,
-              "registered_name": get_registered_name(type(model)),
-              "config": model.get_config(),
-              "build_config": _build_tree(model),
-              "compile_config": compile_config(model)}
+    config = serialize_keras_object(model)
+    config.setdefault("build_config", None)
+    config.setdefault("compile_config", None)
+    from .functional import Functional  # noqa: PLC0415 -- both import this module's package
+    from .sequential import Sequential  # noqa: PLC0415
+    if config["build_config"] is not None and not isinstance(model, (Functional, Sequential)):
+        # Keras rebuilds a subclassed model by calling it; trainlib also records each
+        # sublayer's build shape (Keras ignores the key)
+        config["build_config"]["trainlib_build_tree"] = _build_tree(model)
     config_bytes = json.dumps(config, indent=1, allow_nan=False).encode("utf-8")
-    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    metadata = {"keras_version": KERAS_VERSION, "format": FORMAT,
+                "format_version": FORMAT_VERSION,
                 "trainlib_version": getattr(sys.modules.get("trainlib"), "__version__", "unknown"),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
-    weights = _weight_arrays(model)
-    buffer = io.BytesIO()
-    np.savez(buffer, **weights)
+    weights = io.BytesIO()
+    keras_h5.write_weights(model, weights,
+                           include_optimizer=bool(getattr(model, "compiled", False)))
+    assets = _collect_assets(model)
 
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
             archive.writestr(CONFIG_FILE, config_bytes)
-            archive.writestr(WEIGHTS_FILE, buffer.getvalue())
+            archive.writestr(WEIGHTS_H5_FILE, weights.getvalue())
+            for name, data in assets:
+                archive.writestr(name, data)
 
     write_file_atomically(path, write, legacy_temps=_LEGACY_TEMPS)
 
@@ -272,17 +299,24 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
 _LEGACY_TEMPS = re.compile(r"\.tmp-[a-z0-9_]{8}\.(keras|npz)")
 
 
-def _weight_arrays(model):
-    weights = model.weights
-    arrays = {f"model_{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
-    paths = _weight_paths(model)
-    arrays["model_paths"] = np.array([paths.get(id(v), v.name) for v in weights], dtype=np.str_)
-    opt = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
-    if opt is not None:
-        arrays.update({f"optimizer_{i:05d}": np.asarray(v.numpy())
-                       for i, v in enumerate(opt.variables)})
-        arrays["optimizer_built"] = np.array(bool(opt.built))
-    return arrays
+def _collect_assets(model):
+    """[(member name, bytes)] of the files layers write with `save_assets(directory)` (the hook
+    Keras 3 gives layers with vocabularies and other files), under `assets/<layer path>/`."""
+    out = []
+    for gpath, layer in keras_h5.weight_groups(model):
+        save = getattr(layer, "save_assets", None)
+        if not callable(save):
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            save(folder)
+            for root, _, files in os.walk(folder):
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    rel = os.path.relpath(full, folder).replace(os.sep, "/")
+                    with open(full, "rb") as f:
+                        out.append((f"{ASSETS_DIR}/{gpath + '/' if gpath else ''}{rel}",
+                                    f.read()))
+    return out
 
 
 # ------------------------------------------------------------------ load
@@ -299,34 +333,80 @@ class _Archive:
             f.close()
             raise
         self.file = f
-        names = set(self.zip.namelist())
-        for needed in (METADATA_FILE, CONFIG_FILE, WEIGHTS_FILE):
-            if needed not in names:
-                raise LoadError(f"the archive has no {needed!r} (it holds {sorted(names)[:10]})")
+        self.names = set(self.zip.namelist())
+        for needed in (METADATA_FILE, CONFIG_FILE):
+            if needed not in self.names:
+                raise LoadError(f"the archive has no {needed!r} (it holds "
+                                f"{sorted(self.names)[:10]})")
+        self.npz = False     # trainlib's first format (weights as model.weights.npz)
 
     def close(self):
         self.zip.close()
         self.file.close()
 
     def config(self):
-        """(config, metadata), checked to describe a file this trainlib reads."""
+        """(config, metadata), checked to describe a file this trainlib reads: one written by
+        Keras 3, by this trainlib, or by an older one (weights in `.npz`)."""
         metadata = json.loads(read_zip_member(self.zip, METADATA_FILE, self.budget, json=True))
         config = json.loads(read_zip_member(self.zip, CONFIG_FILE, self.budget, json=True))
-        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-            raise LoadError(f"{METADATA_FILE} does not describe a {FORMAT} file")
-        version = metadata.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-            raise LoadError(f"format version {version!r} is not supported (this trainlib reads "
-                            f"version {FORMAT_VERSION} and older): upgrade trainlib")
+        if not isinstance(metadata, dict):
+            raise LoadError(f"{METADATA_FILE} is not a JSON object")
+        if metadata.get("format") == FORMAT:
+            version = metadata.get("format_version")
+            if not isinstance(version, int) or isinstance(version, bool) or \
+                    version > FORMAT_VERSION or version < 1:
+                raise LoadError(f"format version {version!r} is not supported (this trainlib "
+                                f"reads version {FORMAT_VERSION} and older): upgrade trainlib")
+            self.npz = version == 1
+        elif not isinstance(metadata.get("keras_version"), str):
+            raise LoadError(f"{METADATA_FILE} describes neither a Keras nor a {FORMAT} file")
+        weights = WEIGHTS_FILE if self.npz else WEIGHTS_H5_FILE
+        if weights not in self.names:
+            raise LoadError(f"the archive has no {weights!r} (it holds "
+                            f"{sorted(self.names)[:10]})")
         if not isinstance(config, dict):
             raise LoadError(f"{CONFIG_FILE} is not a JSON object")
         return config, metadata
 
     def arrays(self, declared_bytes):
-        """The weights archive's arrays, the load limit sized to the model's declared weights."""
+        """The npz weights archive's arrays (the first format), the load limit sized to the
+        model's declared weights."""
         self.budget.size_to(declared_bytes)
         data = read_zip_member(self.zip, WEIGHTS_FILE, self.budget)
         return read_npz(io.BytesIO(data), self.budget, WEIGHTS_FILE)
+
+    def weights_h5(self, model, declared_bytes):
+        """Keras 3's weights member read for `model`: ([(variable, array)], optimizer arrays
+        or None), every array checked against the model, nothing assigned."""
+        self.budget.size_to(declared_bytes)
+        data = read_zip_member(self.zip, WEIGHTS_H5_FILE, self.budget)
+        try:
+            return keras_h5.read_weights(model, io.BytesIO(data), self.budget)
+        except LoadError as e:
+            raise LoadError(f"{WEIGHTS_H5_FILE}: {e}") from None
+
+    def restore_assets(self, model):
+        """Hands each layer with a `load_assets(directory)` method the files saved under its
+        path in `assets/` (names checked to stay inside the folder, sizes within the budget)."""
+        loaders = [(gpath, layer) for gpath, layer in keras_h5.weight_groups(model)
+                   if callable(getattr(layer, "load_assets", None))]
+        for gpath, layer in loaders:
+            prefix = f"{ASSETS_DIR}/{gpath + '/' if gpath else ''}"
+            with tempfile.TemporaryDirectory() as folder:
+                for name in sorted(self.names):
+                    rel = name[len(prefix):]
+                    if not name.startswith(prefix) or not rel or name.endswith("/"):
+                        continue
+                    parts = rel.split("/")
+                    if any(p in ("", ".", "..") or "\\" in p for p in parts) or \
+                            os.path.isabs(rel):
+                        raise LoadError(f"the asset member {name!r} names a path outside its "
+                                        "folder")
+                    target = os.path.join(folder, *parts)
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    with open(target, "wb") as f:
+                        f.write(read_zip_member(self.zip, name, self.budget))
+                layer.load_assets(folder)
 
 
 def _with_archive(path, budget, work):
@@ -401,18 +481,19 @@ def _check_arrays(what, variables, arrays, paths=None):
                             f"{v.dtype.name}")
 
 
-def _rebuild(config, custom_objects):
-    """The model `config.json` describes, built, with freshly initialized weights."""
+def _instantiate(config, custom_objects):
+    """The model class `config.json` names, made from its config (not yet built)."""
     class_name, layer_config = config.get("class_name"), config.get("config")
     if not isinstance(class_name, str) or not isinstance(layer_config, dict):
         raise LoadError(f"{CONFIG_FILE} needs a 'class_name' string and a 'config' object")
     registered = config.get("registered_name")
-    cls = get_registered_object(class_name, custom_objects)
-    if cls is None and isinstance(registered, str):
-        cls = get_registered_object(registered, custom_objects)
+    cls = get_registered_object(registered, custom_objects) if isinstance(registered, str) \
+        else None
+    cls = cls or get_registered_object(class_name, custom_objects)
     if not isinstance(cls, type) or not issubclass(cls, layers_base.Layer):
-        raise LoadError(f"unknown model class {class_name!r}: pass it in custom_objects or "
-                        "decorate it with tl.saving.register_keras_serializable()")
+        raise LoadError(f"unknown model class {class_name!r} (module {config.get('module')!r}): "
+                        "pass it in custom_objects or decorate it with "
+                        "tl.saving.register_keras_serializable()")
     from .model import Model  # noqa: PLC0415 -- model.py imports this module lazily
     try:
         if hasattr(cls, "_from_config_custom"):
@@ -430,9 +511,85 @@ def _rebuild(config, custom_objects):
                         f"({type(e).__name__}: {e}).{hint}") from e
     if not isinstance(model, Model):
         raise LoadError(f"{class_name} is not a tl.Model")
+    return model
+
+
+def _rebuild(config, custom_objects):
+    """The model a first-format `config.json` describes, built, with fresh weights."""
+    model = _instantiate(config, custom_objects)
     build = config.get("build_config")
     if build is not None:
         _apply_build_tree(model, build)
+    return model
+
+
+def _unbuilt(layer):
+    return not layer.built or any(_unbuilt(sub) for sub in layer._sublayers())
+
+
+def _keras_shape(value):
+    if isinstance(value, list) and value and all(isinstance(v, (list, type(None)))
+                                                 for v in value) and \
+            any(isinstance(v, list) for v in value):
+        return [_keras_shape(v) for v in value]
+    if isinstance(value, list):
+        for d in value:
+            if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
+                raise LoadError(f"a build shape holds {d!r}, expected a non-negative int or null")
+        return tuple(value)
+    raise LoadError(f"malformed build shape {value!r}")
+
+
+def _rebuild_keras(config, custom_objects):
+    """The model a Keras 3 `config.json` describes, built as Keras builds it: Sequential and
+    functional models by their configs, a subclassed model by `build(input_shape)` or, when
+    that leaves layers unbuilt, by a call on a symbolic input of that shape."""
+    from ..layers.base import InputLayer  # noqa: PLC0415
+    model = _instantiate(config, custom_objects)
+    build = config.get("build_config")
+    if not isinstance(build, dict):
+        return model
+    if isinstance(build.get("trainlib_build_tree"), dict):
+        _apply_build_tree(model, build["trainlib_build_tree"])
+        return model
+    shape = build.get("input_shape")
+    if shape is None or not _unbuilt(model):
+        return model
+    shape = _keras_shape(shape)
+    if type(model).build is not layers_base.Layer.build:
+        model.build(shape)
+        model._build_input_shape, model.built = shape, True
+    if _unbuilt(model):
+        inputs = [InputLayer(batch_shape=s).output for s in shape] if isinstance(shape, list) \
+            else InputLayer(batch_shape=shape).output
+        model(inputs)
+        model._build_input_shape, model.built = shape, True
+    return model
+
+
+def _restore_keras(model, config, archive, custom_objects, compile):
+    """Compiles `model` as saved and assigns the weights of Keras 3's `model.weights.h5` (and
+    the optimizer's, when the file holds them and they fit), all checked before any is
+    assigned; then the layers' assets."""
+    compiled = config.get("compile_config") if compile else None
+    if compiled:
+        _compile_from_config(model, compiled, custom_objects)
+    pairs, opt_arrays = archive.weights_h5(model, _declared_bytes(model.weights))
+    if compiled and opt_arrays is not None and model.trainable_variables:
+        optimizer = model.optimizer
+        optimizer.build(model.trainable_variables)
+        try:
+            keras_h5._check("optimizer/vars", optimizer.variables, opt_arrays, "the optimizer",
+                            same_kind=True)
+        except LoadError as e:   # as Keras: the model loads, its optimizer starts afresh
+            warnings.warn(f"{archive.path}: the optimizer's state was not restored: {e}",
+                          stacklevel=4)
+        else:
+            pairs.extend((v, a.astype(v.dtype.np)) for v, a in zip(optimizer.variables,
+                                                                   opt_arrays))
+    for v, a in pairs:
+        v.assign(a)
+    archive.restore_assets(model)
     return model
 
 
@@ -492,6 +649,9 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
 
     def work(archive):
         config, _ = archive.config()
+        if not archive.npz:
+            model = _rebuild_keras(config, custom_objects)
+            return _restore_keras(model, config, archive, custom_objects, compile)
         model = _rebuild(config, custom_objects)
         arrays = archive.arrays(_declared_bytes(model.weights))
         return _restore(model, config, arrays, custom_objects, compile)
@@ -500,25 +660,26 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
 
 
 def load_weights(model, filepath):
-    """Assigns the model weights stored in a `.keras` file to a built `model` of that architecture.
+    """Assigns the model weights stored in a `.keras` file (Keras 3's or trainlib's) to a built
+    `model` of that architecture; the optimizer's state is not read.
 
     Raises:
         LoadError: for a defective file or weights that do not fit `model`.
-        ValueError: for an `.h5` file (needs h5py).
+        FileNotFoundError: if there is no such file.
     """
     path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot load weights from {path!r}: {_H5_HINT}")
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
 
     def work(archive):
         archive.config()
+        if not archive.npz:
+            return archive.weights_h5(model, _declared_bytes(model.weights))[0]
         model_arrays = _saved_list(archive.arrays(_declared_bytes(model.weights)), "model")
         _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
-        return model_arrays
+        return list(zip(model.weights, model_arrays))
 
-    for v, a in zip(model.weights, _with_archive(path, LoadBudget(path), work)):
+    for v, a in _with_archive(path, LoadBudget(path), work):
         v.assign(a)
 
 

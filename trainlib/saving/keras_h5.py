@@ -78,7 +78,10 @@ def _children(obj):
     if isinstance(obj, (Sequential, Functional)):
         yield "layers", obj.layers
     skip = _skipset(obj)
-    names = [n for n in vars(obj) if not n.startswith("__") and n not in skip]
+    # Keras walks dir(obj): the instance's attributes and the properties of its class
+    # (MultiHeadAttention's `key_dense` names the layer its `_key_dense` holds)
+    properties = {n for n in dir(type(obj)) if isinstance(getattr(type(obj), n, None), property)}
+    names = [n for n in set(vars(obj)) | properties if not n.startswith("__") and n not in skip]
     if isinstance(obj, Model) and "layers" not in names:
         names.append("layers")
     for name in sorted(names, key=_name_key):
