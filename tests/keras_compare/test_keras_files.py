@@ -89,3 +89,31 @@ def test_trainlib_model_file_loads_in_keras(tmp_path, name):
     _same_predictions(source, target, A.inputs(name))
     for a, b in zip(source.optimizer.variables, target.optimizer.variables):
         np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=1e-6)
+
+
+LEGACY = ("sequential", "functional", "families")   # Keras 3 writes no subclassed model to .h5
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_keras_legacy_h5_loads_in_trainlib(tmp_path, name):
+    """tf.keras 2's whole-model `.h5` as Keras 3's legacy writer makes it (`model.save("m.h5")`)."""
+    source = _train(keras, name)
+    path = str(tmp_path / f"{name}.h5")
+    source.save(path)
+    target = tl.keras.saving.load_model(path)
+    _same_predictions(source, target, A.inputs(name))
+    assert int(target.optimizer.iterations.numpy()) == int(source.optimizer.iterations)
+    fresh = A.build(tl.keras, name)
+    fresh.load_weights(path)          # the weights alone, layers matched in order
+    _same_predictions(source, fresh, A.inputs(name))
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_trainlib_legacy_h5_loads_in_keras(tmp_path, name):
+    source = _train(tl.keras, name)
+    path = str(tmp_path / f"{name}.h5")
+    source.save(path, save_format="h5")
+    target = keras.saving.load_model(path)
+    _same_predictions(source, target, A.inputs(name))
+    for a, b in zip(source.optimizer.variables, target.optimizer.variables):
+        np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=1e-6)

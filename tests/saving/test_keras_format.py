@@ -257,18 +257,14 @@ def test_save_rejects_other_extensions(saved, tmp_path):
     model = saved[M.sequential][0]
     with pytest.raises(ValueError, match=r"model\.export"):
         model.save(tmp_path / "model")
-    with pytest.raises(ValueError, match="legacy '.h5'.*'.keras'"):
-        model.save(tmp_path / "model.h5")
     with pytest.raises(ValueError, match="zipped=False"):
         model.save(tmp_path / "model.keras", zipped=False)
     with pytest.raises(ValueError, match="save_format"):
-        model.save(tmp_path / "model.keras", save_format="tf")
+        model.save(tmp_path / "model.keras", save_format="pickle")
     with pytest.raises(ValueError, match=r"\.weights\.h5.*\.npz"):
         model.save_weights(tmp_path / "model.weights.txt")
     with pytest.raises(ValueError, match=r"\.weights\.h5.*\.npz"):
         tl.saving.save_weights(model, tmp_path / "model.pkl")
-    with pytest.raises(ValueError, match="legacy '.h5'"):
-        tl.saving.load_model(tmp_path / "model.h5")
     assert os.listdir(tmp_path) == []
 
 

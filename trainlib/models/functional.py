@@ -9,7 +9,7 @@ operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
-from ..layers import attention, operators  # operators: registers the operations configs name
+from ..layers import attention, merging, operators  # operators: registers the configs' ops
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 from ..saving.object_registration import all_custom_objects
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
@@ -327,6 +327,10 @@ def functional_from_config(cls, config, custom_objects=None):
                                                                           or {}))
         if getattr(layer, "_is_operation", False):
             return _replay_operation(layer, args)
+        if isinstance(layer, merging.Merge) and len(args) > 1:
+            # Keras 3's legacy HDF5 configs drop `module`: its `a + b` operation reads back
+            # as the Add merge layer, called on the operands
+            return layer(list(args), **kwargs)
         return layer(*args, **kwargs)
 
     pending = [(c["name"], n) for c in layer_configs for n in c.get("inbound_nodes") or []]
@@ -366,6 +370,10 @@ def functional_from_config(cls, config, custom_objects=None):
         outputs = rebuild_own(config["output_layers"], config.get("single_output"))
     else:
         inputs, outputs = rebuild(config["input_layers"]), rebuild(config["output_layers"])
+        if any(isinstance(n, list) for c in layer_configs for n in c.get("inbound_nodes") or []):
+            # tf.keras 2 wrote every model's inputs and outputs as lists; one is one tensor
+            inputs = inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs
+            outputs = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
     return cls(inputs, outputs, name=config.get("name"), trainable=config.get("trainable", True))
 
 

@@ -59,9 +59,6 @@ KERAS_VERSION = "3.15.1"    # the Keras release whose `.keras` layout the files 
 CONFIG_FILE, METADATA_FILE = "config.json", "metadata.json"
 WEIGHTS_FILE, WEIGHTS_H5_FILE = "model.weights.npz", "model.weights.h5"
 ASSETS_DIR = "assets"
-_H5_HINT = ("whole-model HDF5 files (tf.keras 2's legacy '.h5') are not supported: save the "
-            "whole model as '.keras' (model.save('model.keras')); weights go to '.weights.h5' "
-            "(model.save_weights('model.weights.h5'), Keras 3's layout).")
 
 # ------------------------------------------------------------------ configs
 
@@ -223,8 +220,6 @@ _METRIC_FUNCTIONS = {**losses_module._FUNCTIONS,
 
 def _check_extension(filepath, zipped=None):
     path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot save to {path!r}: {_H5_HINT}")
     if not path.endswith(".keras"):
         raise ValueError("Invalid filepath extension for saving. Please add a `.keras` extension "
                          "for the native Keras format. Use `model.export(filepath)` if you want "
@@ -254,13 +249,29 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         >>> model.save("model.keras")
         >>> restored = tl.saving.load_model("model.keras")
     """
-    if kwargs.get("save_format") not in (None, "keras"):
-        raise ValueError(f"save_format={kwargs['save_format']!r} is not supported: save a '.keras' "
-                         "file, or use model.export(filepath) for a SavedModel")
-    kwargs.pop("save_format", None)
+    save_format = kwargs.pop("save_format", None)
     kwargs.pop("include_optimizer", None)
     if kwargs:
         raise TypeError(f"save got unexpected keyword arguments {sorted(kwargs)}")
+    path = os.fspath(filepath)
+    if save_format == "tf":   # tf.keras 2's SavedModel: Keras 3 calls it model.export
+        warnings.warn("save_format='tf' is tf.keras 2's SavedModel: written with "
+                      "model.export(filepath) (load it with tl.saved_model.load); save the "
+                      "whole model as '.keras' to resume training", DeprecationWarning,
+                      stacklevel=3)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
+        from ..saved_model import export_model  # noqa: PLC0415 -- saving sits above models
+        export_model(model, path)
+        return
+    if save_format == "h5" or (save_format is None and path.endswith((".h5", ".hdf5"))):
+        from ..saving.legacy_h5 import save_model_h5  # noqa: PLC0415
+        save_model_h5(model, path, overwrite=overwrite)
+        return
+    if save_format not in (None, "keras"):
+        raise ValueError(f"save_format={save_format!r} is not supported: 'keras' (a '.keras' "
+                         "file), 'h5' (tf.keras 2's HDF5 file) or 'tf' (a SavedModel, as "
+                         "model.export)")
     path = _check_extension(filepath, zipped)
     if not overwrite and os.path.exists(path):
         raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
@@ -545,7 +556,9 @@ def _rebuild_keras(config, custom_objects):
     functional models by their configs, a subclassed model by `build(input_shape)` or, when
     that leaves layers unbuilt, by a call on a symbolic input of that shape."""
     from ..layers.base import InputLayer  # noqa: PLC0415
-    model = _instantiate(config, custom_objects)
+    from ..saving.legacy_h5 import keras2_config  # noqa: PLC0415 -- it imports this module
+    # Keras 2.13-2.15 wrote `.keras` files too: their configs name keras.src.engine modules
+    model = _instantiate(keras2_config(config), custom_objects)
     build = config.get("build_config")
     if not isinstance(build, dict):
         return model
@@ -623,7 +636,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     `iterations`, so the next step gives the weights the original model would.
 
     Args:
-        filepath: a `.keras` file written by `model.save` / `tl.saving.save_model`.
+        filepath: a `.keras` file written by `model.save` / `tl.saving.save_model` or Keras
+            (3, or 2.13-2.15), or a whole-model `.h5` file of tf.keras 2.
         custom_objects: {name: class or function} for classes and functions that are not
             registered (subclassed models, custom layers, losses, metrics).
         compile: if False, the model is returned uncompiled (no optimizer state).
@@ -646,6 +660,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     path = os.fspath(filepath)
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
+    if path.endswith((".h5", ".hdf5")):   # tf.keras 2's whole-model file
+        from ..saving.legacy_h5 import load_model_h5  # noqa: PLC0415 -- it rebuilds models
+        return load_model_h5(path, custom_objects=custom_objects, compile=compile,
+                             max_bytes=max_bytes, max_member_bytes=max_member_bytes)
 
     def work(archive):
         config, _ = archive.config()

@@ -163,20 +163,25 @@ def save_weights_h5(model, filepath):
     write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f))
 
 
+def read_dataset(group, name, where, budget, missing):
+    """The numeric array `group[name]`, its kind checked and its declared size charged to
+    `budget` before it is read; LoadError(`missing`) when there is no such dataset."""
+    ds = group.get(name)
+    if not isinstance(ds, _h5py().Dataset):
+        raise LoadError(missing)
+    if ds.dtype.kind not in "biuf" or ds.dtype.hasobject:
+        raise LoadError(f"{where}/{name} has dtype {ds.dtype}, expected a numeric array")
+    shape = tuple(int(d) for d in ds.shape)
+    budget.take(int(np.prod(shape, dtype=np.int64)) * ds.dtype.itemsize, f"{where}/{name}")
+    return np.asarray(ds[()])
+
+
 def _read_group(h5py, group, where, budget):
     """The arrays `0..n-1` of an HDF5 group, each checked for size and kind before reading."""
-    arrays = []
     names = list(group.keys())
-    for i in range(len(names)):
-        ds = group.get(str(i))
-        if not isinstance(ds, h5py.Dataset):
-            raise LoadError(f"{where} lacks dataset {i} (holds {sorted(names)})")
-        if ds.dtype.kind not in "biuf" or ds.dtype.hasobject:
-            raise LoadError(f"{where}/{i} has dtype {ds.dtype}, expected a numeric array")
-        shape = tuple(int(d) for d in ds.shape)
-        budget.take(int(np.prod(shape, dtype=np.int64)) * ds.dtype.itemsize, f"{where}/{i}")
-        arrays.append(np.asarray(ds[()]))
-    return arrays
+    return [read_dataset(group, str(i), where, budget,
+                         f"{where} lacks dataset {i} (holds {sorted(names)})")
+            for i in range(len(names))]
 
 
 def _check(where, variables, arrays, what, same_kind=False):
@@ -249,10 +254,24 @@ def declared_bytes(variables):
     return sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize for v in variables)
 
 
+def _is_legacy(f):
+    """True for a file in tf.keras 2's HDF5 layout (the file object is rewound)."""
+    from .legacy_h5 import is_legacy_file  # noqa: PLC0415
+    try:
+        with _h5py().File(f, "r") as h5:
+            return is_legacy_file(h5)
+    except OSError:
+        return False     # not HDF5: read_weights says so
+    finally:
+        f.seek(0)
+
+
 def load_weights_h5(model, filepath, max_bytes=None):
     """Assigns the weights of a Keras 3 `.weights.h5` file (Keras's or `save_weights_h5`'s)
     to the built `model`; the optimizer's too when the file and the built optimizer both
-    hold them. Nothing is assigned unless every array fits.
+    hold them. A file in tf.keras 2's layout (its `save_weights("w.h5")` or a whole-model
+    `.h5`) is read by trainlib/saving/legacy_h5.py, layers matched in order. Nothing is
+    assigned unless every array fits.
 
     Raises:
         LoadError: naming the file, for a file that is not HDF5, lacks a layer's group,
@@ -273,11 +292,19 @@ def load_weights_h5(model, filepath, max_bytes=None):
         f, _ = open_regular(path, follow_symlinks=True)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {e}") from None
+    from . import legacy_h5  # noqa: PLC0415 -- the legacy layout builds on this module
     try:
         with f:
-            pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
+            if _is_legacy(f):   # tf.keras 2's layout: layers matched in order, no optimizer
+                pairs, opt_arrays = legacy_h5.read_legacy_weights(
+                    model, _h5py().File(f, "r"), budget), None
+            else:
+                pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {path!r}: {e}") from None
+    except (OSError, KeyError, ValueError, RuntimeError) as e:   # h5py on a damaged file
+        raise LoadError(f"Cannot load weights from {path!r}: the HDF5 file is damaged "
+                        f"({type(e).__name__}: {e})") from None
     if opt_vars and opt_arrays is not None:
         pairs.extend(zip(opt_vars, opt_arrays))
     for v, a in pairs:
