@@ -139,12 +139,15 @@ def _vars_path(path):
     return f"{path}/vars" if path else "vars"
 
 
-def write_weights(model, f, include_optimizer=True):
+def write_weights(model, f, include_optimizer=True, attrs=None):
     """Writes `model`'s weights (and, if built and asked for, its optimizer's) in Keras 3's
-    layout to the binary file object `f`."""
+    layout to the binary file object `f`; `attrs` (strings and numbers) go on the root
+    group, where Keras does not look (BackupAndRestore keeps its epoch there)."""
     h5py = _h5py()
     opt, opt_vars = _optimizer_variables(model) if include_optimizer else (None, [])
     with h5py.File(f, "w") as h5:
+        for key, value in (attrs or {}).items():
+            h5.attrs[key] = value
         for path, layer in weight_groups(model):
             g = h5.create_group(_vars_path(path))
             g.attrs["name"] = layer.name
@@ -157,10 +160,10 @@ def write_weights(model, f, include_optimizer=True):
                 g.create_dataset(str(i), data=np.asarray(v.numpy()))
 
 
-def save_weights_h5(model, filepath):
+def save_weights_h5(model, filepath, attrs=None):
     """Writes `model`'s weights (and its optimizer's, once built) to `filepath` in Keras 3's
-    `.weights.h5` layout, atomically."""
-    write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f))
+    `.weights.h5` layout, atomically (`attrs`: see `write_weights`)."""
+    write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f, attrs=attrs))
 
 
 def read_dataset(group, name, where, budget, missing):
