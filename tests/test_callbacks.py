@@ -199,7 +199,7 @@ def test_backup_and_restore_resumes_a_killed_fit(tmp_path):
 
     killed = run("backup", "killed.npy", 3)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert os.listdir(tmp_path / "backup") == ["latest.weights.h5"]   # no temporaries left
+    assert os.listdir(tmp_path / "backup") == ["epoch-000003.weights.h5"]   # nothing else
     resumed = run("backup", "resumed.npy", -1)
     assert resumed.returncode == 0, resumed.stderr
     assert "epochs run: 2" in resumed.stdout     # epochs 4 and 5 only

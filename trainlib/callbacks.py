@@ -4,8 +4,8 @@ Owns: Callback, CallbackList (dispatch; fit adds History and, when verbose,
 ProgbarLogger), History, ProgbarLogger (tqdm bars; verbose=2 prints one line
 per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
 `model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
-TerminateOnNaN, LambdaCallback, BackupAndRestore (one atomic `.weights.h5`
-holding the weights, the optimizer's state and the epoch, so a killed `fit`
+TerminateOnNaN, LambdaCallback, BackupAndRestore (atomic `.weights.h5` backups
+of the weights and the optimizer's state, named by epoch, so a killed `fit`
 resumes where the last backup left it). Invariant: logs are dicts of Python
 floats; nothing a callback writes is ever left half-written.
 """
@@ -533,13 +533,13 @@ class LambdaCallback(Callback):
 class BackupAndRestore(Callback):
     """Backs up the training state so that a `fit` that was killed resumes where it stopped.
 
-    At the end of every epoch (or every `save_freq` batches) the model's weights, the
-    optimizer's state (its slots and `iterations`) and the epoch reached are written to
-    `<backup_dir>/latest.weights.h5` in one atomic write, so the file always describes one
-    consistent moment. When `fit` starts and the file exists, the state is restored and
-    training continues at the epoch after the backed-up one (a run killed inside an
-    epoch redoes that epoch from its start). After a `fit` that ends normally the backup
-    is deleted (unless `delete_checkpoint=False`).
+    At the end of every epoch (or every `save_freq` batches) the model's weights and the
+    optimizer's state (its slots and `iterations`) are written, atomically, to
+    `<backup_dir>/epoch-<N>.weights.h5`, N being the epoch training resumes at; then the
+    older backup is removed, so the folder always holds at least one complete backup.
+    When `fit` starts, the newest backup is restored and training continues at its epoch
+    (a run killed inside an epoch redoes that epoch from its start). After a `fit` that
+    ends normally the backup is deleted (unless `delete_checkpoint=False`).
 
     Args:
         backup_dir: the folder of the backup (made if missing); one per training job.
@@ -550,8 +550,6 @@ class BackupAndRestore(Callback):
         >>> model.fit(x, y, epochs=10,
         ...           callbacks=[tl.callbacks.BackupAndRestore("/tmp/backup")])
     """
-
-    FILE = "latest.weights.h5"
 
     def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
                  delete_checkpoint=True):
@@ -565,24 +563,33 @@ class BackupAndRestore(Callback):
                              "value.")
         self.backup_dir, self.save_freq = os.fspath(backup_dir), save_freq
         self.double_checkpoint, self.delete_checkpoint = double_checkpoint, delete_checkpoint
-        self._path = os.path.join(self.backup_dir, self.FILE)
         self._epoch, self._batches = 0, 0
+
+    def _backups(self):
+        """[(epoch, path)] of the backups in the folder, newest last."""
+        if not os.path.isdir(self.backup_dir):
+            return []
+        found = []
+        for name in os.listdir(self.backup_dir):
+            stem = name[len("epoch-"):-len(".weights.h5")]
+            if name.startswith("epoch-") and name.endswith(".weights.h5") and stem.isdigit():
+                found.append((int(stem), os.path.join(self.backup_dir, name)))
+        return sorted(found)
 
     def on_train_begin(self, logs=None):
         model = self.model
         if not model.built:
             raise ValueError("To use the BackupAndRestore callback, your model must be built "
                              "before you call `fit()`. Call it on data or build() it first.")
-        if not os.path.exists(self._path):
+        backups = self._backups()
+        if not backups:
             return
         optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) \
             else None
         if optimizer is not None and not optimizer.built and model.trainable_variables:
             optimizer.build(model.trainable_variables)   # its state is restored too
-        model.load_weights(self._path)
-        from .saving import keras_h5  # noqa: PLC0415 -- saving sits above the callbacks
-        with keras_h5._h5py().File(self._path, "r") as f:
-            epoch = int(f.attrs.get("trainlib_backup_epoch", 0))
+        epoch, path = backups[-1]
+        model.load_weights(path)
         model._initial_epoch = epoch
         self._epoch = epoch
 
@@ -600,11 +607,15 @@ class BackupAndRestore(Callback):
             self._backup(epoch + 1)
 
     def _backup(self, next_epoch):
-        from .saving import keras_h5  # noqa: PLC0415
         os.makedirs(self.backup_dir, exist_ok=True)
-        keras_h5.save_weights_h5(self.model, self._path,
-                                 attrs={"trainlib_backup_epoch": int(next_epoch)})
+        older = self._backups()
+        path = os.path.join(self.backup_dir, f"epoch-{next_epoch:06d}.weights.h5")
+        self.model.save_weights(path)            # atomic: complete or absent
+        for _, old in older:
+            if old != path:
+                os.remove(old)
 
     def on_train_end(self, logs=None):
-        if self.delete_checkpoint and os.path.exists(self._path):
-            os.remove(self._path)
+        if self.delete_checkpoint:
+            for _, path in self._backups():
+                os.remove(path)

@@ -1,4 +1,5 @@
-"""`tl.utils`: helpers around the library that are not ops: drawing graphs (`plot_graph`).
+"""`tl.utils`: helpers around the library that are not ops: drawing graphs (`plot_graph`),
+and Keras's `keras.utils` names (the data utilities live in data_utils.py).
 
 Owns: turning what a user holds (a Function, a ConcreteFunction or a Graph)
 into a picture file. The DOT text comes from `Graph.to_dot()`; rendering
@@ -12,8 +13,14 @@ from pathlib import Path
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
+from .data_utils import (PyDataset, Sequence, array_to_img, get_file,  # noqa: F401
+                         image_dataset_from_directory, img_to_array, load_img, pad_sequences,
+                         save_img, split_dataset, timeseries_dataset_from_array)
 
-__all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory"]
+__all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
+           "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
+           "split_dataset", "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
+           "image_dataset_from_directory"]
 
 _TEXT_FORMATS = ("dot", "gv")
 _INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "

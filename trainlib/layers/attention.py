@@ -375,6 +375,21 @@ class MultiHeadAttention(Layer):
                                       attention_mask=attention_mask, query_mask=query_mask,
                                       value_mask=value_mask, key_mask=key_mask), **kwargs)
 
+    def _keras_call_arguments(self, args, kwargs):
+        """A recorded call as Keras 3 writes it: MultiHeadAttention(query, value, key=...)."""
+        if not args or not _is_packed(args[0], _MHA_SLOTS):
+            return args, kwargs
+        named = _unpack(_MHA_SLOTS, args[0])
+        return [named.pop("query"), named.pop("value")] + list(args[1:]), {**named, **kwargs}
+
+    def _keras_build_config(self, shape):
+        """Keras 3's build_config: the query, value (and key) shapes by name."""
+        if not _is_packed(shape, _MHA_SLOTS):
+            return None
+        named = _unpack(_MHA_SLOTS, shape)
+        return {"shapes_dict": {f"{k}_shape": list(named[k]) if named[k] is not None else None
+                                for k in ("query", "value", "key") if k in named}}
+
     def call(self, inputs, return_attention_scores=False, training=None, use_causal_mask=False):
         inputs = _unpack(_MHA_SLOTS, inputs)
         query, value = inputs["query"], inputs["value"]
@@ -556,6 +571,24 @@ class _BaseDenseAttention(Layer):
                        query_mask=mask[0] if mask else None,
                        value_mask=mask[1] if mask else None)
         return super().__call__(packed, **kwargs)
+
+    def _keras_call_arguments(self, args, kwargs):
+        """A recorded call as Keras 3 writes it: Attention([query, value, key], mask=[...])."""
+        if not args or not _is_packed(args[0], _DENSE_SLOTS):
+            return args, kwargs
+        named = _unpack(_DENSE_SLOTS, args[0])
+        if "query_mask" in named or "value_mask" in named:
+            kwargs = {**kwargs, "mask": [named.get("query_mask"), named.get("value_mask")]}
+        return [[named[k] for k in ("query", "value", "key") if k in named]] + list(args[1:]), \
+            kwargs
+
+    def _keras_build_config(self, shape):
+        """Keras 3's build_config: the list of the query, value (and key) shapes."""
+        if not _is_packed(shape, _DENSE_SLOTS):
+            return None
+        named = _unpack(_DENSE_SLOTS, shape)
+        return {"input_shape": [list(named[k]) for k in ("query", "value", "key")
+                                if k in named]}
 
     def call(self, inputs, training=False, return_attention_scores=False, use_causal_mask=False):
         inputs = _unpack(_DENSE_SLOTS, inputs)

@@ -19,6 +19,8 @@ __all__ = ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Conc
 class Merge(Layer):
     """Base of the merge layers: `call` takes a list of tensors."""
 
+    _takes_input_list = True    # called on a list of tensors (functional configs replay it)
+
     _min_inputs = 1
 
     def _check(self, inputs):

@@ -231,7 +231,9 @@ def _normalize(item):
 def is_iterable_data(x):
     """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
     from ..data import Dataset  # noqa: PLC0415
-    return isinstance(x, Dataset) or hasattr(x, "__next__")
+    # a keras.utils.PyDataset iterates its batches once per epoch
+    return isinstance(x, Dataset) or hasattr(x, "__next__") or \
+        getattr(x, "_trainlib_iterable", False)
 
 
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, class_weight=None,

@@ -9,7 +9,7 @@ operators on KerasTensors add, `x + y`, `x[:, 0]`, run in the graph but are
 not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
-from ..layers import attention, merging, operators  # operators: registers the configs' ops
+from ..layers import operators  # noqa: F401 -- registers the operations configs may name
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
 from ..saving.object_registration import all_custom_objects
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
@@ -240,20 +240,9 @@ def _keras_call_arguments(node):
     positional arguments (`Add()(a, b)`, `Multiply()(x, 2)`, `GetItem()(x, key)`)."""
     layer = node.layer
     args, kwargs = list(node.args), dict(node.kwargs)
-    first = args[0] if args else None
-    if isinstance(layer, attention.MultiHeadAttention) and \
-            attention._is_packed(first, attention._MHA_SLOTS):
-        # Keras 3 calls MultiHeadAttention(query, value, key=..., attention_mask=...)
-        named = attention._unpack(attention._MHA_SLOTS, first)
-        return [named.pop("query"), named.pop("value")] + args[1:], {**named, **kwargs}
-    if isinstance(layer, attention._BaseDenseAttention) and \
-            attention._is_packed(first, attention._DENSE_SLOTS):
-        # and Attention([query, value, key], mask=[query_mask, value_mask])
-        named = attention._unpack(attention._DENSE_SLOTS, first)
-        inputs = [named[k] for k in ("query", "value", "key") if k in named]
-        if "query_mask" in named or "value_mask" in named:
-            kwargs["mask"] = [named.get("query_mask"), named.get("value_mask")]
-        return [inputs] + args[1:], kwargs
+    keras_form = getattr(layer, "_keras_call_arguments", None)   # packed calls (attention)
+    if keras_form is not None:
+        return keras_form(args, kwargs)
     if not getattr(layer, "_is_operation", False):
         return args, kwargs
     first = args[0]
@@ -327,7 +316,7 @@ def functional_from_config(cls, config, custom_objects=None):
                                                                           or {}))
         if getattr(layer, "_is_operation", False):
             return _replay_operation(layer, args)
-        if isinstance(layer, merging.Merge) and len(args) > 1:
+        if getattr(layer, "_takes_input_list", False) and len(args) > 1:
             # Keras 3's legacy HDF5 configs drop `module`: its `a + b` operation reads back
             # as the Add merge layer, called on the operands
             return layer(list(args), **kwargs)

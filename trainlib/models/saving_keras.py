@@ -266,7 +266,8 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         return
     if save_format == "h5" or (save_format is None and path.endswith((".h5", ".hdf5"))):
         from ..saving.legacy_h5 import save_model_h5  # noqa: PLC0415
-        save_model_h5(model, path, overwrite=overwrite)
+        save_model_h5(model, path, serialize_keras_object(model), _weight_paths(model),
+                      KERAS_VERSION, overwrite=overwrite)
         return
     if save_format not in (None, "keras"):
         raise ValueError(f"save_format={save_format!r} is not supported: 'keras' (a '.keras' "
@@ -662,7 +663,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
         raise FileNotFoundError(f"No .keras file at {path!r}")
     if path.endswith((".h5", ".hdf5")):   # tf.keras 2's whole-model file
         from ..saving.legacy_h5 import load_model_h5  # noqa: PLC0415 -- it rebuilds models
-        return load_model_h5(path, custom_objects=custom_objects, compile=compile,
+        return load_model_h5(path, _rebuild_keras, _compile_from_config,
+                             custom_objects=custom_objects, compile=compile,
                              max_bytes=max_bytes, max_member_bytes=max_member_bytes)
 
     def work(archive):

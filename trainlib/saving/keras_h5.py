@@ -26,17 +26,11 @@ import numpy as np
 
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
+from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
+    read_dataset
 
 __all__ = ["save_weights_h5", "load_weights_h5", "write_weights", "read_weights", "weight_groups",
            "declared_bytes"]
-
-
-def _h5py():
-    try:
-        import h5py  # noqa: PLC0415 -- only the HDF5 formats need it
-    except ImportError:  # pragma: no cover - h5py is a dependency
-        raise ImportError("'.h5' files need h5py: pip install h5py") from None
-    return h5py
 
 
 def _snake(name):
@@ -139,15 +133,12 @@ def _vars_path(path):
     return f"{path}/vars" if path else "vars"
 
 
-def write_weights(model, f, include_optimizer=True, attrs=None):
+def write_weights(model, f, include_optimizer=True):
     """Writes `model`'s weights (and, if built and asked for, its optimizer's) in Keras 3's
-    layout to the binary file object `f`; `attrs` (strings and numbers) go on the root
-    group, where Keras does not look (BackupAndRestore keeps its epoch there)."""
+    layout to the binary file object `f`."""
     h5py = _h5py()
     opt, opt_vars = _optimizer_variables(model) if include_optimizer else (None, [])
     with h5py.File(f, "w") as h5:
-        for key, value in (attrs or {}).items():
-            h5.attrs[key] = value
         for path, layer in weight_groups(model):
             g = h5.create_group(_vars_path(path))
             g.attrs["name"] = layer.name
@@ -160,23 +151,10 @@ def write_weights(model, f, include_optimizer=True, attrs=None):
                 g.create_dataset(str(i), data=np.asarray(v.numpy()))
 
 
-def save_weights_h5(model, filepath, attrs=None):
+def save_weights_h5(model, filepath):
     """Writes `model`'s weights (and its optimizer's, once built) to `filepath` in Keras 3's
-    `.weights.h5` layout, atomically (`attrs`: see `write_weights`)."""
-    write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f, attrs=attrs))
-
-
-def read_dataset(group, name, where, budget, missing):
-    """The numeric array `group[name]`, its kind checked and its declared size charged to
-    `budget` before it is read; LoadError(`missing`) when there is no such dataset."""
-    ds = group.get(name)
-    if not isinstance(ds, _h5py().Dataset):
-        raise LoadError(missing)
-    if ds.dtype.kind not in "biuf" or ds.dtype.hasobject:
-        raise LoadError(f"{where}/{name} has dtype {ds.dtype}, expected a numeric array")
-    shape = tuple(int(d) for d in ds.shape)
-    budget.take(int(np.prod(shape, dtype=np.int64)) * ds.dtype.itemsize, f"{where}/{name}")
-    return np.asarray(ds[()])
+    `.weights.h5` layout, atomically."""
+    write_file_atomically(os.fspath(filepath), lambda f: write_weights(model, f))
 
 
 def _read_group(h5py, group, where, budget):
@@ -185,21 +163,6 @@ def _read_group(h5py, group, where, budget):
     return [read_dataset(group, str(i), where, budget,
                          f"{where} lacks dataset {i} (holds {sorted(names)})")
             for i in range(len(names))]
-
-
-def _check(where, variables, arrays, what, same_kind=False):
-    if len(arrays) != len(variables):
-        raise LoadError(f"{where} holds {len(arrays)} weights, {what} has {len(variables)}")
-    for i, (v, a) in enumerate(zip(variables, arrays)):
-        label = f"{where}/{i} ('{v.name.split(':')[0]}' of {what})"
-        if tuple(a.shape) != tuple(v.shape):
-            raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the model expects "
-                            f"{tuple(v.shape)}")
-        expected = v.dtype.np
-        if a.dtype != expected and not (same_kind and a.dtype.kind == expected.kind or
-                                        same_kind and {a.dtype.kind, expected.kind} <= set("iu")):
-            raise LoadError(f"{label} has dtype {a.dtype} in the file, the model expects "
-                            f"{v.dtype.name}")
 
 
 def read_weights(model, f, budget, optimizer_variables=None):
@@ -250,11 +213,6 @@ def read_weights(model, f, budget, optimizer_variables=None):
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as e:  # h5py's errors on a damaged file
         raise LoadError(f"the HDF5 file is damaged ({type(e).__name__}: {e})") from None
-
-
-def declared_bytes(variables):
-    """The bytes `variables` hold (what a load of them is sized to)."""
-    return sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize for v in variables)
 
 
 def _is_legacy(f):

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
-from .keras_h5 import _check, _h5py, declared_bytes, read_dataset
+from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
+    read_dataset
 
 __all__ = ["is_legacy_file", "load_model_h5", "load_weights_h5_legacy", "save_model_h5",
            "keras2_config"]
@@ -257,16 +258,19 @@ def load_weights_h5_legacy(model, path, h5=None, budget=None):
         v.assign(a)
 
 
-def load_model_h5(path, custom_objects=None, compile=True, max_bytes=None, max_member_bytes=None):
+def load_model_h5(path, rebuild, compile_from_config, custom_objects=None, compile=True,
+                  max_bytes=None, max_member_bytes=None):
     """The model of a whole-model HDF5 file written by tf.keras 2 (or Keras 3's legacy writer,
     or `save_model_h5`): rebuilt from `model_config`, its weights assigned, compiled from
     `training_config` (its optimizer state restored when it fits this optimizer).
+
+    `rebuild(config, custom_objects)` makes the built model of a Keras 3 config and
+    `compile_from_config(model, config, custom_objects)` compiles it (saving_keras.py's).
 
     Raises:
         LoadError: naming the file, for a defective file, an unknown class or weights that
             do not fit.
     """
-    from ..models import saving_keras  # noqa: PLC0415 -- the models import this package
     budget = LoadBudget(path, max_bytes, max_member_bytes)
 
     def work(h5):
@@ -274,14 +278,14 @@ def load_model_h5(path, custom_objects=None, compile=True, max_bytes=None, max_m
         if not isinstance(config, dict):
             raise LoadError("it has no model_config (a weights-only file: build the model and "
                             "call model.load_weights)")
-        model = saving_keras._rebuild_keras(keras2_config(config), custom_objects)
+        model = rebuild(keras2_config(config), custom_objects)
         budget.size_to(declared_bytes(model.weights))
         pairs = read_legacy_weights(model, h5, budget)
         training = _json_attr(h5.attrs, "training_config", budget) if compile else None
         if isinstance(training, dict) and isinstance(training.get("optimizer_config"), dict):
             compiled = dict(training, optimizer=_optimizer_config(training["optimizer_config"]))
             compiled.pop("optimizer_config")
-            saving_keras._compile_from_config(model, compiled, custom_objects)
+            compile_from_config(model, compiled, custom_objects)
             arrays = _read_optimizer(h5, budget)
             if arrays and model.trainable_variables:
                 optimizer = model.optimizer
@@ -338,19 +342,21 @@ def _full_names(value):
     return value
 
 
-def save_model_h5(model, filepath, overwrite=True):
+def save_model_h5(model, filepath, serialized, paths, keras_version, overwrite=True):
     """Writes `model` as a whole-model HDF5 file in tf.keras 2's layout (as Keras 3's legacy
     writer does: `model.save("m.h5")`), atomically; Keras 3's `load_model` reads it.
+
+    Args:
+        serialized: `serialize_keras_object(model)` (its config and compile config).
+        paths: {id(variable): "model/layer/name"}, the weights' names in the file.
+        keras_version: the Keras version the layout follows.
 
     Raises:
         FileExistsError: if the file exists and `overwrite` is False.
     """
-    from ..models import saving_keras  # noqa: PLC0415
-    from .serialization_lib import serialize_keras_object  # noqa: PLC0415
     path = os.fspath(filepath)
     if not overwrite and os.path.exists(path):
         raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
-    serialized = serialize_keras_object(model)
     model_config = json.dumps({"class_name": serialized["class_name"],
                                "config": serialized["config"]}, allow_nan=False)
     compiled = serialized.get("compile_config")
@@ -362,19 +368,18 @@ def save_model_h5(model, filepath, overwrite=True):
         training["optimizer_config"] = {"class_name": optimizer["class_name"],
                                         "config": optimizer["config"]}
         training_config = json.dumps(training, allow_nan=False)
-    paths = saving_keras._weight_paths(model)
     h5py = _h5py()
 
     def write(f):
         with h5py.File(f, "w") as h5:
             h5.attrs["backend"] = "trainlib"
-            h5.attrs["keras_version"] = saving_keras.KERAS_VERSION
+            h5.attrs["keras_version"] = keras_version
             h5.attrs["model_config"] = model_config
             if training_config is not None:
                 h5.attrs["training_config"] = training_config
             weights = h5.create_group("model_weights")
             weights.attrs["backend"] = "trainlib"
-            weights.attrs["keras_version"] = saving_keras.KERAS_VERSION
+            weights.attrs["keras_version"] = keras_version
             layers = _layers_with_weights(model)
             weights.attrs["layer_names"] = np.array([layer.name for layer in model.layers],
                                                     dtype=h5py.string_dtype())

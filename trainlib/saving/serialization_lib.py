@@ -115,20 +115,12 @@ def serialize_keras_object(obj):
 
 
 def _build_config(layer, shape):
-    """A built layer's `build_config` as Keras 3 writes it: `{"input_shape": shape}`, or for
-    layers whose Keras `build` takes several shapes (attention over query and value)
-    `{"shapes_dict": {"query_shape": ..., "value_shape": ...}}`."""
-    from ..layers import attention  # noqa: PLC0415 -- the layers sit above this module
-    if isinstance(layer, attention.MultiHeadAttention) and \
-            attention._is_packed(shape, attention._MHA_SLOTS):
-        named = attention._unpack(attention._MHA_SLOTS, shape)
-        return {"shapes_dict": {f"{k}_shape": serialize_keras_object(named[k])
-                                for k in ("query", "value", "key") if k in named}}
-    if isinstance(layer, attention._BaseDenseAttention) and \
-            attention._is_packed(shape, attention._DENSE_SLOTS):
-        named = attention._unpack(attention._DENSE_SLOTS, shape)
-        shape = [named[k] for k in ("query", "value", "key") if k in named]
-    return {"input_shape": serialize_keras_object(shape)}
+    """A built layer's `build_config` as Keras 3 writes it: `{"input_shape": shape}`, or the
+    layer's own form where its Keras `build` takes several shapes (attention's
+    `{"shapes_dict": {"query_shape": ..., "value_shape": ...}}`)."""
+    own = getattr(layer, "_keras_build_config", None)
+    config = own(shape) if own is not None else None
+    return config if config is not None else {"input_shape": serialize_keras_object(shape)}
 
 
 def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):
