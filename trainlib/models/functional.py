@@ -10,12 +10,12 @@ not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
-from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register
 from ..saving.object_registration import all_custom_objects
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 
 from ..trainers.trainer import Trainer
-from .model import Model
+from .model import Model, register_functional_api
 
 __all__ = ["Functional", "functional_from_config"]
 
@@ -181,6 +181,9 @@ class Functional(Model):
         pass
 
     # -- config: Keras 3's: layers, and for each call the arguments, KerasTensors by history
+    def _obj_type(self):
+        return "Functional"
+
     def get_config(self):
         calls_of = {}
         for n in self._nodes:
@@ -211,7 +214,7 @@ class Functional(Model):
             for n in calls_of.get(layer.name, []):
                 args, kwargs = _keras_call_arguments(n)
                 inbound.append({"args": tensor(list(args)), "kwargs": tensor(kwargs)})
-            config = serialize(layer)
+            config = serialize_keras_object(layer)
             if getattr(layer, "_is_operation", False):   # operands travel as call arguments
                 config["config"] = {"name": layer.name}
                 config.pop("build_config", None)
@@ -384,3 +387,6 @@ def _replay_operation(layer, args):
     layer.reverse = not isinstance(a, KerasTensor)
     layer.constant = operators._constant(a if layer.reverse else b)
     return layer(b if layer.reverse else a)
+
+
+register_functional_api(Functional, functional_from_config)

@@ -40,15 +40,15 @@ import zipfile
 
 import numpy as np
 
-from .. import losses as losses_module, metrics as metrics_module, optim
 from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
-from ..saving import keras_h5
-from ..saving.object_registration import (_custom, get_registered_name,  # noqa: F401
-                                          get_registered_object, register_keras_serializable)
+from ..saving import keras_h5, legacy_h5
+from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
+                                          register_keras_serializable)
 from ..saving.serialization_lib import serialize_keras_object
+from ..trainers.compile_utils import compile_config, compile_from_config  # noqa: F401
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
            "get_registered_name", "get_registered_object", "LoadError"]
@@ -113,109 +113,6 @@ def _apply_build_tree(layer, tree):
         _apply_build_tree(sub, subtree)
 
 
-def _serialize_named(obj, kind):
-    """A loss or metric argument of compile as Keras 3 writes it: a name (kept as given), a
-    list, a dict per output, `serialize_keras_object` of an instance, and for a function
-    `{"module": "builtins", "class_name": "function", "config": name, ...}`."""
-    if obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, (list, tuple)):
-        return [_serialize_named(o, kind) for o in obj]
-    if isinstance(obj, dict):  # per output name (multi-output compile)
-        return {str(k): _serialize_named(v, kind) for k, v in obj.items()}
-    if isinstance(obj, type):
-        obj = obj()
-    wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
-        getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
-    if wrapped is not None:
-        obj = wrapped
-    if hasattr(obj, "get_config") or callable(obj) and hasattr(obj, "__name__"):
-        return serialize_keras_object(obj)
-    raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
-                     "with get_config nor a named function")
-
-
-def compile_config(model):
-    """The arguments `compile` was called with, as Keras 3 writes them (None for an
-    uncompiled model)."""
-    if not getattr(model, "compiled", False):
-        return None
-    return {"optimizer": serialize_keras_object(model.optimizer),
-            "loss": _serialize_named(model.loss, "loss"),
-            "loss_weights": model._loss_weights,
-            "metrics": _serialize_named(model._metric_ids, "metric"),
-            "weighted_metrics": _serialize_named(model._weighted_metric_ids, "metric"),
-            "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
-            "jit_compile": model.jit_compile}
-
-
-def _resolve(value, functions, classes, custom_objects, kind):
-    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib)."""
-    hint = (": pass it in custom_objects or register it with "
-            "tl.saving.register_keras_serializable (or load with compile=False)")
-    if value is None or isinstance(value, str):
-        return value  # compile resolves names itself, exactly as when it was first called
-    if isinstance(value, list):
-        return [_resolve(v, functions, classes, custom_objects, kind) for v in value]
-    if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
-        return {k: _resolve(v, functions, classes, custom_objects, kind)
-                for k, v in value["per_output"].items()}
-    if isinstance(value, dict) and (value.get("class_name") == "function" or
-                                    set(value) == {"function"}):
-        name = value["config"] if "config" in value else value["function"]
-        fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
-                                                else None)
-        if fn is None or isinstance(fn, type) or not callable(fn):
-            raise LoadError(f"unknown {kind} function {name!r}{hint}")
-        return fn
-    if isinstance(value, dict) and isinstance(value.get("class_name"), str):
-        name = value["class_name"]
-        cls = _custom(name, custom_objects) or classes.get(name)
-        if not isinstance(cls, type):
-            raise LoadError(f"unknown {kind} class {name!r}{hint}")
-        config = value.get("config")
-        if config is None:
-            return cls()
-        if not isinstance(config, dict):
-            raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
-        return cls.from_config(config)
-    if isinstance(value, dict):   # Keras 3: one entry per output name
-        return {k: _resolve(v, functions, classes, custom_objects, kind) for k, v in value.items()}
-    raise LoadError(f"malformed {kind} entry {value!r}")
-
-
-def _compile_from_config(model, config, custom_objects):
-    if not isinstance(config, dict):
-        raise LoadError("compile_config is not a dict")
-    opt = config.get("optimizer")
-    if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
-            not isinstance(opt.get("config"), dict):
-        raise LoadError(f"malformed optimizer entry {opt!r}")
-    cls = _custom(opt.get("registered_name") or opt["class_name"], custom_objects) or \
-        _custom(opt["class_name"], custom_objects)
-    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else \
-        optim.get({"class_name": opt["class_name"], "config": opt["config"]})
-    loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
-                    custom_objects, "loss")
-    metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,
-                       custom_objects, "metric")
-    weighted = _resolve(config.get("weighted_metrics") or [], _METRIC_FUNCTIONS,
-                        metrics_module._CLASSES, custom_objects, "metric")
-    model.compile(optimizer=optimizer, loss=loss, metrics=metrics or None,
-                  loss_weights=config.get("loss_weights"), weighted_metrics=weighted or None,
-                  run_eagerly=bool(config.get("run_eagerly", False)),
-                  steps_per_execution=config.get("steps_per_execution", 1),
-                  jit_compile=bool(config.get("jit_compile", False)))
-
-
-# per-sample functions a compile call may name as metrics (losses included, as Keras allows)
-_METRIC_FUNCTIONS = {**losses_module._FUNCTIONS,
-                     **{name: getattr(metrics_module, name) for name in (
-                         "accuracy", "binary_accuracy", "categorical_accuracy",
-                         "sparse_categorical_accuracy", "top_k_categorical_accuracy",
-                         "sparse_top_k_categorical_accuracy") if hasattr(metrics_module, name)}}
-
-
 # ------------------------------------------------------------------ save
 
 def _check_extension(filepath, zipped=None):
@@ -265,8 +162,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         export_model(model, path)
         return
     if save_format == "h5" or (save_format is None and path.endswith((".h5", ".hdf5"))):
-        from ..saving.legacy_h5 import save_model_h5  # noqa: PLC0415
-        save_model_h5(model, path, serialize_keras_object(model), _weight_paths(model),
+        legacy_h5.save_model_h5(model, path, serialize_keras_object(model), _weight_paths(model),
                       KERAS_VERSION, overwrite=overwrite)
         return
     if save_format not in (None, "keras"):
@@ -280,9 +176,8 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     config = serialize_keras_object(model)
     config.setdefault("build_config", None)
     config.setdefault("compile_config", None)
-    from .functional import Functional  # noqa: PLC0415 -- both import this module's package
-    from .sequential import Sequential  # noqa: PLC0415
-    if config["build_config"] is not None and not isinstance(model, (Functional, Sequential)):
+    if config["build_config"] is not None and \
+            model._obj_type() not in ("Functional", "Sequential"):
         # Keras rebuilds a subclassed model by calling it; trainlib also records each
         # sublayer's build shape (Keras ignores the key)
         config["build_config"]["trainlib_build_tree"] = _build_tree(model)
@@ -506,7 +401,6 @@ def _instantiate(config, custom_objects):
         raise LoadError(f"unknown model class {class_name!r} (module {config.get('module')!r}): "
                         "pass it in custom_objects or decorate it with "
                         "tl.saving.register_keras_serializable()")
-    from .model import Model  # noqa: PLC0415 -- model.py imports this module lazily
     try:
         if hasattr(cls, "_from_config_custom"):
             model = cls._from_config_custom(layer_config, custom_objects)
@@ -521,7 +415,7 @@ def _instantiate(config, custom_objects):
                     "return them (and from_config(cls, config) if they need rebuilding).")
         raise LoadError(f"could not rebuild {class_name} from its config "
                         f"({type(e).__name__}: {e}).{hint}") from e
-    if not isinstance(model, Model):
+    if model._obj_type() not in ("Model", "Functional", "Sequential"):  # Model imports this
         raise LoadError(f"{class_name} is not a tl.Model")
     return model
 
@@ -556,10 +450,8 @@ def _rebuild_keras(config, custom_objects):
     """The model a Keras 3 `config.json` describes, built as Keras builds it: Sequential and
     functional models by their configs, a subclassed model by `build(input_shape)` or, when
     that leaves layers unbuilt, by a call on a symbolic input of that shape."""
-    from ..layers.base import InputLayer  # noqa: PLC0415
-    from ..saving.legacy_h5 import keras2_config  # noqa: PLC0415 -- it imports this module
     # Keras 2.13-2.15 wrote `.keras` files too: their configs name keras.src.engine modules
-    model = _instantiate(keras2_config(config), custom_objects)
+    model = _instantiate(legacy_h5.keras2_config(config), custom_objects)
     build = config.get("build_config")
     if not isinstance(build, dict):
         return model
@@ -574,8 +466,9 @@ def _rebuild_keras(config, custom_objects):
         model.build(shape)
         model._build_input_shape, model.built = shape, True
     if _unbuilt(model):
-        inputs = [InputLayer(batch_shape=s).output for s in shape] if isinstance(shape, list) \
-            else InputLayer(batch_shape=shape).output
+        make = layers_base.InputLayer
+        inputs = [make(batch_shape=s).output for s in shape] if isinstance(shape, list) \
+            else make(batch_shape=shape).output
         model(inputs)
         model._build_input_shape, model.built = shape, True
     return model
@@ -587,7 +480,7 @@ def _restore_keras(model, config, archive, custom_objects, compile):
     assigned; then the layers' assets."""
     compiled = config.get("compile_config") if compile else None
     if compiled:
-        _compile_from_config(model, compiled, custom_objects)
+        compile_from_config(model, compiled, custom_objects)
     pairs, opt_arrays = archive.weights_h5(model, _declared_bytes(model.weights))
     if compiled and opt_arrays is not None and model.trainable_variables:
         optimizer = model.optimizer
@@ -615,7 +508,7 @@ def _restore(model, config, arrays, custom_objects, compile):
     compiled = config.get("compile_config") if compile else None
     opt_arrays = _saved_list(arrays, "optimizer")
     if compiled is not None:
-        _compile_from_config(model, compiled, custom_objects)
+        compile_from_config(model, compiled, custom_objects)
         built = arrays.get("optimizer_built")
         if built is not None and built.shape == () and built.dtype == np.bool_ and bool(built) \
                 and model.trainable_variables:
@@ -662,8 +555,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
     if path.endswith((".h5", ".hdf5")):   # tf.keras 2's whole-model file
-        from ..saving.legacy_h5 import load_model_h5  # noqa: PLC0415 -- it rebuilds models
-        return load_model_h5(path, _rebuild_keras, _compile_from_config,
+        return legacy_h5.load_model_h5(path, _rebuild_keras, compile_from_config,
                              custom_objects=custom_objects, compile=compile,
                              max_bytes=max_bytes, max_member_bytes=max_member_bytes)
 

@@ -13,6 +13,7 @@ Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
 """
+from .. import initializers
 from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
 from ..graph.context import eager_scope
@@ -21,7 +22,9 @@ from ..graph.ops.array import constant, ones_like
 from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
                               where)
 from ..graph.variables import Variable, children_changed
+from ..naming import auto_name
 
+from . import schedules
 from .schedules import LearningRateSchedule
 
 __all__ = ["Optimizer"]
@@ -65,7 +68,6 @@ class Optimizer:
                                           f"supported by trainlib (only {default!r})")
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
-        from ..layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
         self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
@@ -114,7 +116,6 @@ class Optimizer:
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         """A slot Variable shaped and typed like `reference_variable`."""
-        from .. import initializers  # noqa: PLC0415 -- initializers import trainlib
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
         base = reference_variable.name.split(":")[0]
@@ -270,8 +271,7 @@ class Optimizer:
     def get_config(self):
         lr = self._schedule if self._schedule is not None else float(self._learning_rate.numpy())
         if self._schedule is not None:
-            from .schedules import serialize  # noqa: PLC0415
-            lr = serialize(lr)
+            lr = schedules.serialize(lr)
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
@@ -282,8 +282,7 @@ class Optimizer:
     def from_config(cls, config):
         config = dict(config)
         if isinstance(config.get("learning_rate"), dict):
-            from .schedules import deserialize  # noqa: PLC0415
-            config["learning_rate"] = deserialize(config["learning_rate"])
+            config["learning_rate"] = schedules.deserialize(config["learning_rate"])
         return cls(**config)
 
 

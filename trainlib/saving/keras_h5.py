@@ -26,6 +26,8 @@ import numpy as np
 
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
+from ..layers import base as layers_base
+from . import legacy_h5
 from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
     read_dataset
 
@@ -51,32 +53,37 @@ def _unique(name, used):
     return name
 
 
+_MODEL_TYPES = ("Model", "Functional", "Sequential")
 _INTERNAL = {"_layers", "_tracked_layers", "_input_layer", "_functional", "_operations",
              "_self_unconditional_dependency_names", "optimizer"}
 
 
+def _obj_type(obj):
+    """Keras's kind of `obj` ("Layer", "Model", "Functional", "Sequential"; None for others):
+    this module sits below the model classes, so it asks instead of importing them."""
+    kind = getattr(obj, "_obj_type", None)
+    return kind() if callable(kind) else None
+
+
 def _skipset(obj):
-    from ..layers import base as layers_base  # noqa: PLC0415 -- layers import saving
-    from ..models.model import Model  # noqa: PLC0415
     skip = set(dir(layers_base.Layer)) | _INTERNAL
-    if isinstance(obj, Model):
-        skip |= set(dir(Model)) - {"layers"}
+    if _obj_type(obj) in _MODEL_TYPES:  # the attributes of Keras's Model class itself
+        model_class = next(c for c in type(obj).__mro__
+                           if "_obj_type" in vars(c) and c._obj_type(obj) == "Model")
+        skip |= set(dir(model_class)) - {"layers"}
     return skip
 
 
 def _children(obj):
     """(attribute name, value) pairs Keras's walk visits below `obj`, in its order."""
-    from ..models.functional import Functional  # noqa: PLC0415
-    from ..models.model import Model  # noqa: PLC0415
-    from ..models.sequential import Sequential  # noqa: PLC0415
-    if isinstance(obj, (Sequential, Functional)):
+    if _obj_type(obj) in ("Sequential", "Functional"):
         yield "layers", obj.layers
     skip = _skipset(obj)
     # Keras walks dir(obj): the instance's attributes and the properties of its class
     # (MultiHeadAttention's `key_dense` names the layer its `_key_dense` holds)
     properties = {n for n in dir(type(obj)) if isinstance(getattr(type(obj), n, None), property)}
     names = [n for n in set(vars(obj)) | properties if not n.startswith("__") and n not in skip]
-    if isinstance(obj, Model) and "layers" not in names:
+    if _obj_type(obj) in _MODEL_TYPES and "layers" not in names:
         names.append("layers")
     for name in sorted(names, key=_name_key):
         try:
@@ -89,7 +96,6 @@ def _children(obj):
 def weight_groups(model):
     """[(group path, layer)] for every layer under `model` (the model itself at ""), each
     once, at the path Keras 3 gives it in a `.weights.h5` file."""
-    from ..layers import base as layers_base  # noqa: PLC0415
     out, visited = [], set()
 
     def visit(layer, path):
@@ -217,10 +223,9 @@ def read_weights(model, f, budget, optimizer_variables=None):
 
 def _is_legacy(f):
     """True for a file in tf.keras 2's HDF5 layout (the file object is rewound)."""
-    from .legacy_h5 import is_legacy_file  # noqa: PLC0415
     try:
         with _h5py().File(f, "r") as h5:
-            return is_legacy_file(h5)
+            return legacy_h5.is_legacy_file(h5)
     except OSError:
         return False     # not HDF5: read_weights says so
     finally:
@@ -253,7 +258,6 @@ def load_weights_h5(model, filepath, max_bytes=None):
         f, _ = open_regular(path, follow_symlinks=True)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {e}") from None
-    from . import legacy_h5  # noqa: PLC0415 -- the legacy layout builds on this module
     try:
         with f:
             if _is_legacy(f):   # tf.keras 2's layout: layers matched in order, no optimizer

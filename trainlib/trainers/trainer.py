@@ -32,7 +32,8 @@ from ..graph.tensor import TensorShape, TensorSpec, is_tensor
 from ..layers.base import scratch_graph
 from ..models import data_adapter
 from ..optim import LossScaleOptimizer, get as get_optimizer
-from .compile_utils import CompileLoss, CompileMetrics, output_names_for
+from .compile_utils import (CompileLoss, CompileMetrics, compile_config, compile_from_config,
+                            output_names_for)
 from .epoch_iterator import _OUT_OF_DATA, EpochIterator
 
 __all__ = ["Trainer"]
@@ -536,13 +537,11 @@ class Trainer:
         """The arguments `compile` was given, as JSON (None before `compile`)."""
         if not self.compiled:
             return None
-        from ..models.saving_keras import compile_config  # noqa: PLC0415 -- saving sits above
         return compile_config(self)
 
     def compile_from_config(self, config):
         """Compiles the model as `get_compile_config()`'s dict describes (Keras 3)."""
-        from ..models.saving_keras import _compile_from_config  # noqa: PLC0415
-        _compile_from_config(self, config, None)
+        compile_from_config(self, config)
 
 
 def _to_floats(logs):
