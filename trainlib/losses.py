@@ -23,6 +23,10 @@ __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercent
            "LossFunctionWrapper", "mean_squared_error", "mean_absolute_error",
            "mean_absolute_percentage_error", "huber", "binary_crossentropy",
            "categorical_crossentropy", "sparse_categorical_crossentropy", "mse", "mae", "mape",
+           "MeanSquaredLogarithmicError", "CosineSimilarity", "LogCosh", "Poisson",
+           "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge",
+           "mean_squared_logarithmic_error", "cosine_similarity", "log_cosh", "poisson",
+           "kl_divergence", "hinge", "squared_hinge", "categorical_hinge",
            "get", "serialize", "deserialize"]
 
 EPSILON = 1e-7
@@ -89,6 +93,78 @@ def huber(y_true, y_pred, delta=1.0):
     abs_error = math_ops.abs(error)
     return math_ops.reduce_mean(math_ops.where(abs_error <= delta, 0.5 * math_ops.square(error),
                                    delta * abs_error - 0.5 * delta * delta), axis=-1)
+
+
+def mean_squared_logarithmic_error(y_true, y_pred):
+    """mean((log(1 + max(y_pred, eps)) - log(1 + max(y_true, eps)))^2, axis=-1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    first = math_ops.log(math_ops.maximum(y_pred, EPSILON) + 1.0)
+    second = math_ops.log(math_ops.maximum(y_true, EPSILON) + 1.0)
+    return math_ops.reduce_mean(math_ops.square(first - second), axis=-1)
+
+
+def _l2_normalize(x, axis):
+    return x * math_ops.rsqrt(math_ops.maximum(
+        math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True), 1e-12))
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """The loss Keras names cosine_similarity: -sum(l2_normalize(y_true) *
+    l2_normalize(y_pred), axis) (so -1 is a perfect match)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return -math_ops.reduce_sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis),
+                                axis=axis)
+
+
+def log_cosh(y_true, y_pred):
+    """mean(log(cosh(y_pred - y_true)), axis=-1), as x + softplus(-2x) - log 2."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    x = y_pred - y_true
+    return math_ops.reduce_mean(x + math_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
+
+
+def poisson(y_true, y_pred):
+    """mean(y_pred - y_true * log(y_pred + eps), axis=-1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return math_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
+
+
+def kl_divergence(y_true, y_pred):
+    """sum(y_true * log(y_true / y_pred), axis=-1), both clipped to [eps, 1]."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    y_true = math_ops.clip_by_value(y_true, EPSILON, 1.0)
+    y_pred = math_ops.clip_by_value(y_pred, EPSILON, 1.0)
+    return math_ops.reduce_sum(y_true * math_ops.log(y_true / y_pred), axis=-1)
+
+
+def _signed_labels(y_true):
+    # Keras: labels given as 0/1 become -1/1
+    is_binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
+                                                        math_ops.equal(y_true, 1.0)))
+    return math_ops.where(is_binary, 2.0 * y_true - 1.0, y_true)
+
+
+def hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0), axis=-1); 0/1 labels are taken as -1/1."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    y_true = _signed_labels(y_true)
+    return math_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true, y_pred):
+    """mean(max(1 - y_true * y_pred, 0)^2, axis=-1); 0/1 labels are taken as -1/1."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    y_true = _signed_labels(y_true)
+    return math_ops.reduce_mean(math_ops.square(math_ops.maximum(1.0 - y_true * y_pred, 0.0)),
+                                axis=-1)
+
+
+def categorical_hinge(y_true, y_pred):
+    """max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0) over the last axis."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    pos = math_ops.reduce_sum(y_true * y_pred, axis=-1)
+    neg = math_ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
+    return math_ops.maximum(neg - pos + 1.0, 0.0)
 
 
 def _from_activation(y_pred, from_logits, op_type):
@@ -299,16 +375,39 @@ SparseCategoricalCrossentropy = _wrapper(
 
 
 
+MeanSquaredLogarithmicError = _wrapper(
+    "MeanSquaredLogarithmicError", mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error", "Mean squared error of log(1 + values), reduced.")
+CosineSimilarity = _wrapper("CosineSimilarity", cosine_similarity, "cosine_similarity",
+                            "Negative cosine similarity along `axis` (-1 best), reduced.", axis=-1)
+LogCosh = _wrapper("LogCosh", log_cosh, "log_cosh", "Mean log(cosh(error)), reduced.")
+Poisson = _wrapper("Poisson", poisson, "poisson", "Mean y_pred - y_true log y_pred, reduced.")
+KLDivergence = _wrapper("KLDivergence", kl_divergence, "kl_divergence",
+                        "Kullback-Leibler divergence of y_pred from y_true, reduced.")
+Hinge = _wrapper("Hinge", hinge, "hinge", "Mean max(1 - y_true y_pred, 0), reduced.")
+SquaredHinge = _wrapper("SquaredHinge", squared_hinge, "squared_hinge",
+                        "Mean max(1 - y_true y_pred, 0)^2, reduced.")
+CategoricalHinge = _wrapper("CategoricalHinge", categorical_hinge, "categorical_hinge",
+                            "max(max negative score - positive score + 1, 0), reduced.")
+
 _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
                                      Huber, BinaryCrossentropy, CategoricalCrossentropy,
-                                     SparseCategoricalCrossentropy)}
+                                     SparseCategoricalCrossentropy, MeanSquaredLogarithmicError,
+                                     CosineSimilarity, LogCosh, Poisson, KLDivergence, Hinge,
+                                     SquaredHinge, CategoricalHinge)}
 _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error,
               "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
               "mean_absolute_percentage_error": mean_absolute_percentage_error,
               "mape": mean_absolute_percentage_error, "huber": huber, "huber_loss": huber,
               "binary_crossentropy": binary_crossentropy,
               "categorical_crossentropy": categorical_crossentropy,
-              "sparse_categorical_crossentropy": sparse_categorical_crossentropy}
+              "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+              "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
+              "msle": mean_squared_logarithmic_error, "cosine_similarity": cosine_similarity,
+              "log_cosh": log_cosh, "logcosh": log_cosh, "poisson": poisson,
+              "kl_divergence": kl_divergence, "kld": kl_divergence,
+              "kullback_leibler_divergence": kl_divergence, "hinge": hinge,
+              "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge}
 
 
 def get(identifier):

@@ -23,7 +23,10 @@ from .naming import auto_name, to_snake_case
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
-           "RootMeanSquaredError", "Precision", "Recall", "AUC", "accuracy", "binary_accuracy",
+           "RootMeanSquaredError", "Precision", "Recall", "AUC", "MeanAbsolutePercentageError",
+           "MeanSquaredLogarithmicError", "CosineSimilarity", "LogCoshError", "Poisson",
+           "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge", "accuracy",
+           "binary_accuracy",
            "categorical_accuracy", "sparse_categorical_accuracy", "get"]
 
 
@@ -264,6 +267,35 @@ MeanAbsoluteError = _mean_wrapper("MeanAbsoluteError", _losses.mean_absolute_err
                                   "mean_absolute_error", "Running mean of absolute errors.")
 
 
+def _cosine(y_true, y_pred, axis=-1):
+    return -_losses.cosine_similarity(y_true, y_pred, axis=axis)
+
+
+MeanAbsolutePercentageError = _mean_wrapper(
+    "MeanAbsolutePercentageError", _losses.mean_absolute_percentage_error,
+    "mean_absolute_percentage_error", "Running mean of 100 |error / y_true|.")
+MeanSquaredLogarithmicError = _mean_wrapper(
+    "MeanSquaredLogarithmicError", _losses.mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error", "Running mean of squared errors of log(1 + values).")
+CosineSimilarity = _mean_wrapper("CosineSimilarity", _cosine, "cosine_similarity",
+                                 "Running mean of the cosine similarity along `axis`.",
+                                 direction="up", axis=-1)
+LogCoshError = _mean_wrapper("LogCoshError", _losses.log_cosh, "logcosh",
+                             "Running mean of log(cosh(error)).")
+Poisson = _mean_wrapper("Poisson", _losses.poisson, "poisson",
+                        "Running mean of y_pred - y_true log y_pred.")
+KLDivergence = _mean_wrapper("KLDivergence", _losses.kl_divergence, "kl_divergence",
+                             "Running mean of the Kullback-Leibler divergence.")
+Hinge = _mean_wrapper("Hinge", _losses.hinge, "hinge", "Running mean of the hinge loss.")
+SquaredHinge = _mean_wrapper("SquaredHinge", _losses.squared_hinge, "squared_hinge",
+                             "Running mean of the squared hinge loss.")
+CategoricalHinge = _mean_wrapper("CategoricalHinge", _losses.categorical_hinge,
+                                 "categorical_hinge",
+                                 "Running mean of the categorical hinge loss.")
+_ERROR_METRICS = (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CosineSimilarity,
+                  LogCoshError, Poisson, KLDivergence, Hinge, SquaredHinge, CategoricalHinge)
+
+
 class RootMeanSquaredError(Mean):
     """sqrt of the running mean of squared errors."""
 
@@ -410,7 +442,7 @@ _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, Categor
                                      SparseCategoricalAccuracy, TopKCategoricalAccuracy,
                                      SparseTopKCategoricalAccuracy, MeanSquaredError,
                                      MeanAbsoluteError, RootMeanSquaredError, Precision, Recall,
-                                     AUC)}
+                                     AUC) + _ERROR_METRICS}
 _BY_NAME = {"binary_accuracy": BinaryAccuracy, "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
             "top_k_categorical_accuracy": TopKCategoricalAccuracy,
@@ -418,7 +450,10 @@ _BY_NAME = {"binary_accuracy": BinaryAccuracy, "categorical_accuracy": Categoric
             "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
             "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
             "rmse": RootMeanSquaredError, "root_mean_squared_error": RootMeanSquaredError,
-            "precision": Precision, "recall": Recall, "auc": AUC}
+            "precision": Precision, "recall": Recall, "auc": AUC,
+            "mape": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,
+            "logcosh": LogCoshError,
+            **{to_snake_case(c.__name__): c for c in _ERROR_METRICS}}
 
 
 def get(identifier, y_true=None, y_pred=None, loss=None):
