@@ -82,15 +82,16 @@ def tl_rnn():
                           tl.layers.SimpleRNN(RNN["units"]), tl.layers.Dense(1)])
 
 
-def tl_step(model, params, loss):
-    """A `tl.function` train step (forward, loss, gradients, Adam) of `model` from `params`."""
+def tl_step(model, params, loss, jit_compile=False):
+    """A `tl.function` train step (forward, loss, gradients, Adam) of `model` from `params`
+    (`jit_compile`: fused regions compiled, see docs/jit.md)."""
     model.set_weights(params)
     opt = tl.optim.Adam(LR)
     opt.build(model.trainable_variables)
     loss_fn = (tl.losses.SparseCategoricalCrossentropy(from_logits=True) if loss == "sparse_ce"
                else tl.losses.MeanSquaredError())
 
-    @tl.function
+    @tl.function(jit_compile=jit_compile)
     def step(x, y):
         with tl.GradientTape() as tape:
             value = loss_fn(y, model(x, training=True))

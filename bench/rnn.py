@@ -4,14 +4,17 @@ The case of issue 19: batch 32, 50 time steps, 32 features, 64 units, then Dense
 squared error, Adam; one `tl.function` step (forward, gradients through the time loop,
 update) against the same step as a `tf.function` over Keras's layer. SimpleRNN and GRU too.
 
-Run (TensorFlow is optional; without it only trainlib's figures print):
+Run (TensorFlow is optional; without it only trainlib's figures print; with JAX and optax,
+the SimpleRNN case also runs by hand in JAX, `lax.scan` under `jit`):
     PYTHONPATH=$PWD ~/tfref/bin/python bench/rnn.py [--cases lstm,gru,simple_rnn] [--unroll]
-Both frameworks get the same number of threads (BENCH_THREADS, default 1: numpy's BLAS and
-TensorFlow's intra/inter-op pools): on a shared 2-core machine a multi-threaded BLAS spins
+Rounds are interleaved (each framework once per round), medians and ratios printed.
+All frameworks get the same number of threads (BENCH_THREADS, default 1: numpy's BLAS,
+TensorFlow's intra/inter-op pools, XLA's CPU threads): on a shared 2-core machine a multi-threaded BLAS spins
 and a (32, 64) @ (64, 256) matmul can take milliseconds instead of microseconds.
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -19,6 +22,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 THREADS = os.environ.setdefault("BENCH_THREADS", "1")
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, THREADS)   # before numpy loads its BLAS
+if THREADS == "1":   # XLA's CPU client too, before JAX loads
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                       "intra_op_parallelism_threads=1")
 
 import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
@@ -62,6 +68,39 @@ def first_call_ms(step, x, y):
     return (time.perf_counter() - start) * 1e3
 
 
+def jax_simple_rnn_step(model):
+    """The SimpleRNN case by hand in JAX (`lax.scan` over time, Adam from optax), jit-compiled,
+    from the trainlib model's initial weights; None without JAX."""
+    try:
+        import jax  # noqa: PLC0415
+        import jax.numpy as jnp  # noqa: PLC0415
+        import optax  # noqa: PLC0415
+    except ImportError:
+        return None
+    kernel, recurrent, bias, dense, dense_bias = [jnp.asarray(w) for w in model.get_weights()]
+    params = {"w": kernel, "u": recurrent, "b": bias, "d": dense, "db": dense_bias}
+    opt = optax.adam(1e-3)
+    state = [params, opt.init(params)]
+
+    def loss_fn(p, x, y):
+        def cell(h, xt):
+            h = jnp.tanh(xt @ p["w"] + h @ p["u"] + p["b"])
+            return h, None
+        h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], U), x.dtype), jnp.swapaxes(x, 0, 1))
+        return jnp.mean(jnp.square(h @ p["d"] + p["db"] - y))
+
+    @jax.jit
+    def update(p, s, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    def step(x, y):
+        state[0], state[1], loss = update(state[0], state[1], x, y)
+        return loss
+    return step
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="lstm,gru,simple_rnn")
@@ -69,6 +108,7 @@ def main():
     parser.add_argument("--generic", action="store_true",
                         help="trainlib without the cells' own BPTT gradient: the generic While "
                              "gradient, as a custom cell gets")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (medians)")
     args = parser.parse_args()
     if args.generic:
         from trainlib.layers import rnn_cells  # noqa: PLC0415
@@ -78,20 +118,34 @@ def main():
     x = rng.normal(size=(B, T, F)).astype(np.float32)
     y = rng.normal(size=(B, 1)).astype(np.float32)
     print(f"batch {B}, {T} steps, {F} features, {U} units, Adam; unroll={args.unroll}; "
-          f"generic={args.generic}; {THREADS} thread(s); medians")
+          f"generic={args.generic}; {THREADS} thread(s); medians of {args.rounds} interleaved "
+          f"rounds")
     for kind in args.cases.split(","):
         tl_step, tl_model = make_step(tl, tl.keras, kind, args.unroll)
         tx, ty = tl.constant(x), tl.constant(y)
-        tl_first = first_call_ms(tl_step, tx, ty)
-        tl_us = median_us(lambda: tl_step(tx, ty).numpy(), repeat=5)
-        line = f"{kind:<11} trainlib {tl_us / 1e3:7.2f} ms (first call {tl_first:6.0f} ms)"
+        steps = {"trainlib": lambda: tl_step(tx, ty).numpy()}
+        firsts = {"trainlib": first_call_ms(tl_step, tx, ty)}
         if tf is not None:
             tf_step, _ = make_step(tf, keras, kind, args.unroll, tl_model.get_weights())
             fx, fy = tf.constant(x), tf.constant(y)
-            tf_first = first_call_ms(tf_step, fx, fy)
-            tf_us = median_us(lambda: tf_step(fx, fy).numpy(), repeat=5)
-            line += f" | TensorFlow {tf_us / 1e3:7.2f} ms (first call {tf_first:6.0f} ms)" \
-                    f" | trainlib/TF {tl_us / tf_us:5.2f}x"
+            firsts["TensorFlow"] = first_call_ms(tf_step, fx, fy)
+            steps["TensorFlow"] = lambda: tf_step(fx, fy).numpy()
+        jax_step = jax_simple_rnn_step(tl_model) if kind == "simple_rnn" and not args.unroll \
+            else None
+        if jax_step is not None:
+            firsts["JAX"] = first_call_ms(jax_step, x, y)
+            steps["JAX"] = lambda: jax_step(x, y).block_until_ready()
+        runs = {name: [] for name in steps}
+        for _ in range(args.rounds):
+            for name, fn in steps.items():
+                runs[name].append(median_us(fn, repeat=3))
+        line = f"{kind:<11}" + " | ".join(
+            f"{name} {statistics.median(r) / 1e3:7.2f} ms (first call {firsts[name]:6.0f} ms)"
+            for name, r in runs.items())
+        for other in ("TensorFlow", "JAX"):
+            if other in runs:
+                ratio = statistics.median(a / b for a, b in zip(runs["trainlib"], runs[other]))
+                line += f" | trainlib/{other} {ratio:5.2f}x"
         print(line, flush=True)
 
 

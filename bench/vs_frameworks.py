@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 
-CASES = ("mlp", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit")
+CASES = ("mlp", "mlp_jit", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit")
 
 
 def _parse():
@@ -203,16 +203,16 @@ def _jax_rnn(ps, x):
 
 # ------------------------------------------------------------------ cases
 
-def _train_case(name, aims, data, tl_model, np_cls, tf_fwd, jax_fwd, loss):
+def _train_case(name, aims, data, tl_model, np_cls, tf_fwd, jax_fwd, loss, jit_compile=False):
     case = Case(name, *aims)
     params, x, y = data()
-    step = M.tl_step(tl_model(), params, loss)
+    step = M.tl_step(tl_model(), params, loss, jit_compile)
     xt, yt = tl.constant(x), tl.constant(y)
     case.add("trainlib", lambda: step(xt, yt).numpy())
-    if tf is not None:
+    if tf is not None and tf_fwd is not None:
         tf_step, tfx, tfy = _tf_step(params, tf_fwd, loss), tf.constant(x), tf.constant(y)
         case.add("TensorFlow", lambda: tf_step(tfx, tfy).numpy())
-    if jax is not None:
+    if jax is not None and jax_fwd is not None:
         jax_step, jx, jy = _jax_step(params, jax_fwd, loss), jnp.asarray(x), jnp.asarray(y)
         case.add("JAX", lambda: jax_step(jx, jy))
     if np_cls is not None:
@@ -226,6 +226,17 @@ def mlp_case():
     return _train_case("MLP 64-128-10, batch 32", [("JAX", 1.0)], lambda: M.mlp_data(**M.MLP_SMALL),
                        lambda: M.tl_mlp(sizes), M.NumpyMLP, _mlp_forward(tf),
                        _mlp_forward(jnp), "sparse_ce")
+
+
+def mlp_jit_case():
+    """The small MLP step with jit_compile=True on both sides (trainlib: native kernels with
+    the jit extra; TensorFlow: XLA; JAX: jit, as always)."""
+    sizes = M.MLP_SMALL["sizes"]
+    case = _train_case("MLP 64-128-10, batch 32, jit_compile", [("JAX", 1.0)],
+                       lambda: M.mlp_data(**M.MLP_SMALL), lambda: M.tl_mlp(sizes), None,
+                       None, _mlp_forward(jnp) if jax is not None else None, "sparse_ce",
+                       jit_compile=True)
+    return case
 
 
 def mlp_large_case():
@@ -272,7 +283,7 @@ def chain_case():
 
 
 def chain_jit_case():
-    return _chain_case("the same chain, jit_compile (TF: XLA)", [], compiled=True)
+    return _chain_case("the same chain, jit_compile (TF: XLA)", [("JAX", 1.0)], compiled=True)
 
 
 def power_case():
@@ -326,7 +337,7 @@ def fit_case():
     return case
 
 
-BUILDERS = {"mlp": mlp_case, "mlp_large": mlp_large_case, "cnn": cnn_case, "rnn": rnn_case,
+BUILDERS = {"mlp": mlp_case, "mlp_jit": mlp_jit_case, "mlp_large": mlp_large_case, "cnn": cnn_case, "rnn": rnn_case,
             "chain": chain_case, "chain_jit": chain_jit_case, "power": power_case,
             "fit": fit_case}
 

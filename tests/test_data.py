@@ -144,3 +144,36 @@ def test_a_dataset_copies_the_arrays_it_is_given(make):
     element = next(iter(ds))
     with pytest.raises(ValueError, match="read-only"):
         element.numpy()[...] = 7.0  # nor can an element's numpy() write into the dataset
+
+
+def test_ragged_slices_batches_and_ragged_batch():
+    rows = [[1, 2], [3], [4, 5, 6]]
+    ds = tl.data.Dataset.from_tensor_slices(tl.ragged.constant(rows))
+    assert [x.numpy().tolist() for x in ds] == rows
+    assert repr(ds.element_spec) == "RaggedTensorSpec(TensorShape([None]), tl.int32, 0, tl.int64)"
+    assert [b.to_list() for b in ds.batch(2)] == [rows[:2], rows[2:]]
+    assert sorted(r for b in ds.shuffle(3, seed=0).batch(2) for r in b.to_list()) == sorted(rows)
+    mapped = ds.map(lambda x: x * 10)
+    assert [b.to_list() for b in mapped.ragged_batch(2, drop_remainder=True)] == [[[10, 20], [30]]]
+    words = tl.data.Dataset.from_tensor_slices(["a b", "c"]).map(tl.strings.split)
+    batch = next(iter(words.ragged_batch(2)))
+    assert batch.to_list() == [[b"a", b"b"], [b"c"]]
+    dense = tl.data.Dataset.from_tensor_slices(tl.constant([[1, 2], [3, 4]])).ragged_batch(2)
+    assert isinstance(next(iter(dense)), tl.Tensor)  # fully known shapes stay dense
+    nested = tl.data.Dataset.from_tensor_slices({"a": tl.ragged.constant([[[1], [2, 3]], [[4]]]),
+                                                 "b": [1, 2]}).batch(2)
+    element = next(iter(nested))
+    assert element["a"].to_list() == [[[1], [2, 3]], [[4]]] and element["a"].ragged_rank == 2
+
+
+def test_ragged_batches_in_a_graph_loop():
+    ds = tl.data.Dataset.from_tensor_slices(["a b", "c d e", "f"]).map(
+        tl.strings.split).ragged_batch(2)
+
+    @tl.function
+    def words():
+        n = tl.constant(0, tl.int64)
+        for batch in ds:
+            n += tl.reduce_sum(batch.row_lengths())
+        return n
+    assert int(words()) == 6 and int(words()) == 6  # a fresh pass at every call

@@ -18,7 +18,7 @@ LAYERS = ["dtypes", "backend", "tensor", "op", "ir", "tracing", "function", "aut
 ENGINE = {
     "trainlib.graph.dtypes": "dtypes", "trainlib.graph.errors": "dtypes",
     "trainlib.graph.nest": "dtypes", "trainlib.graph.context": "dtypes",
-    "trainlib.graph.optimizer_config": "dtypes",
+    "trainlib.graph.optimizer_config": "dtypes", "trainlib.graph.threads": "dtypes",
     "trainlib.graph.backend": "backend",
     "trainlib.graph.tensor": "tensor",
     "trainlib.graph.op": "op", "trainlib.graph.ops": "op", "trainlib.graph.variables": "op",

@@ -12,10 +12,11 @@ from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
 from .graph.autodiff import GradientTape, UnconnectedGradients, custom_gradient  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
-from .graph.ops import bitwise, image, linalg, math, nn, random, signal  # noqa: F401
+from .graph.ops import bitwise, image, signal  # noqa: F401
+from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces
 from .graph.ops import ragged, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor  # noqa: F401
-from .graph.ops.ragged import RaggedTensor  # noqa: F401
+from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
 from .graph.ops.array import *  # noqa: F401,F403
 from .graph.ops.io import Assert, print  # noqa: F401,A004

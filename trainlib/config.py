@@ -1,12 +1,15 @@
 """`tl.config`: eager/graph switch and devices (`list_physical_devices`,
 `list_logical_devices`, `get_visible_devices`/`set_visible_devices`,
-`set_soft_device_placement`, `set_default_device`, `experimental.set_memory_growth`)."""
+`set_soft_device_placement`, `set_default_device`, `experimental.set_memory_growth`,
+`experimental.enable_op_determinism`) and `threading` (threads per op: numpy's BLAS and
+trainlib's own pool)."""
 from .graph import backend as _backend
 from .graph.backend import get_default_device, set_default_device  # noqa: F401 -- tl.config API
 from .graph.backend import get_soft_device_placement, set_soft_device_placement  # noqa: F401
 from .graph.backend import gpu_available as _gpu_available
 from .graph import optimizer_config as optimizer  # noqa: F401 -- tl.config.optimizer.*
 from .graph.context import process as _process
+from .graph import threads as _threads
 
 
 def run_functions_eagerly(run_eagerly):
@@ -133,6 +136,29 @@ class _Experimental:
         """{"device_name": ...} for a GPU (empty for the CPU), as TensorFlow's."""
         return {"device_name": "GPU"} if device.device_type == "GPU" else {}
 
+    @staticmethod
+    def enable_op_determinism():
+        """Makes two runs of the same seeded program give bit-identical results.
+
+        trainlib's kernels are deterministic already (numpy's, its BLAS's for a fixed thread
+        count, the fused op's blocks, which split elementwise work only); what this adds is
+        TensorFlow's rule: a random op with neither a global nor an op seed raises
+        RuntimeError instead of drawing from OS entropy, so set one first
+        (`tl.random.set_seed`). Run with the same thread settings (`tl.config.threading`)
+        in every run.
+        """
+        _threads.set_determinism(True)
+
+    @staticmethod
+    def disable_op_determinism():
+        """Turns op determinism off again (unseeded random ops draw from OS entropy)."""
+        _threads.set_determinism(False)
+
+    @staticmethod
+    def is_op_determinism_enabled():
+        """True while op determinism is on."""
+        return _threads.determinism_enabled()
+
     list_physical_devices = staticmethod(list_devices)
     get_visible_devices = staticmethod(get_visible_devices)
     set_visible_devices = staticmethod(set_visible_devices)
@@ -140,3 +166,45 @@ class _Experimental:
 
 
 experimental = _Experimental()
+
+
+class _Threading:
+    """`tl.config.threading`: how many threads an op may use, as TensorFlow's settings.
+
+    `set_intra_op_parallelism_threads(n)` caps both numpy's BLAS (through the library's own
+    entry point; no extra dependency) and trainlib's pool of the fused elementwise op at `n`
+    threads, so that the two never oversubscribe the cores; 0 restores the defaults. Set it
+    to 1 when several Python threads run trainlib at once (each would otherwise start a
+    BLAS team of its own). `set_inter_op_parallelism_threads` is recorded: a compiled graph
+    runs its ops one after another.
+    """
+
+    @staticmethod
+    def get_intra_op_parallelism_threads():
+        """The intra-op setting (0: the default, one thread per core)."""
+        return _threads.get_intra_op()
+
+    @staticmethod
+    def set_intra_op_parallelism_threads(num_threads):
+        """At most `num_threads` threads per op (numpy's BLAS and trainlib's pool); 0: defaults.
+
+        Example:
+            >>> tl.config.threading.set_intra_op_parallelism_threads(1)
+            >>> tl.config.threading.get_intra_op_parallelism_threads()
+            1
+            >>> tl.config.threading.set_intra_op_parallelism_threads(0)
+        """
+        _threads.set_intra_op(num_threads)
+
+    @staticmethod
+    def get_inter_op_parallelism_threads():
+        """The inter-op setting (0: the default)."""
+        return _threads.get_inter_op()
+
+    @staticmethod
+    def set_inter_op_parallelism_threads(num_threads):
+        """Recorded (a compiled graph runs its ops in order); 0 is the default."""
+        _threads.set_inter_op(num_threads)
+
+
+threading = _Threading()

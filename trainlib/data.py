@@ -3,7 +3,10 @@ cardinalities.
 
 Owns: lazily chained transformations over elements held as numpy arrays, nested
 in tuples (namedtuples too) and dicts; Python lists are values, not structure,
-as in tf.data. Iteration yields eager `tl.Tensor`s. Invariants: a Dataset is
+as in tf.data. A ragged leaf is a RaggedTensor of numpy arrays; the slices of a
+ragged rank 1 one are dense rows whose spec is a RaggedTensorSpec of ragged rank
+0, so `batch` makes them a RaggedTensor again (as tf.data); `ragged_batch`
+does so for every component with an unknown dim. Iteration yields eager `tl.Tensor`s. Invariants: a Dataset is
 re-iterable (each `iter` starts over, reshuffling when asked); `cardinality`
 follows tf.data's rules (INFINITE_CARDINALITY -1, UNKNOWN_CARDINALITY -2);
 `element_spec` is computed on demand (a `map` is traced with `tl.function`
@@ -32,6 +35,7 @@ from .graph.context import state
 from .graph.errors import InvalidArgumentError
 from .graph.op import owned_tensor
 from .graph.ops import iterator as _iterator_ops
+from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec
 
 __all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
@@ -62,7 +66,9 @@ def _same_structure(a, b):
 def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
     `tl.constant` does; numpy arrays keep their dtype and are copied (the caller may write into
-    theirs later), tensors are not (they never change)."""
+    theirs later), tensors are not (they never change); a RaggedTensor, one of numpy arrays."""
+    if isinstance(value, RaggedTensor):
+        return nest.rebuild(value, [_as_array(c) for c in nest.components(value)])
     if isinstance(value, (tensor_lib.Tensor, variables.Variable)) or tensor_lib.is_tensor(value):
         return np.asarray(value.numpy())
     if isinstance(value, (np.ndarray, np.generic)):
@@ -95,13 +101,63 @@ def _to_arrays(element):
     return _pack(element, [_as_array(a) for a in _flat(element)])
 
 
+def _owned(leaf):
+    if isinstance(leaf, RaggedTensor):
+        return nest.rebuild(leaf, [owned_tensor(c) for c in nest.components(leaf)])
+    return owned_tensor(leaf)
+
+
 def _to_tensors(element):
     # the pipeline's arrays are its own (user arrays were copied coming in): no second copy
-    return _pack(element, [owned_tensor(a) for a in _flat(element)])
+    return _pack(element, [_owned(a) for a in _flat(element)])
 
 
 def _spec_of(array):
+    if isinstance(array, RaggedTensor):
+        return RaggedTensorSpec([None] + array.shape.as_list()[1:],
+                                dtypes.as_dtype(array.flat_values.dtype), array.ragged_rank)
     return tensor_lib.TensorSpec(array.shape, dtypes.as_dtype(array.dtype))
+
+
+def _slice_spec(leaf):
+    """The spec of one slice of a from_tensor_slices component (a ragged one's rows are dense
+    values of ragged rank one less)."""
+    if isinstance(leaf, RaggedTensor):
+        return RaggedTensorSpec(leaf.shape[1:], dtypes.as_dtype(leaf.flat_values.dtype),
+                                leaf.ragged_rank - 1)
+    return tensor_lib.TensorSpec(leaf.shape[1:], dtypes.as_dtype(leaf.dtype))
+
+
+def _rows(leaf):
+    """The number of rows of a leaf (None for a scalar)."""
+    if isinstance(leaf, RaggedTensor):
+        return len(leaf.row_splits) - 1
+    return len(leaf) if leaf.ndim else None
+
+
+def _take_rows(leaf, index):
+    """Row `index` (an int), rows `index` (a slice) or rows at `index` (an index array)."""
+    if not isinstance(leaf, RaggedTensor):
+        return leaf[index]
+    if isinstance(index, (int, np.integer)):
+        return _as_array(leaf[int(index)])
+    if isinstance(index, slice):
+        return _as_array(leaf[index])
+    return _stack_ragged([_as_array(leaf[int(i)]) for i in index])
+
+
+def _stack_ragged(parts):
+    """Rows `parts` (dense arrays of one inner shape, or RaggedTensors of numpy arrays of one
+    ragged rank) as one RaggedTensor of numpy arrays with a new outer ragged dimension."""
+    if isinstance(parts[0], RaggedTensor):
+        return _as_array(array_ops.stack([_owned(p) for p in parts]))
+    inner = {p.shape[1:] for p in parts}
+    if len(inner) != 1 or parts[0].ndim == 0:
+        raise InvalidArgumentError(
+            f"Cannot batch into a RaggedTensor values of shapes {sorted(p.shape for p in parts)}: "
+            "only the first dim may differ")
+    lengths = np.array([len(p) for p in parts], dtype=np.int64)
+    return RaggedTensor(np.concatenate(parts), np.concatenate([[0], np.cumsum(lengths)]))
 
 
 def _call(fn, element):
@@ -146,16 +202,16 @@ class Dataset:
         """
         arrays = _to_arrays(tensors) if not isinstance(tensors, list) else _as_array(tensors)
         leaves = _flat(arrays)
-        if any(a.ndim == 0 for a in leaves):
+        if any(_rows(a) is None for a in leaves):
             raise ValueError("from_tensor_slices needs tensors with at least one dimension")
-        sizes = sorted({len(a) for a in leaves})
+        sizes = sorted({_rows(a) for a in leaves})
         if len(sizes) != 1:
             raise ValueError(f"from_tensor_slices: components have different first dims {sizes}")
         n = sizes[0]
 
         def make():
             for i in range(n):
-                yield _pack(arrays, [a[i] for a in leaves])
+                yield _pack(arrays, [_take_rows(a, i) for a in leaves])
         return _Sliced(make, n, arrays)
 
     @staticmethod
@@ -266,12 +322,28 @@ class Dataset:
             for e in source._make_iterator():
                 group.append(e)
                 if len(group) == batch_size:
-                    yield _stack(group)
+                    yield _stack(group, source)
                     group = []
             if group and not drop_remainder:
-                yield _stack(group)
+                yield _stack(group, source)
         return Dataset(make, self._batched_card(batch_size, drop_remainder),
                        self._batched_spec(batch_size, drop_remainder))
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=dtypes.int64,
+                     name=None):
+        """Batches elements whose components may differ in shape: a component with an unknown
+        dim in its spec (and every ragged one) batches into a `tl.RaggedTensor`, the others
+        stack as `batch` stacks them.
+
+        Example:
+            >>> ds = tl.data.Dataset.from_tensor_slices(["a b", "c"]).map(tl.strings.split)
+            >>> next(iter(ds.ragged_batch(2))).to_list()
+            [[b'a', b'b'], [b'c']]
+        """
+        _check_positive(batch_size, "Batch size", "ragged_batch")
+        if dtypes.as_dtype(row_splits_dtype) is not dtypes.int64:
+            raise ValueError("ragged_batch: trainlib's row splits are int64")
+        return _RaggedElements(self).batch(batch_size, drop_remainder)
 
     def _batched_card(self, batch_size, drop_remainder):
         n = self._card
@@ -284,9 +356,10 @@ class Dataset:
             inner = self.element_spec
             flat = _flat(inner)
             dims = shapes if shapes is not None else [s.shape for s in flat]
-            return _pack(inner, [tensor_lib.TensorSpec(
-                tensor_lib.TensorShape([batch_size if drop_remainder else None]).concatenate(d),
-                s.dtype) for s, d in zip(flat, dims)])
+            n = batch_size if drop_remainder else None
+            return _pack(inner, [s.batched(n) if isinstance(s, RaggedTensorSpec) else
+                                 tensor_lib.TensorSpec(tensor_lib.TensorShape([n]).concatenate(d),
+                                                       s.dtype) for s, d in zip(flat, dims)])
         return spec
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
@@ -357,19 +430,22 @@ class Dataset:
         def make():
             for e in source._make_iterator():
                 leaves = _flat(e)
-                sizes = {len(a) if a.ndim else None for a in leaves}
+                sizes = {_rows(a) for a in leaves}
                 if None in sizes or len(sizes) != 1:
                     raise InvalidArgumentError(f"unbatch: the components' first dims differ or "
                                                f"are missing: shapes {[a.shape for a in leaves]}")
                 for i in range(sizes.pop()):
-                    yield _pack(e, [a[i] for a in leaves])
+                    yield _pack(e, [_take_rows(a, i) for a in leaves])
 
         def spec():
             inner = self.element_spec
             if any(s.shape.rank == 0 for s in _flat(inner)):
                 raise ValueError("Cannot unbatch an input with scalar components.")
-            return _pack(inner, [tensor_lib.TensorSpec(s.shape[1:] if s.shape.rank is not None
-                                               else s.shape, s.dtype) for s in _flat(inner)])
+            return _pack(inner, [RaggedTensorSpec(s.shape[1:], s.dtype, s.ragged_rank - 1)
+                                 if isinstance(s, RaggedTensorSpec) and s.ragged_rank else
+                                 tensor_lib.TensorSpec(s.shape[1:] if s.shape.rank is not None
+                                                       else s.shape, s.dtype)
+                                 for s in _flat(inner)])
         return Dataset(make, _UNKNOWN, spec)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
@@ -748,17 +824,34 @@ class Iterator(_GraphIterator):
             raise errors.OutOfRangeError("End of sequence", op="IteratorGetNext") from None
 
     def _tl_next_arrays(self):
-        return [np.asarray(a) for a in _flat(next(self._elements))]
+        return [c for a in _flat(next(self._elements)) for c in _components(a)]
 
     def __repr__(self):
         return f"<tl.data.Iterator element_spec={self.element_spec}>"
 
 
+def _components(leaf):
+    """The arrays a graph iterator hands over for one element leaf (a ragged one's
+    components: flat values, then row splits)."""
+    if isinstance(leaf, RaggedTensor):
+        return [np.asarray(c) for c in nest.components(leaf)]
+    return [np.asarray(leaf)]
+
+
 def _leaf_specs(dataset):
-    """(the flat TensorSpecs of an element, a function packing leaves into its structure)."""
+    """(the flat TensorSpecs of an element, RaggedTensorSpecs by their components, and a
+    function packing such leaves into its structure)."""
     structure = dataset.element_spec
     specs = _flat(structure)
-    return specs, lambda leaves: _pack(structure, list(leaves))
+    parts = [nest.components(s) if isinstance(s, RaggedTensorSpec) else [s] for s in specs]
+
+    def pack(leaves):
+        leaves, out = list(leaves), []
+        for s, p in zip(specs, parts):
+            taken, leaves = leaves[:len(p)], leaves[len(p):]
+            out.append(nest.rebuild(s, taken) if isinstance(s, RaggedTensorSpec) else taken[0])
+        return _pack(structure, out)
+    return [c for p in parts for c in p], pack
 
 
 def _pass_generators(seed, reshuffle_each_iteration):
@@ -798,8 +891,7 @@ class _Sliced(Dataset):
 
     def __init__(self, make_iterator, length, arrays):
         super().__init__(make_iterator, length,
-                         lambda: _pack(arrays, [tensor_lib.TensorSpec(a.shape[1:], dtypes.as_dtype(a.dtype))
-                                                for a in _flat(arrays)]))
+                         lambda: _pack(arrays, [_slice_spec(a) for a in _flat(arrays)]))
         self._arrays = arrays
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
@@ -815,10 +907,11 @@ class _Sliced(Dataset):
             rows = order() if order is not None else None
             for start in range(0, stop_at, batch_size):
                 if rows is None:
-                    yield _pack(arrays, [a[start:start + batch_size] for a in leaves])
+                    yield _pack(arrays, [_take_rows(a, slice(start, start + batch_size))
+                                         for a in leaves])
                 else:
                     picked = rows[start:start + batch_size]
-                    yield _pack(arrays, [a[picked] for a in leaves])
+                    yield _pack(arrays, [_take_rows(a, picked) for a in leaves])
         return Dataset(make, self._batched_card(batch_size, drop_remainder),
                        self._batched_spec(batch_size, drop_remainder))
 
@@ -835,7 +928,7 @@ class _Sliced(Dataset):
 
         def make():
             for i in order():
-                yield _pack(arrays, [a[i] for a in leaves])
+                yield _pack(arrays, [_take_rows(a, i) for a in leaves])
 
         shuffled = _Sliced(make, n, arrays)
         shuffled._order = order
@@ -874,6 +967,7 @@ def _traced_spec(fn, dataset):
         if isinstance(out, list):
             out = tuple(out)
         return _pack(out, [tensor_lib.TensorSpec(t.shape, t.dtype) if tensor_lib.is_tensor(t) else
+                           RaggedTensorSpec.from_value(t) if isinstance(t, RaggedTensor) else
                            _spec_of(_as_array(t)) for t in _flat(out)])
     except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
         for e in dataset._make_iterator():
@@ -882,16 +976,57 @@ def _traced_spec(fn, dataset):
         raise
 
 
-def _stack(group):
+def _stack(group, source=None):
+    """One batch of the elements `group` of `source`: components stacked; ragged ones (and the
+    dense rows of a ragged-rank-0 spec) as RaggedTensors."""
     leaves = [_flat(e) for e in group]
     out = []
+    specs = None
     for i, parts in enumerate(zip(*leaves)):
+        if isinstance(parts[0], RaggedTensor):
+            out.append(_stack_ragged(parts))
+            continue
         shapes = {p.shape for p in parts}
-        if len(shapes) != 1:
+        if len(shapes) != 1:  # the rows of a ragged component batch as one again (tf.data)
+            specs = specs or (_flat(source.element_spec) if source is not None else [None] * len(parts))
+            if isinstance(specs[i], RaggedTensorSpec):
+                out.append(_stack_ragged(parts))
+                continue
             raise InvalidArgumentError(f"Cannot batch tensors with different shapes in component "
                                        f"{i}: shapes {sorted(shapes)}")
         out.append(np.stack(parts))
     return _pack(group[0], out)
+
+
+class _RaggedElements(Dataset):
+    """`source` whose components with an unknown dim are ragged of ragged rank 0 (their
+    batches are RaggedTensors), as tf.data's ragged_batch sees them."""
+
+    def __init__(self, source):
+        def spec():
+            inner = source.element_spec
+            return _pack(inner, [RaggedTensorSpec(s.shape, s.dtype, 0)
+                                 if type(s) is tensor_lib.TensorSpec and s.shape.rank and
+                                 not s.shape.is_fully_defined() else s for s in _flat(inner)])
+        super().__init__(source._make_iterator, source._card, spec)
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        source = self
+
+        def make():
+            ragged = [isinstance(s, RaggedTensorSpec) for s in _flat(source.element_spec)]
+            group = []
+            for e in itertools.chain(source._make_iterator(), [None]):
+                if e is not None:
+                    group.append(e)
+                if group and (len(group) == batch_size or e is None and not drop_remainder):
+                    flat = [_flat(x) for x in group]
+                    yield _pack(group[0], [_stack_ragged(parts) if r else np.stack(parts)
+                                           for r, parts in zip(ragged, zip(*flat))])
+                    group = []
+        return Dataset(make, self._batched_card(batch_size, drop_remainder),
+                       self._batched_spec(batch_size, drop_remainder))
 
 
 experimental = types.SimpleNamespace(

@@ -1,5 +1,5 @@
-"""Keras 3's data utilities (`keras.utils`): `PyDataset`/`Sequence`, `pad_sequences`,
-`timeseries_dataset_from_array`, `split_dataset`, `get_file`, and the image files helpers
+"""Keras 3's data utilities (`keras.utils`): `timeseries_dataset_from_array`,
+`split_dataset`, `get_file`, and the image files helpers
 (`load_img`, `img_to_array`, `array_to_img`, `save_img`, `image_dataset_from_directory`).
 
 Owns: host-side data preparation, numpy in and numpy (or `tl.data.Dataset`) out, as Keras's
@@ -9,7 +9,6 @@ download leaves nothing behind), and extracts archives only inside their target 
 members with absolute paths, `..`, links or devices are refused. Images need Pillow (the
 `images` extra); its absence is an ImportError naming the install.
 """
-import concurrent.futures
 import hashlib
 import os
 import tarfile
@@ -23,161 +22,11 @@ import numpy as np
 from .data import Dataset
 from .file_io import write_file_atomically
 
-__all__ = ["PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
-           "split_dataset", "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
+__all__ = ["timeseries_dataset_from_array", "split_dataset", "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
            "image_dataset_from_directory"]
 
 
-# ------------------------------------------------------------------ PyDataset
-
-class PyDataset:
-    """A dataset of batches computed in Python: `__getitem__(index)` returns batch `index`
-    (`(x, y)` or `(x, y, sample_weight)`), `__len__` the number of batches, and
-    `on_epoch_end()` runs after each epoch (shuffle there). `fit`, `evaluate` and `predict`
-    take it as `x`; with `workers > 1` batches are computed ahead by a thread pool
-    (`use_multiprocessing` is accepted and uses threads too).
-
-    Args:
-        workers: how many batches to compute at once (default 1: in order, one at a time).
-        use_multiprocessing: accepted for Keras compatibility (threads are used).
-        max_queue_size: how many batches may be computed ahead (default 10).
-
-    Example:
-        >>> class Batches(tl.keras.utils.PyDataset):
-        ...     def __init__(self, x, y, batch_size, **kwargs):
-        ...         super().__init__(**kwargs)
-        ...         self.x, self.y, self.batch_size = x, y, batch_size
-        ...     def __len__(self):
-        ...         return math.ceil(len(self.x) / self.batch_size)
-        ...     def __getitem__(self, i):
-        ...         s = slice(i * self.batch_size, (i + 1) * self.batch_size)
-        ...         return self.x[s], self.y[s]
-        >>> model.fit(Batches(x, y, 32), epochs=2)
-    """
-
-    _trainlib_iterable = True    # the data adapter iterates it once per epoch
-
-    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-            raise ValueError(f"PyDataset: workers must be a positive int, got {workers!r}")
-        self._workers, self._use_multiprocessing = workers, use_multiprocessing
-        self._max_queue_size = max(1, int(max_queue_size))
-
-    @property
-    def workers(self):
-        """How many batches are computed at once."""
-        return getattr(self, "_workers", 1)
-
-    @property
-    def use_multiprocessing(self):
-        return getattr(self, "_use_multiprocessing", False)
-
-    @property
-    def max_queue_size(self):
-        return getattr(self, "_max_queue_size", 10)
-
-    def __getitem__(self, index):
-        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
-
-    def __len__(self):
-        raise NotImplementedError(f"{type(self).__name__} must implement __len__")
-
-    @property
-    def num_batches(self):
-        """The number of batches (`len(self)`), or None when it is not known."""
-        try:
-            return len(self)
-        except (NotImplementedError, TypeError):
-            return None
-
-    def on_epoch_end(self):
-        """Called after each epoch (override to reshuffle)."""
-
-    def __iter__(self):
-        """One epoch of batches in index order, then `on_epoch_end()`."""
-        n = len(self)
-        if self.workers == 1:
-            for i in range(n):
-                yield self[i]
-        else:
-            with concurrent.futures.ThreadPoolExecutor(self.workers) as pool:
-                ahead = max(self.workers, self.max_queue_size)
-                pending = [pool.submit(self.__getitem__, i) for i in range(min(n, ahead))]
-                for i in range(n):
-                    batch = pending[i].result()
-                    if i + ahead < n:
-                        pending.append(pool.submit(self.__getitem__, i + ahead))
-                    pending[i] = None
-                    yield batch
-        self.on_epoch_end()
-
-
-Sequence = PyDataset   # tf.keras 2's `keras.utils.Sequence`
-
-
-# ------------------------------------------------------------------ sequences and series
-
-def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre",
-                  value=0.0):
-    """Pads (or truncates) a list of sequences to one length, as `keras.utils.pad_sequences`.
-
-    Args:
-        sequences: a list of sequences (lists or arrays; items may be scalars or arrays of
-            one shape).
-        maxlen: the length (default: the longest sequence's).
-        dtype: the output dtype ("int32"; strings allowed with an `object`/`str` dtype).
-        padding, truncating: "pre" (before the sequence, the default) or "post".
-        value: the padding value.
-
-    Returns:
-        A numpy array `(len(sequences), maxlen) + item shape`.
-
-    Raises:
-        ValueError: for a bad `padding`/`truncating`, a non-iterable entry, or items of
-            different shapes.
-
-    Example:
-        >>> tl.keras.utils.pad_sequences([[1, 2, 3], [4]], maxlen=3)
-        array([[1, 2, 3],
-               [0, 0, 4]], dtype=int32)
-    """
-    if padding not in ("pre", "post"):
-        raise ValueError(f'Padding type "{padding}" not understood')
-    if truncating not in ("pre", "post"):
-        raise ValueError(f'Truncating type "{truncating}" not understood')
-    if not hasattr(sequences, "__len__"):
-        raise ValueError("`sequences` must be iterable.")
-    lengths, sample_shape = [], ()
-    for x in sequences:
-        try:
-            lengths.append(len(x))
-        except TypeError as e:
-            raise ValueError("`sequences` must be a list of iterables. Found non-iterable: "
-                             f"{x!r}") from e
-        if len(x) and not sample_shape:
-            sample_shape = np.asarray(x).shape[1:]
-    if maxlen is None:
-        maxlen = max(lengths) if lengths else 0
-    is_text = np.issubdtype(np.dtype(dtype), np.str_) or np.dtype(dtype) == object
-    if isinstance(value, str) and not is_text:
-        raise ValueError(f"`dtype` {dtype} is not compatible with `value`'s type: "
-                         f"{type(value)}\nYou should set `dtype=object` for variable length "
-                         "strings.")
-    out = np.full((len(sequences), maxlen) + tuple(sample_shape), value, dtype=dtype)
-    for i, s in enumerate(sequences):
-        if not len(s) or not maxlen:
-            continue
-        trunc = s[-maxlen:] if truncating == "pre" else s[:maxlen]
-        trunc = np.asarray(trunc, dtype=dtype)
-        if trunc.shape[1:] != tuple(sample_shape):
-            raise ValueError(f"Shape of sample {trunc.shape[1:]} of sequence at position {i} "
-                             f"is different from expected shape {tuple(sample_shape)}")
-        if padding == "post":
-            out[i, :len(trunc)] = trunc
-        else:
-            out[i, -len(trunc):] = trunc
-    return out
-
+# ------------------------------------------------------------------ series
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
                                   sampling_rate=1, batch_size=128, shuffle=False, seed=None,

@@ -6,14 +6,20 @@ callable handed to `tl.Variable`, so the draw runs eagerly even while tracing.
 """
 import math
 
+import numpy as np
+
 from .graph import dtypes
 from .graph.ops import array as array_ops
 from .graph.ops import random as random_ops
 
 __all__ = ["Initializer", "Orthogonal", "OrthogonalInitializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
            "TruncatedNormal", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal",
-           "LecunUniform", "LecunNormal", "VarianceScaling", "Identity", "get", "serialize",
-           "deserialize"]
+           "LecunUniform", "LecunNormal", "VarianceScaling", "Identity", "IdentityInitializer",
+           "STFT", "STFTInitializer", "get", "serialize", "deserialize",
+           # Keras's snake_case names of the same classes
+           "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "identity",
+           "lecun_normal", "lecun_uniform", "ones", "orthogonal", "random_normal",
+           "random_uniform", "stft", "truncated_normal", "variance_scaling", "zeros"]
 
 
 def compute_fans(shape, input_axes=None, output_axes=None):
@@ -114,7 +120,8 @@ class TruncatedNormal(RandomNormal):
 class VarianceScaling(Initializer):
     """Keras's VarianceScaling: variance `scale / n` with n from `mode` (fan_in, fan_out, fan_avg).
 
-    `distribution` is "truncated_normal", "untruncated_normal" or "uniform".
+    `distribution` is "truncated_normal" (also "normal"), "untruncated_normal" or "uniform",
+    case-insensitive, as Keras's.
     """
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
@@ -123,6 +130,9 @@ class VarianceScaling(Initializer):
             raise ValueError(f"VarianceScaling needs scale > 0, got {scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
             raise ValueError(f"VarianceScaling mode must be fan_in, fan_out or fan_avg, got {mode!r}")
+        distribution = distribution.lower()
+        if distribution == "normal":  # Keras's older name of it
+            distribution = "truncated_normal"
         if distribution not in ("truncated_normal", "untruncated_normal", "uniform"):
             raise ValueError(f"unknown VarianceScaling distribution {distribution!r}")
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
@@ -212,6 +222,71 @@ class Orthogonal(Initializer):
         return {"gain": self.gain, "seed": self.seed}
 
 
+class STFT(Initializer):
+    """The real or imaginary part of the DFT basis, windowed, for `STFTSpectrogram`-style
+    convolution kernels of shape (frame_length, 1, fft_length // 2 + 1), as Keras's.
+
+    Args:
+        side: "real" (cosines) or "imag" (sines).
+        window: "hann", "hamming", "blackman", "bartlett", "boxcar", an array of
+            frame_length values, or None.
+        scaling: "density" (divide by the window's L2 norm), "spectrum" (its L1 norm) or None.
+        periodic: use the periodic form of a named window.
+
+    Example:
+        >>> tl.initializers.STFT("real", None)((4, 1, 3)).numpy()[:, 0, 0]
+        array([1., 1., 1., 1.], dtype=float32)
+    """
+
+    _WINDOWS = ("hann", "hamming", "blackman", "bartlett", "boxcar")
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ("real", "imag"):
+            raise ValueError(f"side should be 'real' or 'imag', not {side}")
+        if isinstance(window, str) and window not in self._WINDOWS:
+            raise ValueError(f"Unknown window {window!r}; expected one of {self._WINDOWS}, an "
+                             f"array or None")
+        if scaling not in (None, "density", "spectrum"):
+            raise ValueError("Scaling is invalid, it must be `None`, 'density' or 'spectrum'. "
+                             f"Received scaling={scaling}")
+        self.side, self.window, self.scaling, self.periodic = side, window, scaling, periodic
+
+    def _window(self, n):
+        if not isinstance(self.window, str):
+            return np.asarray(self.window, dtype=np.float64)
+        m = n + 1 if self.periodic else n
+        t = np.arange(m) / max(m - 1, 1)
+        w = {"hann": lambda: 0.5 - 0.5 * np.cos(2 * np.pi * t),
+             "hamming": lambda: 0.54 - 0.46 * np.cos(2 * np.pi * t),
+             "blackman": lambda: 0.42 - 0.5 * np.cos(2 * np.pi * t) + 0.08 * np.cos(4 * np.pi * t),
+             "bartlett": lambda: 1 - np.abs(2 * t - 1),
+             "boxcar": lambda: np.ones(m)}[self.window]()
+        return w[:n]
+
+    def __call__(self, shape, dtype=None):
+        frame_length, _, bins = (int(d) for d in shape)
+        fft_length = (bins - 1) * 2
+        time = np.arange(frame_length, dtype=np.float64).reshape(frame_length, 1, 1)
+        freq = np.arange(bins, dtype=np.float64).reshape(1, 1, bins) / fft_length
+        angles = -2 * time * freq * np.pi
+        kernel = np.cos(angles) if self.side == "real" else np.sin(angles)
+        if self.window is not None:
+            win = self._window(frame_length)
+            if win.shape != (frame_length,):
+                raise ValueError(f"The shape of `window` must be equal to [frame_length]. "
+                                 f"Received: window shape={win.shape}")
+            norm = {"density": np.sqrt(np.sum(win ** 2)), "spectrum": np.sum(np.abs(win)),
+                    None: 1.0}[self.scaling]
+            kernel = kernel * win.reshape(frame_length, 1, 1) / norm
+        return array_ops.constant(kernel, dtype=dtype or dtypes.float32)
+
+    def get_config(self):
+        window = self.window if self.window is None or isinstance(self.window, str) else \
+            list(np.asarray(self.window).tolist())
+        return {"side": self.side, "window": window, "periodic": self.periodic,
+                "scaling": self.scaling}
+
+
 _ALIASES = {
     "zeros": Zeros, "ones": Ones, "constant": Constant, "uniform": RandomUniform,
     "random_uniform": RandomUniform, "normal": RandomNormal, "random_normal": RandomNormal,
@@ -220,9 +295,17 @@ _ALIASES = {
     "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal, "identity": Identity,
     "variance_scaling": VarianceScaling,
     "orthogonal": Orthogonal, "OrthogonalInitializer": Orthogonal,
+    "stft": STFT, "STFTInitializer": STFT, "IdentityInitializer": Identity,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_ALIASES.values())}
-OrthogonalInitializer = Orthogonal   # Keras's other name of it
+OrthogonalInitializer = Orthogonal   # Keras's other names of them
+IdentityInitializer = Identity
+STFTInitializer = stft = STFT
+constant, glorot_normal, glorot_uniform = Constant, GlorotNormal, GlorotUniform
+he_normal, he_uniform, identity = HeNormal, HeUniform, Identity
+lecun_normal, lecun_uniform, ones, orthogonal = LecunNormal, LecunUniform, Ones, Orthogonal
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+variance_scaling, zeros = VarianceScaling, Zeros
 
 
 def get(identifier):

@@ -23,11 +23,14 @@ __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercent
            "LossFunctionWrapper", "mean_squared_error", "mean_absolute_error",
            "mean_absolute_percentage_error", "huber", "binary_crossentropy",
            "categorical_crossentropy", "sparse_categorical_crossentropy", "mse", "mae", "mape",
-           "MeanSquaredLogarithmicError", "CosineSimilarity", "LogCosh", "Poisson",
-           "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge",
-           "mean_squared_logarithmic_error", "cosine_similarity", "log_cosh", "poisson",
-           "kl_divergence", "hinge", "squared_hinge", "categorical_hinge",
-           "get", "serialize", "deserialize"]
+           "get", "serialize", "deserialize",
+           "MeanSquaredLogarithmicError", "KLDivergence", "Hinge", "SquaredHinge",
+           "CategoricalHinge", "LogCosh", "Poisson", "CosineSimilarity",
+           "mean_squared_logarithmic_error", "kl_divergence", "hinge", "squared_hinge",
+           "categorical_hinge", "log_cosh", "poisson", "cosine_similarity",
+           # tf.keras 2's other names of the same functions
+           "msle", "kld", "kullback_leibler_divergence", "logcosh", "MSE", "MAE", "MAPE", "MSLE",
+           "KLD"]
 
 EPSILON = 1e-7
 _REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
@@ -96,67 +99,45 @@ def huber(y_true, y_pred, delta=1.0):
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
-    """mean((log(1 + max(y_pred, eps)) - log(1 + max(y_true, eps)))^2, axis=-1)."""
+    """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))^2, axis=-1)."""
     y_true, y_pred = _pair(y_true, y_pred)
     first = math_ops.log(math_ops.maximum(y_pred, EPSILON) + 1.0)
     second = math_ops.log(math_ops.maximum(y_true, EPSILON) + 1.0)
     return math_ops.reduce_mean(math_ops.square(first - second), axis=-1)
 
 
-def _l2_normalize(x, axis):
-    return x * math_ops.rsqrt(math_ops.maximum(
-        math_ops.reduce_sum(math_ops.square(x), axis=axis, keepdims=True), 1e-12))
-
-
-def cosine_similarity(y_true, y_pred, axis=-1):
-    """The loss Keras names cosine_similarity: -sum(l2_normalize(y_true) *
-    l2_normalize(y_pred), axis) (so -1 is a perfect match)."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    return -math_ops.reduce_sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis),
-                                axis=axis)
-
-
-def log_cosh(y_true, y_pred):
-    """mean(log(cosh(y_pred - y_true)), axis=-1), as x + softplus(-2x) - log 2."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    x = y_pred - y_true
-    return math_ops.reduce_mean(x + math_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
-
-
-def poisson(y_true, y_pred):
-    """mean(y_pred - y_true * log(y_pred + eps), axis=-1)."""
-    y_true, y_pred = _pair(y_true, y_pred)
-    return math_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
-
-
 def kl_divergence(y_true, y_pred):
-    """sum(y_true * log(y_true / y_pred), axis=-1), both clipped to [eps, 1]."""
+    """sum(y_true * log(y_true / y_pred), axis=-1), both clipped to [epsilon, 1].
+
+    Example:
+        >>> round(float(tl.losses.kl_divergence([[0.5, 0.5]], [[0.25, 0.75]])[0]), 5)
+        0.14384
+    """
     y_true, y_pred = _pair(y_true, y_pred)
     y_true = math_ops.clip_by_value(y_true, EPSILON, 1.0)
     y_pred = math_ops.clip_by_value(y_pred, EPSILON, 1.0)
     return math_ops.reduce_sum(y_true * math_ops.log(y_true / y_pred), axis=-1)
 
 
-def _signed_labels(y_true):
-    # Keras: labels given as 0/1 become -1/1
-    is_binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
-                                                        math_ops.equal(y_true, 1.0)))
-    return math_ops.where(is_binary, 2.0 * y_true - 1.0, y_true)
+def _hinge_labels(y_true):
+    """Binary 0/1 labels become -1/1 (other labels stay), as Keras's hinge losses read them."""
+    binary = math_ops.reduce_all(math_ops.logical_or(math_ops.equal(y_true, 0.0),
+                                                     math_ops.equal(y_true, 1.0)))
+    return math_ops.where(binary, 2.0 * y_true - 1.0, y_true)
 
 
 def hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0), axis=-1); 0/1 labels are taken as -1/1."""
+    """mean(max(1 - y_true * y_pred, 0), axis=-1), labels -1/1 (or 0/1, converted)."""
     y_true, y_pred = _pair(y_true, y_pred)
-    y_true = _signed_labels(y_true)
-    return math_ops.reduce_mean(math_ops.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+    return math_ops.reduce_mean(math_ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0),
+                                axis=-1)
 
 
 def squared_hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0)^2, axis=-1); 0/1 labels are taken as -1/1."""
+    """mean(max(1 - y_true * y_pred, 0)^2, axis=-1), labels -1/1 (or 0/1, converted)."""
     y_true, y_pred = _pair(y_true, y_pred)
-    y_true = _signed_labels(y_true)
-    return math_ops.reduce_mean(math_ops.square(math_ops.maximum(1.0 - y_true * y_pred, 0.0)),
-                                axis=-1)
+    return math_ops.reduce_mean(
+        math_ops.square(math_ops.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
 
 
 def categorical_hinge(y_true, y_pred):
@@ -165,6 +146,26 @@ def categorical_hinge(y_true, y_pred):
     pos = math_ops.reduce_sum(y_true * y_pred, axis=-1)
     neg = math_ops.reduce_max((1.0 - y_true) * y_pred, axis=-1)
     return math_ops.maximum(neg - pos + 1.0, 0.0)
+
+
+def log_cosh(y_true, y_pred):
+    """mean(log(cosh(y_pred - y_true)), axis=-1), computed stably."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    x = y_pred - y_true
+    return math_ops.reduce_mean(x + nn_ops.softplus(-2.0 * x) - 0.6931471805599453, axis=-1)
+
+
+def poisson(y_true, y_pred):
+    """mean(y_pred - y_true * log(y_pred + epsilon), axis=-1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return math_ops.reduce_mean(y_pred - y_true * math_ops.log(y_pred + EPSILON), axis=-1)
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): -1 for parallel vectors."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return -math_ops.reduce_sum(nn_ops.l2_normalize(y_true, axis) *
+                                nn_ops.l2_normalize(y_pred, axis), axis=axis)
 
 
 def _from_activation(y_pred, from_logits, op_type):
@@ -240,6 +241,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error
+msle = MSLE = mean_squared_logarithmic_error
+kld = KLD = kullback_leibler_divergence = kl_divergence
+logcosh = log_cosh
 
 
 # ------------------------------------------------------------------ classes
@@ -366,6 +370,20 @@ CategoricalCrossentropy = _wrapper(
     "CategoricalCrossentropy", categorical_crossentropy, "categorical_crossentropy",
     "Cross-entropy of one-hot labels and probabilities (or logits with from_logits=True).",
     from_logits=False, label_smoothing=0.0, axis=-1)
+MeanSquaredLogarithmicError = _wrapper(
+    "MeanSquaredLogarithmicError", mean_squared_logarithmic_error,
+    "mean_squared_logarithmic_error", "Mean of squared log(1 + x) differences, reduced.")
+KLDivergence = _wrapper("KLDivergence", kl_divergence, "kl_divergence",
+                        "Kullback-Leibler divergence of y_true from y_pred, reduced.")
+Hinge = _wrapper("Hinge", hinge, "hinge", "Hinge loss of -1/1 (or 0/1) labels, reduced.")
+SquaredHinge = _wrapper("SquaredHinge", squared_hinge, "squared_hinge",
+                        "Squared hinge loss of -1/1 (or 0/1) labels, reduced.")
+CategoricalHinge = _wrapper("CategoricalHinge", categorical_hinge, "categorical_hinge",
+                            "Categorical hinge loss of one-hot labels, reduced.")
+LogCosh = _wrapper("LogCosh", log_cosh, "log_cosh", "Mean of log(cosh(error)), reduced.")
+Poisson = _wrapper("Poisson", poisson, "poisson", "Poisson loss (y_pred a rate), reduced.")
+CosineSimilarity = _wrapper("CosineSimilarity", cosine_similarity, "cosine_similarity",
+                            "Negative cosine similarity along `axis`, reduced.", axis=-1)
 SparseCategoricalCrossentropy = _wrapper(
     "SparseCategoricalCrossentropy", sparse_categorical_crossentropy,
     "sparse_categorical_crossentropy",
@@ -375,26 +393,11 @@ SparseCategoricalCrossentropy = _wrapper(
 
 
 
-MeanSquaredLogarithmicError = _wrapper(
-    "MeanSquaredLogarithmicError", mean_squared_logarithmic_error,
-    "mean_squared_logarithmic_error", "Mean squared error of log(1 + values), reduced.")
-CosineSimilarity = _wrapper("CosineSimilarity", cosine_similarity, "cosine_similarity",
-                            "Negative cosine similarity along `axis` (-1 best), reduced.", axis=-1)
-LogCosh = _wrapper("LogCosh", log_cosh, "log_cosh", "Mean log(cosh(error)), reduced.")
-Poisson = _wrapper("Poisson", poisson, "poisson", "Mean y_pred - y_true log y_pred, reduced.")
-KLDivergence = _wrapper("KLDivergence", kl_divergence, "kl_divergence",
-                        "Kullback-Leibler divergence of y_pred from y_true, reduced.")
-Hinge = _wrapper("Hinge", hinge, "hinge", "Mean max(1 - y_true y_pred, 0), reduced.")
-SquaredHinge = _wrapper("SquaredHinge", squared_hinge, "squared_hinge",
-                        "Mean max(1 - y_true y_pred, 0)^2, reduced.")
-CategoricalHinge = _wrapper("CategoricalHinge", categorical_hinge, "categorical_hinge",
-                            "max(max negative score - positive score + 1, 0), reduced.")
-
 _CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
                                      Huber, BinaryCrossentropy, CategoricalCrossentropy,
                                      SparseCategoricalCrossentropy, MeanSquaredLogarithmicError,
-                                     CosineSimilarity, LogCosh, Poisson, KLDivergence, Hinge,
-                                     SquaredHinge, CategoricalHinge)}
+                                     KLDivergence, Hinge, SquaredHinge, CategoricalHinge, LogCosh,
+                                     Poisson, CosineSimilarity)}
 _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error,
               "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
               "mean_absolute_percentage_error": mean_absolute_percentage_error,
@@ -403,11 +406,11 @@ _FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_erro
               "categorical_crossentropy": categorical_crossentropy,
               "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
               "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
-              "msle": mean_squared_logarithmic_error, "cosine_similarity": cosine_similarity,
-              "log_cosh": log_cosh, "logcosh": log_cosh, "poisson": poisson,
-              "kl_divergence": kl_divergence, "kld": kl_divergence,
-              "kullback_leibler_divergence": kl_divergence, "hinge": hinge,
-              "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge}
+              "msle": mean_squared_logarithmic_error, "kl_divergence": kl_divergence,
+              "kld": kl_divergence, "kullback_leibler_divergence": kl_divergence,
+              "hinge": hinge, "squared_hinge": squared_hinge,
+              "categorical_hinge": categorical_hinge, "log_cosh": log_cosh, "logcosh": log_cosh,
+              "poisson": poisson, "cosine_similarity": cosine_similarity}
 
 
 def get(identifier):

@@ -23,11 +23,19 @@ from .naming import auto_name, to_snake_case
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
            "SparseTopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
-           "RootMeanSquaredError", "Precision", "Recall", "AUC", "MeanAbsolutePercentageError",
-           "MeanSquaredLogarithmicError", "CosineSimilarity", "LogCoshError", "Poisson",
-           "KLDivergence", "Hinge", "SquaredHinge", "CategoricalHinge", "accuracy",
-           "binary_accuracy",
-           "categorical_accuracy", "sparse_categorical_accuracy", "get"]
+           "RootMeanSquaredError", "Precision", "Recall", "AUC", "accuracy", "binary_accuracy",
+           "categorical_accuracy", "sparse_categorical_accuracy", "get",
+           "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy",
+           "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "KLDivergence", "Hinge",
+           "SquaredHinge", "CategoricalHinge", "LogCoshError", "Poisson", "CosineSimilarity",
+           "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
+           "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
+           "mean_squared_logarithmic_error", "kl_divergence", "hinge", "squared_hinge",
+           "categorical_hinge", "log_cosh", "poisson", "huber", "binary_crossentropy",
+           "categorical_crossentropy", "sparse_categorical_crossentropy",
+           # tf.keras 2's other names
+           "mse", "mae", "mape", "msle", "kld", "kullback_leibler_divergence", "logcosh", "MSE",
+           "MAE", "MAPE", "MSLE", "KLD"]
 
 
 
@@ -265,35 +273,51 @@ MeanSquaredError = _mean_wrapper("MeanSquaredError", _losses.mean_squared_error,
                                  "mean_squared_error", "Running mean of squared errors.")
 MeanAbsoluteError = _mean_wrapper("MeanAbsoluteError", _losses.mean_absolute_error,
                                   "mean_absolute_error", "Running mean of absolute errors.")
-
-
-def _cosine(y_true, y_pred, axis=-1):
-    return -_losses.cosine_similarity(y_true, y_pred, axis=axis)
-
-
+# the running means of the loss functions Keras also lists as metrics
 MeanAbsolutePercentageError = _mean_wrapper(
     "MeanAbsolutePercentageError", _losses.mean_absolute_percentage_error,
-    "mean_absolute_percentage_error", "Running mean of 100 |error / y_true|.")
+    "mean_absolute_percentage_error", "Running mean of absolute percentage errors.")
 MeanSquaredLogarithmicError = _mean_wrapper(
     "MeanSquaredLogarithmicError", _losses.mean_squared_logarithmic_error,
-    "mean_squared_logarithmic_error", "Running mean of squared errors of log(1 + values).")
-CosineSimilarity = _mean_wrapper("CosineSimilarity", _cosine, "cosine_similarity",
-                                 "Running mean of the cosine similarity along `axis`.",
-                                 direction="up", axis=-1)
-LogCoshError = _mean_wrapper("LogCoshError", _losses.log_cosh, "logcosh",
-                             "Running mean of log(cosh(error)).")
-Poisson = _mean_wrapper("Poisson", _losses.poisson, "poisson",
-                        "Running mean of y_pred - y_true log y_pred.")
+    "mean_squared_logarithmic_error", "Running mean of squared logarithmic errors.")
 KLDivergence = _mean_wrapper("KLDivergence", _losses.kl_divergence, "kl_divergence",
                              "Running mean of the Kullback-Leibler divergence.")
 Hinge = _mean_wrapper("Hinge", _losses.hinge, "hinge", "Running mean of the hinge loss.")
 SquaredHinge = _mean_wrapper("SquaredHinge", _losses.squared_hinge, "squared_hinge",
                              "Running mean of the squared hinge loss.")
 CategoricalHinge = _mean_wrapper("CategoricalHinge", _losses.categorical_hinge,
-                                 "categorical_hinge",
-                                 "Running mean of the categorical hinge loss.")
-_ERROR_METRICS = (MeanAbsolutePercentageError, MeanSquaredLogarithmicError, CosineSimilarity,
-                  LogCoshError, Poisson, KLDivergence, Hinge, SquaredHinge, CategoricalHinge)
+                                 "categorical_hinge", "Running mean of the categorical hinge loss.")
+LogCoshError = _mean_wrapper("LogCoshError", _losses.log_cosh, "logcosh",
+                             "Running mean of log(cosh(error)).")
+Poisson = _mean_wrapper("Poisson", _losses.poisson, "poisson", "Running mean of the Poisson loss.")
+CosineSimilarity = _mean_wrapper(
+    "CosineSimilarity", lambda y_true, y_pred, axis=-1: -_losses.cosine_similarity(
+        y_true, y_pred, axis), "cosine_similarity",
+    "Running mean of the cosine similarity (1 for parallel vectors).", direction="up", axis=-1)
+BinaryCrossentropy = _mean_wrapper(
+    "BinaryCrossentropy", _losses.binary_crossentropy, "binary_crossentropy",
+    "Running mean of the binary cross-entropy.", from_logits=False, label_smoothing=0.0)
+CategoricalCrossentropy = _mean_wrapper(
+    "CategoricalCrossentropy", _losses.categorical_crossentropy, "categorical_crossentropy",
+    "Running mean of the categorical cross-entropy.", from_logits=False, label_smoothing=0.0)
+SparseCategoricalCrossentropy = _mean_wrapper(
+    "SparseCategoricalCrossentropy", _losses.sparse_categorical_crossentropy,
+    "sparse_categorical_crossentropy", "Running mean of the sparse categorical cross-entropy.",
+    from_logits=False)
+
+# Keras lists these per-sample functions under keras.metrics too (the same functions)
+mean_squared_error = mse = MSE = _losses.mean_squared_error
+mean_absolute_error = mae = MAE = _losses.mean_absolute_error
+mean_absolute_percentage_error = mape = MAPE = _losses.mean_absolute_percentage_error
+mean_squared_logarithmic_error = msle = MSLE = _losses.mean_squared_logarithmic_error
+kl_divergence = kld = KLD = kullback_leibler_divergence = _losses.kl_divergence
+hinge, squared_hinge, categorical_hinge = _losses.hinge, _losses.squared_hinge, \
+    _losses.categorical_hinge
+log_cosh = logcosh = _losses.log_cosh
+poisson, huber = _losses.poisson, _losses.huber
+binary_crossentropy = _losses.binary_crossentropy
+categorical_crossentropy = _losses.categorical_crossentropy
+sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
 
 
 class RootMeanSquaredError(Mean):
@@ -442,7 +466,10 @@ _CLASSES = {c.__name__: c for c in (Mean, Sum, Accuracy, BinaryAccuracy, Categor
                                      SparseCategoricalAccuracy, TopKCategoricalAccuracy,
                                      SparseTopKCategoricalAccuracy, MeanSquaredError,
                                      MeanAbsoluteError, RootMeanSquaredError, Precision, Recall,
-                                     AUC) + _ERROR_METRICS}
+                                     AUC, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
+                                     KLDivergence, Hinge, SquaredHinge, CategoricalHinge,
+                                     LogCoshError, Poisson, CosineSimilarity, BinaryCrossentropy,
+                                     CategoricalCrossentropy, SparseCategoricalCrossentropy)}
 _BY_NAME = {"binary_accuracy": BinaryAccuracy, "categorical_accuracy": CategoricalAccuracy,
             "sparse_categorical_accuracy": SparseCategoricalAccuracy,
             "top_k_categorical_accuracy": TopKCategoricalAccuracy,
@@ -451,9 +478,17 @@ _BY_NAME = {"binary_accuracy": BinaryAccuracy, "categorical_accuracy": Categoric
             "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError,
             "rmse": RootMeanSquaredError, "root_mean_squared_error": RootMeanSquaredError,
             "precision": Precision, "recall": Recall, "auc": AUC,
-            "mape": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,
-            "logcosh": LogCoshError,
-            **{to_snake_case(c.__name__): c for c in _ERROR_METRICS}}
+            "mape": MeanAbsolutePercentageError,
+            "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+            "msle": MeanSquaredLogarithmicError,
+            "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+            "kld": KLDivergence, "kl_divergence": KLDivergence,
+            "kullback_leibler_divergence": KLDivergence, "hinge": Hinge,
+            "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+            "logcosh": LogCoshError, "log_cosh": LogCoshError, "poisson": Poisson,
+            "cosine_similarity": CosineSimilarity, "binary_crossentropy": BinaryCrossentropy,
+            "categorical_crossentropy": CategoricalCrossentropy,
+            "sparse_categorical_crossentropy": SparseCategoricalCrossentropy}
 
 
 def get(identifier, y_true=None, y_pred=None, loss=None):

@@ -3,13 +3,14 @@
 Owns: the per-base-name counters and Keras 3's snake-case form of class names. Layers,
 losses, metrics and optimizers all draw names here, so it sits below all of them and
 imports nothing of the package. Invariant: a base name's first use is the bare name,
-then `_1`, `_2`... for the life of the process, as Keras numbers them.
+then `_1`, `_2`... until `reset_names()` (`keras.backend.clear_session()`), as Keras numbers
+them.
 """
 import collections
 import itertools
 import re
 
-__all__ = ["unique_name", "to_snake_case", "auto_name"]
+__all__ = ["unique_name", "to_snake_case", "auto_name", "reset_names"]
 
 _counters = collections.defaultdict(itertools.count)
 
@@ -30,3 +31,8 @@ def to_snake_case(name):
 def auto_name(class_name):
     """A fresh default name for an object of class `class_name` (conv2d, conv2d_1, ...)."""
     return unique_name(to_snake_case(class_name))
+
+
+def reset_names():
+    """Forgets every count: the next default names are bare again (`clear_session`)."""
+    _counters.clear()

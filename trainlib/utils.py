@@ -14,14 +14,18 @@ from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
 from .graph.ops import random as tl_random
 from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
-from .data_utils import (PyDataset, Sequence, array_to_img, get_file,  # noqa: F401
-                         image_dataset_from_directory, img_to_array, load_img, pad_sequences,
-                         save_img, split_dataset, timeseries_dataset_from_array)
+from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
+from .data_utils import (array_to_img, get_file, image_dataset_from_directory,  # noqa: F401
+                         img_to_array, load_img, save_img, split_dataset,
+                         timeseries_dataset_from_array)
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
-           "PyDataset", "Sequence", "pad_sequences", "timeseries_dataset_from_array",
-           "split_dataset", "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
+           "PyDataset", "Sequence", "pad_sequences", "normalize", "pack_x_y_sample_weight",
+           "unpack_x_y_sample_weight", "timeseries_dataset_from_array", "split_dataset",
+           "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
            "image_dataset_from_directory"]
+
+Sequence = PyDataset  # tf.keras 2's name of it
 
 _TEXT_FORMATS = ("dot", "gv")
 _INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "
@@ -140,3 +144,59 @@ def set_random_seed(seed):
     random.seed(seed)
     np.random.seed(seed)
     tl_random.set_seed(seed)
+
+
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre",
+                  value=0.0):
+    """Lists of ids as one [num_sequences, maxlen] numpy array, padded with `value` and cut to
+    maxlen at the start ("pre") or end ("post"), as Keras's.
+
+    Example:
+        >>> pad_sequences([[1, 2], [3]], maxlen=3).tolist()
+        [[0, 1, 2], [0, 0, 3]]
+    """
+    import numpy as np  # noqa: PLC0415 -- host-side data preparation
+    if padding not in ("pre", "post") or truncating not in ("pre", "post"):
+        raise ValueError(f'padding and truncating must be "pre" or "post", got {padding!r} and '
+                         f'{truncating!r}')
+    lengths = [len(s) for s in sequences]
+    maxlen = max(lengths, default=0) if maxlen is None else int(maxlen)
+    out = np.full((len(sequences), maxlen), value, dtype=dtype)
+    for i, seq in enumerate(sequences):
+        seq = np.asarray(seq, dtype=dtype)
+        if not len(seq) or not maxlen:
+            continue
+        seq = seq[-maxlen:] if truncating == "pre" else seq[:maxlen]
+        if padding == "post":
+            out[i, :len(seq)] = seq
+        else:
+            out[i, -len(seq):] = seq
+    return out
+
+
+def normalize(x, axis=-1, order=2):
+    """`x` divided by its `order`-norm along `axis` (zero norms left as 1), as Keras's
+    `keras.utils.normalize`; numpy in, numpy out (tensors give tensors).
+
+    Example:
+        >>> normalize(np.array([[3.0, 4.0]])).tolist()
+        [[0.6, 0.8]]
+    """
+    import numpy as np  # noqa: PLC0415 -- host-side helper
+    from .graph.ops import linalg as linalg_ops  # noqa: PLC0415
+    if isinstance(x, np.ndarray):
+        norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+        norm[norm == 0] = 1
+        return x / np.expand_dims(norm, axis or -1)
+    return linalg_ops.l2_normalize(x, axis) if order == 2 else \
+        x / linalg_ops.norm(x, ord=order, axis=axis, keepdims=True)
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The batch Keras's data adapters expect: x (a tuple or list x as (x,)), (x, y) or
+    (x, y, sample_weight)."""
+    if y is None:
+        return (x,) if isinstance(x, (tuple, list)) else x
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)

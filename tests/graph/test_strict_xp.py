@@ -23,7 +23,7 @@ from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
 _TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
-           "test_numeric", "test_segment", "test_decompositions", "test_complex")
+           "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_tf_surface")
 _CASES = [c for name in _TABLES for c in importlib.import_module(f"tests.graph.ops.{name}").CASES]
 _PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in _CASES for d in c.dtypes]
 _NEVER_RUN = {"Placeholder",  # fed by the Function call; its kernel only raises
@@ -163,7 +163,8 @@ def test_stateless_random_ops_on_strict_xp():
         return [sr.stateless_uniform([3], seed), sr.stateless_normal([3], seed),
                 sr.stateless_truncated_normal([3], seed),
                 sr.stateless_uniform([3], seed, 0, 5, dtype=tl.int64),
-                sr.stateless_random_gamma([3], seed, 2.0), sr.stateless_random_binomial([3], seed, 4, 0.5)]
+                sr.stateless_random_gamma([3], seed, 2.0), sr.stateless_random_binomial([3], seed, 4, 0.5),
+                sr.stateless_poisson([3], seed, 2.0)]
 
     with strict():
         seed = tl.constant([3, 4], tl.int64)

@@ -87,3 +87,55 @@ def test_in_function_dataset_model_and_keras_file(tmp_path):
     model.save(path)
     loaded = tl.saving.load_model(path)
     np.testing.assert_allclose(loaded.predict(data, verbose=0), model.predict(data, verbose=0))
+
+
+def test_string_lookup_invert_round_trips_indices():
+    forward = tl.layers.StringLookup(vocabulary=["a", "b", "c"], mask_token="")
+    back = tl.layers.StringLookup(vocabulary=["a", "b", "c"], mask_token="", invert=True)
+    ids = forward(tl.constant([["c", "zz", "a", ""]]))
+    assert back(ids).numpy().tolist() == [[b"c", b"[UNK]", b"a", b""]]
+    assert back(tl.constant([-1, 9])).numpy().tolist() == [b"[UNK]", b"[UNK]"]
+    ragged = back(tl.ragged.constant([[2, 3], [4]], dtype=tl.int64))
+    assert ragged.to_list() == [[b"a", b"b"], [b"c"]]
+    with pytest.raises(ValueError, match="must be `'int'` when `invert`"):
+        tl.layers.StringLookup(vocabulary=["a"], invert=True, output_mode="count")
+
+
+def test_hashing_bins_are_fingerprints_of_the_text():
+    from trainlib.graph.ops.farmhash import fingerprint64
+    words = ["A", "bb", "", "héllo"]
+    got = tl.layers.Hashing(num_bins=7)(tl.constant(words)).numpy().tolist()
+    assert got == [fingerprint64(w.encode()) % 7 for w in words]
+    ints = tl.layers.Hashing(num_bins=5, mask_value=0)(tl.constant([[0, 12, -3]])).numpy()
+    assert ints.tolist() == [[0] + [fingerprint64(s) % 4 + 1 for s in (b"12", b"-3")]]
+    hot = tl.layers.Hashing(num_bins=4, output_mode="count")(tl.constant([["a", "a", "b"]]))
+    assert hot.numpy().sum() == 3 and hot.numpy().max() >= 2
+    salted = tl.layers.Hashing(num_bins=9, salt=[1, 2])(tl.constant(["x"]))
+    assert salted.numpy().tolist() == tl.strings.to_hash_bucket_strong(["x"], 9, [1, 2]).numpy().tolist()
+
+
+def test_learned_vocabularies_are_keras_assets(tmp_path):
+    import zipfile
+    tv = tl.layers.TextVectorization(output_mode="tf_idf", name="tv")
+    tv.adapt(CORPUS)
+    lookup = tl.layers.StringLookup(name="lookup")
+    lookup.adapt(np.array(["x", "y", "y"]))
+    given = tl.layers.StringLookup(vocabulary=["p", "q"], name="given")
+    inp = tl.layers.Input(shape=(1,), dtype="string")
+    hashed = tl.layers.Hashing(num_bins=8, salt=3, output_mode="one_hot", name="hash")(inp)
+    model = tl.Model(inp, [tv(inp), lookup(inp), given(inp), hashed])
+    assert model.get_layer("tv").get_config()["vocabulary"] is None   # not in the config
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+        vocabulary = archive.read("assets/tv/vocabulary.txt").decode().split("\n")
+    assert vocabulary == tv.get_vocabulary() and "assets/lookup/vocabulary.txt" in names
+    assert not any(n.startswith("assets/given/") for n in names)  # its vocabulary is in the config
+    loaded = tl.saving.load_model(path)
+    assert loaded.get_layer("tv").get_vocabulary() == tv.get_vocabulary()
+    assert loaded.get_layer("lookup").get_vocabulary() == ["[UNK]", "y", "x"]
+    assert loaded.get_layer("hash").get_config() == model.get_layer("hash").get_config()
+    data = np.array([["the cat"], ["y"], ["q"]])
+    for a, b in zip(loaded.predict(data, verbose=0), model.predict(data, verbose=0)):
+        np.testing.assert_allclose(a, b)

@@ -103,7 +103,7 @@ def test_every_layer_class_is_covered(saved):
               and issubclass(getattr(tl.layers, name), Layer) and name != "Layer"}
     # string-input layers: their .keras round trip is in tests/layers/test_text.py
     missing = sorted(name for name, cls in public.items() if cls not in used
-                     and name not in ("StringLookup", "TextVectorization"))
+                     and name not in ("StringLookup", "TextVectorization", "Hashing"))
     assert not missing, f"layer classes without a round trip: {missing}"
 
 

@@ -7,6 +7,7 @@ loops, loop `else`, assert, weak Python numbers entering loops) are not compared
 import pytest
 
 tf = pytest.importorskip("tensorflow")
+from ..graph.autograph.programs import chained_comparison, del_in_branch, del_in_loop  # noqa: E402
 from .compare import check  # noqa: E402
 
 LIB = None
@@ -166,7 +167,8 @@ def p_if_return_dtype_mismatch(x):
     return 0.5
 
 
-PROGRAMS = [(p_if, [3.0, -2.0]), (p_while, [4]), (p_for_range, [5]), (p_for_tensor, [[1.0, 2.0, 3.0]]),
+PROGRAMS = [(chained_comparison, [3, 7, -4, 4]), (del_in_branch, [2, -2]), (del_in_loop, [3, 0]),
+            (p_if, [3.0, -2.0]), (p_while, [4]), (p_for_range, [5]), (p_for_tensor, [[1.0, 2.0, 3.0]]),
             (p_break, [4]), (p_continue, [3]), (p_nested, [4]), (p_and_or, [5, 12, -5]), (p_not, [2, 5]),
             (p_ifexp, [2.0, -3.0]), (p_python_loop, [1.0]), (p_list_loop, [1.0]), (p_while_tensor_cond, [3.0]),
             (p_collatz, [27, 1]), (p_fizz, [30]), (p_shape_dep, [[1.0, 2.0, 3.0], [1.0, 2.0]]),
@@ -191,3 +193,61 @@ def test_program(program, inputs):
 @pytest.mark.parametrize("flag", [True, False])
 def test_python_condition_stays_python(flag):
     check(lambda lib: lib.function(p_if_python_cond)(lib.constant(1), flag))
+
+
+_COUNT = 0
+
+
+def test_global_in_converted_code():
+    def run(lib):
+        global _COUNT
+        _COUNT = 0
+
+        @lib.function
+        def f(x):
+            global _COUNT
+            _COUNT = _COUNT + 1
+            if x > 0:
+                _COUNT = _COUNT + x
+            for i in lib.range(x):
+                _COUNT += i
+            return _COUNT
+        out = [f(lib.constant(3)), f(lib.constant(4))]  # the second call runs the graph only
+        return out, lib.is_tensor(_COUNT)
+    check(run)
+
+
+def test_nonlocal_in_converted_code():
+    def run(lib):
+        n = lib.constant(0)
+
+        @lib.function
+        def inner(x):
+            nonlocal n
+            while x > 0:
+                n = n + x
+                x -= 1
+            if n > 3:
+                n = n * 10
+            return n
+        return inner(lib.constant(3)), lib.is_tensor(n)
+    check(run)
+
+
+def test_attribute_and_item_loop_variables():
+    class Box:
+        pass
+
+    def run(lib):
+        @lib.function
+        def f(n):
+            box, d = Box(), {"k": lib.constant(1)}
+            box.total = lib.constant(0)
+            for i in lib.range(n):
+                box.total += i
+                d["k"] = d["k"] * 2
+            if box.total > 3:
+                box.total = -box.total
+            return box.total, d["k"]
+        return f(lib.constant(4)), f(lib.constant(2))
+    check(run)

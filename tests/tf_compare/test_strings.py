@@ -53,6 +53,13 @@ CASES = {
         lib.ragged.constant([[104, 233], [120]]), "UTF-8"),
     "unicode_transcode": lambda lib: lib.strings.unicode_transcode(["hé"], "UTF-8", "UTF-16-BE"),
     "hash_fast": lambda lib: lib.strings.to_hash_bucket_fast(WORDS, 1000),
+    "hash_strong": lambda lib: lib.strings.to_hash_bucket_strong(
+        WORDS + ["12345678", "x" * 77], 2 ** 62, [7, -3]),
+    "hash_strong_key_big": lambda lib: lib.strings.to_hash_bucket_strong(
+        WORDS, 10, [2 ** 63 - 1, 12345678901234]),
+    "hash_ragged": lambda lib: lib.strings.to_hash_bucket_fast(
+        lib.strings.split(WORDS), 100).to_list(),
+    "upper_ragged": lambda lib: lib.strings.upper(lib.strings.split(WORDS)).to_list(),
     "hash_fast_long": lambda lib: lib.strings.to_hash_bucket_fast(
         [("abc" * k) for k in range(40)], 2 ** 40),
     "ngrams": lambda lib: lib.strings.ngrams(["a", "b", "c", "d"], 2),
@@ -84,7 +91,7 @@ def test_eager(name):
 
 
 GRAPH_CASES = ["lower", "strip", "length_chars", "substr", "regex_replace", "to_number",
-               "as_string_float", "join", "reduce_join_axis", "hash_fast", "ngrams", "equal",
+               "as_string_float", "join", "reduce_join_axis", "hash_fast", "hash_strong", "ngrams", "equal",
                "generic", "unicode_transcode"]
 
 

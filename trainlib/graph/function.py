@@ -53,6 +53,8 @@ def _leaf_type_text(value):
         return f"Literal[{value!r}]"
     if isinstance(value, Variable):
         return f"{value!r}"
+    if hasattr(type(value), "_tl_type_spec"):
+        return repr(value._tl_type_spec())
     return type(value).__name__
 
 
@@ -323,6 +325,7 @@ class Function(LockOwner):
                     stacklevel=4)  # the user's call, above __call__ and _lookup_or_trace
         relax = self._reduce_retracing and self._keys and key != SIGNATURE
         trace_args = relax_args(args, key, self._keys) if relax else args
+        trace_args = nest.type_spec_form(trace_args)  # a ragged argument traces by its spec
         concrete = ConcreteFunction.trace(self, trace_args, allow_variables=not self._tracing_count)
         with _COUNTS._lock:
             self._tracing_count += 1
@@ -635,6 +638,8 @@ def _output_type_text(structure, outputs):
         if isinstance(value, _OutputSlot):
             t = outputs[value.index]
             return repr(TensorSpec(t.shape, t.dtype))
+        if nest.is_composite(value):   # a RaggedTensor of output slots: its spec
+            return _leaf_type_text(_fill_outputs(value, outputs))
         return _leaf_type_text(value)
     return _type_text(structure, leaf)
 

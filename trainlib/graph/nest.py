@@ -15,6 +15,10 @@ Composites come in two ways:
     (hashable facts that are not components, part of a tl.function trace key);
   * `register_composite(cls, flatten, rebuild, static_key=None)` for a class that cannot host
     those methods, with the same three meanings as functions of the value.
+A composite class may also define `_tl_type_spec(self)`: the spec (itself a composite, of
+TensorSpecs, whose rebuild makes a value of the class) that a tl.function keys and traces the
+value by, when its components' exact shapes should not each make a trace (a RaggedTensor's
+number of flat values); `type_spec_form` puts those specs in place of the values.
 Nothing here imports the rest of the package: every layer may use it.
 """
 import dataclasses
@@ -64,6 +68,18 @@ def static_key(value):
     """A composite's hashable static facts (those that are not components)."""
     entry = _REGISTERED.get(type(value))
     return entry[2](value) if entry else value._tl_static_key()
+
+
+def type_spec_form(structure):
+    """`structure` with every composite that names a type spec (`_tl_type_spec`) replaced by
+    it; lists, tuples and dicts walked, everything else kept."""
+    if isinstance(structure, dict):
+        return type(structure)((k, type_spec_form(v)) for k, v in structure.items())
+    if isinstance(structure, (list, tuple)):
+        return _rebuild_sequence(structure, [type_spec_form(v) for v in structure])
+    if hasattr(type(structure), "_tl_type_spec"):
+        return structure._tl_type_spec()
+    return structure
 
 
 def is_nested(value):

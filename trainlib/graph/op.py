@@ -46,10 +46,16 @@ class OpDef:
         ufunc: the name of the xp ufunc the kernel is exactly (`"add"`): called directly,
             with `out=` buffers from the memory plan.
         direct: `direct(op)` -> `(ufunc name, argument templates)` or None, for an op that
-            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes).
+            is a plain xp call only for some attrs/shapes (MatMul: `"{}.T"` for transposes;
+            Pow by 2: `xp.square` of the first input). Instead of a name, a kernel
+            `f(xp, *arrays, out=None)` that writes into `out` when given one (and returns
+            it), as a ufunc does: Sigmoid and Softplus; it is never given an `out` that
+            overlaps its inputs.
         fresh_output: the kernel always returns a newly made array (never a view or an
             input), so its result cannot alias a Variable's array.
-        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as.
+        inline: a Python expression over the inputs `{0}, {1}...` the op is emitted as
+            (`{kernel}` names the op's kernel), or `inline(op)` returning one, or None
+            where the op takes its kernel call (GatherV2 of one row: `params[i]`).
         in_place: `in_place(xp, *arrays, **attrs)` updating input 0 where it lies, for
             writes whose old value nobody reads (Variable updates, loop-owned buffers).
         variable_access: `"read"`, `"assign"` (stores its input as the new value) or

@@ -177,7 +177,9 @@ def key_of(value):
         return (VariableKey, _Weak(value))
     if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
         return (TensorKey, _dt.from_numpy(value.dtype), tuple(value.shape))
-    if nest.is_composite(value):  # its static facts + its components
+    if nest.is_composite(value):  # its static facts + its components (of its spec, if it names one)
+        if hasattr(type(value), "_tl_type_spec"):
+            value = value._tl_type_spec()
         return (CompositeKey, type(value), nest.static_key(value),
                 tuple(key_of(x) for x in nest.components(value)))
     return (ObjectKey, _Weak(value))

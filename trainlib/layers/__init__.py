@@ -22,6 +22,7 @@ from .preprocessing import (CategoryEncoding, CenterCrop, Discretization,  # noq
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
 from .text import StringLookup, TextVectorization  # noqa: F401
+from .hashing import Hashing  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
                         TimeDistributed)
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells  # noqa: F401
@@ -36,6 +37,6 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupQueryAttention", "Attention", "AdditiveAttention", "AlphaDropout", "Lambda",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
-           "Discretization", "IntegerLookup", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
+           "Discretization", "IntegerLookup", "StringLookup", "TextVectorization", "Hashing", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__

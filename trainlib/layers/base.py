@@ -720,6 +720,20 @@ class Layer(Module):
         return node.outputs
 
     @property
+    def input(self):
+        """The symbolic input (KerasTensor, or the structure passed) of the layer's first call
+        on KerasTensors.
+
+        Raises:
+            AttributeError: if the layer was never called on KerasTensors.
+        """
+        node = self.__dict__.get("_first_node")
+        if node is None or not node.args:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no "
+                                 "defined input.")
+        return node.args[0]
+
+    @property
     def output(self):
         """The symbolic output (KerasTensor) of the layer's first call on KerasTensors.
 

@@ -3,6 +3,7 @@
 Owns: their weights, defaults and argument names (Keras 3's). Invariant: each
 `call` is plain public ops, so it runs eagerly and traces alike.
 """
+import warnings
 import numbers
 
 from .. import activations, constraints, initializers, regularizers
@@ -163,6 +164,12 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  weights=None, lora_rank=None, quantization_config=None,
                  activity_regularizer=None, **kwargs):
+        input_length = kwargs.pop("input_length", None)
+        if input_length is not None:  # tf.keras 2's argument: the sequence length of the input
+            warnings.warn("Embedding(input_length=...) is tf.keras 2's argument; Keras 3 takes "
+                          "the length from the input: use keras.Input(shape=(input_length,))",
+                          DeprecationWarning, stacklevel=2)
+            kwargs.setdefault("input_shape", (input_length,))
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         check_unsupported(self, mask_zero=(mask_zero, False), weights=(weights, None),
                           lora_rank=(lora_rank, None),

@@ -6,8 +6,12 @@ as Keras), the index layout (mask index 0 when there is a mask token, then the O
 indices, then the vocabulary), and the output modes int / multi_hot / count / tf_idf.
 Invariants: the vocabulary is fixed between `adapt` calls; the lookup is one
 `LookupTableFind` op, so the layers work eagerly, inside `tl.function`, in `Dataset.map`.
+Saving, as Keras 3: a vocabulary given to the constructor is in the config; a learned (or
+set) one is an asset, `vocabulary.txt` (one token a line, special tokens first) written by
+`save_assets` and read by `load_assets` (with `idf_weights.txt` in tf_idf mode).
 """
 import collections
+import os
 
 import numpy as np
 
@@ -17,7 +21,7 @@ from ..graph.ops import array as _array
 from ..graph.ops import math as _math
 from ..graph.ops import strings as _strings
 from ..graph.ops.ragged import RaggedTensor
-from ..graph.tensor import is_tensor
+from ..graph.tensor import SymbolicTensor, is_tensor
 from .base import Layer, register
 
 _PUNCTUATION = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
@@ -58,6 +62,43 @@ class _Lookup(Layer):
         self._tokens = []
         self._idf = None
         self._table = None
+        self._input_vocabulary = None   # what the constructor was given (the config holds it)
+        self._input_idf = None
+
+    def _set_input_vocabulary(self, vocabulary, idf_weights):
+        if vocabulary is not None:
+            self._input_vocabulary = [t.decode("utf-8") if isinstance(t, bytes) else str(t)
+                                      for t in vocabulary]
+            self._input_idf = None if idf_weights is None else \
+                np.asarray(idf_weights, np.float32).tolist()
+            self.set_vocabulary(vocabulary, idf_weights)
+
+    def save_assets(self, dir_path):
+        """Writes a learned vocabulary to `dir_path/vocabulary.txt` (special tokens first, one
+        token a line; tf_idf weights to `idf_weights.txt`), as Keras 3; nothing when the
+        constructor's vocabulary is in the config."""
+        if self._input_vocabulary is not None:
+            return
+        with open(os.path.join(dir_path, "vocabulary.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(self.get_vocabulary(include_special_tokens=True)))
+        if self._idf is not None:
+            with open(os.path.join(dir_path, "idf_weights.txt"), "w", encoding="utf-8") as f:
+                f.write("\n".join(repr(float(w)) for w in self._idf))
+
+    def load_assets(self, dir_path):
+        """Reads the vocabulary `save_assets` wrote (nothing to read when the config has it)."""
+        if self._input_vocabulary is not None:
+            return
+        with open(os.path.join(dir_path, "vocabulary.txt"), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        idf = None
+        path = os.path.join(dir_path, "idf_weights.txt")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                idf = [float(w) for w in f.read().split("\n") if w]
+        if lines == [""] and not self._special():
+            lines = []
+        self.set_vocabulary(lines, idf)
 
     def _special(self):
         return ([self.mask_token] if self.mask_token is not None else []) + \
@@ -102,15 +143,19 @@ class _Lookup(Layer):
 
     def _encode(self, tokens):
         """Indices (int mode) or per-row vectors of the tokens (a tensor or RaggedTensor)."""
-        if self._table is None:
-            raise ValueError(f"{self.name}: the layer has no vocabulary; call adapt() first or "
-                             "pass vocabulary=")
+        table = self._table
+        if table is None:
+            if not isinstance(tokens.flat_values if isinstance(tokens, RaggedTensor) else tokens,
+                              SymbolicTensor):
+                raise ValueError(f"{self.name}: the layer has no vocabulary; call adapt() first "
+                                 "or pass vocabulary=")
+            table = ()  # built before its vocabulary is set (a model being loaded): all OOV
         mask = self.mask_token
         if isinstance(tokens, RaggedTensor):
-            ids = tokens.with_flat_values(_strings.lookup(tokens.flat_values, self._table,
+            ids = tokens.with_flat_values(_strings.lookup(tokens.flat_values, table,
                                                           self.num_oov_indices, mask))
         else:
-            ids = _strings.lookup(tokens, self._table, self.num_oov_indices, mask)
+            ids = _strings.lookup(tokens, table, self.num_oov_indices, mask)
         if self.output_mode == "int":
             return ids
         if not isinstance(ids, RaggedTensor):
@@ -123,7 +168,8 @@ class _Lookup(Layer):
             return _math.minimum(counts, 1.0)
         if self.output_mode == "tf_idf":
             idf = np.zeros(depth, np.float32)
-            idf[:len(self._idf)] = self._idf[:depth]
+            if self._idf is not None:  # (none yet while a model being loaded is built)
+                idf[:len(self._idf)] = self._idf[:depth]
             return counts * convert_to_tensor(idf)
         return counts
 
@@ -144,13 +190,19 @@ class StringLookup(_Lookup):
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]",
                  vocabulary=None, idf_weights=None, invert=False, output_mode="int",
                  sparse=False, pad_to_max_tokens=False, encoding="utf-8", name=None, **kwargs):
+        for key in ("vocabulary_size", "vocabulary_dtype"):  # in Keras's config, implied here
+            kwargs.pop(key, None)
+        if kwargs.pop("oov_method", "floormod") != "floormod" or kwargs.pop("salt", None):
+            raise NotImplementedError("StringLookup supports only oov_method='floormod' unsalted")
         super().__init__(name=name, **kwargs)
-        if invert:
-            raise NotImplementedError("StringLookup(invert=True) is not supported yet")
+        if invert and output_mode != "int":
+            raise ValueError("`output_mode` must be `'int'` when `invert` is true. Received: "
+                             f"output_mode={output_mode}")
+        self.invert = bool(invert)
+        self.encoding = encoding
         self._init_lookup(max_tokens, num_oov_indices, mask_token, oov_token, output_mode, sparse)
         self.pad_to_max_tokens = pad_to_max_tokens
-        if vocabulary is not None:
-            self.set_vocabulary(vocabulary, idf_weights)
+        self._set_input_vocabulary(vocabulary, idf_weights)
 
     def adapt(self, data, steps=None, batch_size=None):
         """Learns the vocabulary from `data` (strings: array, list, tensor or Dataset)."""
@@ -162,15 +214,32 @@ class StringLookup(_Lookup):
         self._learn(rows, len(rows))
 
     def call(self, inputs):
+        if self.invert:
+            return self._decode(inputs)
         return self._encode(inputs)
+
+    def _decode(self, inputs):
+        """invert=True: indices back to tokens (special tokens included); an index outside the
+        vocabulary gives the OOV token."""
+        if isinstance(inputs, RaggedTensor):
+            return inputs.with_flat_values(self._decode(inputs.flat_values))
+        x = _math.cast(convert_to_tensor(inputs), _dt.int64)
+        vocabulary = self.get_vocabulary() if self._table is not None else self._special()
+        table = np.empty(max(len(vocabulary), 1), dtype=object)
+        table[:] = [t.encode("utf-8") for t in vocabulary] or [self.oov_token.encode("utf-8")]
+        picked = _array.gather(convert_to_tensor(table), _math.minimum(
+            _math.maximum(x, 0), len(table) - 1))
+        inside = _math.logical_and(_math.greater_equal(x, 0), _math.less(x, len(vocabulary)))
+        return _math.where(inside, picked, convert_to_tensor(self.oov_token, dtype=_dt.string))
 
     def get_config(self):
         config = super().get_config()
-        config.update(max_tokens=self.max_tokens, num_oov_indices=self.num_oov_indices,
-                      mask_token=self.mask_token, oov_token=self.oov_token,
-                      output_mode=self.output_mode, vocabulary=self.get_vocabulary(False),
-                      pad_to_max_tokens=self.pad_to_max_tokens,
-                      idf_weights=None if self._idf is None else self._idf.tolist())
+        config.update(invert=self.invert, max_tokens=self.max_tokens,
+                      num_oov_indices=self.num_oov_indices, mask_token=self.mask_token,
+                      oov_token=self.oov_token, output_mode=self.output_mode, sparse=False,
+                      vocabulary=self._input_vocabulary, pad_to_max_tokens=self.pad_to_max_tokens,
+                      idf_weights=self._input_idf, encoding=self.encoding,
+                      vocabulary_size=self.vocabulary_size(), oov_method="floormod", salt=None)
         return config
 
 
@@ -210,8 +279,7 @@ class TextVectorization(_Lookup):
         self.output_sequence_length = output_sequence_length
         self.pad_to_max_tokens = pad_to_max_tokens
         self.ragged = ragged
-        if vocabulary is not None:
-            self.set_vocabulary(vocabulary, idf_weights)
+        self._set_input_vocabulary(vocabulary, idf_weights)
 
     def _preprocess(self, inputs):
         x = inputs if isinstance(inputs, RaggedTensor) else convert_to_tensor(inputs)
@@ -269,6 +337,5 @@ class TextVectorization(_Lookup):
                       output_mode=self.output_mode,
                       output_sequence_length=self.output_sequence_length,
                       pad_to_max_tokens=self.pad_to_max_tokens, ragged=self.ragged,
-                      vocabulary=self.get_vocabulary(False),
-                      idf_weights=None if self._idf is None else self._idf.tolist())
+                      vocabulary=self._input_vocabulary, idf_weights=self._input_idf)
         return config

@@ -2,7 +2,9 @@
 
 Owns: arrays and tensors (checked for equal lengths, sliced in order or in a
 fresh permutation per epoch, floating data cast to float32 as Keras does),
-`tl.data.Dataset`s and Python generators (iterated as given), class weights,
+`tl.data.Dataset`s and Python generators (iterated as given), `PyDataset` (Keras 3's
+`keras.utils.PyDataset`, tf.keras 2's `Sequence`: batches by index, their order shuffled
+per epoch when asked, `on_epoch_end` called after each pass), class weights,
 `validation_split` (the last fraction, before any shuffling), and the checks of
 what the data arguments are (`x` given, `batch_size` an integer), so a bad one
 fails at once with a message naming the user's line, not deep in a step.
@@ -229,11 +231,97 @@ def _normalize(item):
     return (_to_numpy(item),)
 
 
+class PyDataset:
+    """Batches by index, as Keras 3's `keras.utils.PyDataset` (tf.keras 2's `Sequence`).
+
+    Subclass it with `__len__` (the number of batches) and `__getitem__(index)` (the batch
+    x, (x, y) or (x, y, sample_weight)); `on_epoch_end` runs after each epoch. `fit`,
+    `evaluate` and `predict` take an instance as x. Subclasses need not call
+    `super().__init__()` (tf.keras 2 code often does not); workers are not used: batches
+    are made on the calling thread.
+
+    Example:
+        >>> class Squares(PyDataset):
+        ...     def __len__(self):
+        ...         return 4
+        ...     def __getitem__(self, i):
+        ...         x = np.full((8, 1), float(i), np.float32)
+        ...         return x, x * x
+    """
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self._workers = workers
+        self._use_multiprocessing = use_multiprocessing
+        self._max_queue_size = max_queue_size
+
+    @property
+    def workers(self):
+        return getattr(self, "_workers", 1)
+
+    @property
+    def use_multiprocessing(self):
+        return getattr(self, "_use_multiprocessing", False)
+
+    @property
+    def max_queue_size(self):
+        return getattr(self, "_max_queue_size", 10)
+
+    def __getitem__(self, index):
+        raise NotImplementedError("a PyDataset subclass defines __getitem__(index)")
+
+    def __len__(self):
+        raise NotImplementedError("a PyDataset subclass defines __len__()")
+
+    @property
+    def num_batches(self):
+        """The number of batches (`len(self)`)."""
+        return len(self)
+
+    def on_epoch_begin(self):
+        """Runs before each epoch (override)."""
+
+    def on_epoch_end(self):
+        """Runs after each epoch (override, e.g. to reshuffle)."""
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+
+class PyDatasetBatches:
+    """Batches `dataset[i]` for each index of an epoch (shuffled order if asked)."""
+
+    def __init__(self, dataset, steps=None, shuffle=False):
+        self.data = dataset
+        self.steps = steps
+        self.shuffle = shuffle
+
+    def first_batch(self):
+        if len(self.data) == 0:
+            raise ValueError("The PyDataset has no batches (its __len__ is 0)")
+        return _normalize(self.data[0])
+
+    @property
+    def length(self):
+        return self.steps if self.steps is not None else len(self.data)
+
+    def __iter__(self):
+        order = np.arange(len(self.data))
+        if self.shuffle:
+            np.random.shuffle(order)
+        self.data.on_epoch_begin()
+        count = 0
+        for index in order:
+            if self.steps is not None and count >= self.steps:
+                break
+            yield _normalize(self.data[int(index)])
+            count += 1
+        self.data.on_epoch_end()
+
+
 def is_iterable_data(x):
     """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
-    # a keras.utils.PyDataset iterates its batches once per epoch
-    return isinstance(x, Dataset) or hasattr(x, "__next__") or \
-        getattr(x, "_trainlib_iterable", False)
+    return isinstance(x, Dataset) or hasattr(x, "__next__")
 
 
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, class_weight=None,
@@ -241,6 +329,11 @@ def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, 
     """The batch source for `x` (arrays/tensors, a Dataset, or a generator)."""
     check_x(x)
     check_batch_size(batch_size)  # a bad one is an error even where a Dataset batches itself
+    if isinstance(x, PyDataset):
+        if y is not None:
+            raise ValueError("When x is a PyDataset (Sequence), y must be None: its batches hold "
+                             "(x, y) pairs")
+        return PyDatasetBatches(x, steps, shuffle)
     if is_iterable_data(x):
         if y is not None:
             raise ValueError("When x is a dataset or generator, y must be None: the dataset "

@@ -34,7 +34,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import warnings
 import zipfile
 
@@ -44,7 +43,7 @@ from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_mem
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
-from ..saving import keras_h5, legacy_h5
+from ..saving import keras_h5, layer_assets, legacy_h5
 from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
                                           register_keras_serializable)
 from ..saving.serialization_lib import serialize_keras_object
@@ -58,7 +57,6 @@ FORMAT_VERSION = 2          # 1: weights as model.weights.npz (still read); 2: K
 KERAS_VERSION = "3.15.1"    # the Keras release whose `.keras` layout the files follow
 CONFIG_FILE, METADATA_FILE = "config.json", "metadata.json"
 WEIGHTS_FILE, WEIGHTS_H5_FILE = "model.weights.npz", "model.weights.h5"
-ASSETS_DIR = "assets"
 
 # ------------------------------------------------------------------ configs
 
@@ -189,14 +187,14 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
     weights = io.BytesIO()
     keras_h5.write_weights(model, weights,
                            include_optimizer=bool(getattr(model, "compiled", False)))
-    assets = _collect_assets(model)
+    assets = layer_assets.collect(model)   # learned vocabularies, as Keras 3's assets/
 
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
             archive.writestr(CONFIG_FILE, config_bytes)
             archive.writestr(WEIGHTS_H5_FILE, weights.getvalue())
-            for name, data in assets:
+            for name, data in assets.items():
                 archive.writestr(name, data)
 
     write_file_atomically(path, write, legacy_temps=_LEGACY_TEMPS)
@@ -204,26 +202,6 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
 
 # what saves of older versions named their temporaries (tempfile.mkstemp in the same folder)
 _LEGACY_TEMPS = re.compile(r"\.tmp-[a-z0-9_]{8}\.(keras|npz)")
-
-
-def _collect_assets(model):
-    """[(member name, bytes)] of the files layers write with `save_assets(directory)` (the hook
-    Keras 3 gives layers with vocabularies and other files), under `assets/<layer path>/`."""
-    out = []
-    for gpath, layer in keras_h5.weight_groups(model):
-        save = getattr(layer, "save_assets", None)
-        if not callable(save):
-            continue
-        with tempfile.TemporaryDirectory() as folder:
-            save(folder)
-            for root, _, files in os.walk(folder):
-                for name in sorted(files):
-                    full = os.path.join(root, name)
-                    rel = os.path.relpath(full, folder).replace(os.sep, "/")
-                    with open(full, "rb") as f:
-                        out.append((f"{ASSETS_DIR}/{gpath + '/' if gpath else ''}{rel}",
-                                    f.read()))
-    return out
 
 
 # ------------------------------------------------------------------ load
@@ -291,29 +269,6 @@ class _Archive:
             return keras_h5.read_weights(model, io.BytesIO(data), self.budget)
         except LoadError as e:
             raise LoadError(f"{WEIGHTS_H5_FILE}: {e}") from None
-
-    def restore_assets(self, model):
-        """Hands each layer with a `load_assets(directory)` method the files saved under its
-        path in `assets/` (names checked to stay inside the folder, sizes within the budget)."""
-        loaders = [(gpath, layer) for gpath, layer in keras_h5.weight_groups(model)
-                   if callable(getattr(layer, "load_assets", None))]
-        for gpath, layer in loaders:
-            prefix = f"{ASSETS_DIR}/{gpath + '/' if gpath else ''}"
-            with tempfile.TemporaryDirectory() as folder:
-                for name in sorted(self.names):
-                    rel = name[len(prefix):]
-                    if not name.startswith(prefix) or not rel or name.endswith("/"):
-                        continue
-                    parts = rel.split("/")
-                    if any(p in ("", ".", "..") or "\\" in p for p in parts) or \
-                            os.path.isabs(rel):
-                        raise LoadError(f"the asset member {name!r} names a path outside its "
-                                        "folder")
-                    target = os.path.join(folder, *parts)
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                    with open(target, "wb") as f:
-                        f.write(read_zip_member(self.zip, name, self.budget))
-                layer.load_assets(folder)
 
 
 def _with_archive(path, budget, work):
@@ -496,7 +451,8 @@ def _restore_keras(model, config, archive, custom_objects, compile):
                                                                    opt_arrays))
     for v, a in pairs:
         v.assign(a)
-    archive.restore_assets(model)
+    layer_assets.restore(model, archive.zip.namelist(),
+                         lambda name: read_zip_member(archive.zip, name, archive.budget))
     return model
 
 
@@ -566,6 +522,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
             return _restore_keras(model, config, archive, custom_objects, compile)
         model = _rebuild(config, custom_objects)
         arrays = archive.arrays(_declared_bytes(model.weights))
+        layer_assets.restore(model, archive.zip.namelist(),
+                             lambda name: read_zip_member(archive.zip, name, archive.budget))
         return _restore(model, config, arrays, custom_objects, compile)
 
     return _with_archive(path, LoadBudget(path, max_bytes, max_member_bytes), work)

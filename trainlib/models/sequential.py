@@ -14,6 +14,12 @@ from ..saving.serialization_lib import serialize_keras_object as serialize
 
 from .model import Model
 
+
+def _warn_removed(name, instead):
+    import warnings  # noqa: PLC0415 -- only tf.keras 2 code reaches this
+    warnings.warn(f"`Sequential.{name}` is tf.keras 2's (removed in TensorFlow 2.6); use "
+                  f"`{instead}`.", DeprecationWarning, stacklevel=3)
+
 __all__ = ["Sequential"]
 
 
@@ -123,6 +129,21 @@ class Sequential(Model):
     def output(self):
         """The symbolic output of the last layer, once built."""
         return self.outputs[0]
+
+    def predict_classes(self, x, batch_size=32, verbose=0):
+        """tf.keras 2's `predict_classes` (removed in TF 2.6): the argmax of `predict`, or
+        predictions > 0.5 for one output unit, as int32."""
+        _warn_removed("predict_classes", "np.argmax(model.predict(x), axis=-1), or "
+                      "(model.predict(x) > 0.5).astype('int32') for one sigmoid unit")
+        proba = self.predict(x, batch_size=batch_size, verbose=verbose)
+        if proba.shape[-1] > 1:
+            return proba.argmax(axis=-1).astype("int32")
+        return (proba > 0.5).astype("int32")
+
+    def predict_proba(self, x, batch_size=32, verbose=0):
+        """tf.keras 2's `predict_proba` (removed in TF 2.6): `predict`."""
+        _warn_removed("predict_proba", "model.predict(x)")
+        return self.predict(x, batch_size=batch_size, verbose=verbose)
 
     def call(self, inputs, training=False):
         x = inputs

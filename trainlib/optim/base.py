@@ -30,6 +30,12 @@ from .schedules import LearningRateSchedule
 __all__ = ["Optimizer"]
 
 
+def _warn_lr(what):
+    import warnings  # noqa: PLC0415 -- only tf.keras 2 code reaches this
+    warnings.warn(f"{what} is deprecated (tf.keras 2); use `learning_rate`.", DeprecationWarning,
+                  stacklevel=3)
+
+
 class Optimizer:
     """Base class: applies gradients to Variables.
 
@@ -54,6 +60,9 @@ class Optimizer:
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
                  gradient_accumulation_steps=None, name=None, **kwargs):
+        if "lr" in kwargs:  # tf.keras 2's name of learning_rate
+            _warn_lr("the `lr` argument")
+            learning_rate = kwargs.pop("lr")
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
@@ -105,7 +114,17 @@ class Optimizer:
                             "learning rate cannot be set to a number.")
         self._learning_rate.assign(float(value))
 
-    lr = learning_rate
+    @property
+    def lr(self):
+        """tf.keras 2's name of `learning_rate` (deprecated): the rate's Variable, as tf.keras 2
+        gave it (so `K.set_value(optimizer.lr, v)` works), or a schedule's current value."""
+        _warn_lr("`optimizer.lr`")
+        return self._learning_rate if self._schedule is None else self.learning_rate
+
+    @lr.setter
+    def lr(self, value):
+        _warn_lr("`optimizer.lr`")
+        self.learning_rate = value
 
     # -- variables
     def build(self, var_list):

@@ -368,7 +368,7 @@ class Trainer:
         """
         self._assert_compiled()
         if validation_split and validation_data is None:
-            if data_adapter.is_iterable_data(x):
+            if data_adapter.is_iterable_data(x) or isinstance(x, data_adapter.PyDataset):
                 raise ValueError("validation_split works with arrays only; pass validation_data")
             (x, y, sample_weight), validation_data = data_adapter.train_validation_split(
                 (data_adapter._to_numpy(x), data_adapter._to_numpy(y),
@@ -429,6 +429,8 @@ class Trainer:
         return callbacks.history
 
     def _validation_batches(self, validation_data, batch_size, steps):
+        if isinstance(validation_data, data_adapter.PyDataset):
+            return data_adapter.PyDatasetBatches(validation_data, steps)
         if data_adapter.is_iterable_data(validation_data):
             return data_adapter.IterableBatches(validation_data, steps)
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
@@ -532,6 +534,46 @@ class Trainer:
         out = self.make_predict_function()(batch)
         return pack_as(out, [np.asarray(t) for t in flatten(out)])
 
+    # -- tf.keras 2 names, kept so that its programs run (each warns once and calls Keras 3's)
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """tf.keras 2's `self.compiled_loss(...)` in a custom `train_step`: the compiled loss
+        plus the model's `losses` (`compute_loss`; `regularization_losses` are those already),
+        and the "loss" tracker updated with it, as tf.keras 2 did."""
+        _deprecated("model.compiled_loss()", "model.compute_loss(x, y, y_pred, sample_weight)")
+        loss = self.compute_loss(None, y, y_pred, sample_weight)
+        if self._loss_tracker is not None:
+            self._track_loss(loss, y_pred)
+        return loss
+
+    @property
+    def compiled_metrics(self):
+        """tf.keras 2's `self.compiled_metrics`: `update_state(y, y_pred, sample_weight)` updates
+        the metrics given to `compile`; `.metrics` lists them."""
+        return _CompiledMetrics(self)
+
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1,
+                      callbacks=None, validation_data=None, validation_steps=None,
+                      validation_freq=1, class_weight=None, max_queue_size=10, workers=1,
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        """tf.keras 2's `fit_generator`: `fit` with a generator, `Sequence` or Dataset."""
+        _deprecated("Model.fit_generator", "Model.fit, which supports generators")
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs,
+                        verbose=verbose, callbacks=callbacks, validation_data=validation_data,
+                        validation_steps=validation_steps, validation_freq=validation_freq,
+                        class_weight=class_weight, shuffle=shuffle, initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                           workers=1, use_multiprocessing=False, verbose=0):
+        """tf.keras 2's `evaluate_generator`: `evaluate` with a generator or `Sequence`."""
+        _deprecated("Model.evaluate_generator", "Model.evaluate, which supports generators")
+        return self.evaluate(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10,
+                          workers=1, use_multiprocessing=False, verbose=0):
+        """tf.keras 2's `predict_generator`: `predict` with a generator or `Sequence`."""
+        _deprecated("Model.predict_generator", "Model.predict, which supports generators")
+        return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
     # -- config
     def get_compile_config(self):
         """The arguments `compile` was given, as JSON (None before `compile`)."""
@@ -561,3 +603,31 @@ def _as_list(logs, names):
     values = [logs[n] for n in names if n in logs]
     values += [logs[k] for k in sorted(logs) if k not in names]
     return values[0] if len(values) == 1 else values
+
+
+def _deprecated(old, new):
+    warnings.warn(f"`{old}` is deprecated (tf.keras 2) and will be removed in a future version. "
+                  f"Please use `{new}`.", DeprecationWarning, stacklevel=3)
+
+
+class _CompiledMetrics:
+    """tf.keras 2's `model.compiled_metrics`: the metrics passed to `compile`."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def metrics(self):
+        compiled = self._model._compile_metrics  # noqa: SLF001 -- the trainer's own state
+        return [] if compiled is None else list(compiled.metrics)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        _deprecated("model.compiled_metrics.update_state()",
+                    "for metric in self.metrics: metric.update_state(y, y_pred)")
+        compiled = self._model._compile_metrics  # noqa: SLF001
+        if compiled is not None:
+            compiled.update_state(y_true, y_pred, sample_weight)
+
+    def reset_state(self):
+        for metric in self.metrics:
+            metric.reset_state()

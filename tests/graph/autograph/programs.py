@@ -487,7 +487,77 @@ class _Sink:
         pass
 
 
+# ---------------------------------------------------------------- chained comparisons, del, :=
+def chained_comparison(x):
+    if 0 < x < 5:
+        y = x * 2
+    else:
+        y = x
+    return y, -3 < x <= 4 != x
+
+
+def del_in_branch(x):
+    y = x + 1
+    if x > 0:
+        y = y * 2
+        del y
+    return x
+
+
+def del_in_loop(x):
+    y = x
+    while x > 0:
+        x -= 1
+        del y
+        y = x * 3
+    return y
+
+
+def walrus_while_test(x):
+    i = c(0)
+    while (left := x - i) > 0:
+        i += 1
+    return i, left
+
+
+def walrus_while_else(x):
+    i = c(0)
+    total = c(0)
+    while (step := x - i) > 0:
+        total += step
+        i += 1
+        if total > 100:
+            break
+    else:
+        total = -total
+    return total, step
+
+
+class _Box:
+    def __init__(self, value):
+        self.value = value
+        self.items = {"a": value}
+
+
+def attribute_and_item_in_tensor_loop(x):
+    box = _Box(c(0))
+    for i in tl.range(x):
+        box.value += i
+        box.items["a"] = box.items["a"] * 2 + i
+    if box.value > 2:
+        box.value = box.value * 10
+    else:
+        box.items["a"] = -box.items["a"]
+    return box.value, box.items["a"]
+
+
 PROGRAMS = [
+    (attribute_and_item_in_tensor_loop, [(c(4),), (c(2),), (c(0),)]),
+    (chained_comparison, [(c(3),), (c(7),), (c(-4),), (c(4),)]),
+    (del_in_branch, [(c(2),), (c(-2),)]),
+    (del_in_loop, [(c(3),), (c(0),)]),
+    (walrus_while_test, [(c(3),), (c(0),)]),
+    (walrus_while_else, [(c(3),), (c(20),), (c(0),)]),
     (relu, [(c(1),), (c(-1),), (c(0),)]),
     (if_no_else, [(c(3.0),), (c(-3.0),)]),
     (if_elif_else, [(c(15),), (c(5),), (c(-5),)]),

@@ -336,3 +336,50 @@ def test_lambdas_sharing_a_line_are_told_apart_by_their_code():
     fs = [lambda a: a * 2 if a > 0 else a, lambda a: -a if a > 0 else a]  # noqa: E731
     assert convert(fs[0])(3) == 6 and convert(fs[1])(3) == -3
     assert "a * 2" in to_code(fs[0]) and "-a" in to_code(fs[1])
+
+
+_TOTAL = 0
+
+
+def test_global_statements_rebind_the_module_variable():
+    global _TOTAL
+    _TOTAL = 0
+
+    def bump(x):
+        global _TOTAL
+        _TOTAL = _TOTAL + 1
+        if x > 0:
+            _TOTAL = _TOTAL + x
+        return _TOTAL
+    assert int(bump(tl.constant(3))) == 4 and int(_TOTAL) == 4   # eagerly: plain Python
+    _TOTAL = 0
+    out = tl.function(bump)(tl.constant(3))
+    assert int(out) == 4
+    # as TensorFlow: after the trace the global holds the graph value the function made
+    assert isinstance(_TOTAL, tl.graph.tensor.SymbolicTensor)
+    assert "global _TOTAL" in to_code(bump) and "nonlocal _TOTAL" not in to_code(bump)
+
+
+def test_nonlocal_statements_rebind_the_enclosing_variable():
+    n = tl.constant(0)
+
+    @tl.function
+    def add_down(x):
+        nonlocal n
+        while x > 0:
+            n = n + x
+            x -= 1
+        return n
+    assert int(add_down(tl.constant(3))) == 6
+    assert tl.is_tensor(n) and not isinstance(n, tl.Tensor)  # the loop's graph value
+
+
+def test_del_becomes_undefined_and_reads_fail_clearly():
+    def f(x):
+        y = x
+        if x > 0:
+            del y
+        return y
+    assert "y = ag__.Undefined('y')" in to_code(f)
+    with pytest.raises(UnboundLocalError, match="'y'"):
+        tl.function(f)(tl.constant(1))

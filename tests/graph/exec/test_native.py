@@ -21,6 +21,13 @@ from trainlib.graph.ops import fused
 
 numba = pytest.importorskip("numba")
 
+
+@pytest.fixture(autouse=True)
+def small_regions_too(monkeypatch):
+    """Small test arrays run natively as large ones would (by default, regions under
+    NATIVE_MIN elements keep numpy's own calls)."""
+    monkeypatch.setattr(native, "NATIVE_MIN", 1)
+
 F32_ULP = {"exp": 1, "log": 1, "tanh": 4, "sigmoid": 2, "softplus": 3, "expm1": 2, "log1p": 2,
            "erf": 1}
 
@@ -342,3 +349,12 @@ def test_a_loss_term_is_one_fused_reduction_only_under_jit_compile():
     assert "FusedReduction" not in [op.type for op in
                                     plain.get_concrete_function(x, y).optimized_graph.operations]
     assert "Sub -> Square -> Mean" in jit.get_concrete_function(x, y).native_source
+
+
+def test_small_regions_keep_numpys_calls_by_default(monkeypatch):
+    monkeypatch.setattr(native, "NATIVE_MIN", 2048)
+    program = (("Mul", (0, 1), ()), ("Tanh", (2,), ()))
+    small = [np.ones((10, 100), np.float32), np.ones(100, np.float32)]
+    large = [np.ones((30, 100), np.float32), np.ones(100, np.float32)]
+    assert native.run(program, small) is None
+    np.testing.assert_allclose(native.run(program, large), np.tanh(1.0), rtol=1e-6)

@@ -115,3 +115,24 @@ def test_a_python_for_over_a_dataset_without_autograph_is_a_clear_error():
 
     with pytest.raises(ValueError, match="AutoGraph"):
         total()
+
+
+def test_dataset_loop_relaxes_shapes_its_elements_change():
+    # the batches have an unknown first dim (the last one is short): `last` enters as (2,)
+    # and leaves as (None,); the loop is built again with relaxed shapes (a ValueError naming the loop variable)
+    ds = tl.data.Dataset.from_tensor_slices(tl.range(5.)).batch(2)
+
+    @tl.function
+    def last_batch():
+        last = tl.zeros([2])
+        for batch in ds:
+            last = batch * 2.
+        return last
+    np.testing.assert_allclose(last_batch().numpy(), [8.])
+    grow = tl.function(lambda: tl.while_loop(lambda x: tl.size(x) < 4,
+                                             lambda x: tl.concat([x, x], 0), [tl.constant([1.])]),
+                       autograph=False)
+    with pytest.raises(ValueError, match="keeps its shape") as raised:
+        grow()
+    assert raised.value.loop_variable_changed_shape   # what the dataset loop relaxes by
+

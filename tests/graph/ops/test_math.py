@@ -947,3 +947,22 @@ def test_clip_by_global_norm_like_tensorflow():
     small, norm = tl.clip_by_global_norm([tl.constant([0.3])], 1.0)
     np.testing.assert_allclose(small[0].numpy(), [0.3])
     assert tl.clip_by_norm(tl.zeros([2]), 1.0).numpy().tolist() == [0.0, 0.0]
+
+
+def test_pow_by_two_and_three_are_products_within_an_ulp_and_take_planned_buffers():
+    x = np.linspace(-40, 40, 10001).astype(np.float32)
+    for k, ulps in ((2, 0.5), (3, 1.5)):   # square rounds once, x * x * x twice
+        want = x.astype(np.float64) ** k
+        got = tl.pow(tl.constant(x), float(k)).numpy()
+        assert (np.abs(got - want) <= ulps * np.spacing(np.abs(want).astype(np.float32))).all()
+    assert float(tl.pow(tl.constant(3.0), 3.0)) == 27.0   # a scalar too
+    ints = np.arange(-50, 50, dtype=np.int32)
+    np.testing.assert_array_equal(tl.pow(tl.constant(ints), 3).numpy(), ints ** 3)
+
+    @tl.function
+    def f(t):
+        return (t * 2.0) ** 3 + t ** 2
+
+    src = f.get_concrete_function(tl.constant(x)).python_source
+    assert "k_cube(xp, " in src and "xp_square(" in src and "k_pow" not in src
+    np.testing.assert_allclose(f(tl.constant(x)).numpy(), (2.0 * x) ** 3 + x ** 2, rtol=1e-6)

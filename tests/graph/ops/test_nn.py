@@ -667,3 +667,70 @@ def test_nn_aliases_of_math():
     assert tl.nn.top_k is tl.math.top_k and tl.nn.in_top_k is tl.math.in_top_k
     assert tl.nn.lrn is tl.nn.local_response_normalization
     np.testing.assert_allclose(tl.math.softsign(tl.constant([1.0])).numpy(), [0.5])
+
+
+# ------------------------------------------------------------------ fast float32 kernels
+
+_WIDE = np.concatenate([np.linspace(-120, 120, 48001), [0.0, -0.0, 1e-30, -1e-30, 1e-8, -88.7,
+                                                         -103.9, 88.7, 17.0, -17.0]])
+
+
+def _ulps(got, want):
+    """|got - want| in float32 ulps of `want`, where `want` is a normal float32 number."""
+    keep = np.abs(want) > 1.2e-38
+    spacing = np.spacing(np.abs(want[keep]).astype(np.float32)).astype(np.float64)
+    return np.abs(got[keep].astype(np.float64) - want[keep]) / spacing
+
+
+@pytest.mark.filterwarnings("error")
+def test_float32_softplus_sigmoid_and_erf_are_accurate_over_the_whole_range():
+    x = _WIDE.astype(np.float32)
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        softplus = np.logaddexp(x64, 0.0)
+        sigmoid = 1.0 / (1.0 + np.exp(-x64))
+    # within a few ulps everywhere, tails included, with no overflow warning
+    assert _ulps(tl.nn.softplus(x).numpy(), softplus).max() <= 4
+    assert _ulps(tl.sigmoid(x).numpy(), sigmoid).max() <= 3
+    assert tl.nn.softplus(np.float32(0.0)).numpy() == np.float32(np.log(2.0))
+    small = np.linspace(-6, 6, 20001).astype(np.float32)
+    erf = np.array([math.erf(v) for v in small.astype(np.float64)])
+    assert _ulps(tl.math.erf(small).numpy(), erf).max() <= 3
+    special = np.array([np.inf, -np.inf, np.nan, 1e-30], np.float32)
+    np.testing.assert_array_equal(tl.nn.softplus(special).numpy()[:3], [np.inf, 0.0, np.nan])
+    np.testing.assert_array_equal(tl.sigmoid(special).numpy()[:3], [1.0, 0.0, np.nan])
+    np.testing.assert_array_equal(tl.math.erf(special).numpy()[:3], [1.0, -1.0, np.nan])
+    assert tl.math.erf(special).numpy()[3] == np.float32(1e-30 * 2 / np.sqrt(np.pi))
+
+
+def test_sigmoid_and_softplus_write_into_planned_buffers():
+    @tl.function
+    def f(x):
+        return tl.sigmoid(x * 2.0) + tl.nn.softplus(x * 3.0)
+
+    x = np.linspace(-30, 30, 4096, dtype=np.float32)
+    src = f.get_concrete_function(tl.constant(x)).python_source
+    assert "k_sigmoid(xp, " in src and "k_softplus(xp, " in src and src.count("out=") >= 4
+    for _ in range(2):
+        np.testing.assert_allclose(f(tl.constant(x)).numpy(),
+                                   1 / (1 + np.exp(-2.0 * x)) + np.logaddexp(3.0 * x, 0),
+                                   rtol=2e-6, atol=1e-7)
+    for dtype, rtol in ((np.float64, 1e-12), (np.float16, 2e-3)):   # the stable formulas
+        a = x.astype(dtype)
+        want = 1 / (1 + np.exp(-2.0 * a.astype(np.float64))) + np.logaddexp(3.0 * a, 0)
+        got = tl.function(lambda t: tl.sigmoid(t * 2.0) + tl.nn.softplus(t * 3.0))(tl.constant(a))
+        np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.filterwarnings("error")
+def test_float32_elu_is_accurate_and_writes_into_planned_buffers():
+    x = np.concatenate([np.linspace(-100, 20, 40001), [0.0, -1e-30, -1e-8, -88.0]]).astype(np.float32)
+    want = np.where(x > 0, x.astype(np.float64), np.expm1(np.minimum(x, 0).astype(np.float64)))
+    assert _ulps(tl.nn.elu(x).numpy(), want).max() <= 3
+    special = tl.nn.elu(np.array([np.nan, -np.inf, np.inf], np.float32)).numpy()
+    np.testing.assert_array_equal(special, [np.nan, -1.0, np.inf])
+    f = tl.function(lambda t: tl.nn.elu(t * 2.0) * 3.0)
+    assert "k_elu(xp, " in f.get_concrete_function(tl.constant(x)).python_source
+    np.testing.assert_allclose(f(tl.constant(x)).numpy(), 3 * np.where(x > 0, 2 * x, np.expm1(2.0 * np.minimum(x, 0))),
+                               rtol=3e-6, atol=1e-7)
+    np.testing.assert_allclose(tl.nn.elu(x.astype(np.float64)).numpy(), want, rtol=1e-15)

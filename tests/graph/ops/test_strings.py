@@ -94,3 +94,31 @@ def test_string_ops_reject_numbers_and_have_no_gradient():
         s = tl.strings.as_string(x * 3)
         y = tl.strings.to_number(s) * x
     assert float(tape.gradient(y, x)) == pytest.approx(6.0)  # only through the direct use of x
+
+
+_CSV_TEXT = st.text(st.characters(codec="ascii", exclude_characters="\r\n"), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-10 ** 6, 10 ** 6), _CSV_TEXT), min_size=1, max_size=5))
+def test_decode_csv_agrees_with_python_csv(rows):
+    import csv
+    import io
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC).writerows(
+        [(n, s) for n, s in rows])
+    lines = buffer.getvalue().split("\n")[:-1]
+    parsed = list(csv.reader(lines))
+    ints, texts = tl.io.decode_csv(lines, [[0], ["?"]])
+    assert ints.numpy().tolist() == [int(float(r[0])) for r in parsed]
+    assert [t.decode() for t in texts.numpy().tolist()] == [r[1] or "?" for r in parsed]
+
+
+def test_decode_csv_errors_name_field_and_record():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="Field 1 is required but missing "
+                                                             "in record 1"):
+        tl.io.decode_csv(["1,2", "3,"], [[0], tl.constant([], tl.int32)])
+    with pytest.raises(tl.errors.InvalidArgumentError, match="Expect 2 fields but have 3"):
+        tl.io.decode_csv(["1,2,3"], [[0], [0]])
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a valid int32: 1_0"):
+        tl.io.decode_csv(["1_0"], [[0]])

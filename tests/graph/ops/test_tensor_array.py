@@ -452,3 +452,65 @@ def test_geometric_write_doubles_the_buffer_so_n_appends_copy_o_n_rows():
     assert grown_at == [1, 2, 4, 8, 16, 32, 64]
     np.testing.assert_array_equal(buffer.numpy()[:37, 0], np.arange(37))
     np.testing.assert_array_equal(buffer.numpy()[37:], 0)   # spare capacity reads as zeros
+
+
+def test_loop_owned_dynamic_array_grows_by_doubling_and_keeps_its_size():
+    """A dynamic array appended to one row per iteration of a loop that owns it reallocates
+    log2(n) times (the view of a base twice as big widens), not at every write."""
+    from trainlib.graph.op import REGISTRY
+
+    class CountingNumpy:
+        zeros_calls = 0
+
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        def zeros(self, *args, **kwargs):
+            CountingNumpy.zeros_calls += 1
+            return np.zeros(*args, **kwargs)
+
+    write = REGISTRY["TensorArrayWrite"].in_place
+    buffer = np.zeros((0, 3), np.float32).copy()
+    for i in range(1000):
+        buffer = write(CountingNumpy(), buffer, np.int32(i), np.full(3, i, np.float32),
+                       dynamic_size=True)
+        assert buffer.shape == (i + 1, 3)
+    assert CountingNumpy.zeros_calls <= 12
+    np.testing.assert_array_equal(buffer[:, 0], np.arange(1000))
+
+    @tl.function(autograph=False)
+    def fill(n):
+        ta = tl.TensorArray(tl.float32, size=0, dynamic_size=True)
+        _, ta = tl.while_loop(lambda i, ta: i < n,
+                              lambda i, ta: (i + 1, ta.write(i, tl.fill([4], tl.cast(i, tl.float32)))),
+                              (tl.constant(0), ta))
+        return ta.stack(), ta.size()
+
+    assert "ip_tensor_array_write(" in fill.get_concrete_function(tl.constant(1)).python_source
+    first, size = fill(tl.constant(300))
+    second, _ = fill(tl.constant(5))
+    assert first.shape == (300, 4) and int(size) == 300 and second.shape == (5, 4)
+    np.testing.assert_array_equal(first.numpy()[:, 2], np.arange(300))
+    np.testing.assert_array_equal(second.numpy()[:, 0], np.arange(5))
+
+
+def test_eager_appends_copy_o_n_rows_and_every_array_keeps_its_values():
+    import trainlib.graph.ops.tensor_array as ta_module
+
+    ta = TensorArray(tl.float32, size=0, dynamic_size=True)
+    history = [ta]
+    for i in range(200):
+        ta = ta.write(i, tl.fill([2], float(i)))
+        history.append(ta)
+    bases = {id(h.stack().numpy().base) for h in history[1:]}
+    assert len(bases) <= 10            # a new base only when the spare rows run out
+    np.testing.assert_array_equal(ta.stack().numpy()[:, 0], np.arange(200))
+    for n, h in enumerate(history[1:], start=1):   # older arrays still show their rows
+        assert h.size() == n
+    np.testing.assert_array_equal(history[5].stack().numpy()[:, 1], np.arange(5))
+    # a second append to an older array takes another base: the newer arrays keep their rows
+    branch = history[5].write(5, tl.fill([2], -1.0))
+    np.testing.assert_array_equal(branch.stack().numpy()[:, 0], [0, 1, 2, 3, 4, -1])
+    np.testing.assert_array_equal(history[6].stack().numpy()[:, 0], np.arange(6))
+    np.testing.assert_array_equal(ta.stack().numpy()[:6, 0], np.arange(6))
+    assert len(ta_module._claimed) >= 1

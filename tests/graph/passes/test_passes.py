@@ -197,7 +197,8 @@ def test_bad_options_are_refused():
 
 
 def test_optimize_options_argument_overrides():
-    graph = trace_unoptimized(lambda x: tl.exp(x * 1), X)
+    big = tl.zeros([70_000])   # fused on numpy with or without the jit extra (worth_fusing)
+    graph = trace_unoptimized(lambda x: tl.exp(x * 1), big)
     report = []
     optimize(graph, options={"arithmetic_optimization": False, "jit_compile": True}, report=report)
     names = [r[0] for r in report]
@@ -221,3 +222,13 @@ def test_ones_and_zeros_like_of_static_shapes_fold():
     dynamic = f.get_concrete_function(tl.TensorSpec([None]))
     assert "OnesLike" in [op.type for op in dynamic.optimized_graph.get_operations()]
     assert dynamic(tl.constant([5.0])).numpy().tolist() == [7.0]
+
+
+def test_small_static_clusters_stay_unfused_on_numpy():
+    from trainlib.graph.passes.fuse import worth_fusing
+    small = trace_unoptimized(lambda x: tl.exp(x * 2.0), tl.zeros([16]))
+    optimize(small, options={"jit_compile": True})
+    assert "FusedElementwise" not in _types(small) and worth_fusing() > 16
+    unknown = tl.function(lambda x: tl.exp(x * 2.0), jit_compile=True).get_concrete_function(
+        tl.TensorSpec([None], tl.float32))
+    assert "FusedElementwise" in [op.type for op in unknown.optimized_graph.operations]

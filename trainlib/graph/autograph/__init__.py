@@ -26,16 +26,22 @@ Errors name the variable, the user's file:line and the fix: a variable bound
 in one branch only (when it is used after), dtype/shape/kind changes of loop
 variables, Python lists changed in tensor loops/branches, non-bool
 conditions, functions that return on some tensor paths only.
-Rejected at conversion time: try/except, yield, global, nonlocal, async.
+`global`/`nonlocal` statements (a statement that rebinds such a variable carries it, as
+TensorFlow's AutoGraph: after a trace a global may hold a graph value), `del x` (x becomes
+undefined), chained comparisons on tensors (`a < x < b`: middle operands evaluated twice),
+and `:=` in a `while` test (the body sees what the test bound) are converted; attributes
+and constant-key items a tensor `if`/loop assigns (`self.n += x`, `d["k"] = y`) are
+carried like variables.
+Rejected at conversion time: try/except, yield, async.
 Left out: tensor-dependent loops or branches that append to Python lists
-(raise; use tensors), `del` of state variables, chained comparisons on
-tensors (`a < b < c`), comprehensions over symbolic tensors (they stay
+(raise; use tensors), comprehensions over symbolic tensors (they stay
 Python), `print` stays Python's (trace time; use tl.print), zero-argument
 `super()` inside a converted branch/loop body, and a function whose every
 path returns only through a `while True` loop (needs a final return).
 """
 import types
 
+from . import origins  # noqa: F401 -- installs the explained error of bool(symbolic tensor)
 from . import pipeline
 from .operators import AutoGraphError, Undefined, UndefinedReturnValue, convert  # noqa: F401
 from .pyct import ConversionError

@@ -17,12 +17,13 @@ import gast
 
 from . import pyct
 from .converters import (asserts, break_statements, call_trees, conditional_expressions,
-                         continue_statements, control_flow, directives, lists,
+                         continue_statements, control_flow, deletes, directives, lists,
                          logical_expressions, return_statements, unsupported, variables)
 
 # The order matters; each line says why a converter sits where it does.
 CONVERTERS = (
-    unsupported,              # first: no later converter may see try/yield/global/nonlocal
+    unsupported,              # first: no later converter may see try/yield/async
+    deletes,                  # before static analysis (control_flow), which must see `del x` rebind x
     directives,               # loop options must attach to while/for nodes before loops are rewritten
     asserts,                  # before call conversion, so calls inside the assert test are converted
     lists,                    # before call conversion, which would turn l.append(x) into an opaque call

@@ -297,13 +297,24 @@ def modified_names(stmts, generated=frozenset()):
         elif isinstance(n, (gast.FunctionDef, gast.ClassDef)):
             if n.name in generated:
                 for m in gast.walk(n):
-                    if isinstance(m, gast.Nonlocal):
+                    if isinstance(m, (gast.Nonlocal, gast.Global)):
                         out.update(m.names)
             else:
                 out.add(n.name)
         elif isinstance(n, (gast.Import, gast.ImportFrom)):
             out.update((a.asname or a.name).split(".")[0] for a in n.names)
     return out - set(generated)
+
+
+def declared_names(fn):
+    """({names declared `global`}, {names declared `nonlocal`}) in FunctionDef `fn`'s own scope."""
+    globals_, nonlocals = set(), set()
+    for n in walk_scope(fn.body):
+        if isinstance(n, gast.Global):
+            globals_.update(n.names)
+        elif isinstance(n, gast.Nonlocal):
+            nonlocals.update(n.names)
+    return globals_, nonlocals
 
 
 def assigned_in_all_paths(stmts):

@@ -12,20 +12,25 @@ function (not those of nested functions: each def is analysed on its own) with
                 temporaries local to the generated body function;
   - `outputs`:  for an `if`, the state variables live after it (the others are
                 only read and rebound inside the branches);
+  - `composites`: the attributes and constant-key items (`self.n`, `d["a"]`) the statement
+                assigns whose root variable is live at its entry or after it: as TensorFlow's
+                composite symbols, they are state too (carried, never undefined);
   - `defined_before`: (possibly bound, definitely bound) variables at its entry;
   - `kinds`:    for a loop, how the dtypes its Python numbers take follow from the
                 dtypes of other values (see _kinds), so the runtime knows them without
                 a probe trace of the body;
 Rules: reads inside nested defs, classes and lambdas count as live everywhere (they
 may run at any later call, and must see the variable Python would show them);
-comprehensions read where they are written.
+comprehensions read where they are written; names declared `global` or `nonlocal` are
+live everywhere (code outside the function sees them) and bound from the start, as
+TensorFlow's AutoGraph treats them (a control-flow statement that rebinds one carries it).
 Invariant: the analysed code is structured: earlier converters lowered break,
 continue and return to flags (a `return` remains only as the last statement; it
 and `raise` end a path); try/except is rejected before.
 """
 import gast
 
-from .pyct import _target_names, modified_names, walk_scope
+from .pyct import _target_names, declared_names, modified_names, walk_scope
 
 _SCOPES = (gast.FunctionDef, gast.ClassDef)
 
@@ -37,10 +42,13 @@ def annotate(fn):
         if isinstance(n, _SCOPES + (gast.Lambda,)) and n is not fn:
             closure |= {m.id for m in gast.walk(n) if isinstance(m, gast.Name)
                         and isinstance(m.ctx, gast.Load)}
+    globals_, nonlocals = declared_names(fn)
+    closure |= globals_ | nonlocals
     _Liveness(frozenset(closure)).block(fn.body, set())
     a = fn.args
     params = {x.id for x in a.posonlyargs + a.args + a.kwonlyargs}
     params |= {x.id for x in (a.vararg, a.kwarg) if x is not None}
+    params |= globals_ | nonlocals
     _Definedness().block(fn.body, set(params), set(params))
 
 
@@ -162,6 +170,42 @@ class _Liveness:
         s.live_in = frozenset(live_in | self.always)
         s.live_out = frozenset(live_out | self.always)
         s.state = frozenset(v for v in mods if v in s.live_in or v in s.live_out)
+        s.composites = tuple(sorted(text for text, root in _composite_targets(s)
+                                    if root in s.live_in or root in s.live_out))
+
+
+def _composite_root(target):
+    """The root variable of `a.b.c` / `a["k"]` / `a[0].b` (constant keys only), else None."""
+    node = target
+    while True:
+        if isinstance(node, gast.Attribute):
+            node = node.value
+        elif isinstance(node, gast.Subscript) and isinstance(node.slice, gast.Constant) and \
+                isinstance(node.slice.value, (str, int)) and not isinstance(node.slice.value, bool):
+            node = node.value
+        else:
+            break
+    return node.id if isinstance(node, gast.Name) and node is not target else None
+
+
+def _composite_targets(s):
+    """(source text, root) of the attributes and constant-key items statement `s`'s own
+    blocks assign (not its test or iterable, not nested functions)."""
+    body = s.body + s.orelse
+    out = set()
+    for n in walk_scope(body):
+        if isinstance(n, gast.Assign):
+            targets = [e for t in n.targets for e in (t.elts if isinstance(t, (gast.Tuple, gast.List))
+                                                       else [t])]
+        elif isinstance(n, (gast.AugAssign, gast.AnnAssign)):
+            targets = [n.target]
+        else:
+            continue
+        for t in targets:
+            root = _composite_root(t)
+            if root is not None:
+                out.add((gast.unparse(t).strip(), root))
+    return out
 
 
 def _kinds(loop, body):

@@ -4,7 +4,8 @@ per kind of op, chosen through the OpDef's lowering facts.
 Kinds, in the order they are tried: graph inputs and constants (bound, not run); `If` and
 `While` (OpDef `control`) as Python `if` / `while` with their graphs inlined; direct xp
 calls (`ufunc` / `direct`), which take `out=` buffers from the memory plan; inline
-expressions (`inline`: a Variable read); in-place writes (`in_place`: Variable updates the
+expressions (`inline`: a Variable read); Identity while only one device is loaded (a new
+name for the same value: its kernel only moves values between devices); in-place writes (`in_place`: Variable updates the
 memory plan allows, TensorArray writes into a buffer the loop owns); and the kernel call.
 Each block starts with a `# file.py:LINE` comment naming the user's line that made it.
 Names say what values are: a Variable's read is `kernel_value`, `x * 2.0` is `x_times_2`,
@@ -16,6 +17,8 @@ import inspect
 import os
 import re
 
+from ..backend import several_devices
+from ..op import get_opdef
 from ..passes.memory import direct_call, nbytes
 from .emit import snake_case
 
@@ -87,8 +90,12 @@ class GraphLowering:
         self.em = emitter
         self.xp = xp
         self.in_place_ops = set()  # ids of ops lowered in place (loop-owned TensorArray writes)
+        self.row_sums = {}         # id(AddV2) -> the GatherV2Grad it adds into a loop's buffer
+        self.folded = set()        # ids of those GatherV2Grads (emitted inside the sum)
         self.plan = None
         self.short = {}            # id(tensor) -> short text of a small constant, for names
+        self.slot_names = {}       # slot index -> local name of a persistent buffer
+        self.slots_name = None     # local name of the call's set of slots
         self._location = None
 
     # -- names
@@ -145,6 +152,31 @@ class GraphLowering:
         self._location = location or self._location
         self.em.emit(indent, text, op)
 
+    # -- buffers that live across calls
+    def take_slots(self, plan, pool):
+        """The function's first lines: one set of the plan's slots taken from `pool` (a set
+        per concurrent call), those of known shape as locals (`buf_0`...)."""
+        self.slot_names = {}
+        if not plan.slot_specs:
+            return
+        self.slots_name = self.em.fresh("buffers")
+        take = self.em.bind("take_buffers", pool.take)
+        self.em.emit(1, f"{self.slots_name} = {take}()")
+        static = [k for k, (shape, _) in enumerate(plan.slot_specs) if None not in shape]
+        for k in static:
+            self.slot_names[k] = self.em.fresh(f"buf_{k}")
+        if static:
+            names = [self.slot_names[k] for k in static]
+            if len(static) == len(plan.slot_specs):
+                self.em.emit(1, f"{_tuple(names)} = {self.slots_name}")
+            else:
+                self.em.emit(1, _assign(names, [f"{self.slots_name}[{k}]" for k in static]))
+
+    def give_slots(self, plan, pool):
+        """The line before the return: the slots go back to `pool` for the next call."""
+        if plan.slot_specs:
+            self.em.emit(1, f"{self.em.bind('give_buffers', pool.give)}({self.slots_name})")
+
     # -- graphs
     def graph_body(self, graph, env, indent, plan=None):
         """Emits the ops of `graph`; `env` maps id(tensor) -> variable name (inputs pre-bound)."""
@@ -169,13 +201,24 @@ class GraphLowering:
             return self.lower_const(op, env)
         if opdef.control is not None:
             return _CONTROL[opdef.control](self, op, env, indent)
+        if id(op) in self.folded:
+            return None   # emitted as part of the row sum that consumes it
+        if id(op) in self.row_sums:
+            return self.lower_row_sum(op, env, indent)
         call = direct_call(op)
         if call is not None:
             return self.lower_direct(op, env, indent, call)
-        if opdef.inline is not None:
-            return self.lower_inline(op, env, indent)
+        inline = opdef.inline(op) if callable(opdef.inline) else opdef.inline
+        if inline is not None:
+            return self.lower_inline(op, env, indent, inline)
+        if op.type == "Identity" and not several_devices():
+            # the kernel moves a value between devices; with one there is nothing to move
+            source = env[id(op.inputs[0])]
+            self.emit(indent, f"{self.define(op, env)} = {source}", op)
+            return self.free(op, indent)
         if id(op) in self.in_place_ops:
             return self.lower_loop_owned_write(op, env, indent)
+
         if self.plan is not None and id(op) in self.plan.in_place:
             return self.lower_in_place_write(op, env, indent)
         return self.lower_kernel(op, env, indent)
@@ -210,14 +253,31 @@ class GraphLowering:
         if templates is not None:
             args = [template.format(a) for template, a in zip(templates, args)]
         plan = self.plan
+        slot = None if plan is None else plan.slots.get(id(op.outputs[0]))
         if plan is not None and id(op) in plan.out_buffer:
             args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
-        fn = self.xp_function(ufunc)
+        elif slot is not None and id(op) not in plan.dynamic_guards:
+            args.append(f"out={self.slot_names[slot]}")
+        if isinstance(ufunc, str):
+            fn = self.xp_function(ufunc)
+        else:  # named after the op when it is the op's kernel (`k_sigmoid`), else its own name
+            base = snake_case(op.type) if ufunc is op.opdef.kernel else ufunc.__name__.strip("_")
+            fn = self.em.bind("k_" + base, ufunc, key=("direct", ufunc))
+        if not isinstance(ufunc, str):  # a kernel that takes out=: called as kernels are
+            args.insert(0, "xp")
         name = self.define(op, env)
-        self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
+        if slot is not None and id(op) in plan.dynamic_guards:
+            # a slot of unknown dims: reused while its shape is the inputs', else made anew
+            cell = f"{self.slots_name}[{slot}]"
+            same = " == ".join([f"{cell}.shape"] + [f"{env[id(t)]}.shape"
+                                                    for t in plan.dynamic_guards[id(op)]])
+            args.append(f"out={cell} if {same} else None")
+            self.emit(indent, f"{name} = {cell} = {fn}({', '.join(args)})", op)
+        else:
+            self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
 
-    def lower_inline(self, op, env, indent):
+    def lower_inline(self, op, env, indent, template):
         args = [env[id(t)] for t in op.inputs]
         name = self.define(op, env)
         if self.plan is not None and id(op) in self.plan.escaping_reads:
@@ -225,7 +285,8 @@ class GraphLowering:
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
             self.emit(indent, f"{name} = {call}", op)
         else:
-            self.emit(indent, f"{name} = {op.opdef.inline.format(*args)}", op)
+            kernel = self.kernel(op.opdef) if "{kernel}" in template else None
+            self.emit(indent, f"{name} = {template.format(*args, kernel=kernel)}", op)
         self.free(op, indent)
 
     def lower_loop_owned_write(self, op, env, indent):
@@ -235,6 +296,16 @@ class GraphLowering:
         fn = self.in_place(op.opdef)
         name = self.define(op, env)
         self.emit(indent, f"{name} = {fn}(xp, {', '.join(args)}{attrs})", op)
+
+    def lower_row_sum(self, op, env, indent):
+        """`acc + GatherV2Grad(dy, i, params)` as `acc[i] += dy` into the loop's own `acc`."""
+        grad = self.row_sums[id(op)]
+        acc = next(t for t in op.inputs if t.op is not grad)
+        dy, indices = env[id(grad.inputs[0])], env[id(grad.inputs[1])]
+        fn = self.em.bind("ip_tensor_scatter_add", get_opdef("TensorScatterAdd").in_place,
+                          key=("in_place", "TensorScatterAdd"))
+        name = env[id(op.outputs[0])] = self.em.fresh(f"{env[id(acc)]}_plus_rows")
+        self.emit(indent, f"{name} = {fn}(xp, {env[id(acc)]}, {indices}.reshape((-1, 1)), {dy})", op)
 
     def lower_in_place_write(self, op, env, indent):
         args = [env[id(t)] for t in op.inputs]
@@ -285,16 +356,34 @@ def _lower_if(lo, op, env, indent):
             lo.emit(indent, "else:", op)
 
 
-def _loop_owned_writes(body, n_vars):
-    """{loop variable index: its in-place write} for buffers the loop may write in place:
-    the body's only use of the variable is one write by an op with an `in_place` form
-    (besides reads of its shape, which an in-place write keeps), whose result is only
-    carried to the next iteration (directly or through one Identity), so no other value
-    can alias it."""
+def _consumers(body):
+    """id(tensor) -> the ops of `body` that read it."""
     consumers = {}
     for o in body.operations:
         for t in o.inputs:
             consumers.setdefault(id(t), []).append(o)
+    return consumers
+
+
+def _carried_only_to(body, consumers, out, i):
+    """True if `out` is only carried to the next iteration, as loop variable `i` (directly or
+    through one Identity): then nothing else can alias it."""
+    after = consumers.get(id(out), [])
+    if not after:
+        carried = out
+    elif len(after) == 1 and after[0].type == "Identity" and \
+            not consumers.get(id(after[0].outputs[0])):
+        carried = after[0].outputs[0]
+    else:
+        return False
+    return [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]
+
+
+def _loop_owned_writes(body, n_vars, consumers):
+    """{loop variable index: its in-place write} for buffers the loop may write in place:
+    the body's only use of the variable is one write by an op with an `in_place` form
+    (besides reads of its shape, which an in-place write keeps), whose result is only
+    carried to the next iteration, so no other value can alias it."""
     owned = {}
     for i, p in enumerate(body.inputs[:n_vars]):
         users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
@@ -304,19 +393,33 @@ def _loop_owned_writes(body, n_vars):
         if write.opdef.in_place is None or write.opdef.variable_access is not None or \
                 write.inputs[0] is not p or any(t is p for t in write.inputs[1:]):
             continue
-        out = write.outputs[0]
-        after = consumers.get(id(out), [])
-        if not after:
-            carried = out
-        elif len(after) == 1 and after[0].type == "Identity" and \
-                not consumers.get(id(after[0].outputs[0])):
-            carried = after[0].outputs[0]
-        else:
-            continue
-        places = [j for j, t in enumerate(body.outputs) if t is carried or t is out]
-        if places == [i]:
+        if _carried_only_to(body, consumers, write.outputs[0], i):
             owned[i] = write
     return owned
+
+
+def _loop_owned_sums(body, n_vars, consumers, owned):
+    """{loop variable index: (its AddV2, the GatherV2Grad added)} for a While gradient's sum
+    of a captured tensor's row gradients, `acc = acc + GatherV2Grad(dy, i, params)` along
+    axis 0, where the sum is all the body does with `acc` and carries it on in its own
+    place: lowered as `acc[i] += dy` into a buffer the loop owns (TensorScatterAdd's
+    in-place form), instead of a dense gradient and a full-size add per iteration."""
+    sums = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        users = consumers.get(id(p), [])
+        if i in owned or len(users) != 1 or users[0].type != "AddV2":
+            continue
+        add = users[0]
+        grad = add.inputs[1] if add.inputs[0] is p else add.inputs[0]
+        if grad is p or grad.op.type != "GatherV2Grad" or grad.op.attrs.get("axis", 0) != 0 or \
+                grad.op.attrs.get("batch_dims", 0) != 0 or len(consumers.get(id(grad), [])) != 1 \
+                or any(t is grad for t in body.outputs) or grad.dtype is not p.dtype or \
+                not p.shape.is_fully_defined() or p.shape != grad.shape or \
+                add.outputs[0].shape != p.shape or grad.op.inputs[1].shape.rank not in (0, 1):
+            continue
+        if _carried_only_to(body, consumers, add.outputs[0], i):
+            sums[i] = (add, grad.op)
+    return sums
 
 
 def _lower_while(lo, op, env, indent):
@@ -326,12 +429,18 @@ def _lower_while(lo, op, env, indent):
     loop_vars = [lo.em.fresh(_loop_var_name(op.attrs[body_key].inputs[i], ins[i], i))
                  for i in range(n_vars)]
     captures = ins[n_vars:]
-    owned = _loop_owned_writes(op.attrs[body_key], n_vars)
+    consumers = _consumers(op.attrs[body_key])
+    owned = _loop_owned_writes(op.attrs[body_key], n_vars, consumers)
+    sums = _loop_owned_sums(op.attrs[body_key], n_vars, consumers, owned)
     for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
         # a buffer the loop writes in place starts as the loop's own copy (the value that
         # enters may be a constant or the caller's)
-        lo.emit(indent, f"{var} = {init}.copy()" if i in owned else f"{var} = {init}", op)
+        lo.emit(indent, f"{var} = {init}.copy()" if i in owned or i in sums else
+                f"{var} = {init}", op)
     lo.in_place_ops.update(id(w) for w in owned.values())
+    for add, grad in sums.values():
+        lo.row_sums[id(add)] = grad
+        lo.folded.add(id(grad))
     limit = op.attrs.get("maximum_iterations")
     counter = None
     if limit is not None:

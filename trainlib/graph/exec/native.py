@@ -14,7 +14,8 @@ numpy type), with transcendental functions from `native_math`. The outer loop is
 `prange` (numba's thread pool) for large arrays, serial below `PARALLEL_MIN` elements.
 
 Regions run natively only when every step has a `native` template and every value is
-float32, float64 or bool; the others keep the cache-blocked numpy path. The sources are
+float32, float64 or bool, and (without a reduction) have at least `NATIVE_MIN` elements;
+the others keep the cache-blocked numpy path. The sources are
 written to `cache_dir()` (a file per kernel, named by a hash of its source) and imported
 from there, so numba's own cache (`cache=True`) keys the machine code by that file: a
 second process loads it instead of compiling. `compile_seconds(graph)` and
@@ -46,6 +47,7 @@ from ..tensor import TensorSpec
 __all__ = ["available", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
 
 PARALLEL_MIN = 1 << 16   # elements from which the outer loop is spread over the cores
+NATIVE_MIN = 2048        # elements from which an elementwise region runs natively
 _TYPES = {"float32": "np.float32", "float64": "np.float64", "bool": "np.bool_"}
 
 _numba = None            # the module, False if not installed
@@ -120,7 +122,7 @@ def run(program, arrays, constants=(), reduce=None):
     if plans is None or plans[0] is not program or plans[2] is not constants or \
             plans[3] is not reduce:
         plans = _PLANS[id(program)] = (program, {}, constants, reduce)
-    signature = tuple((a.shape, a.dtype.char) for a in arrays)
+    signature = tuple([(a.shape, a.dtype) for a in arrays])
     plan = plans[1].get(signature)
     if plan is None:
         if len(plans[1]) >= 256:   # shapes that keep changing: plans are cheap to remake
@@ -152,8 +154,8 @@ def _plan(program, arrays, constants, reduce):
     if (program, dtypes) in _UNSUPPORTED or not available():
         return False
     shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    if not shape or 0 in shape:
-        return False
+    if not shape or 0 in shape or (reduce is None and int(np.prod(shape)) < NATIVE_MIN):
+        return False   # small regions: numpy's own calls cost less than entering a kernel
     values = [TensorSpec(a.shape, _dt.from_numpy(a.dtype)) for a in arrays]
     for name, slots, attrs in program:
         values.append(REGISTRY[name].infer(*[values[s] for s in slots], **dict(attrs)))

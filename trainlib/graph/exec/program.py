@@ -27,8 +27,12 @@ class Program:
         source: its Python source (the `def` line first).
         filename: the name it is registered under in linecache.
         line_ops: {line in that file: the Operation it runs}.
-        memory: the memory plan's figures (peak, reused and unplanned peak bytes), or None.
+        memory: the memory plan's figures (peak, reused and unplanned peak bytes, the
+            bytes and number of the slots kept between calls), or None.
+        buffers: the BufferPool of those slots, or None without a memory plan.
     """
+
+    buffers = None
 
     def __init__(self, fn, source, filename, line_ops, memory=None):
         self.fn = fn
@@ -61,29 +65,80 @@ class Program:
                    location=op.location)
 
 
-def compile_graph(graph, xp, name="graph_fn", plan_memory=True):
+class BufferPool:
+    """The persistent slots of one compiled graph: sets of buffers, one per concurrent call.
+
+    `take()` hands out a free set (a list: the slots of known shape allocated, those of
+    unknown dims empty until a call makes them) or a new one; `give(set)` returns it after
+    the call. A call that raises keeps its set, so a later call never sees half-written
+    buffers of a failed one. Two threads never hold one set: list pop and append are atomic.
+    """
+
+    def __init__(self, specs, xp):
+        self.specs = list(specs)
+        self.xp = xp
+        self.free = []
+        self.give = self.free.append
+        self._empty = {}
+
+    def take(self):
+        """A set of slots for one call."""
+        try:
+            return self.free.pop()
+        except IndexError:
+            return self.new()
+
+    def new(self):
+        """A fresh set of slots."""
+        xp, out = self.xp, []
+        for shape, dtype in self.specs:
+            if None in shape:
+                # a placeholder no shape check matches: the first call makes the buffer
+                empty = self._empty.get(dtype)
+                if empty is None:
+                    empty = self._empty[dtype] = xp.empty((0,) * (len(shape) + 1), dtype)
+                out.append(empty)
+            else:
+                out.append(xp.empty(shape, dtype))
+        return out
+
+    def __len__(self):
+        return len(self.free)
+
+
+def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True):
     """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays.
 
     The memory plan (on by default) frees intermediates after their last use and reuses
-    dead buffers through out= (the Program's `memory` reports the figures)."""
+    dead buffers through out= (the Program's `memory` reports the figures); with
+    `persistent` (the default) those buffers are kept between calls in a `BufferPool`
+    (the Program's `buffers`), so a steady call allocates only what it returns."""
     names = Namespace(("xp",))
     em = Emitter(names)
     em.consts["xp"] = xp
     fname = names.fresh(name or "graph_fn")
     params = [names.fresh(t.op.name) for t in graph.inputs]
     env = {id(t): p for t, p in zip(graph.inputs, params)}
-    plan = MemoryPlan(graph) if plan_memory else None
+    plan = MemoryPlan(graph, persistent=persistent) if plan_memory else None
+    lowering = GraphLowering(em, xp)
+    pool = None
     if plan is not None:
         plan.names = {}
-    lowering = GraphLowering(em, xp)
+        pool = BufferPool(plan.slot_specs, xp)
+        lowering.take_slots(plan, pool)
     lowering.graph_body(graph, env, 1, plan)
     outs = [env[id(t)] for t in graph.outputs]
+    if plan is not None:
+        lowering.give_slots(plan, pool)
     em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     fn, source, filename, line_ops = em.compile(fname, params, label=f"graph-{fname}")
     memory = None if plan is None else {
         "peak_bytes": plan.peak_bytes, "reused_bytes": plan.reused_bytes,
-        "unplanned_peak_bytes": plan.total_intermediate_bytes}
-    return Program(fn, source, filename, line_ops, memory)
+        "unplanned_peak_bytes": plan.total_intermediate_bytes,
+        "persistent_bytes": plan.persistent_bytes, "slots": len(plan.slot_specs)}
+    program = Program(fn, source, filename, line_ops, memory)
+    program.buffers = pool
+    return program
 
 
 def translate_error(program, error):

@@ -1009,6 +1009,20 @@ def _concat_grad(op, dy):
     return tuple(apply("SplitV", dy, size_splits, num_split=len(sizes), axis=axis))
 
 
+# classes that join by their own rule in concat/stack (`_tl_concat`, `_tl_stack`):
+# ops/ragged.py registers RaggedTensor (a set lookup: no cost to tensors)
+JOINING_COMPOSITES = set()
+
+
+def _composite_with(values, method):
+    """The first value's class that joins by its own rule (a RaggedTensor's `_tl_concat`,
+    `_tl_stack`), else None."""
+    for v in values:
+        if type(v) in JOINING_COMPOSITES:
+            return type(v)
+    return None
+
+
 @defop("ConcatV2", infer=_concat_infer, grad=_concat_grad)
 def _concat(xp, *values, axis):
     return xp.concatenate(values, axis=axis)
@@ -1034,6 +1048,9 @@ def concat(values, axis, name="concat"):
     """
     if not isinstance(values, (list, tuple)) or not values:
         raise ValueError("concat needs a non-empty list of tensors")
+    ragged = _composite_with(values, "_tl_concat")
+    if ragged is not None:  # RaggedTensors join by their own rule
+        return ragged._tl_concat(list(values), axis)
     tensors = convert_same_dtype("ConcatV2", list(values))
     if len(tensors) == 1:
         return identity(tensors[0])
@@ -1080,6 +1097,9 @@ def stack(values, axis=0, name="stack"):
     """
     if not isinstance(values, (list, tuple)) or not values:
         raise ValueError("stack needs a non-empty list of tensors")
+    ragged = _composite_with(values, "_tl_stack")
+    if ragged is not None:
+        return ragged._tl_stack(list(values), axis)
     tensors = convert_same_dtype("Pack", list(values))
     return apply("Pack", *tensors, axis=_static_int(axis, "axis", "Pack"))
 
@@ -1306,7 +1326,18 @@ def _check_in_range(xp, indices, limit, what="indices"):
                                    f"[0, {limit})")
 
 
-@defop("GatherV2", infer=_gather_infer,
+def _gather_inline(op):
+    """A compiled graph reads one row of axis 0 (a loop's step t) as `params[i]`, a view
+    (GatherV2 is not listed as making fresh arrays, so the memory plan treats its result as
+    one); an index out of range takes the kernel, which names it."""
+    params, indices = op.inputs
+    if op.attrs.get("axis", 0) != 0 or op.attrs.get("batch_dims", 0) != 0 or \
+            indices.shape.rank != 0 or not params.shape.rank:
+        return None
+    return "({0}[{1}] if 0 <= {1} < len({0}) else {kernel}(xp, {0}, {1}))"
+
+
+@defop("GatherV2", infer=_gather_infer, inline=_gather_inline,
        grad=lambda op, dy: (apply("GatherV2Grad", dy, op.inputs[1], op.inputs[0], **op.attrs),
                             None))
 def _gather(xp, params, indices, axis=0, batch_dims=0):
@@ -2438,10 +2469,23 @@ def _tensor_scatter_infer(tensor, indices, updates):
 
 def _tensor_scatter_kernel(mode):
     def kernel(xp, tensor, indices, updates):
-        coords, n = _scatter_coords(xp, indices, tensor.shape)
+        return in_place(xp, tensor.copy(), indices, updates)
+
+    def in_place(xp, out, indices, updates):
+        """The scatter into `out` itself (a loop-owned buffer: a While gradient's sum of a
+        captured tensor's row gradients); one row of axis 0 as `out[i] op= row`."""
+        if indices.shape == (1, 1) and mode in ("add", "update"):
+            row = int(indices[0, 0])
+            if 0 <= row < out.shape[0]:
+                value = updates.reshape(out.shape[1:])
+                if mode == "add":
+                    out[row] += value
+                else:
+                    out[row] = value
+                return out
+        coords, n = _scatter_coords(xp, indices, out.shape)
         k = indices.shape[-1]
-        values = updates.reshape((n,) + tensor.shape[k:])
-        out = tensor.copy()
+        values = updates.reshape((n,) + out.shape[k:])
         if mode == "update":
             out[coords] = values
         elif mode == "add":
@@ -2451,6 +2495,7 @@ def _tensor_scatter_kernel(mode):
         else:
             getattr(xp, mode).at(out, coords, values)
         return out
+    kernel.in_place = in_place
     return kernel
 
 
@@ -2477,8 +2522,9 @@ for _name, _mode, _grad in (
         ("TensorScatterSub", "sub", lambda op, dy: (dy, None, -gather_nd(dy, op.inputs[1]))),
         ("TensorScatterMax", "maximum", _scatter_extremum_grad),
         ("TensorScatterMin", "minimum", _scatter_extremum_grad)):
-    defop(_name, infer=_tensor_scatter_infer, grad=_grad)(_tensor_scatter_kernel(_mode))
-del _name, _mode, _grad
+    _kernel = _tensor_scatter_kernel(_mode)
+    defop(_name, infer=_tensor_scatter_infer, grad=_grad, in_place=_kernel.in_place)(_kernel)
+del _name, _mode, _grad, _kernel
 
 
 def _tensor_scatter(op_name, tensor, indices, updates):
@@ -2651,3 +2697,38 @@ def _sum_to_shape_of(xp, g, x):
        grad=lambda op, dy: (sum_to_shape_of(dy, op.inputs[0]), None))
 def _broadcast_to_shape_of(xp, x, like):
     return xp.broadcast_to(x, like.shape)
+
+
+# ------------------------------------------------------------------ InvertPermutation
+
+def _invert_permutation_infer(x):
+    if x.dtype not in (_dt.int32, _dt.int64):
+        raise TypeError(f"InvertPermutation needs int32 or int64, got {x.dtype.name}")
+    if x.shape.rank not in (None, 1):
+        raise ValueError(f"invert_permutation needs a 1-D tensor, got shape {x.shape}")
+    return spec(x.shape, x.dtype)
+
+
+@defop("InvertPermutation", infer=_invert_permutation_infer, differentiable=False)
+def _invert_permutation(xp, x):
+    n = x.shape[0]
+    if n and (bool((x < 0).any()) or bool((x >= n).any()) or
+              int(xp.unique(x).shape[0]) != n):
+        raise InvalidArgumentError(f"invert_permutation: {x.tolist()[:20]} is not a "
+                                   f"permutation of 0..{n - 1}")
+    out = xp.empty_like(x)
+    out[x] = xp.arange(n, dtype=x.dtype)
+    return out
+
+
+def invert_permutation(x, name=None):
+    """The inverse permutation y with y[x[i]] = i.
+
+    Raises:
+        InvalidArgumentError: if x is not a permutation of 0..n-1.
+
+    Example:
+        >>> tl.math.invert_permutation([3, 4, 0, 2, 1]).numpy()
+        array([2, 4, 3, 0, 1], dtype=int32)
+    """
+    return apply("InvertPermutation", convert_to_tensor(x))

@@ -10,9 +10,10 @@ conventions (the gradient of `real` is `complex(dy, 0)`, of `complex(re, im)` is
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from . import array as _array
+from . import math as _math
 from .common import dtype_infer
 
-__all__ = ["complex", "real", "imag", "conj", "eig"]
+__all__ = ["complex", "real", "imag", "conj", "eig", "angle"]
 
 
 def _complex_infer(re, im):
@@ -110,3 +111,17 @@ def eig(x, name=None):
     """(eigenvalues, eigenvectors as columns) of square real matrices, both complex64 (numpy's
     order; no gradient)."""
     return apply("Eig", convert_to_tensor(x, dtype_hint=_dt.float32))
+
+
+def angle(input, name=None):  # noqa: A002 -- TensorFlow's name
+    """The argument atan2(imag, real) of each element; for real input pi where negative, else 0.
+
+    Example:
+        >>> tl.math.angle([-1.0, 2.0]).numpy()
+        array([3.1415927, 0.       ], dtype=float32)
+    """
+    x = convert_to_tensor(input, dtype_hint=_dt.float32)
+    if x.dtype.is_complex:
+        return _math.atan2(imag(x), real(x))
+    return _math.where(_math.less(x, 0), _array.ones_like(x) * 3.141592653589793,
+                       _array.zeros_like(x))

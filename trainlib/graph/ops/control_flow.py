@@ -21,6 +21,7 @@ from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
 from ..tracing import FuncGraph
 from . import array as _array, math as _math
 
+
 __all__ = ["cond", "while_loop"]
 
 

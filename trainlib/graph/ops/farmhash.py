@@ -1,8 +1,9 @@
-"""FarmHash Fingerprint64 (farmhashna::Hash64) in pure Python, as TensorFlow's
-`StringToHashBucketFast` uses it: bucket = fingerprint64(s) % num_buckets.
+"""String hashes as TensorFlow computes them, in pure Python: FarmHash Fingerprint64
+(farmhashna::Hash64, behind `StringToHashBucketFast` and Keras's Hashing layer) and keyed
+SipHash-2-4 (behind `StringToHashBucketStrong`).
 
-Owns: `fingerprint64(bytes) -> int` (unsigned 64-bit). Invariant: values equal
-TensorFlow's for every input (tests/tf_compare check them).
+Owns: `fingerprint64(bytes) -> int` and `siphash24(key0, key1, bytes) -> int` (unsigned 64-bit).
+Invariant: values equal TensorFlow's for every input (tests/tf_compare check them).
 """
 _M = (1 << 64) - 1
 _K0 = 0xc3a5c85c97cb3127
@@ -135,3 +136,47 @@ def fingerprint64(s):
     z, x = x, z
     return _len16((_len16(v0, w0, mul) + _shift_mix(y) * _K0 + z) & _M,
                   (_len16(v1, w1, mul) + x) & _M, mul)
+
+
+_SIP = (0x736f6d6570736575, 0x646f72616e646f6d, 0x6c7967656e657261, 0x7465646279746573)
+
+
+def _rotl(v, r):
+    return ((v << r) | (v >> (64 - r))) & _M
+
+
+def _sip_rounds(v, n):
+    v0, v1, v2, v3 = v
+    for _ in range(n):
+        v0 = (v0 + v1) & _M
+        v1 = _rotl(v1, 13) ^ v0
+        v0 = _rotl(v0, 32)
+        v2 = (v2 + v3) & _M
+        v3 = _rotl(v3, 16) ^ v2
+        v0 = (v0 + v3) & _M
+        v3 = _rotl(v3, 21) ^ v0
+        v2 = (v2 + v1) & _M
+        v1 = _rotl(v1, 17) ^ v2
+        v2 = _rotl(v2, 32)
+    return [v0, v1, v2, v3]
+
+
+def siphash24(key0, key1, s):
+    """SipHash-2-4 of bytes `s` under the 128-bit key (key0, key1), as highwayhash::SipHash
+    (TensorFlow's StrongKeyedHash)."""
+    key0, key1 = key0 & _M, key1 & _M
+    v = [key0 ^ _SIP[0], key1 ^ _SIP[1], key0 ^ _SIP[2], key1 ^ _SIP[3]]
+    n = len(s)
+    full = n - n % 8
+    for i in range(0, full, 8):
+        m = _f64(s, i)
+        v[3] ^= m
+        v = _sip_rounds(v, 2)
+        v[0] ^= m
+    m = int.from_bytes(s[full:], "little") | ((n & 0xff) << 56)
+    v[3] ^= m
+    v = _sip_rounds(v, 2)
+    v[0] ^= m
+    v[2] ^= 0xff
+    v = _sip_rounds(v, 4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]

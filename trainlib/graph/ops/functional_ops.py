@@ -215,3 +215,60 @@ def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, s
         <tl.Tensor: shape=(), dtype=int32, numpy=-6>
     """
     return _accumulate("foldr", fn, elems, initializer, True, keep_all=False)
+
+
+def scan_with_carry(fn, init, elems=None, length=None, reverse=False):
+    """JAX's and Keras's scan: `carry, y = fn(carry, x)` over the slices `x` of `elems` (or
+    `length` steps with x None); returns (final carry, the ys stacked along a new axis 0).
+
+    One `While` loop while tracing (a Python loop eagerly): the carry is a loop variable, the
+    ys go into TensorArrays whose dtypes and element shapes come from tracing `fn` once on
+    placeholders, as `vectorized_map` finds its signature.
+
+    Example:
+        >>> from trainlib.graph.ops.functional_ops import scan_with_carry
+        >>> carry, ys = scan_with_carry(lambda c, x: (c + x, c * x), tl.constant(0),
+        ...                             tl.constant([1, 2, 3]))
+        >>> int(carry), ys.numpy().tolist()
+        (6, [0, 2, 9])
+    """
+    if elems is None:
+        if length is None:
+            raise ValueError("scan needs xs or length")
+        flat, n = [], int(length)
+    else:
+        flat, n = _elements("scan", elems)
+    carry_structure = init
+    carry = [convert_to_tensor(c) for c in flatten(init)]
+    probe = _new_graph("scan_probe")
+    with graph_scope(probe):
+        slots = [probe.add_placeholder(c.shape, c.dtype, f"carry_{i}") for i, c in enumerate(carry)]
+        elements = [probe.add_placeholder(e.shape[1:], e.dtype, f"elem_{i}")
+                    for i, e in enumerate(flat)]
+        _, y = fn(pack_as(carry_structure, slots),
+                  None if elems is None else pack_as(elems, elements))
+        y_structure = y
+        y_specs = [(v.dtype, v.shape) for v in (convert_to_tensor(t) for t in _leaves(y))]
+    k = len(carry)
+    dtypes = [c.dtype for c in carry]
+
+    def body(step, *state):
+        accs, outs = state[:k], state[k:]
+        i = n - 1 - step if reverse else step
+        x = None if elems is None else pack_as(elems, [gather(e, i) for e in flat])
+        new_carry, y = fn(pack_as(carry_structure, list(accs)), x)
+        new_carry = _check_result("scan", new_carry, dtypes)
+        ys = [convert_to_tensor(v) for v in _leaves(y)]
+        return (add(step, 1),) + tuple(new_carry) + tuple(ta.write(i, v) for ta, v in zip(outs, ys))
+
+    tas = tuple(TensorArray(d, size=n, element_shape=s) for d, s in y_specs)
+    results = while_loop(lambda step, *_: step < n, body,
+                         (convert_to_tensor(0),) + tuple(carry) + tas)
+    final = pack_as(carry_structure, list(results[1:1 + k]))
+    if y_structure is None:
+        return final, None
+    return final, pack_as(y_structure, [ta.stack() for ta in results[1 + k:]])
+
+
+def _leaves(y):
+    return [] if y is None else flatten(y)

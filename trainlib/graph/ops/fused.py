@@ -30,6 +30,7 @@ for bit.
 import math
 
 from .. import dtypes as _dt
+from .. import threads as _threads_setting
 from ..exec import native as _native
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
@@ -57,7 +58,7 @@ def _fused_infer(*inputs, program, jit_compile=False, constants=()):
     return values[-1]
 
 
-_PLAIN = {}     # program -> resolved steps
+_PLAIN = {}     # id(program) -> (program, resolved steps)
 _BLOCKED = {}   # (program, input dtypes) -> _BlockedRunner
 _CUPY = {}      # (program, input dtypes) -> ElementwiseKernel or None (no C form)
 
@@ -72,11 +73,22 @@ def _cached(cache, key, make):
     return found
 
 
+def _plain_steps(program):
+    """The program's steps as (kernel, slots, kernel attrs), made once per program object
+    (looked up by identity: hashing the nested program tuple on every call costs more than
+    the small arrays' own numpy calls)."""
+    found = _PLAIN.get(id(program))
+    if found is None or found[0] is not program:
+        if len(_PLAIN) > 4096:
+            _PLAIN.clear()
+        found = _PLAIN[id(program)] = (program, [(d.kernel, s, kernel_attrs(d, a))
+                                                 for d, s, a in _steps(program)])
+    return found[1]
+
+
 def _run_plain(xp, arrays, program):
-    steps = _cached(_PLAIN, program, lambda: [(d.kernel, s, kernel_attrs(d, a))
-                                               for d, s, a in _steps(program)])
     values = list(arrays)
-    for kernel, slots, attrs in steps:
+    for kernel, slots, attrs in _plain_steps(program):
         values.append(kernel(xp, *[values[s] for s in slots], **attrs))
     return values[-1]
 
@@ -84,13 +96,14 @@ def _run_plain(xp, arrays, program):
 @defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True)
 def _fused(xp, *arrays, program, jit_compile=False, constants=()):
     if jit_compile:
-        if getattr(xp, "__name__", "") == "cupy":
+        name = getattr(xp, "__name__", "")
+        if name == "cupy":
             kernel = _cached(_CUPY, (program, tuple(a.dtype.str for a in arrays)),
                              lambda: _cupy_kernel(xp, program, arrays))
             if kernel is not None:
                 return kernel(*arrays)
         else:
-            if getattr(xp, "__name__", "") != "numpy":
+            if name != "numpy":
                 pass   # another host array module: its own kernels, blocked
             elif _native.available():
                 out = _native.run(program, arrays, constants)
@@ -98,11 +111,12 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
                     return out
             else:
                 _native.warn_unavailable()
-            runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
-                             lambda: _BlockedRunner(xp, program, arrays))
-            out = runner(arrays)
-            if out is not None:
-                return out
+            if max([a.size for a in arrays]) >= 2 * BLOCK:   # smaller: the plain steps
+                runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
+                                 lambda: _BlockedRunner(xp, program, arrays))
+                out = runner(arrays)
+                if out is not None:
+                    return out
     return _run_plain(xp, arrays, program)
 
 
@@ -254,25 +268,31 @@ class _BlockedRunner:
             self.run(part, whole, bufs, view[lo:hi], hi - lo, rows, row, inner)
 
 
-THREADS = None  # worker threads for blocked runs (None: one per CPU core)
+THREADS = None  # worker threads for blocked runs (None: tl.config.threading's intra-op
+#                 setting, else one per core this process may use)
 _POOL = []
 
 
 def _pool():
     import os  # noqa: PLC0415
-    if _POOL and _POOL[1] != os.getpid():  # a forked child: the parent's threads are not here
+    threads = _threads()
+    if _POOL and _POOL[1:] != [os.getpid(), threads]:
+        # a forked child (the parent's threads are not here) or a new thread count
+        # (tl.config.threading): the old pool's threads end when idle
+        old, pid = _POOL[0], _POOL[1]
         _POOL.clear()
+        if pid == os.getpid():
+            old.shutdown(wait=False)
     if not _POOL:
         import concurrent.futures  # noqa: PLC0415
-        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=_threads(),
+        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=threads,
                                                             thread_name_prefix="trainlib-fused"),
-                      os.getpid()))
+                      os.getpid(), threads))
     return _POOL[0]
 
 
 def _threads():
-    import os  # noqa: PLC0415
-    return THREADS or os.cpu_count() or 1
+    return THREADS or _threads_setting.pool_threads()
 
 
 def _chunks(n, rows, per_row):

@@ -14,6 +14,8 @@ import collections as _collections
 import math as _pymath
 import operator as _operator
 
+import numpy as _np
+
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, defufunc, normalize_axis, same_dtype, spec
@@ -126,16 +128,34 @@ def _unary_infer(name, allowed=None, out_dtype=None):
     return infer
 
 
+# classes whose values elementwise functions map over (RaggedTensor: its flat values, through
+# its `_tl_elementwise`), asked only when converting an argument failed; ops/ragged.py
+# registers itself
+ELEMENTWISE_COMPOSITES = set()
+
+
 def binary(name, a, b, op_name):
-    """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`."""
-    a, b = convert_same_dtype(op_name, (a, b))
+    """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`
+    (a RaggedTensor operand: on its flat values, keeping its rows)."""
+    try:
+        a, b = convert_same_dtype(op_name, (a, b))
+    except TypeError:  # (only then: the common path pays nothing for composites)
+        ragged = a if type(a) in ELEMENTWISE_COMPOSITES else b
+        if type(ragged) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return ragged._tl_elementwise(lambda x, y: binary(name, x, y, op_name), a, b)
     _check_dtypes(op_name, (a, b))
     return apply(op_name, a, b)
 
 
 def unary(op_name, x):
-    """Converts `x`, checks its dtype, applies `op_name`."""
-    x = convert_to_tensor(x)
+    """Converts `x`, checks its dtype, applies `op_name` (a RaggedTensor: on its flat values)."""
+    try:
+        x = convert_to_tensor(x)
+    except TypeError:
+        if type(x) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return x._tl_elementwise(lambda v: unary(op_name, v), x)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x)
 
@@ -249,10 +269,22 @@ def _pow_grad(op, dy):
 
 def _pow_kernel(xp, a, b):
     # x**2 (losses, Adam's g*g) as square: what numpy's own scalar fast path computes, but a
-    # 0-d array exponent misses that path. Host arrays only, so no device sync is forced.
-    if b.ndim == 0 and hasattr(b, "__array_interface__") and b == 2:
-        return xp.square(a)
+    # 0-d array exponent misses that path; x**3 (GELU's tanh form) as x*x*x, within an ulp
+    # and ~20x faster than power. Host arrays only, so no device sync is forced.
+    if b.ndim == 0 and hasattr(b, "__array_interface__"):
+        if b == 2:
+            return xp.square(a)
+        if b == 3 and a.dtype.kind in "iuf":
+            return _cube(xp, a)
     return xp.power(a, b)
+
+
+def _cube(xp, a, out=None):
+    """a * a * a into `out` (a new value without one)."""
+    if out is None:
+        return a * a * a
+    xp.multiply(a, a, out=out)
+    return xp.multiply(out, a, out=out)
 
 
 def _pow_into(xp, a, b, out, tmp):
@@ -263,7 +295,21 @@ def _pow_into(xp, a, b, out, tmp):
         xp.power(a, b, out=out)
 
 
+def _pow_direct(op):
+    """x ** 2 by a constant scalar 2 as `xp.square(x)`, x ** 3 as x * x * x (both take out=);
+    other powers are the kernel's."""
+    y = op.inputs[1]
+    if y.op.type != "Const" or y.shape.rank != 0:
+        return None
+    value = y.op.attrs["value"]
+    if getattr(value, "dtype", None) is None or value.dtype.kind not in "iuf" or \
+            value not in (2, 3):
+        return None
+    return ("square" if value == 2 else _cube), ("{}",)
+
+
 _elementwise2("Pow", _pow_kernel, _numeric, grad=_pow_grad, fresh_output=True, into=_pow_into,
+              direct=_pow_direct,
               infix="pow", native="({0} * {0} if {1} == 2 else np.power({0}, {1}))")
 
 
@@ -458,12 +504,28 @@ def _stable_sigmoid_into(xp, x, out, tmp):
     xp.true_divide(out, tmp, out=out)
 
 
-def _stable_sigmoid(xp, x):
+def _stable_sigmoid(xp, x, out=None):
+    """Sigmoid into `out` (a new array without one): float32 as 1 / (1 + exp(-x)) in place,
+    four passes, as fast as the plain formula without its temporaries and relatively
+    accurate down to the subnormals (exp(-x) overflowing to inf below -88.7 gives the limit
+    0, with numpy's overflow warning silenced); other dtypes by the stable formula."""
+    if out is None:
+        out = xp.empty_like(x)
+    if x.dtype == _np.float32:
+        with _np.errstate(over="ignore"):
+            xp.negative(x, out=out)
+            xp.exp(out, out=out)
+        xp.add(out, _ONE32, out=out)
+        xp.reciprocal(out, out=out)
+        return out
     if x.ndim == 0:
-        return _stable_sigmoid(xp, x.reshape((1,))).reshape(())
-    out = xp.empty_like(x)
+        out.reshape((1,))[...] = _stable_sigmoid(xp, x.reshape((1,)))
+        return out
     _stable_sigmoid_into(xp, x, out, xp.empty_like(x))
     return out
+
+
+_ONE32 = _np.float32(1)
 
 
 def _sigmoid_into(xp, x, out, tmp):
@@ -536,6 +598,7 @@ _elementwise("Tanh", "tanh", _floating,
              into=_tanh_into, c_expr="tanh({0})", native="nm.tanh({0})")
 _elementwise("Sigmoid", _stable_sigmoid, _floating,
              grad=lambda op, dy: (dy * op.outputs[0] * (1 - op.outputs[0]),), fresh_output=True,
+             direct=lambda op: (_stable_sigmoid, None),
              into=_sigmoid_into, c_expr="(({T})1 / (({T})1 + exp(-{0})))",
              native="nm.sigmoid({0})")
 # TensorFlow registers no gradient (None) for Round, Floor and Ceil
@@ -694,7 +757,10 @@ for _name, _fn, _allowed, _c_op in (
         ("GreaterEqual", "greater_equal", _numeric, "({0} >= {1})"),
         ("Less", "less", _numeric, "({0} < {1})"),
         ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
-    _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
+    # numeric comparisons are the ufunc itself (a loop's condition is one call); Equal and
+    # NotEqual also compare strings, through their kernel
+    _elementwise2(_name, _fn if _allowed is _numeric else
+                  (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
                   out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op,
                   native=_c_op)
 del _name, _fn, _allowed, _c_op
@@ -867,7 +933,12 @@ def cast(x, dtype, name=None):
         array([-1,  1], dtype=int32)
     """
     dtype = _dt.as_dtype(dtype)
-    x = convert_to_tensor(x)
+    try:
+        x = convert_to_tensor(x)
+    except TypeError:
+        if type(x) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return x._tl_elementwise(lambda v: cast(v, dtype), x)
     if x.dtype is dtype:
         return x
     return apply("Cast", x, DstT=dtype)
@@ -1391,7 +1462,12 @@ defop("Any", fresh_output=True, infer=_reduce_infer("Any", _boolean), differenti
 
 
 def _reduce(op_name, input_tensor, axis, keepdims):
-    x = convert_to_tensor(input_tensor)
+    try:
+        x = convert_to_tensor(input_tensor)
+    except TypeError:  # a RaggedTensor reduces by its own rule (over its rows)
+        if type(input_tensor) not in ELEMENTWISE_COMPOSITES:
+            raise
+        return input_tensor._tl_reduce(op_name, axis, keepdims)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x, axis=_static_axis(axis), keepdims=bool(keepdims))
 
@@ -1584,10 +1660,45 @@ def _poly(x, coefficients):
     return y
 
 
+def _poly_into(x, coefficients, out):
+    """`_poly` in place: Horner's rule written into `out`, two passes per coefficient."""
+    out.fill(coefficients[0])
+    for c in coefficients[1:]:
+        out *= x
+        out += c
+    return out
+
+
+def _erf_float32(xp, x):
+    """Erf of float32 `x` by the same rational forms as the float64 kernel, in five buffers
+    instead of ~80 temporaries: past |x| = 4 erf is +-1 in float32 (erfc(4) < 2**-26), so
+    the clamp is 4 and the far-tail form is never needed."""
+    t = x.dtype.type
+    a = xp.absolute(x)
+    xp.minimum(a, t(4), out=a)
+    z = xp.minimum(a, t(1))
+    z *= z
+    num, den = xp.empty_like(x), xp.empty_like(x)
+    small = _poly_into(z, _ERF_T, num)
+    small /= _poly_into(z, _ERF_U, den)
+    small *= x                               # x * T(z) / U(z), for |x| <= 1
+    tail = _poly_into(a, _ERFC_P, den)
+    tail /= _poly_into(a, _ERFC_Q, z)
+    xp.multiply(a, a, out=z)
+    xp.negative(z, out=z)
+    xp.exp(z, out=z)
+    tail *= z                                # erfc(|x|), for 1 < |x| <= 4
+    xp.subtract(t(1), tail, out=tail)
+    xp.copysign(tail, x, out=tail)
+    return xp.where(a <= 1, small, tail)
+
+
 @defop("Erf", infer=float_infer("Erf"), elementwise=True,
        grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))),),
        native="nm.erf({0})")
 def _erf(xp, x):
+    if x.dtype == xp.float32 and x.ndim:
+        return _erf_float32(xp, x)
     a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
     z = xp.minimum(a, x.dtype.type(1))
     z = z * z
@@ -1847,10 +1958,34 @@ def log_sigmoid(x, name=None):
 
 
 @defop("Softplus", infer=float_infer("Softplus"), elementwise=True,
-       grad=lambda op, dy: (dy * sigmoid(op.inputs[0]),), native="nm.softplus({0})")
-def _softplus(xp, x):
-    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
-    return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
+       grad=lambda op, dy: (dy * sigmoid(op.inputs[0]),),
+       direct=lambda op: (_softplus, None), native="nm.softplus({0})")
+def _softplus(xp, x, out=None):
+    """log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which never overflows, into `out` (a new
+    array without one). numpy's float32 log1p is ~6x slower than its log, so float32 takes
+    log1p(e) = log(u) - ((u - 1) - e) / u with u = 1 + e (the correction restores what
+    rounding 1 + e lost: e itself when u rounds to 1), within 4 ulp of the exact value as
+    the float64 formula rounded to float32 is within 2.5, in two buffers."""
+    if out is None:
+        out = xp.empty_like(x)
+    zero = x.dtype.type(0)
+    if x.dtype != xp.float32:
+        xp.add(xp.maximum(x, zero), xp.log1p(xp.exp(-xp.abs(x))), out=out)
+        return out
+    one = x.dtype.type(1)
+    e, u = out, xp.empty_like(x)
+    xp.absolute(x, out=e)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)               # e in (0, 1]
+    xp.add(e, one, out=u)          # u = 1 + e, rounded
+    xp.subtract(u, one, out=u)     # u - 1: exact
+    xp.subtract(u, e, out=e)       # (u - 1) - e: the rounding error, exact
+    xp.add(u, one, out=u)          # u again, exactly
+    xp.true_divide(e, u, out=e)
+    xp.log(u, out=u)
+    xp.subtract(u, e, out=u)       # log1p(e)
+    xp.maximum(x, zero, out=e)
+    return xp.add(u, e, out=out)
 
 
 def softplus(features, name=None):
@@ -2557,3 +2692,87 @@ def tensordot(a, b, axes, name=None):
     out = [c for i, c in enumerate(a_labels) if i not in a_axes] + \
         [c for j, c in enumerate(b_labels) if j not in b_axes]
     return einsum(f"{''.join(a_labels)},{''.join(b_labels)}->{''.join(out)}", a, b)
+
+
+# ------------------------------------------------------------------ tf.math compositions
+# Names of tf.math that are short compositions of the ops above (no OpDef of their own).
+
+def multiply_no_nan(x, y, name=None):
+    """x * y, and 0 where y == 0 even if x is inf or NaN.
+
+    Example:
+        >>> float(tl.math.multiply_no_nan(float("inf"), 0.0))
+        0.0
+    """
+    x, y = convert_same_dtype("MulNoNan", (x, y))
+    return where(equal(y, 0), y * 0, x) * y  # no inf * 0 computed where y == 0
+
+
+def reciprocal_no_nan(x, name=None):
+    """1 / x, and 0 where x == 0.
+
+    Example:
+        >>> tl.math.reciprocal_no_nan([0.0, 2.0]).numpy()
+        array([0. , 0.5], dtype=float32)
+    """
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    return divide_no_nan(_array.ones_like(x), x)
+
+
+def rint(x, name=None):
+    """The nearest integer value, halves to even (the same op as `round`).
+
+    Example:
+        >>> tl.math.rint([0.5, 1.5, -2.5]).numpy()
+        array([ 0.,  2., -2.], dtype=float32)
+    """
+    return round(x)
+
+
+def scalar_mul(scalar, x, name=None):
+    """scalar * x, the scalar converted to x's dtype."""
+    x = convert_to_tensor(x)
+    return multiply(convert_to_tensor(scalar, dtype=x.dtype), x)
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """The elementwise sum of a list of tensors (the same op as `add_n`)."""
+    return add_n(inputs)
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in `value`, a float32 scalar.
+
+    Example:
+        >>> float(tl.math.zero_fraction([0, 1, 0, 3]))
+        0.5
+    """
+    value = convert_to_tensor(value)
+    return reduce_mean(cast(equal(value, cast(0, value.dtype)), _dt.float32))
+
+
+def is_strictly_increasing(x, name=None):
+    """True if each element of the flattened `x` is > the one before it (True for < 2 elements).
+
+    Example:
+        >>> bool(tl.math.is_strictly_increasing([1, 1, 2]))
+        False
+    """
+    flat = _array.reshape(convert_to_tensor(x), [-1])
+    return reduce_all(greater(flat[1:], flat[:-1]))
+
+
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) along `axis`, computed stably (shifted by the maximum).
+
+    Example:
+        >>> tl.math.cumulative_logsumexp([0.0, 0.0]).numpy()
+        array([0.       , 0.6931472], dtype=float32)
+    """
+    x = convert_to_tensor(x, dtype_hint=_dt.float32)
+    if not x.dtype.is_floating:
+        raise TypeError(f"cumulative_logsumexp needs a floating tensor, got {x.dtype.name}")
+    top = _array.stop_gradient(reduce_max(x, axis=axis, keepdims=True))
+    top = where(is_finite(top), top, top * 0)
+    with_exp = cumsum(exp(x - top), axis=axis, exclusive=exclusive, reverse=reverse)
+    return log(with_exp) + top

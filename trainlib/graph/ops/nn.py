@@ -142,9 +142,27 @@ def _elu_grad_grad(op, g):
 
 @defop("Elu", infer=_float_infer("Elu"), elementwise=True,
        grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),),
-       native="({0} if {0} > 0 else nm.expm1({0}))")
-def _elu(xp, x):
-    return xp.where(x > 0, x, xp.expm1(xp.minimum(x, x.dtype.type(0))))
+       direct=lambda op: (_elu, None), native="({0} if {0} > 0 else nm.expm1({0}))")
+def _elu(xp, x, out=None):
+    """max(x, 0) + expm1(min(x, 0)) into `out` (a new array without one). numpy's float32
+    expm1 is ~7x slower than its tanh, so float32 takes expm1(m) = 2t / (1 - t) with
+    t = tanh(m / 2), exact algebra with no cancellation for m <= 0, within 3 ulp."""
+    zero = x.dtype.type(0)
+    if x.dtype != xp.float32 or x.ndim == 0:
+        result = xp.where(x > 0, x, xp.expm1(xp.minimum(x, zero)))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    t = xp.minimum(x, zero, out=out)
+    t *= x.dtype.type(0.5)
+    xp.tanh(t, out=t)
+    d = xp.subtract(x.dtype.type(1), t)
+    t += t
+    t /= d                                 # expm1(min(x, 0))
+    xp.maximum(x, zero, out=d)
+    t += d
+    return t
 
 
 @defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad,
@@ -347,8 +365,10 @@ def _sigmoid_ce_grad(op, dy):
 def _sigmoid_ce(xp, labels, logits):
     if labels.shape != logits.shape:
         raise ValueError("shapes differ")  # explained by the inference rule
-    zero = logits.dtype.type(0)
-    return xp.maximum(logits, zero) - logits * labels + xp.log1p(xp.exp(-xp.abs(logits)))
+    # max(x, 0) + log1p(exp(-|x|)) is softplus(x): its kernel (fast in float32)
+    out = _math._softplus(xp, logits)
+    out -= logits * labels
+    return out
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -1644,3 +1664,286 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     else:
         global_batch_size = _math.cast(global_batch_size, loss.dtype)
     return _math.reduce_sum(loss) / global_batch_size
+
+
+# ------------------------------------------------------------------ rank-generic names of tf.nn
+# TensorFlow's `max_pool`, `avg_pool`, `pool`, `convolution` pick the 1-, 2- or 3-D op from the
+# input's rank; they are dispatchers, not ops of their own.
+
+__all__ += ["max_pool", "avg_pool", "pool", "convolution", "atrous_conv2d", "crelu",
+            "normalize_moments", "sufficient_statistics", "weighted_moments",
+            "depth_to_space", "space_to_depth"]
+
+
+def _by_rank(fn_name, input, table):  # noqa: A002
+    x = convert_to_tensor(input)
+    spatial = None if x.shape.rank is None else x.shape.rank - 2
+    if spatial not in table:
+        raise ValueError(f"{fn_name} needs an input of rank 3, 4 or 5 ([batch, *spatial, "
+                         f"channels]), got shape {x.shape}")
+    return x, table[spatial]
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """Max pooling of a 3-D, 4-D or 5-D channels-last input (`max_pool1d/2d/3d` by rank).
+
+    Example:
+        >>> tl.nn.max_pool(tl.reshape(tl.range(4.0), [1, 4, 1]), 2, 2, "VALID").numpy().ravel()
+        array([1., 3.], dtype=float32)
+    """
+    x, fn = _by_rank("max_pool", input, {1: max_pool1d, 2: max_pool2d, 3: max_pool3d})
+    return fn(x, ksize, strides, padding, data_format or _LAYOUTS[x.shape.rank - 2])
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """Average pooling of a 3-D, 4-D or 5-D channels-last input (`avg_pool1d/2d/3d` by rank)."""
+    x, fn = _by_rank("avg_pool", input, {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d})
+    return fn(x, ksize, strides, padding, data_format or _LAYOUTS[x.shape.rank - 2])
+
+
+def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None,  # noqa: A002
+         dilations=None, name=None):
+    """TensorFlow's `tf.nn.pool`: "MAX" or "AVG" pooling over window_shape (dilations of 1).
+
+    Raises:
+        ValueError: for another pooling_type or dilations other than 1.
+    """
+    if dilations is not None and any(int(d) != 1 for d in _as_list(dilations)):
+        raise ValueError(f"pool supports dilations of 1 only, got {dilations}")
+    kinds = {"MAX": max_pool, "AVG": avg_pool}
+    if pooling_type not in kinds:
+        raise ValueError(f"pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    return kinds[pooling_type](input, list(window_shape), strides or 1, padding, data_format)
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
+                dilations=None, name=None):
+    """N-D convolution of a channels-last input (`conv1d/2d/3d` by rank).
+
+    Example:
+        >>> x = tl.ones([1, 3, 3, 1]); w = tl.ones([2, 2, 1, 1])
+        >>> tl.nn.convolution(x, w).shape
+        TensorShape([1, 2, 2, 1])
+    """
+    x, fn = _by_rank("convolution", input, {1: conv1d, 2: conv2d, 3: conv3d})
+    layout = data_format or _LAYOUTS[x.shape.rank - 2]
+    return fn(x, filters, 1 if strides is None else strides, padding, layout, dilations)
+
+
+def atrous_conv2d(value, filters, rate, padding, name=None):
+    """2-D dilated ("atrous") convolution: conv2d with stride 1 and dilation `rate`."""
+    return conv2d(value, filters, 1, padding, dilations=int(rate))
+
+
+def crelu(features, axis=-1, name=None):
+    """Concatenated ReLU: relu(x) and relu(-x) joined along `axis` (twice the channels).
+
+    Example:
+        >>> tl.nn.crelu(tl.constant([1.0, -2.0])).numpy()
+        array([1., 0., 0., 2.], dtype=float32)
+    """
+    x = _float_tensor(features, "CRelu")
+    return _array.concat([relu(x), relu(-x)], axis)
+
+
+def sufficient_statistics(x, axes, shift=None, keep_dims=None, name=None, keepdims=None):
+    """(count, sum of x - shift, sum of (x - shift)^2, shift) over `axes`, as TensorFlow.
+
+    Example:
+        >>> [float(v) for v in tl.nn.sufficient_statistics(tl.constant([1.0, 3.0]), [0])[:3]]
+        [2.0, 4.0, 10.0]
+    """
+    x = _float_tensor(x)
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    axes = [int(a) % x.shape.rank for a in _as_list(axes)] if x.shape.rank is not None \
+        else _as_list(axes)
+    dims = _array.shape(x)
+    count = _math.reduce_prod(_math.cast(_array.gather(dims, axes), x.dtype))
+    if shift is not None:
+        shift = convert_to_tensor(shift, dtype=x.dtype)
+        centered = x - shift
+    else:
+        centered = x
+    m = _math.reduce_sum(centered, axes, keepdims=keep)
+    v = _math.reduce_sum(_math.square(centered), axes, keepdims=keep)
+    return count, m, v, shift
+
+
+def normalize_moments(counts, mean_ss, variance_ss, shift, name=None):
+    """(mean, variance) from `sufficient_statistics`' sums.
+
+    Example:
+        >>> s = tl.nn.sufficient_statistics(tl.constant([1.0, 3.0]), [0])
+        >>> [float(v) for v in tl.nn.normalize_moments(*s)]
+        [2.0, 1.0]
+    """
+    divisor = _math.reciprocal(counts)
+    shifted_mean = mean_ss * divisor
+    mean = shifted_mean if shift is None else shifted_mean + shift
+    variance = variance_ss * divisor - _math.square(shifted_mean)
+    return mean, variance
+
+
+def weighted_moments(x, axes, frequency_weights, keepdims=False, name=None):
+    """Mean and variance of `x` over `axes`, each element weighted by `frequency_weights`
+    (broadcast against x); a zero total weight gives 0, as TensorFlow's divide_no_nan.
+
+    Example:
+        >>> m, v = tl.nn.weighted_moments(tl.constant([1.0, 3.0]), [0], tl.constant([1.0, 3.0]))
+        >>> float(m), float(v)
+        (2.5, 0.75)
+    """
+    x = _float_tensor(x)
+    w = _math.cast(convert_to_tensor(frequency_weights), x.dtype)
+    axes = _as_list(axes)
+    total = _math.reduce_sum(w * _array.ones_like(x), axes, keepdims=True)
+    mean = _math.divide_no_nan(_math.reduce_sum(w * x, axes, keepdims=True), total)
+    variance = _math.divide_no_nan(
+        _math.reduce_sum(w * _math.square(x - _array.stop_gradient(mean)), axes, keepdims=True),
+        total)
+    if not keepdims:
+        mean, variance = _array.squeeze(mean, axes), _array.squeeze(variance, axes)
+    return mean, variance
+
+
+def _blocks(fn_name, input, block_size, data_format):  # noqa: A002
+    if data_format not in ("NHWC", None):
+        raise ValueError(f"{fn_name} supports data_format 'NHWC', got {data_format!r}; transpose "
+                         f"channels-first images with tl.transpose")
+    x = convert_to_tensor(input)
+    if x.shape.rank != 4:
+        raise ValueError(f"{fn_name} needs 4-D NHWC images, got shape {x.shape}")
+    b = int(block_size)
+    if b < 2:
+        raise ValueError(f"{fn_name}: block_size must be >= 2, got {block_size}")
+    return x, b
+
+
+def _block_dims(x):
+    """The four dims of NHWC `x`: Python ints where static (the batch always -1), else scalars."""
+    dims = _array.shape(x)
+    return [-1] + [d if d is not None else dims[i] for i, d in enumerate(x.shape) if i]
+
+
+def _block_shape(dims):
+    """A reshape target from ints and scalar tensors (static when all are ints)."""
+    if all(isinstance(d, int) for d in dims):
+        return dims
+    if dims[0] == -1:
+        dims = [-1] + list(dims[1:])
+    return _array.stack([_math.cast(d, _dt.int32) if not isinstance(d, int) else d for d in dims])
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """Moves depth into spatial blocks: [n, h, w, c*b*b] -> [n, h*b, w*b, c] (TensorFlow's
+    DCR order).
+
+    Example:
+        >>> tl.nn.depth_to_space(tl.reshape(tl.range(4.0), [1, 1, 1, 4]), 2).numpy().ravel()
+        array([0., 1., 2., 3.], dtype=float32)
+    """
+    x, b = _blocks("depth_to_space", input, block_size, data_format)
+    _, h, w, c = x.shape
+    if c is not None and c % (b * b):
+        raise ValueError(f"depth_to_space: depth {c} is not divisible by block_size^2 = {b * b}")
+    n, h, w, c = _block_dims(x)
+    y = _array.reshape(x, _block_shape([n, h, w, b, b, c // (b * b)]))
+    y = _array.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _array.reshape(y, _block_shape([n, h * b, w * b, c // (b * b)]))
+
+
+def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """Moves spatial blocks into depth: [n, h*b, w*b, c] -> [n, h, w, c*b*b].
+
+    Example:
+        >>> tl.nn.space_to_depth(tl.reshape(tl.range(4.0), [1, 2, 2, 1]), 2).numpy().ravel()
+        array([0., 1., 2., 3.], dtype=float32)
+    """
+    x, b = _blocks("space_to_depth", input, block_size, data_format)
+    _, h, w, c = x.shape
+    if (h is not None and h % b) or (w is not None and w % b):
+        raise ValueError(f"space_to_depth: height and width must be divisible by block_size "
+                         f"{b}, got shape {x.shape}")
+    n, h, w, c = _block_dims(x)
+    y = _array.reshape(x, _block_shape([n, h // b, b, w // b, b, c]))
+    y = _array.transpose(y, [0, 1, 3, 2, 4, 5])
+    return _array.reshape(y, _block_shape([n, h // b, w // b, c * b * b]))
+
+
+
+# ------------------------------------------------------------------ CTC
+
+__all__ += ["ctc_loss"]
+
+
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None,
+             blank_index=None, name=None):
+    """Connectionist temporal classification loss per example, -log p(labels | logits), as
+    `tf.nn.ctc_loss` with dense labels: the forward algorithm in log space over the static
+    time axis (its gradient is the tape's through those ops).
+
+    Args:
+        labels: int [batch, max_label_length], padded beyond label_length.
+        logits: [time, batch, classes] (or [batch, time, classes] with logits_time_major=False),
+            unnormalized.
+        label_length, logit_length: int [batch].
+        blank_index: the blank class (default 0; negative counts from the end).
+
+    Example:
+        >>> loss = tl.nn.ctc_loss([[1]], tl.zeros([2, 1, 3]), [1], [2])
+        >>> round(float(loss[0]), 4)  # -log(3 / 9): three paths of probability 1/9
+        1.0986
+    """
+    if unique is not None:
+        raise ValueError("ctc_loss(unique=...) is not supported")
+    logits = _float_tensor(logits, "CTCLoss")
+    if logits_time_major:
+        logits = _array.transpose(logits, [1, 0, 2])
+    dtype = logits.dtype
+    labels = _math.cast(convert_to_tensor(labels), _dt.int32)
+    tlen = _math.cast(convert_to_tensor(label_length), _dt.int32)
+    olen = _math.cast(convert_to_tensor(logit_length), _dt.int32)
+    _, steps, classes = logits.shape
+    max_len = labels.shape[1]
+    if steps is None or max_len is None or classes is None:
+        raise ValueError("ctc_loss needs static time, label-length and class dims, got logits "
+                         f"{logits.shape} and labels {labels.shape}")
+    blank = (0 if blank_index is None else int(blank_index)) % classes
+    logp = log_softmax(logits, axis=-1)
+    blanks = _array.fill(_array.shape(labels), blank)
+    ext = _array.reshape(_array.stack([blanks, labels], -1), [-1, 2 * max_len])
+    ext = _array.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, ..., blank
+    size = 2 * max_len + 1
+    pos = _array.reshape(_array.range(size), [1, size])
+    previous = _array.concat([_array.fill(_array.stack([_array.shape(ext)[0], 2]), -1),
+                              ext[:, :-2]], 1)
+    skip = _math.logical_and(_math.not_equal(ext, blank), _math.not_equal(ext, previous))
+    neg = _math.cast(-1e30, dtype)
+    neg_fill = _array.fill(_array.shape(ext), neg)
+
+    def emit(t):
+        return _array.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
+
+    def shifted(a, k):
+        return _array.concat([_array.fill(_array.stack([_array.shape(a)[0], k]), neg),
+                              a[:, :-k]], 1)
+
+    def logsumexp3(a, b, c):
+        top = _math.maximum(_math.maximum(a, b), c)
+        return top + _math.log(_math.exp(a - top) + _math.exp(b - top) + _math.exp(c - top))
+
+    alpha = _math.where(_math.less(pos, 2), emit(0), neg_fill)
+    for t in range(1, steps):
+        step = logsumexp3(alpha, shifted(alpha, 1),
+                          _math.where(skip, shifted(alpha, 2), neg_fill)) + emit(t)
+        alpha = _math.where(_math.less(t, _array.expand_dims(olen, 1)), step, alpha)
+    last = _array.gather(alpha, _array.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
+    before = _array.gather(alpha, _array.expand_dims(_math.maximum(2 * tlen - 1, 0), 1), axis=1,
+                           batch_dims=1)[:, 0]
+    before = _math.where(_math.greater(tlen, 0), before, _array.fill(_array.shape(tlen), neg))
+    top = _math.maximum(last, before)
+    return -(top + _math.log(_math.exp(last - top) + _math.exp(before - top)))

@@ -237,3 +237,203 @@ def _bitcast(xp, x, dtype):
 def bitcast(x, dtype):
     """The bytes of x viewed as `dtype` (NumPy's `view`: the last dim scales by the itemsizes)."""
     return apply("Bitcast", convert_to_tensor(x), dtype=_dt.as_dtype(dtype))
+
+
+# ------------------------------------------------------------------ the gamma family
+# Lgamma (Lanczos, g=7), Digamma (reflection, recurrence to x >= 6, asymptotic series) and the
+# Hurwitz Zeta (Euler-Maclaurin after 9 explicit terms); polygamma and lbeta are compositions.
+
+__all__ += ["lgamma", "digamma", "zeta", "polygamma", "lbeta", "ndtri", "bessel_i0e",
+            "bessel_i1e", "xlog1py"]
+
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+# Bernoulli numbers B_2k / (2k)!, for the asymptotic tails
+_BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
+                             -691 / 1307674368000, 1 / 74724249600)
+
+
+def _lgamma_right(xp, x):
+    """log|Gamma(x)| for x >= 0.5."""
+    y = x - 1.0
+    a = xp.full_like(y, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], 1):
+        a = a + c / (y + i)
+    t = y + 7.5
+    return 0.5 * _pymath.log(2 * _pymath.pi) + (y + 0.5) * xp.log(t) - t + xp.log(a)
+
+
+@defop("Lgamma", infer=float_infer("Lgamma"), elementwise=True,
+       grad=lambda op, dy: (dy * digamma(op.inputs[0]),))
+def _lgamma(xp, x):
+    w = x.astype(xp.float64)
+    left = w < 0.5
+    right = xp.where(left, 1.0 - w, w)
+    out = _lgamma_right(xp, right)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        reflected = _pymath.log(_pymath.pi) - xp.log(xp.abs(xp.sin(_pymath.pi * w))) - out
+    out = xp.where(left, reflected, out)
+    out = xp.where((w <= 0) & (w == xp.floor(w)), xp.inf, out)  # the poles
+    return out.astype(x.dtype)
+
+
+def _digamma_kernel(xp, w):
+    left = w < 0.5
+    y = xp.where(left, 1.0 - w, w)
+    shift = xp.zeros_like(y)
+    for _ in range(6):  # psi(y) = psi(y + 1) - 1/y until y >= 6
+        small = y < 6
+        shift = shift - xp.where(small, 1.0 / y, 0.0)
+        y = xp.where(small, y + 1, y)
+    inv2 = 1.0 / (y * y)
+    series = xp.zeros_like(y)
+    for k, b in reversed(list(enumerate(_BERNOULLI_OVER_FACTORIAL[:6], 1))):
+        series = (series + b * _pymath.factorial(2 * k - 1)) * inv2
+    out = xp.log(y) - 0.5 / y - series + shift
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = xp.where(left, out - _pymath.pi / xp.tan(_pymath.pi * w), out)
+    return xp.where((w <= 0) & (w == xp.floor(w)), xp.nan, out)
+
+
+@defop("Digamma", infer=float_infer("Digamma"), elementwise=True,
+       grad=lambda op, dy: (dy * zeta(_math.cast(2, op.inputs[0].dtype), op.inputs[0]),))
+def _digamma(xp, x):
+    return _digamma_kernel(xp, x.astype(xp.float64)).astype(x.dtype)
+
+
+def _zeta_grad(op, dy):
+    s, q = op.inputs
+    return None, dy * -s * zeta(s + 1, q)
+
+
+@defop("Zeta", infer=_binary_infer("Zeta", ("is_floating",)), elementwise=True, grad=_zeta_grad)
+def _zeta(xp, s, q):
+    s64, q64 = xp.broadcast_arrays(s.astype(xp.float64), q.astype(xp.float64))
+    n = 9
+    total = xp.zeros_like(s64)
+    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in range(n):
+            total = total + (q64 + k) ** -s64
+        a = q64 + n
+        total = total + a ** (1 - s64) / (s64 - 1) + 0.5 * a ** -s64
+        rising = s64.copy()  # s (s+1) ... (s+2k-2)
+        for k, b in enumerate(_BERNOULLI_OVER_FACTORIAL, 1):
+            total = total + b * rising * a ** (-s64 - 2 * k + 1)
+            rising = rising * (s64 + 2 * k - 1) * (s64 + 2 * k)
+    total = xp.where(s64 == 1, xp.inf, xp.where((s64 < 1) | (q64 <= 0), xp.nan, total))
+    return total.astype(s.dtype)
+
+
+def lgamma(x, name=None):
+    """log|Gamma(x)|, elementwise (inf at the poles 0, -1, -2, ...).
+
+    Example:
+        >>> round(float(tl.math.lgamma(5.0)), 5)  # log(4!)
+        3.17805
+    """
+    return apply("Lgamma", _float(x, "lgamma"))
+
+
+def digamma(x, name=None):
+    """The digamma function psi(x) = d/dx lgamma(x), elementwise (NaN at the poles).
+
+    Example:
+        >>> round(float(tl.math.digamma(1.0)), 6)  # -Euler's gamma
+        -0.577216
+    """
+    return apply("Digamma", _float(x, "digamma"))
+
+
+def zeta(x, q, name=None):
+    """The Hurwitz zeta function sum_k (k + q)^-x (x > 1, q > 0; NaN elsewhere, inf at x = 1).
+
+    Example:
+        >>> round(float(tl.math.zeta(2.0, 1.0)), 6)  # pi^2 / 6
+        1.644934
+    """
+    x, q = _math.convert_same_dtype("Zeta", (_float(x, "zeta"), q))
+    return apply("Zeta", x, q)
+
+
+def polygamma(a, x, name=None):
+    """The a-th derivative of digamma at x (a a non-negative integer-valued float tensor):
+    psi(x) for a = 0, else (-1)^(a+1) a! zeta(a + 1, x).
+
+    Example:
+        >>> round(float(tl.math.polygamma(1.0, 1.0)), 6)  # pi^2 / 6
+        1.644934
+    """
+    a, x = _math.convert_same_dtype("Polygamma", (_float(a, "polygamma"), x))
+    sign = 1 - 2 * _math.cast(_math.equal(_math.floormod(a, 2), 0), a.dtype)
+    higher = sign * _math.exp(lgamma(a + 1)) * zeta(a + 1, x)
+    return _math.where(_math.equal(a, 0), digamma(x), higher)
+
+
+def lbeta(x, name=None):
+    """log|Beta(x)| over the last axis: sum(lgamma(x)) - lgamma(sum(x)).
+
+    Example:
+        >>> round(float(tl.math.lbeta([1.0, 2.0])), 6)  # log(1/2)
+        -0.693147
+    """
+    x = _float(x, "lbeta")
+    return _math.reduce_sum(lgamma(x), -1) - lgamma(_math.reduce_sum(x, -1))
+
+
+def ndtri(x, name=None):
+    """The inverse of the standard normal CDF: sqrt(2) erfinv(2x - 1).
+
+    Example:
+        >>> round(float(tl.math.ndtri(0.975)), 4)
+        1.96
+    """
+    x = _float(x, "ndtri")
+    if x.dtype is _dt.float64:
+        return _pymath.sqrt(2.0) * erfinv(2 * x - 1)
+    wide = _math.cast(x, _dt.float64)  # 2x - 1 keeps the lower tail only in float64
+    return _math.cast(_pymath.sqrt(2.0) * erfinv(2 * wide - 1), x.dtype)
+
+
+def bessel_i0e(x, name=None):
+    """The exponentially scaled Bessel function exp(-|x|) I0(x).
+
+    Example:
+        >>> round(float(tl.math.bessel_i0e(1.0)), 5)
+        0.46576
+    """
+    x = _float(x, "bessel_i0e")
+    return _math.exp(-_math.abs(x)) * i0(x)
+
+
+def bessel_i1e(x, name=None):
+    """The exponentially scaled Bessel function exp(-|x|) I1(x) (no gradient: I1 has none)."""
+    x = _float(x, "bessel_i1e")
+    return _math.exp(-_math.abs(x)) * i1(x)
+
+
+def xlog1py(x, y, name=None):
+    """x * log1p(y), and 0 where x == 0 (whatever y is).
+
+    Example:
+        >>> float(tl.math.xlog1py(0.0, -1.0))
+        0.0
+    """
+    x, y = _math.convert_same_dtype("Xlog1py", (_float(x, "xlog1py"), y))
+    zero = _math.equal(x, 0)
+    safe = _math.where(zero, _math.cast(zero, y.dtype) * 0, y)  # no inf * 0 at y = -1
+    return _math.where(zero, x * 0, x * _math.log1p(safe))
+
+
+__all__ += ["erfcinv"]
+
+
+def erfcinv(x, name=None):
+    """The inverse of erfc: -ndtri(x / 2) / sqrt(2), accurate for small x (no 1 - x).
+
+    Example:
+        >>> round(float(tl.math.erfcinv(0.5)), 6)
+        0.476936
+    """
+    x = _float(x, "erfcinv")
+    return -ndtri(x / 2) / _pymath.sqrt(2.0)

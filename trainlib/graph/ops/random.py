@@ -10,6 +10,7 @@ them, so op-seeded draws are reproducible even without set_seed; without
 set_seed, the shared stream is seeded from OS entropy.
 """
 from .. import dtypes as _dt
+from .. import threads as _threads
 from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import TensorShape, is_tensor
 
@@ -39,6 +40,11 @@ def set_seed(seed):
 
 def _generator(xp, seed):
     """The generator of stream `seed` (None: the shared stream) for array module `xp`."""
+    if seed is None and _global_seed is None and _threads.determinism_enabled():
+        raise RuntimeError(  # TensorFlow's words
+            "Random ops require a seed to be set when determinism is enabled. Please set a "
+            "seed before running the op, e.g. by calling tl.random.set_seed(1) (or "
+            "tl.keras.utils.set_random_seed(1)).")
     key = (xp.__name__, seed)
     rng = _generators.get(key)
     if rng is None:

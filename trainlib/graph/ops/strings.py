@@ -12,16 +12,16 @@ import re as _re
 import numpy as np
 
 from .. import dtypes as _dt
-from ..errors import UnimplementedError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
-from .farmhash import fingerprint64
+from .farmhash import fingerprint64, siphash24
 from .ragged import RaggedTensor
 
 __all__ = ["lower", "upper", "strip", "length", "substr", "regex_replace", "regex_full_match",
            "to_number", "as_string", "join", "reduce_join", "split", "bytes_split",
            "unicode_split", "unicode_decode", "unicode_encode", "unicode_transcode",
-           "to_hash_bucket_fast", "to_hash_bucket_strong", "ngrams", "format"]
+           "to_hash_bucket_fast", "to_hash_bucket_strong", "ngrams", "format", "decode_csv"]
 
 
 def _strings(op_name, x):
@@ -76,6 +76,18 @@ def _wrap_ragged(x, values, splits):
     return RaggedTensor.from_row_splits(values, splits)
 
 
+def _ragged_elementwise(fn):
+    """`fn` (an elementwise function of its first argument) also maps the flat values of a
+    RaggedTensor, keeping its rows, as TensorFlow dispatches those functions."""
+    def wrapper(input, *args, **kwargs):  # noqa: A002
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(fn(input.flat_values, *args, **kwargs))
+        return fn(input, *args, **kwargs)
+    wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__
+    wrapper.__doc__, wrapper.__module__, wrapper.__wrapped__ = fn.__doc__, fn.__module__, fn
+    return wrapper
+
+
 # ------------------------------------------------------------------ elementwise
 
 
@@ -107,6 +119,7 @@ def _length(xp, x, unit="BYTE"):
     return _map(xp, len if unit == "BYTE" else _utf8_chars, x, "int32")
 
 
+@_ragged_elementwise
 def lower(input, encoding="", name=None):  # noqa: A002 -- TensorFlow's argument name
     """Lowercases ASCII letters (all letters with `encoding="utf-8"`).
 
@@ -117,16 +130,19 @@ def lower(input, encoding="", name=None):  # noqa: A002 -- TensorFlow's argument
     return apply("StringLower", _strings("StringLower", input), encoding=encoding.lower())
 
 
+@_ragged_elementwise
 def upper(input, encoding="", name=None):  # noqa: A002
     """Uppercases ASCII letters (all letters with `encoding="utf-8"`)."""
     return apply("StringUpper", _strings("StringUpper", input), encoding=encoding.lower())
 
 
+@_ragged_elementwise
 def strip(input, name=None):  # noqa: A002
     """Removes leading and trailing whitespace."""
     return apply("StringStrip", _strings("StringStrip", input))
 
 
+@_ragged_elementwise
 def length(input, unit="BYTE", name=None):  # noqa: A002
     """The length of each string, in bytes (`unit="BYTE"`) or UTF-8 characters (`"UTF8_CHAR"`).
 
@@ -170,6 +186,7 @@ def _substr(xp, x, pos, len_, unit="BYTE"):
     return out
 
 
+@_ragged_elementwise
 def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
     """Substrings starting at `pos` (negative counts from the end), `len` long, in bytes or
     UTF-8 characters; a position past the end is an InvalidArgumentError, as TensorFlow.
@@ -207,6 +224,7 @@ def _regex_full_match(xp, x, pattern):
     return _map(xp, lambda s: r.fullmatch(s) is not None, x, bool)
 
 
+@_ragged_elementwise
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
     """Replaces matches of the regular expression `pattern` with `rewrite` (`\\1` groups).
 
@@ -218,6 +236,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
                  rewrite=rewrite, replace_global=replace_global)
 
 
+@_ragged_elementwise
 def regex_full_match(input, pattern, name=None):  # noqa: A002
     """True where the whole string matches `pattern`."""
     return apply("StaticRegexFullMatch", _strings("StaticRegexFullMatch", input), pattern=pattern)
@@ -245,6 +264,7 @@ def _to_number(xp, x, out_type):
     return _map(xp, lambda s: _parse(s, out_type), x, out_type.np)
 
 
+@_ragged_elementwise
 def to_number(input, out_type=_dt.float32, name=None):  # noqa: A002
     """Parses each string as a number of `out_type`; an unparsable string is an
     InvalidArgumentError.
@@ -284,6 +304,7 @@ def _as_string(xp, x, precision=-1, scientific=False, shortest=False, width=-1, 
     return _map(xp, lambda v: _format_number(v, precision, scientific, shortest, width, fill), x)
 
 
+@_ragged_elementwise
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",  # noqa: A002
               name=None):
     """Formats each number as a string (floats with 6 decimals unless told, as TensorFlow).
@@ -483,6 +504,7 @@ def _transcode(xp, x, input_encoding, output_encoding, errors, replacement_char)
     return _map(xp, one, x)
 
 
+@_ragged_elementwise
 def unicode_transcode(input, input_encoding, output_encoding, errors="replace",  # noqa: A002
                       replacement_char=65533, replace_control_characters=False, name=None):
     """Re-encodes each string from `input_encoding` to `output_encoding`."""
@@ -500,6 +522,7 @@ def _hash_fast(xp, x, num_buckets):
     return _map(xp, lambda s: fingerprint64(s) % num_buckets, x, "int64")
 
 
+@_ragged_elementwise
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """Each string's FarmHash Fingerprint64 modulo `num_buckets`: the same buckets as
     TensorFlow's.
@@ -514,10 +537,29 @@ def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
                  num_buckets=int(num_buckets))
 
 
+@defop("StringToHashBucketStrong", infer=_same("StringToHashBucketStrong", _dt.int64),
+       differentiable=False, host=True)
+def _hash_strong(xp, x, num_buckets, key):
+    return _map(xp, lambda s: siphash24(key[0], key[1], s) % num_buckets, x, "int64")
+
+
+@_ragged_elementwise
 def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
-    """Keyed (SipHash) buckets, as TensorFlow: not implemented yet."""
-    raise UnimplementedError("tl.strings.to_hash_bucket_strong is not implemented yet; use "
-                             "to_hash_bucket_fast", op="StringToHashBucketStrong")
+    """Each string's SipHash-2-4 under `key` (two integers) modulo `num_buckets`: the same
+    buckets as TensorFlow's; slower than `to_hash_bucket_fast`, but an adversary who does not
+    know the key cannot choose strings that collide.
+
+    Example:
+        >>> int(tl.strings.to_hash_bucket_strong("hello", 10, [1, 2]))
+        2
+    """
+    if num_buckets < 1:
+        raise ValueError(f"num_buckets must be >= 1, got {num_buckets}")
+    key = [int(k) for k in key]
+    if len(key) != 2 or not all(-2 ** 63 <= k < 2 ** 63 for k in key):
+        raise ValueError(f"to_hash_bucket_strong: key must be two int64 integers, got {key}")
+    return apply("StringToHashBucketStrong", _strings("StringToHashBucketStrong", input),
+                 num_buckets=int(num_buckets), key=key)
 
 
 # ------------------------------------------------------------------ ngrams
@@ -629,6 +671,145 @@ def _table(vocabulary, first_index):
         index = {t.encode("utf-8"): first_index + i for i, t in enumerate(vocabulary)}
         found = _TABLES[id(vocabulary)] = (vocabulary, index)
     return found[1]
+
+
+# ------------------------------------------------------------------ CSV records (tl.io.decode_csv)
+
+_CSV_TYPES = (_dt.float32, _dt.float64, _dt.int32, _dt.int64, _dt.string)
+_CSV_INT = _re.compile(rb"[+-]?[0-9]+")
+
+
+def _decode_csv_infer(records, *defaults, field_delim, use_quote_delim, na_value, select_cols):
+    if records.dtype is not _dt.string:
+        raise TypeError(f"DecodeCSV: records must be strings, got {records.dtype.name}")
+    for i, d in enumerate(defaults):
+        if d.dtype not in _CSV_TYPES:
+            raise TypeError(f"DecodeCSV: record_defaults[{i}] has dtype {d.dtype.name}; expected "
+                            "one of float32, float64, int32, int64, string")
+        if d.shape.rank not in (None, 0, 1) or (d.shape.rank == 1 and d.shape[0] not in (None, 0, 1)):
+            raise ValueError(f"DecodeCSV: record_defaults[{i}] must hold one value or none, "
+                             f"got shape {d.shape}")
+    return tuple(spec(records.shape, d.dtype) for d in defaults)
+
+
+def _csv_fields(line, delim, quoted, record):
+    """The fields of one record (bytes), quotes resolved as TensorFlow's DecodeCSV does."""
+    fields, i, n = [], 0, len(line)
+    while True:
+        if quoted and i < n and line[i:i + 1] == b'"':
+            out, i = bytearray(), i + 1
+            while True:
+                if i >= n:
+                    raise InvalidArgumentError(
+                        f"Quoted field has to end with quote followed by delim or end "
+                        f"(record {record})", op="DecodeCSV")
+                if line[i:i + 1] == b'"':
+                    if line[i + 1:i + 2] == b'"':
+                        out += b'"'
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                out += line[i:i + 1]
+                i += 1
+            if i < n and line[i:i + 1] != delim:
+                raise InvalidArgumentError(
+                    f"Quoted field has to end with quote followed by delim or end (record {record})",
+                    op="DecodeCSV")
+            fields.append(bytes(out))
+        else:
+            j = line.find(delim, i)
+            j = n if j < 0 else j
+            field = line[i:j]
+            if quoted and b'"' in field:
+                raise InvalidArgumentError(f"Unquoted fields cannot have quotes inside (record "
+                                           f"{record}): {field!r}", op="DecodeCSV")
+            fields.append(field)
+            i = j
+        if i >= n:
+            return fields
+        i += 1  # past the delimiter
+        if i == n:
+            fields.append(b"")
+            return fields
+
+
+def _csv_value(field, dtype, column, record):
+    text = field.strip()
+    try:
+        if dtype.is_integer:
+            if not _CSV_INT.fullmatch(text):
+                raise ValueError
+            v = int(text)
+            if not dtype.min <= v <= dtype.max:
+                raise ValueError
+            return v
+        if b"_" in text:
+            raise ValueError
+        return float(text)
+    except ValueError:
+        raise InvalidArgumentError(f"Field {column} in record {record} is not a valid "
+                                   f"{dtype.name}: {field.decode('utf-8', 'replace')}",
+                                   op="DecodeCSV") from None
+
+
+@defop("DecodeCSV", infer=_decode_csv_infer, differentiable=False, host=True, num_outputs=None)
+def _decode_csv(xp, records, *defaults, field_delim, use_quote_delim, na_value, select_cols):
+    delim, na = field_delim.encode("utf-8"), na_value.encode("utf-8")
+    dtypes = [_dt.from_numpy(d.dtype) if d.dtype != object else _dt.string for d in defaults]
+    outs = [xp.empty(records.shape, dtype=object if t is _dt.string else t.np) for t in dtypes]
+    flats = [o.reshape(-1) for o in outs]
+    for r, line in enumerate(records.reshape(-1)):
+        fields = _csv_fields(line, delim, use_quote_delim, r)
+        if select_cols is not None:
+            if select_cols and select_cols[-1] >= len(fields):
+                raise InvalidArgumentError(f"Expect {select_cols[-1] + 1} fields but have "
+                                           f"{len(fields)} in record {r}", op="DecodeCSV")
+            fields = [fields[c] for c in select_cols]
+        elif len(fields) != len(defaults):
+            raise InvalidArgumentError(f"Expect {len(defaults)} fields but have {len(fields)} in "
+                                       f"record {r}", op="DecodeCSV")
+        for c, (field, default, t) in enumerate(zip(fields, defaults, dtypes)):
+            if field == b"" or (na and field == na):
+                if default.size == 0:
+                    raise InvalidArgumentError(f"Field {c} is required but missing in record "
+                                               f"{r}!", op="DecodeCSV")
+                flats[c][r] = default.reshape(-1)[0]
+            else:
+                flats[c][r] = field if t is _dt.string else _csv_value(field, t, c, r)
+    return tuple(outs)
+
+
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None,
+               na_value="", select_cols=None):
+    """Parses CSV `records` (a string tensor, one record per element) into one tensor per
+    column, shaped as `records`, with the dtype of that column's `record_defaults` entry (a
+    one-value default fills empty fields; an empty one makes the field required).
+
+    Example:
+        >>> n, x, s = tl.io.decode_csv(["1,2.5,a", "3,,b"], [[0], [0.0], [""]])
+        >>> x.numpy()
+        array([2.5, 0. ], dtype=float32)
+    """
+    x = _strings("DecodeCSV", records)
+    if len(field_delim) != 1:
+        raise ValueError(f"decode_csv: field_delim must be one character, got {field_delim!r}")
+    defaults = [d if hasattr(d, "dtype") and not isinstance(d, np.ndarray) else
+                convert_to_tensor(d if not isinstance(d, (list, tuple)) or d else
+                                  np.zeros(0, np.float32))
+                for d in record_defaults]
+    if select_cols is not None:
+        select_cols = [int(c) for c in select_cols]
+        if any(b <= a for a, b in zip(select_cols, select_cols[1:])) or \
+                (select_cols and select_cols[0] < 0):
+            raise ValueError("decode_csv: select_cols must be non-negative and strictly increasing")
+        if len(select_cols) != len(defaults):
+            raise ValueError(f"decode_csv: {len(select_cols)} select_cols but "
+                             f"{len(defaults)} record_defaults")
+    out = apply("DecodeCSV", x, *[convert_to_tensor(d) for d in defaults],
+                field_delim=field_delim, use_quote_delim=bool(use_quote_delim),
+                na_value=na_value, select_cols=select_cols)
+    return list(out)
 
 
 def _lookup_infer(x, vocabulary, num_oov, mask_token):

@@ -15,6 +15,9 @@ the body. Elements are never cleared after a read (`clear_after_read` is
 accepted and ignored, as TensorFlow 2 does inside tf.function); unwritten
 elements read as zeros.
 """
+import threading
+import weakref
+
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, op_error
 from ..op import apply, convert_to_tensor, defop, spec
@@ -108,19 +111,80 @@ def _write(xp, buffer, index, value, dynamic_size=False, geometric=False):
     array's size: the While gradient's saved iterations) grows it to at least twice its rows.
     """
     if _check_write(xp, buffer, index, value, dynamic_size or geometric):
+        if not geometric and index.ndim == 0 and int(index) == buffer.shape[0]:
+            return _append(xp, buffer, value)
         return _grown(xp, buffer, index, value, geometric)
     out = buffer.copy()
     out[index] = value
     return out
 
 
+_claimed = {}   # id(base) -> [weak reference to a capacity base, rows some array already shows]
+_claimed_lock = threading.Lock()
+
+
+def _append(xp, buffer, value):
+    """`buffer` with `value` as one more row, without copying the rows it has when it can.
+
+    The result is the view of the first n + 1 rows of a base with spare rows (twice as many
+    when it is made); the array that was appended to keeps seeing its n rows, so it is
+    unchanged. The next append to the result writes the spare row in place, as long as no
+    other append took that row first (the base records how many rows are claimed), so n
+    appends one after another copy O(n) rows in all instead of O(n^2), eagerly too."""
+    n = buffer.shape[0]
+    base = buffer.base
+    with _claimed_lock:
+        entry = _claimed.get(id(base)) if base is not None else None
+        if entry is not None and entry[0]() is base and entry[1] == n and base.shape[0] > n \
+                and _data(base) == _data(buffer) and base.shape[1:] == buffer.shape[1:]:
+            entry[1] = n + 1
+            base[n] = value
+            return base[:n + 1]
+    base = xp.zeros((max(2 * n, n + 1),) + buffer.shape[1:], buffer.dtype)
+    base[:n] = buffer
+    base[n] = value
+    key = id(base)
+    with _claimed_lock:
+        _claimed[key] = [weakref.ref(base, lambda _, key=key: _claimed.pop(key, None)), n + 1]
+    return base[:n + 1]
+
+
 def _write_in_place(xp, buffer, index, value, dynamic_size=False, geometric=False):
     """TensorArrayWrite into `buffer` itself: codegen's lowering inside a loop that owns the
-    buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2)."""
+    buffer (its old value is read by nothing else), which makes n writes O(n), not O(n^2).
+
+    A dynamic array that must grow gets a base of twice the rows (zeros) and is returned as
+    the view of its first rows; a later write past the end widens that view while the base
+    has room, so n appends of one row copy O(n) rows in all, and the array's shape is still
+    its size. (The loop's owned copy, `.copy()` on entry, drops the spare rows.)"""
+    if index.ndim == 0:
+        row = int(index)
+        if 0 <= row < len(buffer) and value.shape == buffer.shape[1:]:
+            buffer[row] = value   # one row inside the array: a loop's step, kept cheap
+            return buffer
     if _check_write(xp, buffer, index, value, dynamic_size or geometric):
-        return _grown(xp, buffer, index, value, geometric)
+        if geometric:
+            return _grown(xp, buffer, index, value, True)
+        rows = int(index.max()) + 1
+        base = buffer.base
+        if base is not None and getattr(base, "shape", (0,))[0] >= rows and \
+                base.shape[1:] == buffer.shape[1:] and base.dtype == buffer.dtype and \
+                base.flags.c_contiguous and buffer.flags.c_contiguous and \
+                _data(base) == _data(buffer):
+            buffer = base[:rows]    # the spare rows: zeros no write has reached
+        else:
+            base = xp.zeros((max(rows, 2 * buffer.shape[0]),) + buffer.shape[1:], buffer.dtype)
+            base[:buffer.shape[0]] = buffer
+            buffer = base[:rows]
     buffer[index] = value
     return buffer
+
+
+def _data(array):
+    """The address of an array's first element (numpy's and CuPy's)."""
+    data = getattr(array, "__array_interface__", None) or \
+        getattr(array, "__cuda_array_interface__", None)
+    return None if data is None else data["data"][0]
 
 
 defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad, in_place=_write_in_place)(_write)

@@ -21,7 +21,7 @@ executor (`graph/exec`) follows the plan when it compiles the graph.
 from .. import optimizer_config
 from .constant_fold import constant_fold
 from .cse import cse
-from .fuse import fuse
+from .fuse import fuse, worth_fusing
 from .prune import prune
 from .read_forwarding import forward_reads
 from .simplify import simplify
@@ -34,7 +34,8 @@ PIPELINE = (
     ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
     ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
-    ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True) if o.get("jit_compile") else g),
+    ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True, min_elements=worth_fusing())
+     if o.get("jit_compile") else g),
 )
 
 

@@ -13,7 +13,10 @@ are left as they are, except before a reduction: with `jit_compile`, a Sum, Mean
 Min whose input is a cluster's root used only there ends the cluster, and the two become one
 `FusedReduction` (a loss term, a mean of squares); If/While graphs are fused on their own.
 """
+from ..context import state
+from ..exec import native
 from ..op import REGISTRY
+from ..ops import fused
 from .rewrite import each_subgraph, use_counts
 
 
@@ -30,13 +33,35 @@ def _same_shape(a, b):
 REDUCTIONS = ("Sum", "Mean", "Max", "Min")
 
 
-def fuse(graph, jit_compile=True):
+def worth_fusing():
+    """The fewest elements a cluster needs to be fused on the current device: on numpy,
+    smaller ones run faster as the compiled graph's direct ufunc calls (into planned
+    buffers) than through a fused op (native kernels from `native.NATIVE_MIN` elements,
+    blocked numpy loops from 2 * `fused.BLOCK`); on a GPU every cluster (one kernel launch)."""
+    if getattr(state.xp, "__name__", "") != "numpy":
+        return 0
+    return native.NATIVE_MIN if native.available() else 2 * fused.BLOCK
+
+
+def _elements(shape):
+    """The static element count of `shape`, or None when a dim is unknown."""
+    if shape.rank is None or not shape.is_fully_defined():
+        return None
+    count = 1
+    for n in shape.as_list():
+        count *= n
+    return count
+
+
+def fuse(graph, jit_compile=True, min_elements=0):
     """Fuses elementwise clusters of `graph` (and of its If/While graphs) in place; returns it.
 
     Args:
         graph: the graph (after autodiff and the other passes).
         jit_compile: run fused ops cache-blocked (numpy) or as one CuPy kernel;
             False runs each step's kernel in turn (only dispatch is saved).
+        min_elements: clusters whose static size is known and smaller stay unfused
+            (`worth_fusing()` is the pipeline's choice).
     """
     uses = use_counts(graph)
     waited_on = {id(c) for op in graph.operations for c in op.control_inputs}
@@ -52,7 +77,8 @@ def fuse(graph, jit_compile=True):
             head = t.op
             if id(head) in taken or not _candidate(head) or id(head) in waited_on or \
                     uses.get(id(t), 0) != 1 or not t.shape.is_fully_defined() or \
-                    root.control_inputs or len(root.inputs) != 1:
+                    root.control_inputs or len(root.inputs) != 1 or \
+                    _elements(t.shape) < min_elements:
                 continue
             members = _grow(head, uses, taken, waited_on)
             taken.update(members)
@@ -61,6 +87,9 @@ def fuse(graph, jit_compile=True):
             replaced[id(root)] = _fused_op(graph, ordered + [root], jit_compile, reduce=True)
             continue
         if not _candidate(root):
+            continue
+        size = _elements(root.outputs[0].shape)
+        if size is not None and size < min_elements:
             continue
         members = _grow(root, uses, taken, waited_on)
         if len(members) < 2:
@@ -71,7 +100,7 @@ def fuse(graph, jit_compile=True):
     if replaced:
         graph.operations = [replaced.get(id(op), op) for op in graph.operations
                             if id(op) not in taken or id(op) in replaced]
-    each_subgraph(graph, lambda sub: fuse(sub, jit_compile))
+    each_subgraph(graph, lambda sub: fuse(sub, jit_compile, min_elements))
     return graph
 
 

@@ -20,6 +20,7 @@ from ...graph.nest import flatten as _flatten_nest, pack_as as _pack_as
 from ...graph.ops import array as _a
 from ...graph.ops import complex as _cx
 from ...graph.ops import control_flow as _cf
+from ...graph.ops import functional_ops as _fops
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
@@ -194,36 +195,12 @@ def _tracing():
     return _context.state.graph is not None
 
 
-def _length(xs, what):
-    leaves = _flatten_nest(xs)
-    n = None
-    for leaf in leaves:
-        d = _t(leaf).shape[0]
-        if d is None:
-            raise ValueError(f"{what} needs a static leading dim on its inputs while tracing, got "
-                             f"{_t(leaf).shape}")
-        n = d if n is None else n
-    return n
-
-
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (final carry, stacked ys)."""
-    if xs is None and length is None:
-        raise ValueError("scan needs xs or length")
-    n = length if xs is None else _length(xs, "scan")
-    leaves = [] if xs is None else [_t(v) for v in _flatten_nest(xs)]
-    carry, ys = init, []
-    order = range(n - 1, -1, -1) if reverse else range(n)
-    for i in order:
-        x = None if xs is None else _pack_as(xs, [v[i] for v in leaves])
-        carry, y = f(carry, x)
-        ys.append(y)
-    if reverse:
-        ys.reverse()
-    if not ys or ys[0] is None:
-        return carry, None
-    stacked = [_a.stack([_t(v) for v in parts]) for parts in zip(*[_flatten_nest(y) for y in ys])]
-    return carry, _pack_as(ys[0], stacked)
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns (final carry, stacked ys).
+
+    One `While` loop in graphs (tl's scan), however long `xs` is; `unroll` is accepted and
+    ignored."""
+    return _fops.scan_with_carry(f, init, xs, length=length, reverse=reverse)
 
 
 def associative_scan(f, elems, reverse=False, axis=0):
@@ -251,17 +228,14 @@ def associative_scan(f, elems, reverse=False, axis=0):
 
 
 def map(f, xs):  # noqa: A001 -- Keras's name
-    """`f` applied to each slice of `xs` along the leading axis, results stacked."""
-    n = _length(xs, "map")
-    leaves = [_t(v) for v in _flatten_nest(xs)]
-    ys = [f(_pack_as(xs, [v[i] for v in leaves])) for i in range(n)]
-    stacked = [_a.stack([_t(v) for v in parts]) for parts in zip(*[_flatten_nest(y) for y in ys])]
-    return _pack_as(ys[0], stacked)
+    """`f` applied to each slice of `xs` along the leading axis, results stacked (one `While`
+    loop in graphs: tl's map, the output signature found by tracing `f` once)."""
+    return _fops.vectorized_map(f, xs)
 
 
 def vectorized_map(function, elements):
     """`function` applied to each slice of `elements` along the leading axis, stacked."""
-    return map(function, elements)
+    return _fops.vectorized_map(function, elements)
 
 
 def switch(index, branches, *operands):

@@ -94,8 +94,9 @@ def solve(a, b):
 def solve_triangular(a, b, lower=False):
     """x with a @ x = b for triangular a (only its lower or upper triangle is read)."""
     a, b = _promote(a, b, floating=True)
-    tri = _la.band_part(a, -1, 0) if lower else _la.band_part(a, 0, -1)
-    return solve(tri, b)
+    if b.shape.rank == a.shape.rank - 1:
+        return _a.squeeze(_dec.triangular_solve(a, _a.expand_dims(b, -1), lower=lower), [-1])
+    return _dec.triangular_solve(a, b, lower=lower)
 
 
 @_half_in_float32
@@ -183,36 +184,17 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 -- NumPy's name
     raise ValueError(f"Invalid `ord` argument for matrix norm: {ord!r}")
 
 
-def _cutoff_inverse(s, cutoff):
-    keep = _m.greater(s, cutoff)
-    return _m.where(keep, _m.divide_no_nan(_a.ones_like(s), s), _a.zeros_like(s))
-
-
 @_half_in_float32
 def pinv(x, rcond=None):
-    """The Moore-Penrose pseudo-inverse (singular values <= rcond * max dropped)."""
-    x = _float(x)
-    m, n = x.shape[-2], x.shape[-1]
-    if rcond is None:
-        rcond = 10.0 * max(m, n) * float(_np.finfo(x.dtype.np).eps)
-    s, u, vh = _dec.svd(x, full_matrices=False)
-    cutoff = _m.cast(rcond, x.dtype) * _m.reduce_max(s, -1, keepdims=True)
-    s_inv = _cutoff_inverse(s, cutoff)
-    return _m.matmul(_swap(vh) * _a.expand_dims(s_inv, -2), _swap(u))
+    """The Moore-Penrose pseudo-inverse (singular values <= rcond * max dropped): tl.linalg.pinv."""
+    return _dec.pinv(_float(x), rcond=rcond)
 
 
 @_half_in_float32
 def matrix_rank(x, tol=None):
-    """The number of singular values above tol (default: max(s) * max(M, N) * eps), int32."""
-    x = _float(x)
-    s = _dec.svd(x, compute_uv=False)
-    if tol is None:
-        m, n = x.shape[-2], x.shape[-1]
-        tol = _m.reduce_max(s, -1, keepdims=True) * _m.cast(
-            max(m, n) * float(_np.finfo(x.dtype.np).eps), x.dtype)
-    else:
-        tol = _m.cast(tol, x.dtype)
-    return _m.reduce_sum(_m.cast(_m.greater(s, tol), _dt.int32), -1)
+    """The number of singular values above tol (default: max(s) * max(M, N) * eps), int32:
+    tl.linalg.matrix_rank."""
+    return _dec.matrix_rank(_float(x), tol=tol)
 
 
 @_half_in_float32

@@ -12,6 +12,10 @@ convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2
 import numpy as _np
 
 from ... import activations as _act
+from ...activations import (celu, glu, hard_shrink, hard_sigmoid, hard_silu, hard_tanh,  # noqa: F401
+                            soft_shrink, sparse_plus, sparse_sigmoid, sparsemax, squareplus,
+                            tanh_shrink, threshold)
+from ...activations import hard_silu as hard_swish  # noqa: F401
 from ... import losses as _losses
 from ...graph import dtypes as _dt
 from ...graph.ops import array as _a
@@ -110,21 +114,6 @@ def leaky_relu(x, negative_slope=0.2):
     return _nn.leaky_relu(_float(x), alpha=negative_slope)
 
 
-def hard_sigmoid(x):
-    """relu6(x + 3) / 6."""
-    x = _float(x)
-    return _nn.relu6(x + _c(3.0, x.dtype)) / _c(6.0, x.dtype)
-
-
-def hard_silu(x):
-    """x * hard_sigmoid(x)."""
-    x = _float(x)
-    return x * hard_sigmoid(x)
-
-
-hard_swish = hard_silu
-
-
 def elu(x, alpha=1.0):
     """x if x > 0 else alpha * (exp(x) - 1)."""
     x = _float(x)
@@ -143,92 +132,6 @@ def gelu(x, approximate=True):
     if x.dtype is _dt.float16:  # computed in float32 (float16 erf is too coarse), as TensorFlow
         return _m.cast(_nn.gelu(_m.cast(x, _dt.float32), approximate=approximate), _dt.float16)
     return _nn.gelu(x, approximate=approximate)
-
-
-def celu(x, alpha=1.0):
-    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
-    x = _float(x)
-    zero = _a.zeros_like(x)
-    a = _c(alpha, x.dtype)
-    return _m.maximum(x, zero) + a * _m.expm1(_m.minimum(x, zero) / a)
-
-
-def glu(x, axis=-1):
-    """a * sigmoid(b) for the halves a, b of x along `axis`."""
-    x = _float(x)
-    if x.shape[axis] is not None and x.shape[axis] % 2:
-        raise ValueError(f"glu: axis size must be divisible by 2, got shape {x.shape} and axis {axis}")
-    a, b = _a.split(x, 2, axis=axis)
-    return a * _m.sigmoid(b)
-
-
-def tanh_shrink(x):
-    """x - tanh(x)."""
-    x = _float(x)
-    return x - _m.tanh(x)
-
-
-def hard_tanh(x):
-    """x clipped to [-1, 1]."""
-    x = _float(x)
-    return _m.minimum(_m.maximum(x, _c(-1.0, x.dtype)), _c(1.0, x.dtype))
-
-
-def hard_shrink(x, threshold=0.5):
-    """x where |x| > threshold, else 0."""
-    x = _float(x)
-    return _m.where(_m.greater(_m.abs(x), _c(threshold, x.dtype)), x, _a.zeros_like(x))
-
-
-def soft_shrink(x, threshold=0.5):
-    """x - threshold above it, x + threshold below -threshold, else 0."""
-    x = _float(x)
-    t = _c(threshold, x.dtype)
-    return _m.where(_m.greater(x, t), x - t, _m.where(_m.less(x, -t), x + t, _a.zeros_like(x)))
-
-
-def threshold(x, threshold, default_value):  # noqa: A002 -- Keras's names
-    """x where x > threshold, else default_value."""
-    x = _float(x)
-    return _m.where(_m.greater(x, _c(threshold, x.dtype)), x,
-                    _a.broadcast_to(_c(default_value, x.dtype), _a.shape(x)))
-
-
-def sparse_plus(x):
-    """0 for x <= -1, (x + 1)^2 / 4 for |x| < 1, x for x >= 1."""
-    x = _float(x)
-    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
-                    _m.where(_m.less(x, 1.0), 0.25 * _m.square(x + 1.0), x))
-
-
-def sparse_sigmoid(x):
-    """0 for x <= -1, (x + 1) / 2 for |x| < 1, 1 for x >= 1."""
-    x = _float(x)
-    return _m.where(_m.less_equal(x, -1.0), _a.zeros_like(x),
-                    _m.where(_m.greater_equal(x, 1.0), _a.ones_like(x), 0.5 * (x + 1.0)))
-
-
-def squareplus(x, b=4):
-    """(x + sqrt(x^2 + b)) / 2."""
-    x = _float(x)
-    return (x + _m.sqrt(_m.square(x) + _c(b, x.dtype))) / _c(2.0, x.dtype)
-
-
-def sparsemax(x, axis=-1):
-    """The Euclidean projection of x onto the probability simplex along `axis`."""
-    x = _float(x)
-    rank = x.shape.rank
-    axis %= rank
-    s = _a.sort(x, axis=axis, direction="DESCENDING")
-    cs = _m.cumsum(s, axis=axis)
-    n = x.shape[axis]
-    shape = [1] * rank
-    shape[axis] = n
-    r = _a.reshape(_m.cast(_a.range(1, n + 1), x.dtype), shape)
-    support = _m.greater(s - (cs - 1.0) / r, 0.0)
-    k = _m.reduce_sum(_m.cast(support, x.dtype), axis=axis, keepdims=True)
-    tau = (_m.reduce_sum(_m.where(support, cs, _a.zeros_like(cs)), axis=axis, keepdims=True) - 1.0) / k
-    return _m.maximum(x - tau, _a.zeros_like(x))
 
 
 # ------------------------------------------------------------------ encodings and losses
@@ -690,28 +593,19 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
 
 def depth_to_space(x, block_size, data_format="channels_last"):
     """Moves depth into blocks of block_size x block_size pixels (4-D images)."""
-    x = _t(x)
-    if data_format == "channels_first":
-        x = _a.transpose(x, [0, 2, 3, 1])
-    n, h, w, c = x.shape
-    b = block_size
-    y = _a.reshape(x, [-1, h, w, b, b, c // (b * b)])
-    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
-    y = _a.reshape(y, [-1, h * b, w * b, c // (b * b)])
-    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+    return _blocks_nhwc(_nn.depth_to_space, x, block_size, data_format)
 
 
 def space_to_depth(x, block_size, data_format="channels_last"):
     """Moves blocks of block_size x block_size pixels into depth (4-D images)."""
+    return _blocks_nhwc(_nn.space_to_depth, x, block_size, data_format)
+
+
+def _blocks_nhwc(fn, x, block_size, data_format):
     x = _t(x)
     if data_format == "channels_first":
-        x = _a.transpose(x, [0, 2, 3, 1])
-    n, h, w, c = x.shape
-    b = block_size
-    y = _a.reshape(x, [-1, h // b, b, w // b, b, c])
-    y = _a.transpose(y, [0, 1, 3, 2, 4, 5])
-    y = _a.reshape(y, [-1, h // b, w // b, c * b * b])
-    return _a.transpose(y, [0, 3, 1, 2]) if data_format == "channels_first" else y
+        return _a.transpose(fn(_a.transpose(x, [0, 2, 3, 1]), block_size), [0, 3, 1, 2])
+    return fn(x, block_size)
 
 
 def _pair(v):
@@ -800,50 +694,12 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
 def ctc_loss(target, output, target_length, output_length, mask_index=0):
     """Connectionist temporal classification loss per sample: -log p(target | output), output
     being logits [batch, time, classes] and target padded labels [batch, max_label_length]
-    (the forward algorithm in log space, unrolled over the static time axis)."""
+    (tl.nn.ctc_loss, batch-major, the blank at `mask_index`)."""
     logits = _float(output)
     if logits.dtype is _dt.float16:  # computed in float32, as Keras
         logits = _m.cast(logits, _dt.float32)
-    dtype = logits.dtype
-    labels = _m.cast(_t(target), _dt.int32)
-    tlen = _m.cast(_t(target_length), _dt.int32)
-    olen = _m.cast(_t(output_length), _dt.int32)
-    batch, steps, classes = logits.shape
-    max_len = labels.shape[1]
-    if steps is None or max_len is None:
-        raise ValueError("ctc_loss needs static time and label lengths in trainlib")
-    blank = mask_index % classes
-    logp = _nn.log_softmax(logits, axis=-1)
-    blanks = _a.fill(_a.shape(labels), blank)
-    ext = _a.reshape(_a.stack([blanks, labels], -1), [-1, 2 * max_len])
-    ext = _a.concat([ext, blanks[:, :1]], 1)  # [batch, 2L + 1]: blank, l1, blank, l2, ..., blank
-    size = 2 * max_len + 1
-    pos = _a.reshape(_a.range(size), [1, size])
-    previous = _a.concat([_a.fill(_a.stack([_a.shape(ext)[0], 2]), -1), ext[:, :-2]], 1)
-    skip = _m.logical_and(_m.not_equal(ext, blank), _m.not_equal(ext, previous))
-    neg = _m.cast(-1e30, dtype)
-    neg_fill = _a.fill(_a.shape(ext), neg)
-
-    def emit(t):
-        return _a.gather(logp[:, t, :], ext, axis=1, batch_dims=1)
-
-    def shifted(a, k):
-        return _a.concat([_a.fill(_a.stack([_a.shape(a)[0], k]), neg), a[:, :-k]], 1)
-
-    def logsumexp3(a, b, c):
-        top = _m.maximum(_m.maximum(a, b), c)
-        return top + _m.log(_m.exp(a - top) + _m.exp(b - top) + _m.exp(c - top))
-    alpha = _m.where(_m.less(pos, 2), emit(0), neg_fill)
-    for t in range(1, steps):
-        step = logsumexp3(alpha, shifted(alpha, 1), _m.where(skip, shifted(alpha, 2), neg_fill)) + \
-            emit(t)
-        alpha = _m.where(_m.less(t, _a.expand_dims(olen, 1)), step, alpha)
-    last = _a.gather(alpha, _a.expand_dims(2 * tlen, 1), axis=1, batch_dims=1)[:, 0]
-    before = _a.gather(alpha, _a.expand_dims(_m.maximum(2 * tlen - 1, 0), 1), axis=1,
-                       batch_dims=1)[:, 0]
-    before = _m.where(_m.greater(tlen, 0), before, _a.fill(_a.shape(tlen), neg))
-    top = _m.maximum(last, before)
-    return -(top + _m.log(_m.exp(last - top) + _m.exp(before - top)))
+    return _nn.ctc_loss(target, logits, target_length, output_length, logits_time_major=False,
+                        blank_index=mask_index)
 
 
 def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,

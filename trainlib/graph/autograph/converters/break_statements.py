@@ -11,17 +11,27 @@
                                     d
 
 A `for` gets the flag as its `extra_test` (checked before each iteration).
+A `while` whose test binds a variable (`while (n := f()) > 0:`) becomes
+`while True: if not test: else-clause; break` + body, so that the body (a function
+of its own once lowered) sees what the test bound in the same iteration.
 A loop `else` runs only when the loop did not break, as in Python.
 Inner loops are rewritten first, so a loop only sees its own breaks.
 """
 import gast
 
-from ..pyct import Converter, and_not, has_loop_jump, lower_loop_jumps, set_location, template
+from ..pyct import (Converter, and_not, constant, contains, has_loop_jump, lower_loop_jumps,
+                    set_location, template)
+
+_SCOPES = (gast.FunctionDef, gast.Lambda, gast.ClassDef)
+_LOOPS_AND_SCOPES = (gast.While, gast.For) + _SCOPES
+
 
 class BreakConverter(Converter):
     """The converter: `break` becomes a `break_` flag: the loop stops when it is set, the rest of the body is guarded."""
     def _loop(self, node):
         node = self.generic_visit(node)
+        if isinstance(node, gast.While) and contains([node.test], gast.NamedExpr, stop=_SCOPES):
+            node = self._test_into_body(node)
         orelse, node.orelse = node.orelse, []
         if not has_loop_jump(node.body, gast.Break):
             return [node] + orelse  # no break: the else clause always runs after the loop
@@ -37,6 +47,18 @@ class BreakConverter(Converter):
         return out
 
     visit_While = visit_For = _loop
+
+    def _test_into_body(self, node):
+        if contains(node.orelse, (gast.Break, gast.Continue), stop=_LOOPS_AND_SCOPES):
+            raise self.ctx.error(node, "AutoGraph does not support a `while` whose test binds a "
+                                       "variable (:=) and whose else clause has break/continue: "
+                                       "bind the variable in the loop body instead")
+        check = template("if not test_:\n    body_", test_=node.test,
+                         body_=node.orelse + [gast.Break()])
+        node.body = set_location(check, node) + node.body
+        node.test, node.orelse = set_location(constant(True), node), []
+        return node
+
 
 def transform(node, ctx):
     """Applies this converter to a function's AST (in the pipeline's order)."""

@@ -27,24 +27,41 @@ Runs after break/continue/return lowering (whose flags become state) and
 after call conversion (so the generated helpers are called directly).
 Statements are rewritten innermost first, so an outer statement sees the
 `nonlocal` names of the inner helpers as state it rebinds.
+Attributes and constant-key items the statement assigns (`self.n = ...`, `d["k"] += 1`),
+whose object is live, are state as well (TensorFlow's composite symbols): read and
+assigned by `get_state`/`set_state` as written, they need no declaration.
+A state variable the function declares `global` is declared `global` in the helpers
+instead (a `nonlocal` one needs nothing more: the helpers' `nonlocal` reaches the same
+binding), so the helpers rebind the module's variable, as TensorFlow's AutoGraph does.
 """
 import gast
 
 from .. import static_analysis
-from ..pyct import Converter, constant, modified_names, set_location, strings_tuple, template
+from ..pyct import (Converter, constant, declared_names, modified_names, set_location,
+                    strings_tuple, template)
 
 
 class ControlFlowConverter(Converter):
     """The converter: `if`, `while` and `for` become calls of the runtime operators with the body as functions."""
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._globals = [set()]  # per user function being visited: its `global` names
+
     def visit_FunctionDef(self, node):
-        if node.name not in self.ctx.generated:
-            static_analysis.annotate(node)
-        return self.generic_visit(node)
+        if node.name in self.ctx.generated:
+            return self.generic_visit(node)
+        static_analysis.annotate(node)
+        self._globals.append(declared_names(node)[0])
+        try:
+            return self.generic_visit(node)
+        finally:
+            self._globals.pop()
 
     # -- helpers
     def _state(self, node, stmts):
         state = getattr(node, "state", None)  # liveness (static_analysis); else all it rebinds
-        return sorted(state if state is not None else modified_names(stmts, self.ctx.generated))
+        names = sorted(state if state is not None else modified_names(stmts, self.ctx.generated))
+        return names + list(getattr(node, "composites", ()))  # `self.n`, `d["k"]`: last
 
     @staticmethod
     def _kinds(node):
@@ -57,6 +74,8 @@ class ControlFlowConverter(Converter):
         possible, definite = getattr(node, "defined_before", (frozenset(), frozenset()))
         lines = []
         for v in mods:
+            if not v.isidentifier():
+                continue  # an attribute or item: never undefined (its object is live)
             if v not in possible:
                 lines.append(f"{v} = ag__.Undefined({v!r})")
             elif v not in definite:
@@ -81,7 +100,10 @@ class ControlFlowConverter(Converter):
     def _state_functions(self, mods):
         get_state, set_state, vars_ = self._new("get_state"), self._new("set_state"), self.ctx.namer.new("vars_")
         self.ctx.state_getters.add(get_state)
-        nonlocal_ = f"nonlocal {', '.join(mods)}" if mods else "pass"
+        globals_ = [v for v in mods if v in self._globals[-1]]
+        locals_ = [v for v in mods if v not in self._globals[-1] and v.isidentifier()]
+        nonlocal_ = "\n    ".join(([f"global {', '.join(globals_)}"] if globals_ else []) +
+                                  ([f"nonlocal {', '.join(locals_)}"] if locals_ else [])) or "pass"
         as_tuple = "(" + "".join(f"{v}, " for v in mods) + ")"
         store = f"{as_tuple} = {vars_}" if mods else "pass"
         src = (f"def {get_state}():\n    return {as_tuple}\n"
@@ -92,7 +114,7 @@ class ControlFlowConverter(Converter):
     def visit_If(self, node):
         node = self.generic_visit(node)
         mods = self._state(node, node.body + node.orelse)
-        outputs = getattr(node, "outputs", mods)
+        outputs = list(getattr(node, "outputs", mods)) + list(getattr(node, "composites", ()))
         input_only = [v for v in mods if v not in outputs]
         body, orelse = self._new("if_body"), self._new("else_body")
         state_src, get_state, set_state, nonlocal_ = self._state_functions(mods)

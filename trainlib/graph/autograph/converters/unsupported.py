@@ -1,4 +1,4 @@
-"""Rejects what AutoGraph cannot turn into graph code: try/except, yield, global/nonlocal, async.
+"""Rejects what AutoGraph cannot turn into graph code: try/except, yield, async.
 
 Runs first, so no later converter ever sees these constructs and nothing is
 silently mis-converted: each gets a ConversionError naming the user's line and a fix.
@@ -11,10 +11,6 @@ _FIX = {
             "plain Python at trace time), or outside the tl.function"),
     "Yield": ("yield", "generators cannot be converted. Build a list or a tensor instead, or mark the "
               "function with tl.autograph.experimental.do_not_convert"),
-    "Global": ("global", "converted code runs in helper functions, so rebinding globals would be "
-               "unreliable. Pass the value in and return it, or use a tl.Variable"),
-    "Nonlocal": ("nonlocal", "converted code runs in helper functions, so rebinding enclosing "
-                 "variables would be unreliable. Return the value instead, or use a tl.Variable"),
     "Async": ("async code", "coroutines cannot be converted"),
 }
 
@@ -35,12 +31,6 @@ class UnsupportedConverter(Converter):
         self._reject(node, "Yield")
 
     visit_YieldFrom = visit_Yield
-
-    def visit_Global(self, node):
-        self._reject(node, "Global")
-
-    def visit_Nonlocal(self, node):
-        self._reject(node, "Nonlocal")
 
     def visit_AsyncFunctionDef(self, node):
         self._reject(node, "Async")
