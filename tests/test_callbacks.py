@@ -1,5 +1,8 @@
 """Callbacks in fit: hook order, checkpoints (atomic), schedulers, CSV logs, NaN termination."""
 import csv
+import os
+import signal
+import sys
 
 import numpy as np
 import pytest
@@ -105,8 +108,12 @@ def test_model_checkpoint_weights_h5_with_integer_save_freq(tmp_path):
     other.load_weights(best)
     for a, b in zip(model.get_weights(), other.get_weights()):
         np.testing.assert_array_equal(a, b)
-    with pytest.raises(ValueError, match="legacy format.*save_weights_only"):
-        callbacks.ModelCheckpoint(str(tmp_path / "best_model.h5"))
+    whole = tmp_path / "whole_model.h5"     # tf.keras 2's whole-model file, as Keras 3 allows
+    model.fit(x, y, epochs=1, verbose=0, callbacks=[callbacks.ModelCheckpoint(str(whole))])
+    for a, b in zip(model.get_weights(), tl.saving.load_model(whole).get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=r"must end in `\.keras`.*\.h5"):
+        callbacks.ModelCheckpoint(str(tmp_path / "best_model.pkl"))
     for bad in (0, 2.5, True, "batch"):
         with pytest.raises(ValueError, match="save_freq"):
             callbacks.ModelCheckpoint(str(tmp_path / "m.keras"), save_freq=bad)
@@ -143,3 +150,68 @@ def test_learning_rate_scheduler_verbose_message_as_keras_3_15(capsys):
                                        "to 0.5.\n\nEpoch 2: LearningRateScheduler setting "
                                        "learning rate to 0.25.\n")
     assert history.history["learning_rate"] == pytest.approx([0.5, 0.25])
+
+
+_BACKUP_SCRIPT = r"""
+import os, signal, sys
+import numpy as np
+import trainlib as tl
+backup, out, kill_epoch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tl.random.set_seed(0)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(32, 4)).astype("float32")
+y = rng.normal(size=(32, 1)).astype("float32")
+model = tl.Sequential([tl.layers.Input((4,)), tl.layers.Dense(8, activation="tanh"),
+                       tl.layers.Dense(1)])
+model.compile(optimizer=tl.optim.Adam(0.01), loss="mse")
+
+class Kill(tl.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+    def on_train_batch_end(self, batch, logs=None):
+        if self.epoch == kill_epoch and batch == 2:     # mid-epoch, mid-fit
+            os.kill(os.getpid(), signal.SIGKILL)
+
+history = model.fit(x, y, batch_size=8, epochs=5, shuffle=False, verbose=0,
+                    callbacks=[tl.callbacks.BackupAndRestore(backup), Kill()])
+np.save(out, np.concatenate([v.numpy().ravel().astype("float64")
+                             for v in model.weights + model.optimizer.variables]))
+print("epochs run:", len(history.history["loss"]))
+"""
+
+
+def test_backup_and_restore_resumes_a_killed_fit(tmp_path):
+    """A `fit` killed by SIGKILL in its fourth epoch, run again with the same BackupAndRestore
+    folder, resumes at that epoch and ends with the weights and optimizer state of a run
+    that was never interrupted."""
+    import subprocess  # noqa: PLC0415
+
+    script = tmp_path / "train.py"
+    script.write_text(_BACKUP_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] +
+        [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+    def run(backup, out, kill_epoch):
+        return subprocess.run([sys.executable, str(script), str(tmp_path / backup),
+                               str(tmp_path / out), str(kill_epoch)], env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    killed = run("backup", "killed.npy", 3)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert os.listdir(tmp_path / "backup") == ["epoch-000003.weights.h5"]   # nothing else
+    resumed = run("backup", "resumed.npy", -1)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "epochs run: 2" in resumed.stdout     # epochs 4 and 5 only
+    assert not os.listdir(tmp_path / "backup")  # deleted after a finished fit
+    straight = run("fresh", "straight.npy", -1)
+    assert "epochs run: 5" in straight.stdout
+    np.testing.assert_array_equal(np.load(tmp_path / "resumed.npy"),
+                                  np.load(tmp_path / "straight.npy"))
+
+
+def test_backup_and_restore_checks_its_arguments(tmp_path):
+    with pytest.raises(ValueError, match="save_freq"):
+        tl.callbacks.BackupAndRestore(tmp_path, save_freq="sometimes")
+    with pytest.raises(ValueError, match="backup_dir"):
+        tl.callbacks.BackupAndRestore(None)

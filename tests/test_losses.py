@@ -114,3 +114,37 @@ def test_bad_shapes_raise():
         losses.MeanSquaredError()(np.zeros((4, 3), np.float32), np.zeros((4, 2), np.float32))
     with pytest.raises(ValueError, match="do not fit"):
         losses.sparse_categorical_crossentropy(np.zeros((4, 3), np.int32), np.zeros((4, 2), np.float32))
+
+
+# the regression and hinge losses of issue 21 against numpy formulas
+def _signed(y):
+    return 2 * y - 1 if np.isin(y, (0, 1)).all() else y
+
+
+_FORMULAS = {
+    "mean_squared_logarithmic_error": lambda t, p: np.mean(
+        (np.log1p(np.maximum(p, 1e-7)) - np.log1p(np.maximum(t, 1e-7))) ** 2, -1),
+    "cosine_similarity": lambda t, p: -np.sum(
+        t / np.linalg.norm(t, axis=-1, keepdims=True) *
+        p / np.linalg.norm(p, axis=-1, keepdims=True), -1),
+    "log_cosh": lambda t, p: np.mean(np.log(np.cosh(p - t)), -1),
+    "poisson": lambda t, p: np.mean(p - t * np.log(p + 1e-7), -1),
+    "kl_divergence": lambda t, p: np.sum(
+        np.clip(t, 1e-7, 1) * np.log(np.clip(t, 1e-7, 1) / np.clip(p, 1e-7, 1)), -1),
+    "hinge": lambda t, p: np.mean(np.maximum(1 - _signed(t) * p, 0), -1),
+    "squared_hinge": lambda t, p: np.mean(np.maximum(1 - _signed(t) * p, 0) ** 2, -1),
+    "categorical_hinge": lambda t, p: np.maximum(
+        np.max((1 - t) * p, -1) - np.sum(t * p, -1) + 1, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FORMULAS))
+def test_added_losses_match_numpy(name):
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0.05, 1, size=(5, 4))
+    p = rng.uniform(0.05, 1, size=(5, 4))
+    if "hinge" in name:
+        t, p = (rng.random((5, 4)) > 0.5).astype(np.float64), rng.normal(size=(5, 4))
+    got = getattr(losses, name)(t.astype(np.float32), p.astype(np.float32)).numpy()
+    np.testing.assert_allclose(got, _FORMULAS[name](t, p), rtol=1e-4, atol=1e-6)
+    assert losses.get(name) is getattr(losses, name)

@@ -97,3 +97,26 @@ def test_accuracy_resolution_and_names():
     assert metrics.get("mae").name == "mae"
     with pytest.raises(ValueError, match="Unknown metric"):
         metrics.get("accuracyy")
+
+
+@pytest.mark.parametrize("name, formula", [
+    ("MeanAbsolutePercentageError", lambda t, p: 100 * np.mean(np.abs((t - p) / t), -1)),
+    ("MeanSquaredLogarithmicError", lambda t, p: np.mean((np.log1p(p) - np.log1p(t)) ** 2, -1)),
+    ("LogCoshError", lambda t, p: np.mean(np.log(np.cosh(p - t)), -1)),
+    ("Poisson", lambda t, p: np.mean(p - t * np.log(p + 1e-7), -1)),
+    ("CosineSimilarity", lambda t, p: np.sum(t * p, -1) / np.linalg.norm(t, axis=-1) /
+     np.linalg.norm(p, axis=-1)),
+])
+def test_added_error_metrics_are_weighted_running_means(name, formula):
+    rng = np.random.default_rng(1)
+    metric = getattr(metrics, name)()
+    values, weights = [], []
+    for _ in range(3):
+        t, p = rng.uniform(0.1, 1, size=(4, 3)), rng.uniform(0.1, 1, size=(4, 3))
+        w = rng.random(4)
+        metric.update_state(t.astype(np.float32), p.astype(np.float32), sample_weight=w)
+        values.append(formula(t, p))
+        weights.append(w)
+    expected = np.sum(np.concatenate(values) * np.concatenate(weights)) / np.sum(weights)
+    np.testing.assert_allclose(float(metric.result()), expected, rtol=1e-4)
+    assert metrics.get(metric.name).__class__ is type(metric)

@@ -4,7 +4,10 @@ Owns: Callback, CallbackList (dispatch; fit adds History and, when verbose,
 ProgbarLogger), History, ProgbarLogger (tqdm bars; verbose=2 prints one line
 per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
 `model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
-TerminateOnNaN, LambdaCallback. Invariant: logs are dicts of Python floats.
+TerminateOnNaN, LambdaCallback, BackupAndRestore (atomic `.weights.h5` backups
+of the weights and the optimizer's state, named by epoch, so a killed `fit`
+resumes where the last backup left it). Invariant: logs are dicts of Python
+floats; nothing a callback writes is ever left half-written.
 """
 import contextlib
 import csv
@@ -19,7 +22,7 @@ from . import summary as summary_lib
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger",
-           "TerminateOnNaN", "LambdaCallback"]
+           "TerminateOnNaN", "LambdaCallback", "BackupAndRestore"]
 
 
 class Callback:
@@ -342,13 +345,11 @@ class ModelCheckpoint(Callback):
             raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the filepath "
                              "provided must end in `.weights.h5` (Keras 3's HDF5 layout) or "
                              f"`.weights.npz` (trainlib's). Received: filepath={self.filepath}")
-        if not save_weights_only and not self.filepath.endswith(".keras"):
-            hint = (" (whole-model '.h5' is tf.keras 2's legacy format, which trainlib does not "
-                    "write: use '.keras', or save_weights_only=True to write a Keras 3 "
-                    "'.weights.h5')") if self.filepath.endswith(".h5") else \
-                " (or pass save_weights_only=True with a `.weights.h5` path)"
-            raise ValueError("The filepath provided must end in `.keras` (Keras model format). "
-                             f"Received: filepath={self.filepath}{hint}")
+        if not save_weights_only and not self.filepath.endswith((".keras", ".h5")):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model format) "
+                             "or `.h5` (tf.keras 2's). Received: "
+                             f"filepath={self.filepath} (or pass save_weights_only=True with a "
+                             "`.weights.h5` path)")
         self.mode = _monitor_op(mode, monitor)
         self.best = initial_value_threshold
 
@@ -531,6 +532,97 @@ class LambdaCallback(Callback):
         for name, fn in hooks.items():
             if fn is not None:
                 setattr(self, name, fn)
+
+
+class BackupAndRestore(Callback):
+    """Backs up the training state so that a `fit` that was killed resumes where it stopped.
+
+    At the end of every epoch (or every `save_freq` batches) the model's weights and the
+    optimizer's state (its slots and `iterations`) are written, atomically, to
+    `<backup_dir>/epoch-<N>.weights.h5`, N being the epoch training resumes at; then the
+    older backup is removed, so the folder always holds at least one complete backup.
+    When `fit` starts, the newest backup is restored and training continues at its epoch
+    (a run killed inside an epoch redoes that epoch from its start). After a `fit` that
+    ends normally the backup is deleted (unless `delete_checkpoint=False`).
+
+    Args:
+        backup_dir: the folder of the backup (made if missing); one per training job.
+        save_freq: "epoch", an int (back up every that many batches), or False.
+        delete_checkpoint: delete the backup once `fit` finishes.
+
+    Example:
+        >>> model.fit(x, y, epochs=10,
+        ...           callbacks=[tl.callbacks.BackupAndRestore("/tmp/backup")])
+    """
+
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
+                 delete_checkpoint=True):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("BackupAndRestore needs a backup_dir; received backup_dir=None")
+        if save_freq != "epoch" and save_freq is not False and (
+                isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq < 1):
+            raise ValueError("Invalid value for argument `save_freq`. Received: "
+                             f"save_freq={save_freq}. Expected either 'epoch' or an integer "
+                             "value.")
+        self.backup_dir, self.save_freq = os.fspath(backup_dir), save_freq
+        self.double_checkpoint, self.delete_checkpoint = double_checkpoint, delete_checkpoint
+        self._epoch, self._batches = 0, 0
+
+    def _backups(self):
+        """[(epoch, path)] of the backups in the folder, newest last."""
+        if not os.path.isdir(self.backup_dir):
+            return []
+        found = []
+        for name in os.listdir(self.backup_dir):
+            stem = name[len("epoch-"):-len(".weights.h5")]
+            if name.startswith("epoch-") and name.endswith(".weights.h5") and stem.isdigit():
+                found.append((int(stem), os.path.join(self.backup_dir, name)))
+        return sorted(found)
+
+    def on_train_begin(self, logs=None):
+        model = self.model
+        if not model.built:
+            raise ValueError("To use the BackupAndRestore callback, your model must be built "
+                             "before you call `fit()`. Call it on data or build() it first.")
+        backups = self._backups()
+        if not backups:
+            return
+        optimizer = getattr(model, "optimizer", None) if getattr(model, "compiled", False) \
+            else None
+        if optimizer is not None and not optimizer.built and model.trainable_variables:
+            optimizer.build(model.trainable_variables)   # its state is restored too
+        epoch, path = backups[-1]
+        model.load_weights(path)
+        model._initial_epoch = epoch
+        self._epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if isinstance(self.save_freq, int) and not isinstance(self.save_freq, bool):
+            self._batches += 1
+            if self._batches % self.save_freq == 0:
+                self._backup(self._epoch)   # mid-epoch: that epoch is redone on resume
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._backup(epoch + 1)
+
+    def _backup(self, next_epoch):
+        os.makedirs(self.backup_dir, exist_ok=True)
+        older = self._backups()
+        path = os.path.join(self.backup_dir, f"epoch-{next_epoch:06d}.weights.h5")
+        self.model.save_weights(path)            # atomic: complete or absent
+        for _, old in older:
+            if old != path:
+                os.remove(old)
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint:
+            for _, path in self._backups():
+                os.remove(path)
 
 
 __all__ += ["TensorBoard"]

@@ -1,4 +1,5 @@
-"""`tl.utils`: helpers around the library that are not ops: drawing graphs (`plot_graph`).
+"""`tl.utils`: helpers around the library that are not ops: drawing graphs (`plot_graph`),
+and Keras's `keras.utils` names (the data utilities live in data_utils.py).
 
 Owns: turning what a user holds (a Function, a ConcreteFunction or a Graph)
 into a picture file. The DOT text comes from `Graph.to_dot()`; rendering
@@ -14,10 +15,15 @@ from .graph.ir import Graph
 from .graph.ops import random as tl_random
 from .data_utils import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
+from .data_utils import (array_to_img, get_file, image_dataset_from_directory,  # noqa: F401
+                         img_to_array, load_img, save_img, split_dataset,
+                         timeseries_dataset_from_array)
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
            "PyDataset", "Sequence", "pad_sequences", "normalize", "pack_x_y_sample_weight",
-           "unpack_x_y_sample_weight"]
+           "unpack_x_y_sample_weight", "timeseries_dataset_from_array", "split_dataset",
+           "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
+           "image_dataset_from_directory"]
 
 Sequence = PyDataset  # tf.keras 2's name of it
 

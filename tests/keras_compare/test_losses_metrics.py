@@ -136,3 +136,47 @@ def test_metric_configs():
         k = getattr(keras.metrics, cls)(name="m", **kwargs).get_config()
         t = getattr(tl.metrics, cls)(name="m", **kwargs).get_config()
         assert t == k, cls
+
+
+# the regression and hinge losses and metrics added for issue 21, value for value
+_ERRORS = ("mean_squared_logarithmic_error", "cosine_similarity", "log_cosh", "poisson",
+           "kl_divergence", "hinge", "squared_hinge", "categorical_hinge")
+_ERROR_METRICS = ("MeanAbsolutePercentageError", "MeanSquaredLogarithmicError",
+                  "CosineSimilarity", "LogCoshError", "Poisson", "KLDivergence", "Hinge",
+                  "SquaredHinge", "CategoricalHinge")
+
+
+@pytest.mark.parametrize("name", _ERRORS)
+def test_added_loss_functions_and_classes_match_keras(name):
+    rng = np.random.default_rng(3)
+    y_true = rng.uniform(0.05, 1.0, size=(6, 4)).astype(np.float32)
+    y_pred = rng.uniform(0.05, 1.0, size=(6, 4)).astype(np.float32)
+    if "hinge" in name:
+        y_true = (rng.random((6, 4)) > 0.5).astype(np.float32)
+        y_pred = rng.normal(size=(6, 4)).astype(np.float32)
+    np.testing.assert_allclose(getattr(tl.losses, name)(y_true, y_pred).numpy(),
+                               np.asarray(getattr(keras.losses, name)(y_true, y_pred)),
+                               rtol=1e-5, atol=1e-6)
+    class_name = {"log_cosh": "LogCosh", "kl_divergence": "KLDivergence"}.get(
+        name, "".join(p.capitalize() for p in name.split("_")))
+    sw = rng.random(6).astype(np.float32)
+    ours = getattr(tl.losses, class_name)()(y_true, y_pred, sample_weight=sw)
+    theirs = getattr(keras.losses, class_name)()(y_true, y_pred, sample_weight=sw)
+    np.testing.assert_allclose(float(ours), float(np.asarray(theirs)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", _ERROR_METRICS)
+def test_added_metrics_match_keras(name):
+    rng = np.random.default_rng(4)
+    ours, theirs = getattr(tl.metrics, name)(), getattr(keras.metrics, name)()
+    for _ in range(3):
+        y_true = rng.uniform(0.05, 1.0, size=(5, 3)).astype(np.float32)
+        y_pred = rng.uniform(0.05, 1.0, size=(5, 3)).astype(np.float32)
+        if "Hinge" in name:
+            y_true = (rng.random((5, 3)) > 0.5).astype(np.float32)
+        sw = rng.random(5).astype(np.float32)
+        ours.update_state(y_true, y_pred, sample_weight=sw)
+        theirs.update_state(y_true, y_pred, sample_weight=sw)
+    np.testing.assert_allclose(float(ours.result()), float(np.asarray(theirs.result())),
+                               rtol=1e-5)
+    assert ours.name == theirs.name

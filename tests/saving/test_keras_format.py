@@ -3,13 +3,17 @@ training, `save_model`/`load_model` dispatch, and clear errors for bad paths and
 import io
 import json
 import os
+import sys
 import zipfile
 
+import h5py
 import numpy as np
 import pytest
 
 import trainlib as tl
+from trainlib.file_io import LoadBudget
 from trainlib.layers.base import Layer
+from trainlib.saving import keras_h5
 
 from . import models as M
 
@@ -26,8 +30,13 @@ def _equal(a_list, b_list):
         np.testing.assert_array_equal(a, b)
 
 
-def _rewrite(src, dst, config=None, arrays=None, drop=()):
-    """Copies a .keras archive, replacing config.json / the weights arrays, dropping entries."""
+FIRST_FORMAT = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures",
+                            "trainlib_v1")
+
+
+def _rewrite(src, dst, config=None, arrays=None, drop=(), h5=None):
+    """Copies a .keras archive, replacing config.json / the npz weights arrays (first format) /
+    the HDF5 weights (`h5(file)` edits them in place), dropping entries."""
     with zipfile.ZipFile(src) as z:
         entries = {n: z.read(n) for n in z.namelist()}
     if config is not None:
@@ -36,6 +45,11 @@ def _rewrite(src, dst, config=None, arrays=None, drop=()):
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         entries["model.weights.npz"] = buf.getvalue()
+    if h5 is not None:
+        buf = io.BytesIO(entries["model.weights.h5"])
+        with h5py.File(buf, "a") as f:
+            h5(f)
+        entries["model.weights.h5"] = buf.getvalue()
     with zipfile.ZipFile(dst, "w") as z:
         for n, data in entries.items():
             if n not in drop:
@@ -47,9 +61,19 @@ def _config(path):
         return json.loads(z.read("config.json"))
 
 
-def _arrays(path):
-    with zipfile.ZipFile(path) as z, np.load(io.BytesIO(z.read("model.weights.npz"))) as npz:
-        return {k: npz[k] for k in npz.files}
+def _arrays(path, model=None):
+    """{"model_00000": array, ..., "optimizer_00000": ...} of a `.keras` file: the first
+    format's npz as it is, Keras 3's HDF5 weights in `model`'s weights order."""
+    with zipfile.ZipFile(path) as z:
+        if "model.weights.npz" in z.namelist():
+            with np.load(io.BytesIO(z.read("model.weights.npz"))) as npz:
+                return {k: npz[k] for k in npz.files}
+        raw = z.read("model.weights.h5")
+    pairs, opt = keras_h5.read_weights(model, io.BytesIO(raw), LoadBudget("t", 1 << 30))
+    by_id = {id(v): a for v, a in pairs}
+    out = {f"model_{i:05d}": by_id[id(v)] for i, v in enumerate(model.weights)}
+    out.update({f"optimizer_{i:05d}": a for i, a in enumerate(opt or [])})
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +131,7 @@ def test_round_trip(saved, kind):
     def numeric(arrays):
         return [v for k, v in sorted(arrays.items()) if k != "model_paths"]
 
-    _equal(numeric(_arrays(again)), numeric(_arrays(path)))
+    _equal(numeric(_arrays(again, loaded)), numeric(_arrays(path, model)))
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
@@ -123,7 +147,7 @@ def test_resumed_training_matches_continued_training(kind, tmp_path):
     _equal(loaded.weights, model.weights)
     _equal(loaded.optimizer.variables, model.optimizer.variables)
     assert int(loaded.optimizer.iterations.numpy()) == 4
-    saved_arrays = _arrays(path)
+    saved_arrays = _arrays(path, model)
     assert any(not np.array_equal(saved_arrays[f"model_{i:05d}"], v.numpy())
                for i, v in enumerate(model.weights))   # training did move on from the file
 
@@ -233,18 +257,14 @@ def test_save_rejects_other_extensions(saved, tmp_path):
     model = saved[M.sequential][0]
     with pytest.raises(ValueError, match=r"model\.export"):
         model.save(tmp_path / "model")
-    with pytest.raises(ValueError, match="legacy '.h5'.*'.keras'"):
-        model.save(tmp_path / "model.h5")
     with pytest.raises(ValueError, match="zipped=False"):
         model.save(tmp_path / "model.keras", zipped=False)
     with pytest.raises(ValueError, match="save_format"):
-        model.save(tmp_path / "model.keras", save_format="tf")
+        model.save(tmp_path / "model.keras", save_format="pickle")
     with pytest.raises(ValueError, match=r"\.weights\.h5.*\.npz"):
         model.save_weights(tmp_path / "model.weights.txt")
     with pytest.raises(ValueError, match=r"\.weights\.h5.*\.npz"):
         tl.saving.save_weights(model, tmp_path / "model.pkl")
-    with pytest.raises(ValueError, match="legacy '.h5'"):
-        tl.saving.load_model(tmp_path / "model.h5")
     assert os.listdir(tmp_path) == []
 
 
@@ -310,22 +330,38 @@ def test_failed_save_leaves_the_existing_file(saved, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ defective files
 
-def test_defective_files_raise_clear_errors(saved, tmp_path):
-    model, src = saved[M.sequential]
+def _check_load_error(src, tmp_path, name, pattern, **edit):
+    path = str(tmp_path / f"{name}.keras")
+    _rewrite(src, path, **edit)
+    with pytest.raises(tl.saving.LoadError, match=pattern) as info:
+        tl.saving.load_model(path)
+    assert path in str(info.value)
+
+
+def test_first_format_files_load_and_their_defects_are_clear(tmp_path):
+    """trainlib's first `.keras` files (weights in `model.weights.npz`) still load, with
+    their saved weights, and their defects are LoadErrors naming the file."""
+    for kind in (M.sequential, M.functional, M.subclassed):
+        path = os.path.join(FIRST_FORMAT, f"{kind.__name__}.keras")
+        loaded = tl.saving.load_model(path)
+        arrays = _arrays(path)
+        _equal(loaded.weights, [arrays[f"model_{i:05d}"] for i in range(len(loaded.weights))])
+        _equal(loaded.optimizer.variables, [arrays[f"optimizer_{i:05d}"]
+                                            for i in range(len(loaded.optimizer.variables))])
+        fresh = kind()
+        if not fresh.built:
+            fresh(M.data(kind)[0])
+        fresh.load_weights(path)    # the weights alone, from the same file
+        x, _ = M.data(kind)
+        out_a, out_b = loaded.predict(x, verbose=0), fresh.predict(x, verbose=0)
+        _equal(out_a if isinstance(out_a, list) else [out_a],
+               out_b if isinstance(out_b, list) else [out_b])
+    src = os.path.join(FIRST_FORMAT, "sequential.keras")
     config, arrays = _config(src), _arrays(src)
 
     def check(name, pattern, **edit):
-        path = str(tmp_path / f"{name}.keras")
-        _rewrite(src, path, **edit)
-        with pytest.raises(tl.saving.LoadError, match=pattern) as info:
-            tl.saving.load_model(path)
-        assert path in str(info.value)
+        _check_load_error(src, tmp_path, name, pattern, **edit)
 
-    unknown = json.loads(json.dumps(config))
-    unknown["config"]["layers"][0]["class_name"] = "NoSuchLayer"
-    check("unknown_layer", "Unknown layer class 'NoSuchLayer'", config=unknown)
-    unknown_model = dict(config, class_name="os.system", registered_name="x>y")
-    check("unknown_model", "unknown model class", config=unknown_model)
     wider = json.loads(json.dumps(config))
     wider["config"]["layers"][-1]["config"]["units"] = 3
     check("wider", r"model weight 9 \('seq/dense_\d+/kernel'\) has shape \(4, 2\) in the file, "
@@ -341,8 +377,57 @@ def test_defective_files_raise_clear_errors(saved, tmp_path):
     check("optimizer", "optimizer weight 3", arrays=opt)
     obj = dict(arrays, model_00000=np.array([{"a": 1}], dtype=object))
     check("pickled", "corrupted|pickle", arrays=obj)
+
+
+def test_defective_files_raise_clear_errors(saved, tmp_path):
+    model, src = saved[M.sequential]
+    config = _config(src)
+
+    def check(name, pattern, **edit):
+        _check_load_error(src, tmp_path, name, pattern, **edit)
+
+    unknown = json.loads(json.dumps(config))
+    unknown["config"]["layers"][1]["class_name"] = "NoSuchLayer"
+    check("unknown_layer", "Unknown layer class 'NoSuchLayer'", config=unknown)
+    unknown_model = dict(config, class_name="os.system", registered_name="x>y")
+    check("unknown_model", "unknown model class", config=unknown_model)
+    wider = json.loads(json.dumps(config))
+    wider["config"]["layers"][-1]["config"]["units"] = 3
+    check("wider", r"layers/dense_1/vars/0 \('kernel' of layer 'dense(_\d+)?'\) has shape \(4, 2\) "
+          r"in the file, the model expects \(4, 3\)", config=wider)
+    check("no_weights", "has no 'model.weights.h5'", drop=("model.weights.h5",))
+
+    def retype(f):
+        data = f["layers/dense/vars/0"][()]
+        del f["layers/dense/vars/0"]
+        f["layers/dense/vars/0"] = data.astype(np.float64)
+
+    check("dtype", "dense/vars/0.*dtype float64 in the file", h5=retype)
+    check("fewer", r"holds 1 weights, layer 'dense(_\d+)?' has 2",
+          h5=lambda f: f.__delitem__("layers/dense/vars/1"))
+    check("no_group", "no group 'layers/conv2d/vars'",
+          h5=lambda f: f.__delitem__("layers/conv2d"))
+
+    def pickled(f):
+        del f["layers/dense/vars/0"]
+        f.create_dataset("layers/dense/vars/0", data=np.array([b"x"], dtype=object),
+                         dtype=h5py.string_dtype())
+
+    check("object", "dtype object, expected a numeric array", h5=pickled)
+    # an optimizer state that does not fit: the model loads (as Keras), with a warning
+    path = str(tmp_path / "optimizer.keras")
+
+    def reshape(f):
+        del f["optimizer/vars/3"]
+        f["optimizer/vars/3"] = np.zeros((5, 5), np.float32)
+
+    _rewrite(src, path, h5=reshape)
+    with pytest.warns(UserWarning, match="optimizer's state was not restored"):
+        loaded = tl.saving.load_model(path)
+    _equal(loaded.weights, model.weights)
     bad_opt = json.loads(json.dumps(config))
     bad_opt["compile_config"]["optimizer"]["class_name"] = "Evil"
+    bad_opt["compile_config"]["optimizer"]["registered_name"] = None
     check("optimizer_class", "Unknown optimizer class 'Evil'", config=bad_opt)
     newer = str(tmp_path / "newer.keras")
     with zipfile.ZipFile(src) as z, zipfile.ZipFile(newer, "w") as out:
@@ -360,3 +445,52 @@ def test_defective_files_raise_clear_errors(saved, tmp_path):
         path.write_bytes(data)
         with pytest.raises(tl.saving.LoadError, match="truncated, corrupted or not a .keras"):
             tl.saving.load_model(path)
+
+
+# ------------------------------------------------------------------ Keras 3's own files
+
+from .test_keras_h5 import A as A3, FIXTURES as KERAS3  # noqa: E402 -- Keras 3's fixtures
+
+
+@pytest.mark.parametrize("name", A3.NAMES)
+def test_keras3_model_file_loads_with_keras_predictions(name):
+    """`.keras` files written by Keras 3 (tests/fixtures/keras3/make_fixtures.py) load with
+    their class, compile config and optimizer state, and predict as Keras did."""
+    A3.build(tl.keras, name)     # registers the subclassed model's classes
+    model = tl.saving.load_model(os.path.join(KERAS3, f"{name}.keras"))
+    expected = np.load(os.path.join(KERAS3, f"{name}.expected.npz"))["prediction"]
+    np.testing.assert_allclose(model.predict(A3.inputs(name), verbose=0), expected,
+                               rtol=1e-5, atol=1e-5)
+    assert model.compiled and model.loss == "mse"
+    assert isinstance(model.optimizer, tl.optim.Adam)
+    assert int(model.optimizer.iterations.numpy()) == 4    # two epochs of two batches
+    model.fit(A3.inputs(name), A3.targets(name), epochs=1, batch_size=2, verbose=0)
+    assert int(model.optimizer.iterations.numpy()) == 6
+
+
+def test_saved_file_follows_keras3_layout(saved):
+    """What `save` writes is Keras 3's archive: config.json as `serialize_keras_object` writes
+    it (module, class_name, registered_name, build_config, compile_config), metadata.json
+    with the Keras version, the weights as `model.weights.h5` in Keras's layout."""
+    model, path = saved[M.sequential]
+    with zipfile.ZipFile(path) as z:
+        assert sorted(z.namelist()) == ["config.json", "metadata.json", "model.weights.h5"]
+        meta = json.loads(z.read("metadata.json"))
+        with h5py.File(io.BytesIO(z.read("model.weights.h5")), "r") as f:
+            groups = sorted(f["layers"].keys())
+    assert meta["keras_version"].startswith("3.")
+    config = _config(path)
+    assert (config["module"], config["class_name"], config["registered_name"]) == \
+        ("keras", "Sequential", None)
+    assert config["config"]["layers"][0]["class_name"] == "InputLayer"
+    assert config["build_config"] == {"input_shape": [None, 8, 8, 2]}
+    compiled = config["compile_config"]
+    assert compiled["optimizer"]["module"] == "keras.optimizers"
+    assert compiled["optimizer"]["class_name"] == "SGD"
+    assert compiled["loss"] == "mse"
+    assert compiled["metrics"][1]["class_name"] == "RootMeanSquaredError"
+    assert "conv2d" in groups and "dense" in groups
+    functional = _config(saved[M.functional][1])["config"]
+    node = functional["layers"][1]["inbound_nodes"][0]
+    assert node["args"][0]["class_name"] == "__keras_tensor__"
+    assert node["args"][0]["config"]["keras_history"] == ["image", 0, 0]

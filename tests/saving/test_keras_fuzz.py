@@ -6,6 +6,9 @@ import json
 import warnings
 import zipfile
 
+import os
+
+import h5py
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -13,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import trainlib as tl
 
 from . import models as M
+from .test_keras_format import FIRST_FORMAT, _arrays, _config
 
 _FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -22,16 +26,28 @@ def _saved(kind, folder):
     model = M.compiled(kind)
     path = folder / f"{kind.__name__}.keras"
     model.save(path)
-    with zipfile.ZipFile(path) as z, np.load(io.BytesIO(z.read("model.weights.npz"))) as npz:
-        config = json.loads(z.read("config.json"))
-        arrays = {k: npz[k] for k in npz.files}
-    return model, path.read_bytes(), config, arrays
+    return model, path.read_bytes(), _config(path), _arrays(path, model)
+
+
+def _first_format(kind):
+    """(None, bytes, config, arrays) of trainlib's first-format fixture file of `kind`."""
+    path = os.path.join(FIRST_FORMAT, f"{kind.__name__}.keras")
+    with open(path, "rb") as f:
+        return None, f.read(), _config(path), _arrays(path)
 
 
 @pytest.fixture(scope="module")
 def saved_kinds(tmp_path_factory):
+    """{kind: saved file} in Keras 3's layout; {("first", kind): ...} in the first format."""
     folder = tmp_path_factory.mktemp("fuzz")
-    return {kind: _saved(kind, folder) for kind in (M.sequential, M.functional, M.subclassed)}
+    out = {kind: _saved(kind, folder) for kind in (M.sequential, M.functional, M.subclassed)}
+    out.update({("first", kind): _first_format(kind)
+                for kind in (M.sequential, M.functional, M.subclassed)})
+    return out
+
+
+def _key(kind):
+    return kind[1].__name__ + "-first" if isinstance(kind, tuple) else kind.__name__
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +64,13 @@ def _load_or_clear_error(path):
         return None
 
 
-def _assert_saved_values(model, arrays):
-    """The loaded model holds exactly the file's arrays (never re-initialized or cast)."""
+def _assert_saved_values(model, arrays, optimizer=True):
+    """The loaded model holds exactly the file's arrays (never re-initialized or cast); its
+    optimizer too (Keras 3's files: unless its state did not fit and was left out, warned)."""
     for i, v in enumerate(model.weights):
         np.testing.assert_array_equal(v.numpy(), arrays[f"model_{i:05d}"])
         assert v.numpy().dtype == arrays[f"model_{i:05d}"].dtype
-    if model.compiled:
+    if model.compiled and optimizer:
         for i, v in enumerate(model.optimizer.variables):
             np.testing.assert_array_equal(v.numpy(), arrays[f"optimizer_{i:05d}"])
 
@@ -103,7 +120,7 @@ def _paths(value, prefix=()):
 @given(data=st.data())
 def test_edited_config(saved_kinds, tmp_path, data):
     """Any edit of config.json (the zip rewritten with valid checksums, as a hand edit would)."""
-    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=lambda k: k.__name__)))
+    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=_key)))
     _, raw, config, arrays = saved_kinds[kind]
     edited = json.loads(json.dumps(config))
     paths = [p for p in _paths(edited) if p]
@@ -126,31 +143,57 @@ def test_edited_config(saved_kinds, tmp_path, data):
 
 @_FUZZ
 @given(data=st.data())
-def test_edited_weights(original, tmp_path, data):
-    """Replacing, dropping or adding arrays: exact values or LoadError, never a silent cast."""
-    _, raw, _, arrays = original
-    edited = dict(arrays)
-    key = data.draw(st.sampled_from(sorted(k for k in edited if k != "model_paths")))
+def test_edited_weights(saved_kinds, tmp_path, data):
+    """Replacing, dropping or adding arrays (in the HDF5 weights, or the first format's npz):
+    exact values or LoadError, never a silent cast."""
+    first = data.draw(st.booleans(), label="first format")
+    _, raw, _, arrays = saved_kinds[("first", M.sequential) if first else M.sequential]
     action = data.draw(st.sampled_from(["drop", "reshape", "retype", "add"]))
-    if action == "drop":
-        del edited[key]
-    elif action == "reshape":
-        edited[key] = np.zeros(data.draw(st.lists(st.integers(0, 3), max_size=3)), np.float32)
-    elif action == "retype":
-        edited[key] = edited[key].astype(data.draw(st.sampled_from([np.float64, np.int32,
-                                                                    np.float16, np.bool_])))
-    else:
-        n = sum(k.startswith("model_0") for k in edited)   # one weight more than the model has
-        edited[f"model_{n:05d}"] = np.zeros(2, np.float32)
-    buf = io.BytesIO()
-    np.savez(buf, **edited)
     path = tmp_path / "weights.keras"
+    if first:
+        edited = dict(arrays)
+        key = data.draw(st.sampled_from(sorted(k for k in edited if k != "model_paths")))
+        if action == "drop":
+            del edited[key]
+        elif action == "reshape":
+            edited[key] = np.zeros(data.draw(st.lists(st.integers(0, 3), max_size=3)),
+                                   np.float32)
+        elif action == "retype":
+            edited[key] = edited[key].astype(data.draw(st.sampled_from(
+                [np.float64, np.int32, np.float16, np.bool_])))
+        else:
+            n = sum(k.startswith("model_0") for k in edited)   # one weight more than the model
+            edited[f"model_{n:05d}"] = np.zeros(2, np.float32)
+        buf = io.BytesIO()
+        np.savez(buf, **edited)
+        member, weights = "model.weights.npz", buf.getvalue()
+    else:
+        with zipfile.ZipFile(io.BytesIO(raw)) as src:
+            buf = io.BytesIO(src.read("model.weights.h5"))
+        with h5py.File(buf, "a") as f:
+            names = []
+            f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+            name = data.draw(st.sampled_from(sorted(names)))
+            value = f[name][()]
+            del f[name]
+            if action == "reshape":
+                f[name] = np.zeros(data.draw(st.lists(st.integers(0, 3), max_size=3)),
+                                   np.float32)
+            elif action == "retype":
+                f[name] = np.asarray(value).astype(data.draw(st.sampled_from(
+                    [np.float64, np.int32, np.float16, np.bool_])))
+            elif action == "add":
+                f[name] = value
+                group = name.rsplit("/", 1)[0]
+                f[f"{group}/{len(f[group])}"] = np.zeros(2, np.float32)
+        member, weights = "model.weights.h5", buf.getvalue()
     with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(path, "w") as out:
         for name in src.namelist():
-            out.writestr(name, buf.getvalue() if name == "model.weights.npz" else src.read(name))
+            out.writestr(name, weights if name == member else src.read(name))
     loaded = _load_or_clear_error(path)
     if loaded is not None:
-        _assert_saved_values(loaded, edited)
+        held = edited if first else _arrays(path, loaded)
+        _assert_saved_values(loaded, held, optimizer=first)
 
 
 def _npz_arrays(raw):
@@ -205,23 +248,40 @@ def test_replaced_members(saved_kinds, tmp_path, data):
     """Members of the archive, or arrays inside its weights archive, replaced by other members,
     random bytes, truncated, deleted or duplicated (the zips rewritten with valid CRCs, as a
     tool would): LoadError naming the file, or exactly the arrays the edited file holds."""
-    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=lambda k: k.__name__)))
+    kind = data.draw(st.sampled_from(sorted(saved_kinds, key=_key)))
     _, raw, _, _ = saved_kinds[kind]
     outer = _members(raw)
-    if data.draw(st.booleans(), label="inside the weights archive"):
+    first = isinstance(kind, tuple)
+    inside = data.draw(st.booleans(), label="inside the weights archive")
+    if inside and first:
         i = next(i for i, (name, _) in enumerate(outer) if name == "model.weights.npz")
         outer[i] = (outer[i][0], _zip_bytes(_replace_member(data, _members(outer[i][1]), "npz"),
                                             data))
+    elif inside:   # the HDF5 weights' bytes damaged
+        i = next(i for i, (name, _) in enumerate(outer) if name == "model.weights.h5")
+        damaged = bytearray(outer[i][1])
+        if data.draw(st.booleans(), label="truncate"):
+            damaged = damaged[:data.draw(st.integers(0, len(damaged) - 1))]
+        else:
+            for _ in range(data.draw(st.integers(1, 4))):
+                j = data.draw(st.integers(0, len(damaged) - 1))
+                damaged[j] ^= data.draw(st.integers(1, 255))
+        outer[i] = (outer[i][0], bytes(damaged))
     else:
         outer = _replace_member(data, outer, "keras")
     path = tmp_path / "replaced.keras"
     path.write_bytes(_zip_bytes(outer, data))
-    loaded = _load_or_clear_error(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")    # an optimizer state that no longer fits is left out
+        loaded = _load_or_clear_error(path)
     if loaded is not None:
-        weights = [raw for name, raw in outer if name == "model.weights.npz"][-1]
-        held = _npz_arrays(weights)
-        assert held is not None, "loaded weights numpy cannot read"
-        _assert_saved_values(loaded, held)
+        if first:
+            weights = [raw for name, raw in outer if name == "model.weights.npz"][-1]
+            held = _npz_arrays(weights)
+            assert held is not None, "loaded weights numpy cannot read"
+        else:
+            held = _arrays(path, loaded)    # what h5py reads from the file
+        _assert_saved_values(loaded, held, optimizer=first)
 
 
 @pytest.fixture(scope="module")

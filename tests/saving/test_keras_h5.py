@@ -4,6 +4,7 @@ Keras's predictions; trainlib's own files round-trip weights and optimizer state
 mismatched or oversized files raise LoadError naming the file and assign nothing."""
 import importlib.util
 import os
+import sys
 
 import h5py
 import numpy as np
@@ -16,9 +17,13 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", 
 
 
 def _architectures():
+    # one module object for every test file: the subclassed model registers its classes
+    if "keras3_architectures" in sys.modules:
+        return sys.modules["keras3_architectures"]
     spec = importlib.util.spec_from_file_location(
         "keras3_architectures", os.path.join(FIXTURES, "architectures.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules["keras3_architectures"] = module
     spec.loader.exec_module(module)
     return module
 

@@ -20,6 +20,8 @@ import pytest
 import trainlib as tl
 from trainlib.saved_model import _checksum
 
+from .test_keras_format import FIRST_FORMAT
+
 GIB = 1 << 30
 
 
@@ -92,8 +94,13 @@ def files(tmp_path_factory):
     bomb = _deflated_zeros(GIB)
     out["keras_bomb"] = root / "bomb.keras"
     out["keras_bomb"].write_bytes(_zip([
-        *stored, ("model.weights.npz", zipfile.ZIP_DEFLATED, bomb, GIB, 0)]))
-    # a few KB: the weights archive (deflated again) holds an array that inflates to 1 GiB
+        *stored, ("model.weights.h5", zipfile.ZIP_DEFLATED, bomb, GIB, 0)]))
+    # a few KB, in trainlib's first format (npz weights): the weights archive (deflated again)
+    # holds an array that inflates to 1 GiB
+    with zipfile.ZipFile(os.path.join(FIRST_FORMAT, "sequential.keras")) as z:
+        meta, config = z.read("metadata.json"), z.read("config.json")
+    stored = [(name, 0, data, len(data), zlib.crc32(data))
+              for name, data in (("metadata.json", meta), ("config.json", config))]
     for honest in (True, False):
         inner = _npz_bomb("model_00000", honest)
         outer = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -172,7 +179,7 @@ def test_decompression_bombs_fail_at_once_in_a_small_address_space(files):
 
 
 def test_bomb_errors_name_the_limit(files):
-    with pytest.raises(tl.saving.LoadError, match=r"bomb\.keras.*model\.weights\.npz.*"
+    with pytest.raises(tl.saving.LoadError, match=r"bomb\.keras.*model\.weights\.h5.*"
                                                   r"1073741824 bytes.*max_bytes"):
         tl.saving.load_model(files["keras_bomb"])
     with pytest.raises(tl.saving.LoadError, match="model_00000.npy"):
@@ -185,7 +192,7 @@ def test_limits_are_overridable(files, tmp_path):
         tl.saving.load_model(path, max_member_bytes=100)
     with zipfile.ZipFile(path) as z:   # room for the JSON members, not for the weights
         json_bytes = sum(z.getinfo(n).file_size for n in ("config.json", "metadata.json"))
-    with pytest.raises(tl.saving.LoadError, match="'model.weights.npz'.*allowed for this model"):
+    with pytest.raises(tl.saving.LoadError, match="'model.weights.h5'.*allowed for this model"):
         tl.saving.load_model(path, max_bytes=json_bytes + 10)
     model = _small_model()
     model.save_weights(tmp_path / "w.weights.npz")

@@ -1007,6 +1007,11 @@ class InputLayer(Layer):
                  **kwargs):
         if "input_shape" in kwargs and shape is None:
             shape = kwargs.pop("input_shape")
+        if "batch_input_shape" in kwargs and batch_shape is None:   # tf.keras 2's configs
+            batch_shape = kwargs.pop("batch_input_shape")
+        for flag in ("sparse", "ragged", "optional"):   # Keras 3 writes them, False
+            if kwargs.pop(flag, False):
+                raise ValueError(f"InputLayer: {flag}=True inputs are not supported by trainlib")
         given_name = name
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype or "float32",
                          **kwargs)

@@ -21,6 +21,8 @@ class Merge(Layer):
     """Base of the merge layers: `call` takes a list of tensors; the output mask (inputs with
     masks) is the OR of the inputs' masks, None where any input has none (as Keras)."""
 
+    _takes_input_list = True    # called on a list of tensors (functional configs replay it)
+
     _min_inputs = 1
     _supports_masking = True
 

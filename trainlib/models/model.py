@@ -149,9 +149,11 @@ class Model(Trainer, Layer):
     def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Saves the whole model (architecture, weights, compile config, optimizer state) to a
         `.keras` file, as Keras 3; `tl.saving.load_model` restores it and training resumes.
+        A ".h5" path (or `save_format="h5"`) writes tf.keras 2's HDF5 file instead, and
+        `save_format="tf"` a SavedModel directory (as `export`).
 
         Raises:
-            ValueError: for another extension (`export` writes a SavedModel; ".h5" needs h5py).
+            ValueError: for another extension (`export` writes a SavedModel).
 
         Example:
             >>> model.save("model.keras")

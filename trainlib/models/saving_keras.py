@@ -1,11 +1,17 @@
-"""The `.keras` whole-model file (Keras 3's format, weights as `.npz`): save, load, registration.
+"""The `.keras` whole-model file, in Keras 3's format: save, load, registration.
 
-Owns: the archive (a zip holding `config.json`: the model's class, config,
-per-layer build shapes and compile config; `metadata.json`: format and
-versions; `model.weights.npz`: the model's weights in `weights` order and the
-optimizer's variables in `variables` order), the `.weights.npz` file of
-`save_weights` / `load_weights`, `register_keras_serializable`, and the
-whole-model half of `tl.saving.save_model` / `load_model`.
+Owns: the archive Keras 3 writes and reads (a zip holding `config.json`: the
+model as `serialize_keras_object` writes it, with `module`, `class_name`,
+`registered_name`, `build_config` and Keras's `compile_config`;
+`metadata.json`: the Keras version the layout follows, plus trainlib's format
+marker; `model.weights.h5`: the model's and the optimizer's variables in Keras
+3's HDF5 layout, trainlib/saving/keras_h5.py; `assets/<layer path>/`: the files
+layers write with `save_assets`), the reading of trainlib's first `.keras`
+format (metadata `format_version` 1, weights in `model.weights.npz`), the
+`.weights.npz` file of `save_weights` / `load_weights`,
+`register_keras_serializable`, and the whole-model half of
+`tl.saving.save_model` / `load_model`. Files move both ways between Keras 3 and
+trainlib for the layers trainlib has.
 
 Invariants: a save writes a temporary file in the target's folder and renames
 it into place, so an existing file is never left half-written (and removes the
@@ -14,11 +20,13 @@ temporaries of killed saves: `file_io.write_file_atomically`). A load reads
 sized to the rebuilt model's weights (`file_io.LoadBudget`). Loading never
 runs code from the file: layer classes come only from the layer registry (or
 the caller's `custom_objects`), optimizers, losses and metrics only from
-trainlib's tables, arrays only through `file_io.read_npz` (no pickle). Every
-defect of the file (truncated, corrupted, edited, unknown class, weights that
-do not fit the rebuilt model) raises `LoadError` (a ValueError) naming the file
-and the problem; weights are assigned only after all of them were checked
-against the rebuilt model (count, shape and dtype), never cast or skipped.
+trainlib's tables, arrays only through h5py's numeric datasets or
+`file_io.read_npz` (no pickle). Every defect of the file (truncated, corrupted,
+edited, unknown class, weights that do not fit the rebuilt model) raises
+`LoadError` (a ValueError) naming the file and the problem; model weights are
+assigned only after all of them were checked against the rebuilt model (count,
+shape and dtype), never cast or skipped. An optimizer state that does not fit
+the rebuilt optimizer is left out with a warning, as Keras 3 does.
 """
 import datetime
 import io
@@ -26,6 +34,7 @@ import json
 import os
 import re
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -34,20 +43,20 @@ from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_mem
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
-from ..saving import layer_assets
-from ..saving.object_registration import (get_registered_name,  # noqa: F401
-                                          get_registered_object, register_keras_serializable)
-from ..trainers.compile_utils import compile_config, compile_from_config
+from ..saving import keras_h5, layer_assets, legacy_h5
+from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
+                                          register_keras_serializable)
+from ..saving.serialization_lib import serialize_keras_object
+from ..trainers.compile_utils import compile_config, compile_from_config  # noqa: F401
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
            "get_registered_name", "get_registered_object", "LoadError"]
 
 FORMAT = "trainlib.keras"
-FORMAT_VERSION = 1
-CONFIG_FILE, METADATA_FILE, WEIGHTS_FILE = "config.json", "metadata.json", "model.weights.npz"
-_H5_HINT = ("whole-model HDF5 files (tf.keras 2's legacy '.h5') are not supported: save the "
-            "whole model as '.keras' (model.save('model.keras')); weights go to '.weights.h5' "
-            "(model.save_weights('model.weights.h5'), Keras 3's layout).")
+FORMAT_VERSION = 2          # 1: weights as model.weights.npz (still read); 2: Keras 3's layout
+KERAS_VERSION = "3.15.1"    # the Keras release whose `.keras` layout the files follow
+CONFIG_FILE, METADATA_FILE = "config.json", "metadata.json"
+WEIGHTS_FILE, WEIGHTS_H5_FILE = "model.weights.npz", "model.weights.h5"
 
 # ------------------------------------------------------------------ configs
 
@@ -106,8 +115,6 @@ def _apply_build_tree(layer, tree):
 
 def _check_extension(filepath, zipped=None):
     path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot save to {path!r}: {_H5_HINT}")
     if not path.endswith(".keras"):
         raise ValueError("Invalid filepath extension for saving. Please add a `.keras` extension "
                          "for the native Keras format. Use `model.export(filepath)` if you want "
@@ -137,36 +144,56 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
         >>> model.save("model.keras")
         >>> restored = tl.saving.load_model("model.keras")
     """
-    if kwargs.get("save_format") not in (None, "keras"):
-        raise ValueError(f"save_format={kwargs['save_format']!r} is not supported: save a '.keras' "
-                         "file, or use model.export(filepath) for a SavedModel")
-    kwargs.pop("save_format", None)
+    save_format = kwargs.pop("save_format", None)
     kwargs.pop("include_optimizer", None)
     if kwargs:
         raise TypeError(f"save got unexpected keyword arguments {sorted(kwargs)}")
+    path = os.fspath(filepath)
+    if save_format == "tf":   # tf.keras 2's SavedModel: Keras 3 calls it model.export
+        warnings.warn("save_format='tf' is tf.keras 2's SavedModel: written with "
+                      "model.export(filepath) (load it with tl.saved_model.load); save the "
+                      "whole model as '.keras' to resume training", DeprecationWarning,
+                      stacklevel=3)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
+        from ..saved_model import export_model  # noqa: PLC0415 -- saving sits above models
+        export_model(model, path)
+        return
+    if save_format == "h5" or (save_format is None and path.endswith((".h5", ".hdf5"))):
+        legacy_h5.save_model_h5(model, path, serialize_keras_object(model), _weight_paths(model),
+                      KERAS_VERSION, overwrite=overwrite)
+        return
+    if save_format not in (None, "keras"):
+        raise ValueError(f"save_format={save_format!r} is not supported: 'keras' (a '.keras' "
+                         "file), 'h5' (tf.keras 2's HDF5 file) or 'tf' (a SavedModel, as "
+                         "model.export)")
     path = _check_extension(filepath, zipped)
     if not overwrite and os.path.exists(path):
         raise FileExistsError(f"{path!r} exists; pass overwrite=True to replace it")
     # everything is encoded before the file is touched: a failure leaves nothing behind
-    config = {"module": type(model).__module__, "class_name": type(model).__name__,
-              "registered_name": get_registered_name(type(model)),
-              "config": model.get_config(),
-              "build_config": _build_tree(model),
-              "compile_config": compile_config(model)}
+    config = serialize_keras_object(model)
+    config.setdefault("build_config", None)
+    config.setdefault("compile_config", None)
+    if config["build_config"] is not None and \
+            model._obj_type() not in ("Functional", "Sequential"):
+        # Keras rebuilds a subclassed model by calling it; trainlib also records each
+        # sublayer's build shape (Keras ignores the key)
+        config["build_config"]["trainlib_build_tree"] = _build_tree(model)
     config_bytes = json.dumps(config, indent=1, allow_nan=False).encode("utf-8")
-    metadata = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    metadata = {"keras_version": KERAS_VERSION, "format": FORMAT,
+                "format_version": FORMAT_VERSION,
                 "trainlib_version": getattr(sys.modules.get("trainlib"), "__version__", "unknown"),
                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
-    weights = _weight_arrays(model)
-    buffer = io.BytesIO()
-    np.savez(buffer, **weights)
+    weights = io.BytesIO()
+    keras_h5.write_weights(model, weights,
+                           include_optimizer=bool(getattr(model, "compiled", False)))
     assets = layer_assets.collect(model)   # learned vocabularies, as Keras 3's assets/
 
     def write(f):
         with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(METADATA_FILE, json.dumps(metadata, indent=1))
             archive.writestr(CONFIG_FILE, config_bytes)
-            archive.writestr(WEIGHTS_FILE, buffer.getvalue())
+            archive.writestr(WEIGHTS_H5_FILE, weights.getvalue())
             for name, data in assets.items():
                 archive.writestr(name, data)
 
@@ -175,19 +202,6 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
 
 # what saves of older versions named their temporaries (tempfile.mkstemp in the same folder)
 _LEGACY_TEMPS = re.compile(r"\.tmp-[a-z0-9_]{8}\.(keras|npz)")
-
-
-def _weight_arrays(model):
-    weights = model.weights
-    arrays = {f"model_{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(weights)}
-    paths = _weight_paths(model)
-    arrays["model_paths"] = np.array([paths.get(id(v), v.name) for v in weights], dtype=np.str_)
-    opt = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
-    if opt is not None:
-        arrays.update({f"optimizer_{i:05d}": np.asarray(v.numpy())
-                       for i, v in enumerate(opt.variables)})
-        arrays["optimizer_built"] = np.array(bool(opt.built))
-    return arrays
 
 
 # ------------------------------------------------------------------ load
@@ -204,34 +218,57 @@ class _Archive:
             f.close()
             raise
         self.file = f
-        names = set(self.zip.namelist())
-        for needed in (METADATA_FILE, CONFIG_FILE, WEIGHTS_FILE):
-            if needed not in names:
-                raise LoadError(f"the archive has no {needed!r} (it holds {sorted(names)[:10]})")
+        self.names = set(self.zip.namelist())
+        for needed in (METADATA_FILE, CONFIG_FILE):
+            if needed not in self.names:
+                raise LoadError(f"the archive has no {needed!r} (it holds "
+                                f"{sorted(self.names)[:10]})")
+        self.npz = False     # trainlib's first format (weights as model.weights.npz)
 
     def close(self):
         self.zip.close()
         self.file.close()
 
     def config(self):
-        """(config, metadata), checked to describe a file this trainlib reads."""
+        """(config, metadata), checked to describe a file this trainlib reads: one written by
+        Keras 3, by this trainlib, or by an older one (weights in `.npz`)."""
         metadata = json.loads(read_zip_member(self.zip, METADATA_FILE, self.budget, json=True))
         config = json.loads(read_zip_member(self.zip, CONFIG_FILE, self.budget, json=True))
-        if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-            raise LoadError(f"{METADATA_FILE} does not describe a {FORMAT} file")
-        version = metadata.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-            raise LoadError(f"format version {version!r} is not supported (this trainlib reads "
-                            f"version {FORMAT_VERSION} and older): upgrade trainlib")
+        if not isinstance(metadata, dict):
+            raise LoadError(f"{METADATA_FILE} is not a JSON object")
+        if metadata.get("format") == FORMAT:
+            version = metadata.get("format_version")
+            if not isinstance(version, int) or isinstance(version, bool) or \
+                    version > FORMAT_VERSION or version < 1:
+                raise LoadError(f"format version {version!r} is not supported (this trainlib "
+                                f"reads version {FORMAT_VERSION} and older): upgrade trainlib")
+            self.npz = version == 1
+        elif not isinstance(metadata.get("keras_version"), str):
+            raise LoadError(f"{METADATA_FILE} describes neither a Keras nor a {FORMAT} file")
+        weights = WEIGHTS_FILE if self.npz else WEIGHTS_H5_FILE
+        if weights not in self.names:
+            raise LoadError(f"the archive has no {weights!r} (it holds "
+                            f"{sorted(self.names)[:10]})")
         if not isinstance(config, dict):
             raise LoadError(f"{CONFIG_FILE} is not a JSON object")
         return config, metadata
 
     def arrays(self, declared_bytes):
-        """The weights archive's arrays, the load limit sized to the model's declared weights."""
+        """The npz weights archive's arrays (the first format), the load limit sized to the
+        model's declared weights."""
         self.budget.size_to(declared_bytes)
         data = read_zip_member(self.zip, WEIGHTS_FILE, self.budget)
         return read_npz(io.BytesIO(data), self.budget, WEIGHTS_FILE)
+
+    def weights_h5(self, model, declared_bytes):
+        """Keras 3's weights member read for `model`: ([(variable, array)], optimizer arrays
+        or None), every array checked against the model, nothing assigned."""
+        self.budget.size_to(declared_bytes)
+        data = read_zip_member(self.zip, WEIGHTS_H5_FILE, self.budget)
+        try:
+            return keras_h5.read_weights(model, io.BytesIO(data), self.budget)
+        except LoadError as e:
+            raise LoadError(f"{WEIGHTS_H5_FILE}: {e}") from None
 
 
 def _with_archive(path, budget, work):
@@ -306,18 +343,19 @@ def _check_arrays(what, variables, arrays, paths=None):
                             f"{v.dtype.name}")
 
 
-def _rebuild(config, custom_objects):
-    """The model `config.json` describes, built, with freshly initialized weights."""
+def _instantiate(config, custom_objects):
+    """The model class `config.json` names, made from its config (not yet built)."""
     class_name, layer_config = config.get("class_name"), config.get("config")
     if not isinstance(class_name, str) or not isinstance(layer_config, dict):
         raise LoadError(f"{CONFIG_FILE} needs a 'class_name' string and a 'config' object")
     registered = config.get("registered_name")
-    cls = get_registered_object(class_name, custom_objects)
-    if cls is None and isinstance(registered, str):
-        cls = get_registered_object(registered, custom_objects)
+    cls = get_registered_object(registered, custom_objects) if isinstance(registered, str) \
+        else None
+    cls = cls or get_registered_object(class_name, custom_objects)
     if not isinstance(cls, type) or not issubclass(cls, layers_base.Layer):
-        raise LoadError(f"unknown model class {class_name!r}: pass it in custom_objects or "
-                        "decorate it with tl.saving.register_keras_serializable()")
+        raise LoadError(f"unknown model class {class_name!r} (module {config.get('module')!r}): "
+                        "pass it in custom_objects or decorate it with "
+                        "tl.saving.register_keras_serializable()")
     try:
         if hasattr(cls, "_from_config_custom"):
             model = cls._from_config_custom(layer_config, custom_objects)
@@ -334,9 +372,87 @@ def _rebuild(config, custom_objects):
                         f"({type(e).__name__}: {e}).{hint}") from e
     if model._obj_type() not in ("Model", "Functional", "Sequential"):  # Model imports this
         raise LoadError(f"{class_name} is not a tl.Model")
+    return model
+
+
+def _rebuild(config, custom_objects):
+    """The model a first-format `config.json` describes, built, with fresh weights."""
+    model = _instantiate(config, custom_objects)
     build = config.get("build_config")
     if build is not None:
         _apply_build_tree(model, build)
+    return model
+
+
+def _unbuilt(layer):
+    return not layer.built or any(_unbuilt(sub) for sub in layer._sublayers())
+
+
+def _keras_shape(value):
+    if isinstance(value, list) and value and all(isinstance(v, (list, type(None)))
+                                                 for v in value) and \
+            any(isinstance(v, list) for v in value):
+        return [_keras_shape(v) for v in value]
+    if isinstance(value, list):
+        for d in value:
+            if d is not None and (not isinstance(d, int) or isinstance(d, bool) or d < 0):
+                raise LoadError(f"a build shape holds {d!r}, expected a non-negative int or null")
+        return tuple(value)
+    raise LoadError(f"malformed build shape {value!r}")
+
+
+def _rebuild_keras(config, custom_objects):
+    """The model a Keras 3 `config.json` describes, built as Keras builds it: Sequential and
+    functional models by their configs, a subclassed model by `build(input_shape)` or, when
+    that leaves layers unbuilt, by a call on a symbolic input of that shape."""
+    # Keras 2.13-2.15 wrote `.keras` files too: their configs name keras.src.engine modules
+    model = _instantiate(legacy_h5.keras2_config(config), custom_objects)
+    build = config.get("build_config")
+    if not isinstance(build, dict):
+        return model
+    if isinstance(build.get("trainlib_build_tree"), dict):
+        _apply_build_tree(model, build["trainlib_build_tree"])
+        return model
+    shape = build.get("input_shape")
+    if shape is None or not _unbuilt(model):
+        return model
+    shape = _keras_shape(shape)
+    if type(model).build is not layers_base.Layer.build:
+        model.build(shape)
+        model._build_input_shape, model.built = shape, True
+    if _unbuilt(model):
+        make = layers_base.InputLayer
+        inputs = [make(batch_shape=s).output for s in shape] if isinstance(shape, list) \
+            else make(batch_shape=shape).output
+        model(inputs)
+        model._build_input_shape, model.built = shape, True
+    return model
+
+
+def _restore_keras(model, config, archive, custom_objects, compile):
+    """Compiles `model` as saved and assigns the weights of Keras 3's `model.weights.h5` (and
+    the optimizer's, when the file holds them and they fit), all checked before any is
+    assigned; then the layers' assets."""
+    compiled = config.get("compile_config") if compile else None
+    if compiled:
+        compile_from_config(model, compiled, custom_objects)
+    pairs, opt_arrays = archive.weights_h5(model, _declared_bytes(model.weights))
+    if compiled and opt_arrays is not None and model.trainable_variables:
+        optimizer = model.optimizer
+        optimizer.build(model.trainable_variables)
+        try:
+            keras_h5._check("optimizer/vars", optimizer.variables, opt_arrays, "the optimizer",
+                            same_kind=True)
+        except LoadError as e:   # as Keras: the model loads, its optimizer starts afresh
+            warnings.warn(f"{archive.path}: the optimizer's state was not restored: {e}",
+                          stacklevel=4)
+        else:
+            pairs.extend((v, a.astype(v.dtype.np)) for v, a in zip(optimizer.variables,
+                                                                   opt_arrays))
+    for v, a in pairs:
+        v.assign(a)
+    layer_assets.restore(model, archive.zip.namelist(),
+                         lambda name: read_zip_member(archive.zip, name, archive.budget))
     return model
 
 
@@ -370,7 +486,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     `iterations`, so the next step gives the weights the original model would.
 
     Args:
-        filepath: a `.keras` file written by `model.save` / `tl.saving.save_model`.
+        filepath: a `.keras` file written by `model.save` / `tl.saving.save_model` or Keras
+            (3, or 2.13-2.15), or a whole-model `.h5` file of tf.keras 2.
         custom_objects: {name: class or function} for classes and functions that are not
             registered (subclassed models, custom layers, losses, metrics).
         compile: if False, the model is returned uncompiled (no optimizer state).
@@ -393,9 +510,16 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
     path = os.fspath(filepath)
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
+    if path.endswith((".h5", ".hdf5")):   # tf.keras 2's whole-model file
+        return legacy_h5.load_model_h5(path, _rebuild_keras, compile_from_config,
+                             custom_objects=custom_objects, compile=compile,
+                             max_bytes=max_bytes, max_member_bytes=max_member_bytes)
 
     def work(archive):
         config, _ = archive.config()
+        if not archive.npz:
+            model = _rebuild_keras(config, custom_objects)
+            return _restore_keras(model, config, archive, custom_objects, compile)
         model = _rebuild(config, custom_objects)
         arrays = archive.arrays(_declared_bytes(model.weights))
         layer_assets.restore(model, archive.zip.namelist(),
@@ -406,25 +530,26 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
 
 
 def load_weights(model, filepath):
-    """Assigns the model weights stored in a `.keras` file to a built `model` of that architecture.
+    """Assigns the model weights stored in a `.keras` file (Keras 3's or trainlib's) to a built
+    `model` of that architecture; the optimizer's state is not read.
 
     Raises:
         LoadError: for a defective file or weights that do not fit `model`.
-        ValueError: for an `.h5` file (needs h5py).
+        FileNotFoundError: if there is no such file.
     """
     path = os.fspath(filepath)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot load weights from {path!r}: {_H5_HINT}")
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
 
     def work(archive):
         archive.config()
+        if not archive.npz:
+            return archive.weights_h5(model, _declared_bytes(model.weights))[0]
         model_arrays = _saved_list(archive.arrays(_declared_bytes(model.weights)), "model")
         _check_arrays("model", model.weights, model_arrays, _weight_paths(model))
-        return model_arrays
+        return list(zip(model.weights, model_arrays))
 
-    for v, a in zip(model.weights, _with_archive(path, LoadBudget(path), work)):
+    for v, a in _with_archive(path, LoadBudget(path), work):
         v.assign(a)
 
 

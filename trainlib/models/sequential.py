@@ -159,8 +159,11 @@ class Sequential(Model):
         return "Sequential"
 
     def get_config(self):
+        # as Keras 3: the InputLayer first (it carries the input dtype), then the layers
+        layers = ([self._input_layer] if self._input_layer is not None else []) + \
+            list(self._layers)
         config = {"name": self.name, "trainable": self.trainable,
-                  "layers": [serialize(layer) for layer in self._layers]}
+                  "layers": [serialize(layer) for layer in layers]}
         shape = self._input_layer.batch_shape if self._input_layer is not None else \
             self._build_input_shape
         if shape is not None:
@@ -171,7 +174,7 @@ class Sequential(Model):
     def from_config(cls, config, custom_objects=None):
         layers = [deserialize(c, custom_objects) for c in config["layers"]]
         shape = config.get("build_input_shape")
-        if shape is not None:
+        if shape is not None and not (layers and isinstance(layers[0], InputLayer)):
             layers = [InputLayer(batch_shape=tuple(shape))] + layers
         return cls(layers, trainable=config.get("trainable", True), name=config.get("name"))
 

@@ -48,7 +48,7 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
 
     Raises:
         FileExistsError: if `filepath` exists and `overwrite` is False.
-        ValueError: for a ".h5" path (needs h5py).
+        ValueError: for an unknown `save_format`.
 
     Example:
         >>> tl.saving.save_model(model, "digits.keras")   # resumable: tl.saving.load_model
@@ -56,7 +56,7 @@ def save_model(model, filepath, overwrite=True, input_signature=None, **kwargs):
         >>> tl.saving.load_model("/tmp/digits").serve(x)
     """
     path = os.fspath(filepath)
-    if path.endswith((".keras", ".h5", ".hdf5")):
+    if path.endswith((".keras", ".h5", ".hdf5")) or kwargs.get("save_format") in ("h5", "tf"):
         _keras_format().save_model(model, path, overwrite=overwrite, **kwargs)
         return
     if kwargs:
@@ -92,19 +92,18 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
         LoadError: (a ValueError) naming the file, for a truncated, corrupted or edited
             file, an unknown class, mismatched weights, a symbolic link inside a saved-model
             directory, a pipe or device instead of a file, or a file past the limits.
-        ValueError: for an ".h5" file (needs h5py) or a file of another kind.
+        ValueError: for a file of another kind.
         FileNotFoundError: if nothing is at `filepath`.
     """
     path = os.fspath(filepath)
     if os.path.isdir(path):
         return saved_model.load(path, max_bytes=max_bytes, max_member_bytes=max_member_bytes)
-    if path.endswith((".h5", ".hdf5")):
-        raise ValueError(f"Cannot load {path!r}: {_keras_format()._H5_HINT}")
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file or saved-model directory at {path!r}")
-    if not path.endswith(".keras"):
-        raise ValueError(f"Cannot load {path!r}: expected a '.keras' file (model.save) or a "
-                         "saved-model directory (model.export / tl.saved_model.save)")
+    if not path.endswith((".keras", ".h5", ".hdf5")):
+        raise ValueError(f"Cannot load {path!r}: expected a '.keras' file (model.save), an "
+                         "'.h5' file (tf.keras 2) or a saved-model directory (model.export / "
+                         "tl.saved_model.save)")
     return _keras_format().load_model(path, custom_objects=custom_objects, compile=compile,
                                       safe_mode=safe_mode, max_bytes=max_bytes,
                                       max_member_bytes=max_member_bytes)

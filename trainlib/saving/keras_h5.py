@@ -27,17 +27,12 @@ import numpy as np
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
+from . import legacy_h5
+from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
+    read_dataset
 
 __all__ = ["save_weights_h5", "load_weights_h5", "write_weights", "read_weights", "weight_groups",
            "declared_bytes"]
-
-
-def _h5py():
-    try:
-        import h5py  # noqa: PLC0415 -- only the HDF5 formats need it
-    except ImportError:  # pragma: no cover - h5py is a dependency
-        raise ImportError("'.h5' files need h5py: pip install h5py") from None
-    return h5py
 
 
 def _snake(name):
@@ -84,7 +79,10 @@ def _children(obj):
     if _obj_type(obj) in ("Sequential", "Functional"):
         yield "layers", obj.layers
     skip = _skipset(obj)
-    names = [n for n in vars(obj) if not n.startswith("__") and n not in skip]
+    # Keras walks dir(obj): the instance's attributes and the properties of its class
+    # (MultiHeadAttention's `key_dense` names the layer its `_key_dense` holds)
+    properties = {n for n in dir(type(obj)) if isinstance(getattr(type(obj), n, None), property)}
+    names = [n for n in set(vars(obj)) | properties if not n.startswith("__") and n not in skip]
     if _obj_type(obj) in _MODEL_TYPES and "layers" not in names:
         names.append("layers")
     for name in sorted(names, key=_name_key):
@@ -167,33 +165,10 @@ def save_weights_h5(model, filepath):
 
 def _read_group(h5py, group, where, budget):
     """The arrays `0..n-1` of an HDF5 group, each checked for size and kind before reading."""
-    arrays = []
     names = list(group.keys())
-    for i in range(len(names)):
-        ds = group.get(str(i))
-        if not isinstance(ds, h5py.Dataset):
-            raise LoadError(f"{where} lacks dataset {i} (holds {sorted(names)})")
-        if ds.dtype.kind not in "biuf" or ds.dtype.hasobject:
-            raise LoadError(f"{where}/{i} has dtype {ds.dtype}, expected a numeric array")
-        shape = tuple(int(d) for d in ds.shape)
-        budget.take(int(np.prod(shape, dtype=np.int64)) * ds.dtype.itemsize, f"{where}/{i}")
-        arrays.append(np.asarray(ds[()]))
-    return arrays
-
-
-def _check(where, variables, arrays, what, same_kind=False):
-    if len(arrays) != len(variables):
-        raise LoadError(f"{where} holds {len(arrays)} weights, {what} has {len(variables)}")
-    for i, (v, a) in enumerate(zip(variables, arrays)):
-        label = f"{where}/{i} ('{v.name.split(':')[0]}' of {what})"
-        if tuple(a.shape) != tuple(v.shape):
-            raise LoadError(f"{label} has shape {tuple(a.shape)} in the file, the model expects "
-                            f"{tuple(v.shape)}")
-        expected = v.dtype.np
-        if a.dtype != expected and not (same_kind and a.dtype.kind == expected.kind or
-                                        same_kind and {a.dtype.kind, expected.kind} <= set("iu")):
-            raise LoadError(f"{label} has dtype {a.dtype} in the file, the model expects "
-                            f"{v.dtype.name}")
+    return [read_dataset(group, str(i), where, budget,
+                         f"{where} lacks dataset {i} (holds {sorted(names)})")
+            for i in range(len(names))]
 
 
 def read_weights(model, f, budget, optimizer_variables=None):
@@ -246,15 +221,23 @@ def read_weights(model, f, budget, optimizer_variables=None):
         raise LoadError(f"the HDF5 file is damaged ({type(e).__name__}: {e})") from None
 
 
-def declared_bytes(variables):
-    """The bytes `variables` hold (what a load of them is sized to)."""
-    return sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.np.itemsize for v in variables)
+def _is_legacy(f):
+    """True for a file in tf.keras 2's HDF5 layout (the file object is rewound)."""
+    try:
+        with _h5py().File(f, "r") as h5:
+            return legacy_h5.is_legacy_file(h5)
+    except OSError:
+        return False     # not HDF5: read_weights says so
+    finally:
+        f.seek(0)
 
 
 def load_weights_h5(model, filepath, max_bytes=None):
     """Assigns the weights of a Keras 3 `.weights.h5` file (Keras's or `save_weights_h5`'s)
     to the built `model`; the optimizer's too when the file and the built optimizer both
-    hold them. Nothing is assigned unless every array fits.
+    hold them. A file in tf.keras 2's layout (its `save_weights("w.h5")` or a whole-model
+    `.h5`) is read by trainlib/saving/legacy_h5.py, layers matched in order. Nothing is
+    assigned unless every array fits.
 
     Raises:
         LoadError: naming the file, for a file that is not HDF5, lacks a layer's group,
@@ -277,9 +260,16 @@ def load_weights_h5(model, filepath, max_bytes=None):
         raise LoadError(f"Cannot load weights from {e}") from None
     try:
         with f:
-            pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
+            if _is_legacy(f):   # tf.keras 2's layout: layers matched in order, no optimizer
+                pairs, opt_arrays = legacy_h5.read_legacy_weights(
+                    model, _h5py().File(f, "r"), budget), None
+            else:
+                pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
     except LoadError as e:
         raise LoadError(f"Cannot load weights from {path!r}: {e}") from None
+    except (OSError, KeyError, ValueError, RuntimeError) as e:   # h5py on a damaged file
+        raise LoadError(f"Cannot load weights from {path!r}: the HDF5 file is damaged "
+                        f"({type(e).__name__}: {e})") from None
     if opt_vars and opt_arrays is not None:
         pairs.extend(zip(opt_vars, opt_arrays))
     for v, a in pairs:

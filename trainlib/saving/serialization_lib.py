@@ -108,10 +108,19 @@ def serialize_keras_object(obj):
     if isinstance(obj, layers_base.Layer) and obj.built:
         # a functional model rebuilds from its layers: Keras writes no input shape for it
         shape = None if hasattr(obj, "_flat_inputs") else getattr(obj, "_build_input_shape", None)
-        out["build_config"] = {"input_shape": serialize_keras_object(shape)}
+        out["build_config"] = _build_config(obj, shape)
         if getattr(obj, "compiled", False):
             out["compile_config"] = obj.get_compile_config()
     return out
+
+
+def _build_config(layer, shape):
+    """A built layer's `build_config` as Keras 3 writes it: `{"input_shape": shape}`, or the
+    layer's own form where its Keras `build` takes several shapes (attention's
+    `{"shapes_dict": {"query_shape": ..., "value_shape": ...}}`)."""
+    own = getattr(layer, "_keras_build_config", None)
+    config = own(shape) if own is not None else None
+    return config if config is not None else {"input_shape": serialize_keras_object(shape)}
 
 
 def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):

@@ -18,7 +18,8 @@ from ..graph.dtypes import as_dtype
 from ..graph.tensor import TensorSpec
 from .. import losses as losses_module, metrics as metrics_module, optim
 from ..graph.serialization import LoadError
-from ..saving.object_registration import _custom, get_registered_name
+from ..saving.object_registration import _custom, get_registered_name  # noqa: F401
+from ..saving.serialization_lib import serialize_keras_object
 
 __all__ = ["CompileLoss", "CompileMetrics", "as_loss", "compile_config", "compile_from_config"]
 
@@ -294,34 +295,33 @@ class CompileMetrics(metrics_module.Metric):
 # of .keras files and serialized models)
 
 def _serialize_named(obj, kind):
-    """A loss or metric argument of compile as JSON: a name (kept as given), a list,
-    {"class_name", "config"} for an instance, or {"function": name} for a function."""
+    """A loss or metric argument of compile as Keras 3 writes it: a name (kept as given), a
+    list, a dict per output, `serialize_keras_object` of an instance, and for a function
+    `{"module": "builtins", "class_name": "function", "config": name, ...}`."""
     if obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, (list, tuple)):
         return [_serialize_named(o, kind) for o in obj]
     if isinstance(obj, dict):  # per output name (multi-output compile)
-        return {"per_output": {str(k): _serialize_named(v, kind) for k, v in obj.items()}}
+        return {str(k): _serialize_named(v, kind) for k, v in obj.items()}
     if isinstance(obj, type):
-        return {"class_name": obj.__name__, "config": None}
+        obj = obj()
     wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
         getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
     if wrapped is not None:
-        return {"function": get_registered_name(wrapped)}
-    if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
-    if callable(obj) and hasattr(obj, "__name__"):
-        return {"function": get_registered_name(obj)}
+        obj = wrapped
+    if hasattr(obj, "get_config") or callable(obj) and hasattr(obj, "__name__"):
+        return serialize_keras_object(obj)
     raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
                      "with get_config nor a named function")
 
 
 def compile_config(model):
-    """The arguments `compile` was called with, as JSON (None for an uncompiled model)."""
+    """The arguments `compile` was called with, as Keras 3 writes them (None for an
+    uncompiled model)."""
     if not getattr(model, "compiled", False):
         return None
-    opt = model.optimizer
-    return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
+    return {"optimizer": serialize_keras_object(model.optimizer),
             "loss": _serialize_named(model.loss, "loss"),
             "loss_weights": model._loss_weights,
             "metrics": _serialize_named(model._metric_ids, "metric"),
@@ -341,8 +341,9 @@ def _resolve(value, functions, classes, custom_objects, kind):
     if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
         return {k: _resolve(v, functions, classes, custom_objects, kind)
                 for k, v in value["per_output"].items()}
-    if isinstance(value, dict) and "function" in value:
-        name = value["function"]
+    if isinstance(value, dict) and (value.get("class_name") == "function" or
+                                    set(value) == {"function"}):
+        name = value["config"] if "config" in value else value["function"]
         fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
                                                 else None)
         if fn is None or isinstance(fn, type) or not callable(fn):
@@ -359,6 +360,8 @@ def _resolve(value, functions, classes, custom_objects, kind):
         if not isinstance(config, dict):
             raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
         return cls.from_config(config)
+    if isinstance(value, dict):   # Keras 3: one entry per output name
+        return {k: _resolve(v, functions, classes, custom_objects, kind) for k, v in value.items()}
     raise LoadError(f"malformed {kind} entry {value!r}")
 
 
@@ -375,8 +378,10 @@ def compile_from_config(model, config, custom_objects=None):
     if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
             not isinstance(opt.get("config"), dict):
         raise LoadError(f"malformed optimizer entry {opt!r}")
-    cls = _custom(opt["class_name"], custom_objects)
-    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else optim.get(opt)
+    cls = _custom(opt.get("registered_name") or opt["class_name"], custom_objects) or \
+        _custom(opt["class_name"], custom_objects)
+    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else \
+        optim.get({"class_name": opt["class_name"], "config": opt["config"]})
     loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
                     custom_objects, "loss")
     metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,

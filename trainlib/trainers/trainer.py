@@ -396,7 +396,11 @@ class Trainer:
         train_function = self.make_train_function()
         single = self.steps_per_execution == 1
         self.stop_training = False
+        self._initial_epoch = None
         callbacks.on_train_begin()
+        # as Keras 3: a callback (BackupAndRestore) may move the start to where a run stopped
+        initial_epoch = self._initial_epoch if self._initial_epoch is not None else initial_epoch
+        self._initial_epoch = None
         logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
