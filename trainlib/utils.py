@@ -15,9 +15,10 @@ from .graph.ir import Graph
 from .graph.ops import random as tl_random
 from .data_utils import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
-from .data_utils import (array_to_img, get_file, image_dataset_from_directory,  # noqa: F401
-                         img_to_array, load_img, save_img, split_dataset,
+from .data_utils import (image_dataset_from_directory, split_dataset,  # noqa: F401
                          timeseries_dataset_from_array)
+from .downloads import get_file  # noqa: F401
+from .image_generator import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
            "PyDataset", "Sequence", "pad_sequences", "normalize", "pack_x_y_sample_weight",
