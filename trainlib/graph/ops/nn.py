@@ -791,6 +791,10 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(x.shape, dtype=dy.dtype)
+    if cg == 1 and groups > 1 and max(strides) == 1:
+        dx = _depthwise_input_grad(xp, x.shape, f, dy, dilations, plan)
+        if dx is not None:
+            return dx
     if cg == 1 and groups > 1:   # depthwise: each offset's share added straight into the input
         f3 = f.reshape(k, groups, co // groups)
         dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
@@ -807,6 +811,26 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
         cols = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(2, 1, 0, 3)
     cols = cols.reshape((k,) + dy.shape[:-1] + (cg * groups,))
     return _col2im(xp, cols, x.shape, f.shape[:rank], strides, dilations, plan)
+
+
+def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
+    """The input gradient of a stride-1 depthwise convolution as a correlation: `dy`, padded so
+    that every input position sees a whole window, against the spatially flipped filter, one
+    einsum over the window view (as the forward kernel). None where the convolution's padding
+    exceeds the window (the padded dy would need cropping)."""
+    rank = f.ndim - 2
+    window = f.shape[:rank]
+    pads = [((kk - 1) * d - p[1], x_shape[1 + i] - p[0] + p[1])
+            for i, (kk, d, p) in enumerate(zip(window, dilations, plan))]
+    if min(v for pair in pads for v in pair) < 0:
+        return None
+    dyp = _pad(xp, dy, [(None, before, after) for before, after in pads])
+    groups = x_shape[-1]
+    view = _window_view(xp, dyp, window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
+    view = view.reshape(view.shape[:-1] + (groups, f.shape[-1] // groups))
+    flipped = f.reshape(window + (groups, f.shape[-1] // groups))[(slice(None, None, -1),) * rank]
+    o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+    return xp.einsum(f"n{o}{w}cm,{w}cm->n{o}c", view, flipped)
 
 
 def _backprop_filter_grad(op, g):
