@@ -32,6 +32,8 @@ def geometries(draw):
     if padding == "EXPLICIT":
         padding = [[0, 0]] + [[draw(st.integers(0, 2)), draw(st.integers(0, 2))]
                               for _ in range(rank)] + [[0, 0]]
+        spatial = [max(n, (k - 1) * d + 1 - sum(p))   # the window must fit the padded input
+                   for n, k, d, p in zip(spatial, window, dilations, padding[1:-1])]
     elif padding == "VALID":   # the window must fit
         spatial = [max(n, (k - 1) * d + 1) for n, k, d in zip(spatial, window, dilations)]
     groups = draw(st.sampled_from([1, 1, 2]))
