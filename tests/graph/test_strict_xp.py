@@ -278,6 +278,29 @@ def test_fused_reduction_on_strict_xp():
     np.testing.assert_allclose(out.get(), want, rtol=1e-6)
 
 
+def test_shared_conv_patches_on_strict_xp():
+    """The conv_patch_sharing pass's ConvPatches, ConvFromPatches and ConvFilterFromPatches in a
+    strict graph give what the numpy backend gives."""
+    x = np.random.default_rng(0).standard_normal((2, 5, 5, 3)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((3, 3, 3, 4)).astype(np.float32)
+
+    def step(x, w):
+        with tl.GradientTape() as tape:
+            tape.watch(w)
+            y = tl.nn.conv2d(x, w, 1, "SAME")
+            loss = tl.reduce_sum(y * y)
+        return y, tape.gradient(loss, w)
+    want = [t.numpy() for t in tl.function(step)(tl.constant(x), tl.constant(w))]
+    with strict():
+        fn = tl.function(step)
+        got = fn(tl.constant(x), tl.constant(w))
+        types = [op.type for op in fn.get_concrete_function(tl.constant(x), tl.constant(w))
+                 .optimized_graph.get_operations()]
+        assert {"ConvPatches", "ConvFromPatches", "ConvFilterFromPatches"} <= set(types)
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)
+
+
 def test_gradient_driver_ops_on_strict_xp():
     """SumToShapeOf / BroadcastToShapeOf: gradients of broadcasting with unknown dims."""
     with strict():

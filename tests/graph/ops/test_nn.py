@@ -461,6 +461,31 @@ def test_conv2d_and_its_gradients_match_loops(g, dilation, out_channels):
     np.testing.assert_allclose(df.numpy(), want, atol=1e-10)
 
 
+@given(geometry, st.integers(1, 2), st.integers(1, 2))
+def test_depthwise_conv2d_input_gradient_matches_loops(g, dilation, multiplier):
+    """The input gradient of depthwise convolution (stride 1: a correlation of dy with the
+    flipped filter; other strides: per window offset) against the dense equivalent's adjoint."""
+    dilation = dilation if g["stride"] == 1 else 1
+    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(0)
+    c = g["c"]
+    x = tl.constant(rng.normal(size=(g["n"], g["h"], g["w"], c)))
+    f = rng.normal(size=(g["k"], g["k"], c, multiplier))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = tl.nn.depthwise_conv2d(x, f, [1, g["stride"], g["stride"], 1], g["padding"],
+                                   dilations=[dilation, dilation])
+        dy = rng.normal(size=y.shape)
+        loss = tl.reduce_sum(y * dy)
+    dense = np.zeros((g["k"], g["k"], c, c * multiplier))
+    for ch in range(c):
+        dense[:, :, ch, ch * multiplier:(ch + 1) * multiplier] = f[:, :, ch]
+    want = np_conv_transpose(dy, dense, (g["h"], g["w"]), (g["stride"],) * 2, g["padding"],
+                             (dilation,) * 2)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), want, atol=1e-10)
+
+
 def test_conv_gradients_any_geometry():
     rng = np.random.default_rng(3)
     for stride, padding, k in [(1, "VALID", 2), (3, "SAME", 3), (2, "VALID", 1)]:

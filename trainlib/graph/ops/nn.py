@@ -777,10 +777,19 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
         o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
         return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
                          f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
-    cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
+    return _conv_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), f,
+                              out_shape)
+
+
+def _conv_from_patches(xp, cols, f, out_shape):
+    """A convolution's output from the im2col patches of its input: one matmul, or one
+    batched matmul (G, P, K*Cg) @ (G, K*Cg, Og) over the groups."""
+    p, cg, co = cols.shape[0], f.shape[-2], f.shape[-1]
+    k = _prod(f.shape[:-2])
+    groups = cols.shape[1] // (k * cg)
     if groups == 1:
         return xp.matmul(cols, f.reshape(k * cg, co)).reshape(out_shape)
-    # (G, P, K*Cg) @ (G, K*Cg, Og): one batched matmul over the groups
+    og = co // groups
     a = cols.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
     b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
     return xp.matmul(a, b).transpose(1, 0, 2).reshape(out_shape)
@@ -802,6 +811,10 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(x.shape, dtype=dy.dtype)
+    if cg == 1 and groups > 1 and max(strides) == 1:
+        dx = _depthwise_input_grad(xp, x.shape, f, dy, dilations, plan)
+        if dx is not None:
+            return dx
     if cg == 1 and groups > 1:   # depthwise: each offset's share added straight into the input
         f3 = f.reshape(k, groups, co // groups)
         dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
@@ -818,6 +831,26 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
         cols = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(2, 1, 0, 3)
     cols = cols.reshape((k,) + dy.shape[:-1] + (cg * groups,))
     return _col2im(xp, cols, x.shape, f.shape[:rank], strides, dilations, plan)
+
+
+def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
+    """The input gradient of a stride-1 depthwise convolution as a correlation: `dy`, padded so
+    that every input position sees a whole window, against the spatially flipped filter, one
+    einsum over the window view (as the forward kernel). None where the convolution's padding
+    exceeds the window (the padded dy would need cropping)."""
+    rank = f.ndim - 2
+    window = f.shape[:rank]
+    pads = [((kk - 1) * d - p[1], x_shape[1 + i] - p[0] + p[1])
+            for i, (kk, d, p) in enumerate(zip(window, dilations, plan))]
+    if min(v for pair in pads for v in pair) < 0:
+        return None
+    dyp = _pad(xp, dy, [(None, before, after) for before, after in pads])
+    groups = x_shape[-1]
+    view = _window_view(xp, dyp, window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
+    view = view.reshape(view.shape[:-1] + (groups, f.shape[-1] // groups))
+    flipped = f.reshape(window + (groups, f.shape[-1] // groups))[(slice(None, None, -1),) * rank]
+    o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+    return xp.einsum(f"n{o}{w}cm,{w}cm->n{o}c", view, flipped)
 
 
 def _backprop_filter_grad(op, g):
@@ -841,12 +874,22 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
         o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
         return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
                          dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
-    cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
+    return _filter_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), dy,
+                                f.shape)
+
+
+def _filter_from_patches(xp, cols, dy, filter_shape):
+    """A convolution's filter gradient from the im2col patches of its input: the patches'
+    transpose times dy, one matmul (one batched matmul over the groups)."""
+    p, cg, co = cols.shape[0], filter_shape[-2], filter_shape[-1]
+    k = _prod(filter_shape[:-2])
+    groups = cols.shape[1] // (k * cg)
     if groups == 1:
-        return xp.matmul(cols.T, dy.reshape(p, co)).reshape(f.shape)
+        return xp.matmul(cols.T, dy.reshape(p, co)).reshape(filter_shape)
+    og = co // groups
     a = cols.reshape(p, k, groups, cg).transpose(2, 1, 3, 0).reshape(groups, k * cg, p)
     b = dy.reshape(p, groups, og).transpose(1, 0, 2)
-    return xp.matmul(a, b).reshape(groups, k, cg, og).transpose(1, 2, 0, 3).reshape(f.shape)
+    return xp.matmul(a, b).reshape(groups, k, cg, og).transpose(1, 2, 0, 3).reshape(filter_shape)
 
 
 for _rank, (_conv, _back_input, _back_filter) in _CONV_OPS.items():
@@ -855,6 +898,50 @@ for _rank, (_conv, _back_input, _back_filter) in _CONV_OPS.items():
           grad=_backprop_input_grad, fresh_output=True)(_conv_backprop_input)
     defop(_back_filter, infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
           grad=_backprop_filter_grad, fresh_output=True)(_conv_backprop_filter)
+
+
+# ------------------------------------------------------------------ shared im2col patches
+# Made only by the graph pass `passes/conv_patches.py` (after autodiff, so not differentiable):
+# convolutions and filter gradients that read one input with one window geometry become one
+# ConvPatches op feeding ConvFromPatches / ConvFilterFromPatches, whose kernels are the second
+# halves of the Conv and ConvBackpropFilter kernels above (the same numpy calls, same results).
+
+def _conv_patches(xp, x, window, strides, padding, explicit_paddings, dilations):
+    """im2col of `x`: (P, K*C), as the Conv kernels make it (may be a view of `x`)."""
+    plan = _plan(x.shape, window, strides, dilations, padding, explicit_paddings)
+    if x.shape[0] * _prod(_outs(plan)) == 0:
+        return xp.zeros((0, _prod(window) * x.shape[-1]), dtype=x.dtype)
+    return _patches(xp, x, window, strides, dilations, plan)
+
+
+def _patches_infer(x, window, strides, padding, explicit_paddings, dilations):
+    xs = list(x.shape)
+    plan = _plan(xs, window, strides, dilations, padding, explicit_paddings)
+    outs = _outs(plan)
+    rows = None if xs[0] is None or None in outs else xs[0] * _prod(outs)
+    return spec([rows, None if xs[-1] is None else _prod(window) * xs[-1]], x.dtype)
+
+
+def _from_patches_infer(cols, f, outs):
+    rows = cols.shape[0] if cols.shape.rank is not None else None
+    n = None if rows is None or _prod(outs) == 0 else rows // _prod(outs)
+    return spec([n] + list(outs) + [f.shape[-1]], same_dtype("ConvFromPatches", cols, f))
+
+
+def _conv_from_patches_kernel(xp, cols, f, outs):
+    n = cols.shape[0] // max(_prod(outs), 1)
+    return _conv_from_patches(xp, cols, f, (n,) + tuple(outs) + (f.shape[-1],))
+
+
+def _filter_from_patches_kernel(xp, cols, dy, filter_shape):
+    return _filter_from_patches(xp, cols, dy, tuple(filter_shape))
+
+
+defop("ConvPatches", infer=_patches_infer, differentiable=False)(_conv_patches)
+defop("ConvFromPatches", infer=_from_patches_infer, differentiable=False,
+      fresh_output=True)(_conv_from_patches_kernel)
+defop("ConvFilterFromPatches", infer=lambda cols, dy, filter_shape: spec(filter_shape, dy.dtype),
+      differentiable=False, fresh_output=True)(_filter_from_patches_kernel)
 
 
 _LAYOUTS = {1: "NWC", 2: "NHWC", 3: "NDHWC"}

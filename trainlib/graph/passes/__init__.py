@@ -10,9 +10,12 @@
   4. CSE before simplification: merged inputs make more patterns match
      (e.g. the inner and outer ops of a transpose pair read one tensor);
   5. arithmetic simplification, which leaves dead ops behind;
-  6. dead code elimination (prune again) removes them, before fusion so
+  6. conv patch sharing after the rewrites (CSE has merged the inputs that
+     convolutions and their filter gradients read): one im2col per input and
+     geometry;
+  7. dead code elimination (prune again) removes them, before fusion so
      that dead ops never join a fused cluster's use counts;
-  7. fusion last: it runs after autodiff and after every rewrite, on the
+  8. fusion last: it runs after autodiff and after every rewrite, on the
      smallest graph, and only for `jit_compile=True` Functions.
 Options (see `trainlib/graph/optimizer_config.py`) switch each pass off.
 `memory.py` is not in the pipeline: it plans the buffers of the final graph, and the
@@ -20,6 +23,7 @@ executor (`graph/exec`) follows the plan when it compiles the graph.
 """
 from .. import optimizer_config
 from .constant_fold import constant_fold
+from .conv_patches import share_patches
 from .cse import cse
 from .fuse import fuse, worth_fusing
 from .prune import prune
@@ -33,6 +37,7 @@ PIPELINE = (
     ("constant_folding", "constant_folding", lambda g, o: constant_fold(g)),
     ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
+    ("conv_patch_sharing", "conv_patch_sharing", lambda g, o: share_patches(g)),
     ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
     ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True, min_elements=worth_fusing())
      if o.get("jit_compile") else g),

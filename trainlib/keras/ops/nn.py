@@ -2,12 +2,14 @@
 
 Owns: Keras's signatures and defaults for activations (`gelu` approximate by default, `elu` with
 alpha...), convolutions and pooling in `channels_last` / `channels_first` (1-D and 2-D; 1-D runs
-as 2-D with a unit height; `conv`, `conv_transpose` and pooling also 3-D, as sums of 2-D
-convolutions over depth), attention, normalizations, cross-entropies (from logits or from
+as 2-D with a unit height; `conv`, `conv_transpose` and pooling also 3-D, on the 3-D ops),
+attention, normalizations, cross-entropies (from logits or from
 probabilities, with Keras's reuse of the logits behind a sigmoid/softmax output), one-hot
 encodings and block rearrangements. Invariants: compositions of trainlib ops only; the
-convolution family calls the existing Conv2D/pool ops, `conv_transpose` is Conv2DBackpropInput
-(the same op the gradient of Conv2D uses), so nothing here has a kernel of its own.
+convolution family calls the existing Conv2D/Conv3D and pool ops (grouped convolution is
+the conv op itself, with fewer filter in-channels than input channels), `conv_transpose` is
+Conv2DBackpropInput / Conv3DBackpropInputV2 (the ops the gradients of Conv2D / Conv3D use), so
+nothing here has a kernel of its own.
 """
 import numpy as _np
 
@@ -383,32 +385,6 @@ def _hw(v, r):
     return (1,) + v if r == 1 else v
 
 
-def _depth_windows(n, k, s, d, padding):
-    """(pad before, pad after, output length) along one dim, TensorFlow's SAME/VALID rule."""
-    span = (k - 1) * d + 1
-    if padding == "SAME":
-        out = -(-n // s)
-        total = max((out - 1) * s + span - n, 0)
-        return total // 2, total - total // 2, out
-    return 0, 0, (n - span) // s + 1
-
-
-def _conv3d(x, k, s, d, padding):
-    """A channels-last 3-D convolution as sums of 2-D convolutions over the kernel's depth."""
-    before, after, out_d = _depth_windows(x.shape[1], k.shape[0], s[0], d[0], padding)
-    if before or after:
-        x = _a.pad(x, [[0, 0], [before, after], [0, 0], [0, 0], [0, 0]])
-    outs = []
-    for o in range(out_d):
-        total = None
-        for j in range(k.shape[0]):
-            term = _nn.conv2d(x[:, o * s[0] + j * d[0]], k[j], list(s[1:]), padding,
-                              dilations=list(d[1:]))
-            total = term if total is None else total + term
-        outs.append(total)
-    return _a.stack(outs, 1)
-
-
 def _channels_last(x, df):
     return _a.transpose(x, [0] + list(range(2, x.shape.rank)) + [1]) if df == "channels_first" else x
 
@@ -419,25 +395,19 @@ def _channels_back(y, df):
 
 
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
-    """N-D convolution (1-D, 2-D, 3-D); kernel [*spatial, in_channels, out_channels]."""
+    """N-D convolution (1-D, 2-D, 3-D); kernel [*spatial, in_channels / groups, out_channels]
+    (a kernel with fewer in-channels than the input makes a grouped convolution)."""
     x, k = _promote(inputs, kernel, floating=True)
     df = _data_format(data_format)
     if x.shape.rank == 5:
         s, d = _tuple(strides, 3, "strides"), _tuple(dilation_rate, 3, "dilation_rate")
-        return _channels_back(_conv3d(_channels_last(x, df), k, s, d, _padding(padding)), df)
+        out = _nn.conv3d(_channels_last(x, df), k, list(s), _padding(padding), dilations=list(d))
+        return _channels_back(out, df)
     r = _spatial_rank(x, "conv")
     s, d = _tuple(strides, r, "strides"), _tuple(dilation_rate, r, "dilation_rate")
     kk = _a.expand_dims(k, 0) if r == 1 else k
-    channels = x.shape[-1] if df == "channels_last" else x.shape[1]
-    y = _to_nhwc(x, df, r)
-    if channels is not None and k.shape[-2] is not None and channels != k.shape[-2]:
-        groups = channels // k.shape[-2]
-        xs = _a.split(y, groups, axis=-1)
-        ks = _a.split(kk, groups, axis=-1)
-        out = _a.concat([_nn.conv2d(a, b, list(_hw(s, r)), _padding(padding),
-                                    dilations=list(_hw(d, r))) for a, b in zip(xs, ks)], -1)
-    else:
-        out = _nn.conv2d(y, kk, list(_hw(s, r)), _padding(padding), dilations=list(_hw(d, r)))
+    out = _nn.conv2d(_to_nhwc(x, df, r), kk, list(_hw(s, r)), _padding(padding),
+                     dilations=list(_hw(d, r)))
     return _from_nhwc(out, df, r)
 
 
@@ -493,21 +463,13 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
 
 
 def _conv_transpose3d(x, k, s, d, padding, output_padding):
-    """A channels-last 3-D transposed convolution: the adjoint of `_conv3d` (over an output of
-    Keras's length), built from 2-D input gradients placed at their depths."""
+    """A channels-last 3-D transposed convolution: the input gradient of a 3-D convolution
+    whose input has Keras's output length (as the 2-D case)."""
     out_len = [_keras_transpose_length(x.shape[i + 1], k.shape[i], s[i], d[i], padding,
                                        output_padding[i]) for i in range(3)]
-    before, after, _ = _depth_windows(out_len[0], k.shape[0], s[0], d[0], padding)
-    like = _a.zeros(_a.concat([_a.shape(x)[0:1], out_len[1:], [k.shape[3]]], 0), x.dtype)
-    planes = [None] * (out_len[0] + before + after)
-    for o in range(x.shape[1]):
-        for j in range(k.shape[0]):
-            term = _apply("Conv2DBackpropInput", like, k[j], x[:, o], strides=tuple(s[1:]),
-                          padding=padding, explicit_paddings=None, dilations=tuple(d[1:]))
-            i = o * s[0] + j * d[0]
-            planes[i] = term if planes[i] is None else planes[i] + term
-    zero = _a.zeros_like(like)
-    return _a.stack([p if p is not None else zero for p in planes[before:before + out_len[0]]], 1)
+    like = _a.zeros(_a.concat([_a.shape(x)[0:1], out_len, [k.shape[3]]], 0), x.dtype)
+    return _apply("Conv3DBackpropInputV2", like, k, x, strides=tuple(s), padding=padding,
+                  explicit_paddings=None, dilations=tuple(d))
 
 
 def _keras_transpose_length(n, k, s, d, padding, output_padding):
@@ -521,30 +483,14 @@ def _keras_transpose_length(n, k, s, d, padding, output_padding):
     return (n - 1) * s + kd % 2 + output_padding
 
 
-def _pool3d(fn, x, ps, s, padding, average):
-    """Channels-last 3-D pooling: 2-D pooling of every depth slice, then over depth windows
-    (exact for max, and for means too: a window's count is the product of per-dim counts)."""
-    depth = x.shape[1]
-    flat = _a.reshape(x, [-1] + list(x.shape[2:]))
-    pooled = fn(flat, [1, ps[1], ps[2], 1], [1, s[1], s[2], 1], padding)
-    pooled = _a.reshape(pooled, [-1, depth] + list(pooled.shape[1:]))
-    before, _, out_d = _depth_windows(depth, ps[0], s[0], 1, padding)
-    outs = []
-    reduce = _m.reduce_mean if average else _m.reduce_max
-    for o in range(out_d):
-        lo = max(o * s[0] - before, 0)
-        hi = min(o * s[0] - before + ps[0], depth)
-        outs.append(reduce(pooled[:, lo:hi], 1))
-    return _a.stack(outs, 1)
-
-
 def _pool(fn, inputs, pool_size, strides, padding, data_format, name):
     x = _float(inputs)
     df = _data_format(data_format)
     if x.shape.rank == 5:
         ps = _tuple(pool_size, 3, "pool_size")
         s = ps if strides is None else _tuple(strides, 3, "strides")
-        out = _pool3d(fn, _channels_last(x, df), ps, s, _padding(padding), fn is _nn.avg_pool2d)
+        pool3d = _nn.avg_pool3d if fn is _nn.avg_pool2d else _nn.max_pool3d
+        out = pool3d(_channels_last(x, df), [1, *ps, 1], [1, *s, 1], _padding(padding))
         return _channels_back(out, df)
     r = _spatial_rank(x, name)
     ps = _tuple(pool_size, r, "pool_size")
