@@ -291,11 +291,17 @@ def test_shared_conv_patches_on_strict_xp():
             loss = tl.reduce_sum(y * y)
         return y, tape.gradient(loss, w)
     want = [t.numpy() for t in tl.function(step)(tl.constant(x), tl.constant(w))]
+    from trainlib.graph import optimizer_config
+    optimizer_config.set_experimental_options({"conv_patch_sharing": True})   # opt-in
+    try:
+        with strict():
+            fn = tl.function(step)
+            got = fn(tl.constant(x), tl.constant(w))
+            types = [op.type for op in fn.get_concrete_function(tl.constant(x), tl.constant(w))
+                     .optimized_graph.get_operations()]
+    finally:
+        optimizer_config.reset_experimental_options()
     with strict():
-        fn = tl.function(step)
-        got = fn(tl.constant(x), tl.constant(w))
-        types = [op.type for op in fn.get_concrete_function(tl.constant(x), tl.constant(w))
-                 .optimized_graph.get_operations()]
         assert {"ConvPatches", "ConvFromPatches", "ConvFilterFromPatches"} <= set(types)
         for g, e in zip(got, want):
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)

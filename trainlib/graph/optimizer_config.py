@@ -6,7 +6,8 @@ is a bool; unknown names are refused (a typo must not silently do nothing);
 `get_experimental_options()` returns only what was set, as TensorFlow does.
 """
 
-# option -> what it switches (all on by default; fusion runs only for jit_compile=True Functions)
+# option -> what it switches (on by default except OFF_BY_DEFAULT; fusion runs only for
+# jit_compile=True Functions)
 OPTIONS = {
     "pruning": "non-strict execution: drop ops neither outputs nor side effects need",
     "read_forwarding": "reuse a Variable read when no write to it came between (lets CSE merge more)",
@@ -17,6 +18,11 @@ OPTIONS = {
     "dependency_optimization": "dead code elimination after the rewrites",
     "fusion": "fuse elementwise chains into one op (jit_compile=True Functions)",
 }
+
+# conv_patch_sharing keeps the patches alive from the forward to the backward pass: with
+# glibc's default allocator the extra page faults cost more than building them twice
+# (bench/conv_patches.py: 1.06-1.11x the step), so it is opt-in
+OFF_BY_DEFAULT = frozenset({"conv_patch_sharing"})
 
 _options = {}
 
@@ -45,7 +51,8 @@ def set_experimental_options(options):
 
 
 def get_experimental_options():
-    """The options set with `set_experimental_options` (a new dict; unset ones are on).
+    """The options set with `set_experimental_options` (a new dict; unset ones are on, except
+    `conv_patch_sharing`).
 
     Example:
         >>> tl.config.optimizer.get_experimental_options()
@@ -55,7 +62,7 @@ def get_experimental_options():
 
 
 def reset_experimental_options():
-    """Turns every pass back on (for tests)."""
+    """Every pass back to its default (for tests)."""
     _options.clear()
 
 
@@ -63,4 +70,4 @@ def enabled(name, overrides=None):
     """Whether pass option `name` is on: `overrides` first, then the global options."""
     if overrides is not None and name in overrides:
         return bool(overrides[name])
-    return _options.get(name, True)
+    return _options.get(name, name not in OFF_BY_DEFAULT)

@@ -1,6 +1,7 @@
 """Conv patch sharing: a convolution and its filter gradient on one input build the im2col
 patches once, with the same outputs and gradients to the bit; other graphs are untouched."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
@@ -57,6 +58,19 @@ def _step(rank, strides, padding, dilations):
         dx, dw = tape.gradient(loss, [x, w])
         return y, dx, dw
     return f
+
+
+@pytest.fixture(autouse=True)
+def sharing_on():
+    """The pass is opt-in (OFF_BY_DEFAULT): these tests turn it on."""
+    optimizer_config.set_experimental_options({"conv_patch_sharing": True})
+    yield
+    optimizer_config.reset_experimental_options()
+
+
+def test_sharing_is_off_by_default():
+    optimizer_config.reset_experimental_options()
+    assert not optimizer_config.enabled("conv_patch_sharing")
 
 
 @settings(max_examples=40, deadline=None)
@@ -152,6 +166,6 @@ def test_a_conv_layer_train_step_shares_its_patches():
         optimizer_config.set_experimental_options({"conv_patch_sharing": False})
         unshared = tl.function(step.python_function)(x)
     finally:
-        optimizer_config.reset_experimental_options()
+        optimizer_config.set_experimental_options({"conv_patch_sharing": True})
     for a, b in zip(step(x), unshared):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
