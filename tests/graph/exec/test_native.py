@@ -198,7 +198,8 @@ def _chain_fn():
     return f
 
 
-def test_jit_function_runs_native_and_compiles_once():
+def test_jit_function_runs_native_and_compiles_once(monkeypatch):
+    monkeypatch.setattr(native, "PARALLEL_MIN", 1 << 16)   # the parallel form (opt-in)
     x = tl.constant(np.random.default_rng(0).standard_normal((256, 300)).astype(np.float32))
     b = tl.constant(np.linspace(-1, 1, 300).astype(np.float32))
     jit = tl.function(_chain_fn(), jit_compile=True)
@@ -292,7 +293,8 @@ def test_without_numba_jit_compile_warns_once_and_still_runs(monkeypatch):
     np.testing.assert_allclose(out.numpy(), np.tanh(2.0) + 1.0, rtol=1e-6)
 
 
-def test_a_forked_child_runs_parallel_kernels_after_its_parent_did():
+def test_a_forked_child_runs_parallel_kernels_after_its_parent_did(monkeypatch):
+    monkeypatch.setattr(native, "PARALLEL_MIN", 1 << 16)   # the parallel form (opt-in)
     from ..passes.test_fuse import sum_in_forked_child
     x = tl.constant(np.random.default_rng(4).standard_normal(300_000).astype(np.float32))
     fn = tl.function(lambda a: tl.tanh(a) * a + 1.0, jit_compile=True)

@@ -11,7 +11,7 @@ loop and a bias-add is (rows, columns) with the bias read at `[0, j]`; inputs br
 over every dim are read once before the loop. Each step is its OpDef's `native` template,
 a Python expression over scalars (`{0}`, `{1}`... the step's inputs, `{T}` the result's
 numpy type), with transcendental functions from `native_math`. The outer loop is a
-`prange` (numba's thread pool) for large arrays, serial below `PARALLEL_MIN` elements.
+`prange` (numba's thread pool) from `PARALLEL_MIN` elements (opt-in), else serial.
 
 Regions run natively only when every step has a `native` template and every value is
 float32, float64 or bool, and (without a reduction) have at least `NATIVE_MIN` elements;
@@ -46,7 +46,10 @@ from ..tensor import TensorSpec
 
 __all__ = ["available", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
 
-PARALLEL_MIN = 1 << 16   # elements from which the outer loop is spread over the cores
+# elements from which the outer loop is spread over the cores (numba's thread pool); off
+# unless TRAINLIB_NATIVE_PARALLEL_MIN is set: on the 2-core machine measured, the 1M-element
+# chain ran 3.5-4x slower on numba's pools (workqueue and OpenMP alike) than on one thread
+PARALLEL_MIN = int(os.environ.get("TRAINLIB_NATIVE_PARALLEL_MIN", 1 << 62))
 NATIVE_MIN = 2048        # elements from which an elementwise region runs natively
 _TYPES = {"float32": "np.float32", "float64": "np.float64", "bool": "np.bool_"}
 
