@@ -12,6 +12,15 @@ constraints, count; and `scale_loss`, the train step's hook for loss scaling
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
+
+Flat parameters (issue 20): an optimizer whose `update_step` works element by
+element (`elementwise_update = True`: SGD, Adam, AdamW, RMSprop, Adagrad, and any
+subclass that says so) lays the variables of each dtype, and each slot of theirs,
+out in one contiguous buffer (`flat.py`) at its first update, builds itself a
+second time over the buffers' flat Variables, and from then on runs `update_step`
+once per buffer on the concatenated gradients: the same elementwise math on the
+same numbers, so the result is bit-equal to updating variable by variable, in a
+handful of array calls whatever the number of variables.
 """
 from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
@@ -22,6 +31,7 @@ from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum,
                               where)
 from ..graph.variables import Variable, children_changed
 
+from . import flat as _flat
 from .schedules import LearningRateSchedule
 
 __all__ = ["Optimizer"]
@@ -29,6 +39,12 @@ __all__ = ["Optimizer"]
 
 class Optimizer:
     """Base class: applies gradients to Variables.
+
+    Subclasses implement `build(var_list)` (slots from `add_variable_from_reference`,
+    after `super().build(var_list)`) and `update_step(gradient, variable, learning_rate)`,
+    as in Keras 3. A subclass whose `update_step` treats every element on its own (no
+    shapes, norms or state other than its slots) sets `elementwise_update = True`, and is
+    then updated over flat buffers (see `fused`).
 
     Args:
         learning_rate: a float or a `tl.optim.schedules.LearningRateSchedule`.
@@ -38,6 +54,10 @@ class Optimizer:
         clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
         global_clipnorm: clip all gradients together to this global L2 norm.
         name: the optimizer's name.
+        fused: update the variables as flat buffers (one per dtype) rather than one by
+            one: None (default) when the class's `update_step` is elementwise
+            (`elementwise_update`), True to insist (ValueError otherwise), False never.
+            Results are bit-equal either way.
 
     Example:
         >>> opt = tl.optim.SGD(learning_rate=0.1)
@@ -47,10 +67,13 @@ class Optimizer:
         0.8
     """
 
+    #: True when `update_step` is elementwise, so it may run once over flat buffers
+    elementwise_update = False
+
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, name=None, **kwargs):
+                 gradient_accumulation_steps=None, name=None, fused=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
@@ -63,6 +86,11 @@ class Optimizer:
             if value != default:
                 raise NotImplementedError(f"{type(self).__name__}: {option}={value!r} is not "
                                           f"supported by trainlib (only {default!r})")
+        if fused and not self.elementwise_update:
+            raise ValueError(f"{type(self).__name__}(fused=True): its update_step is not marked "
+                             "elementwise (set the class attribute elementwise_update = True "
+                             "when update_step treats every element on its own)")
+        self.fused = fused
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
         from ..layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
@@ -84,6 +112,10 @@ class Optimizer:
         self.built = False
         self._variables = []
         self._index = {}
+        self._slots_by_reference = {}  # (id(variable), slot name) -> the slot
+        self._flat_groups = None       # after the first update: [(FlatGroup, index)] per dtype
+        self._flat_state = {}          # the attributes a build over the flat Variables set
+        self._flat_building = None     # while that build runs: id(flat Variable) -> FlatGroup
 
     # -- learning rate
     @property
@@ -114,6 +146,8 @@ class Optimizer:
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         """A slot Variable shaped and typed like `reference_variable`."""
+        if self._flat_building is not None:
+            return self._flat_slot(reference_variable, name)
         from .. import initializers  # noqa: PLC0415 -- initializers import trainlib
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
@@ -121,8 +155,84 @@ class Optimizer:
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
+        self._slots_by_reference[(id(reference_variable), name)] = v
         children_changed(self)   # a restored checkpoint may hold this slot's value
         return v
+
+    # -- flat parameters
+    def _flat_slot(self, flat_variable, name):
+        """During the build over flat Variables: the slots `name` of the group's members,
+        gathered into one buffer (the flat slot)."""
+        group = self._flat_building.get(id(flat_variable))
+        if group is None:
+            raise _NotFlat(f"a slot of {flat_variable.name}, which is no flat parameter group")
+        slots = [self._slots_by_reference.get((id(v), name)) for v in group.members]
+        if any(s is None for s in slots):
+            raise _NotFlat(f"slot {name!r} is missing for some variables")
+        return _flat.flat_slot(slots, f"{self.name}_flat_{name}").variable
+
+    def _flatten(self):
+        """Lays the variables out as flat groups (one per dtype) and builds a second set of
+        state over their flat Variables; leaves the optimizer per-variable if it cannot."""
+        self._flat_groups = []
+        if self.fused is False or not self.elementwise_update:
+            return
+        by_dtype = {}
+        for v in self._trainable_variables:
+            by_dtype.setdefault(v.dtype, []).append(v)
+        groups = [g for g in (_flat.group_for(vs, f"{self.name}_flat_{dtype.name}")
+                              for dtype, vs in by_dtype.items()) if g is not None]
+        if not groups:
+            return
+        before = dict(self.__dict__)
+        self._flat_building = {id(g.variable): g for g in groups}
+        try:
+            with eager_scope():
+                self.build([g.variable for g in groups])
+        except _NotFlat:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            return
+        finally:
+            self._flat_building = None
+        after = dict(self.__dict__)
+        self.__dict__.clear()
+        self.__dict__.update(before)
+        self._flat_state = {k: v for k, v in after.items()
+                            if k not in before or before[k] is not v}
+        self._flat_state.pop("_flat_building", None)
+        self._flat_groups = groups
+
+    def _update_flat(self, group, grads, lr):
+        """`update_step` once over `group`'s flat Variable, with the optimizer's flat state
+        in place of its per-variable state for the duration."""
+        flat_variable = group.variable
+        saved = {k: self.__dict__.get(k, _MISSING) for k in self._flat_state}
+        self.__dict__.update(self._flat_state)
+        try:
+            self.update_step(_flat.flat_gradient(grads), flat_variable,
+                             lr if lr.dtype is flat_variable.dtype else cast(lr, flat_variable.dtype))
+        finally:
+            for k, v in saved.items():
+                if v is _MISSING:
+                    self.__dict__.pop(k, None)
+                else:
+                    self.__dict__[k] = v
+
+    def _flat_partition(self, grads, variables):
+        """[(group, its members' gradients)] for each flat group all of whose members have a
+        gradient here, and the (gradient, variable) pairs left to update one by one."""
+        if self._flat_groups is None:
+            self._flatten()
+        if not self._flat_groups:
+            return [], list(zip(grads, variables))
+        grad_of = {id(v): g for g, v in zip(grads, variables)}
+        whole, covered = [], set()
+        for group in self._flat_groups:
+            if all(id(v) in grad_of for v in group.members):
+                whole.append((group, [grad_of[id(v)] for v in group.members]))
+                covered.update(id(v) for v in group.members)
+        return whole, [(g, v) for g, v in zip(grads, variables) if id(v) not in covered]
 
     @property
     def variables(self):
@@ -207,11 +317,13 @@ class Optimizer:
         for v in variables:
             self._var_index(v)
         grads = self._clip_gradients(grads)
+        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
         lr = self.learning_rate
-        self._apply_weight_decay(variables, lr)
-        for g, v in zip(grads, variables):
-            if g.dtype is not v.dtype:
-                g = cast(g, v.dtype)
+        whole, singles = self._flat_partition(grads, variables)
+        self._apply_weight_decay(variables, lr, whole)
+        for group, group_grads in whole:
+            self._update_flat(group, group_grads, lr)
+        for g, v in singles:
             self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
         # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
         # the updates, in the same graph as the step
@@ -252,14 +364,18 @@ class Optimizer:
             return [clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
         return grads
 
-    def _apply_weight_decay(self, variables, lr):
+    def _apply_weight_decay(self, variables, lr, flat_groups=()):
         if not self.weight_decay:
             return
+        done = set()
+        for group, _ in flat_groups:   # a whole buffer at once when no member is excluded
+            if not any(getattr(v, "_exclude_from_weight_decay", False) for v in group.members):
+                _decay(group.variable, self.weight_decay, lr)
+                done.update(id(v) for v in group.members)
         for v in variables:
-            if getattr(v, "_exclude_from_weight_decay", False):
+            if getattr(v, "_exclude_from_weight_decay", False) or id(v) in done:
                 continue
-            rate = lr if lr.dtype is v.dtype else cast(lr, v.dtype)
-            v.assign(v - v * self.weight_decay * rate)
+            _decay(v, self.weight_decay, lr)
 
     def exclude_from_weight_decay(self, var_list=None):
         """Marks Variables (e.g. biases) that weight decay must not touch."""
@@ -285,6 +401,18 @@ class Optimizer:
             from .schedules import deserialize  # noqa: PLC0415
             config["learning_rate"] = deserialize(config["learning_rate"])
         return cls(**config)
+
+
+class _NotFlat(Exception):
+    """The build over flat Variables asked for something flat groups cannot give."""
+
+
+_MISSING = object()
+
+
+def _decay(variable, weight_decay, lr):
+    rate = lr if lr.dtype is variable.dtype else cast(lr, variable.dtype)
+    variable.assign(variable - variable * weight_decay * rate)
 
 
 def _clip_by_norm(g, clip_norm):

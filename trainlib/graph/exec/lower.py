@@ -224,6 +224,12 @@ class GraphLowering:
             # the caller will hold this array: the kernel marks it as no longer the Variable's own
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
             self.emit(indent, f"{name} = {call}", op)
+        elif self.plan is None and op.opdef.variable_access == "read":
+            # no plan orders the writes here (a branch, a loop body): a pinned Variable's
+            # writes still go into its buffer in place, so its reads take a snapshot
+            call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
+            self.emit(indent, f"{name} = {op.opdef.inline.format(*args)} if {args[0]}._pinned "
+                              f"is None else {call}", op)
         else:
             self.emit(indent, f"{name} = {op.opdef.inline.format(*args)}", op)
         self.free(op, indent)

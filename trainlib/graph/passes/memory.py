@@ -127,14 +127,23 @@ class MemoryPlan:
             return seen.values()
 
         self.in_place, self.escaping_reads = set(), set()
-        by_handle = {}
+        # Variables pinned into one shared buffer (an optimizer's flat parameters) are one
+        # storage: a write to any of them waits for the reads of all
+        by_storage = {}
         for op in ops:
             if op.opdef.variable_access is not None:
-                by_handle.setdefault(id(op.inputs[0]), []).append(op)
-        for handle_ops in by_handle.values():
-            handle = handle_ops[0].inputs[0]
-            if any(c.opdef.variable_access is None for c in consumers.get(id(handle), ())):
-                continue  # read inside If/While or a custom gradient: leave it alone
+                by_storage.setdefault(_storage_key(op.inputs[0]), []).append(op)
+        for handle_ops in by_storage.values():
+            handles = {id(op.inputs[0]): op.inputs[0] for op in handle_ops}.values()
+            if any(c.opdef.variable_access is None
+                   for handle in handles for c in consumers.get(id(handle), ())):
+                # read inside If/While or a custom gradient: leave it alone; but a pinned
+                # Variable's writes there go into its buffer in place, so the reads here
+                # hand out snapshots
+                if _storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0]):
+                    self.escaping_reads.update(id(op) for op in handle_ops
+                                               if op.opdef.variable_access == "read")
+                continue
             earlier = []  # values that may alias the array, one group per earlier read/write
             for op in handle_ops:
                 out = op.outputs[0]
@@ -155,3 +164,11 @@ class MemoryPlan:
                         # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
+
+
+def _storage_key(handle):
+    """What a Variable write may alias: the storage group of the handle's Variable (see
+    `variables.storage_group`), else the handle itself."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    group = getattr(variable, "_pinned", None)
+    return id(group) if group is not None else id(handle)
