@@ -26,9 +26,10 @@ from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
 from ..graph.context import eager_scope
 from ..graph.dtypes import float32, int64
-from ..graph.ops.array import constant, ones_like
-from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
-                              where)
+from ..graph.ops.array import constant, ones_like, zeros_like
+from ..graph.ops.control_flow import cond
+from ..graph.ops.math import (cast, clip_by_value, equal, floordiv, floormod, maximum, minimum,
+                              reduce_sum, sqrt, square, where)
 from ..graph.variables import Variable, children_changed
 
 from . import flat as _flat
@@ -78,11 +79,16 @@ class Optimizer:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of clipnorm, clipvalue and global_clipnorm can be set.")
+        if gradient_accumulation_steps:
+            if not (isinstance(gradient_accumulation_steps, int) and
+                    gradient_accumulation_steps >= 2):
+                raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. "
+                                 f"Received: gradient_accumulation_steps="
+                                 f"{gradient_accumulation_steps!r}")
+        self.gradient_accumulation_steps = gradient_accumulation_steps or None
         for option, value, default in (("use_ema", use_ema, False),
                                        ("ema_overwrite_frequency", ema_overwrite_frequency, None),
-                                       ("loss_scale_factor", loss_scale_factor, None),
-                                       ("gradient_accumulation_steps",
-                                        gradient_accumulation_steps, None)):
+                                       ("loss_scale_factor", loss_scale_factor, None)):
             if value != default:
                 raise NotImplementedError(f"{type(self).__name__}: {option}={value!r} is not "
                                           f"supported by trainlib (only {default!r})")
@@ -98,8 +104,8 @@ class Optimizer:
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         with eager_scope():
-            self.iterations = Variable(constant(0, dtype=int64), trainable=False,
-                                       name="iteration")
+            self._iterations = Variable(constant(0, dtype=int64), trainable=False,
+                                        name="iteration")
             if isinstance(learning_rate, LearningRateSchedule):
                 self._schedule = learning_rate
                 self._learning_rate = None
@@ -117,12 +123,26 @@ class Optimizer:
         self._flat_state = {}          # the attributes a build over the flat Variables set
         self._flat_building = None     # while that build runs: id(flat Variable) -> FlatGroup
 
+    @property
+    def iterations(self):
+        """The number of updates so far: the `iteration` Variable, or with
+        `gradient_accumulation_steps=k` that counter (of calls) floor-divided by k, as Keras 3."""
+        if self.gradient_accumulation_steps:
+            return floordiv(self._iterations.read_value(), self.gradient_accumulation_steps)
+        return self._iterations
+
+    @property
+    def _iteration_counter(self):
+        """The Variable that counts calls of `apply` (what checkpoints save)."""
+        return self._iterations
+
     # -- learning rate
     @property
     def learning_rate(self):
         """The current learning rate (a scalar tensor)."""
         if self._schedule is not None:
-            return self._schedule(self.iterations)
+            # as Keras 3: the schedule sees the calls counted, accumulating or not
+            return self._schedule(self._iterations)
         return self._learning_rate.read_value()
 
     @learning_rate.setter
@@ -142,6 +162,10 @@ class Optimizer:
         """Creates the slots for `var_list` (subclasses call super().build first)."""
         self._trainable_variables = list(var_list)
         self._index = {id(v): i for i, v in enumerate(self._trainable_variables)}
+        # as Keras: the accumulators come first among the slots
+        self._accumulated_gradients = [
+            self.add_variable_from_reference(v, "gradient_accumulator") for v in var_list
+        ] if self.gradient_accumulation_steps else []
         self.built = True
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
@@ -203,14 +227,14 @@ class Optimizer:
         self._flat_state.pop("_flat_building", None)
         self._flat_groups = groups
 
-    def _update_flat(self, group, grads, lr):
+    def _update_flat(self, group, flat_grad, lr):
         """`update_step` once over `group`'s flat Variable, with the optimizer's flat state
         in place of its per-variable state for the duration."""
         flat_variable = group.variable
         saved = {k: self.__dict__.get(k, _MISSING) for k in self._flat_state}
         self.__dict__.update(self._flat_state)
         try:
-            self.update_step(_flat.flat_gradient(grads), flat_variable,
+            self.update_step(flat_grad, flat_variable,
                              lr if lr.dtype is flat_variable.dtype else cast(lr, flat_variable.dtype))
         finally:
             for k, v in saved.items():
@@ -237,7 +261,7 @@ class Optimizer:
     @property
     def variables(self):
         """iterations, the learning-rate Variable, then the slots."""
-        head = [self.iterations] + ([self._learning_rate] if self._learning_rate is not None else [])
+        head = [self._iterations] + ([self._learning_rate] if self._learning_rate is not None else [])
         return head + list(self._variables)
 
     def _var_index(self, variable):
@@ -300,7 +324,7 @@ class Optimizer:
             ValueError: if every gradient is None.
         """
         self._apply(list(grads_and_vars), aggregate=experimental_aggregate_gradients)
-        return self.iterations
+        return self._iterations
 
     def _apply(self, pairs, aggregate):
         pairs_kept = [(g, v) for g, v in pairs if g is not None]
@@ -316,22 +340,68 @@ class Optimizer:
             grads = current_strategy().aggregate_gradients(grads)
         for v in variables:
             self._var_index(v)
-        grads = self._clip_gradients(grads)
-        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
-        lr = self.learning_rate
-        whole, singles = self._flat_partition(grads, variables)
-        self._apply_weight_decay(variables, lr, whole)
-        for group, group_grads in whole:
-            self._update_flat(group, group_grads, lr)
-        for g, v in singles:
-            self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_update(grads, variables)
+        else:
+            self._update(self._clip_gradients(grads), variables)
         # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
-        # the updates, in the same graph as the step
+        # the updates (on every call, accumulating or not), in the same graph as the step
         for v in variables:
             constraint = getattr(v, "constraint", None)
             if constraint is not None:
                 v.assign(constraint(v))
-        self.iterations.assign_add(constant(1, dtype=int64))
+        self._iterations.assign_add(constant(1, dtype=int64))
+
+    def _update(self, grads, variables, flat_grads=()):
+        """Weight decay and `update_step` for (already clipped) `grads`: over the flat
+        buffers where a group's gradients are all here (or joined already, in `flat_grads`:
+        [(group, its flat gradient)]), the rest one by one."""
+        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
+        lr = self.learning_rate
+        whole, singles = self._flat_partition(grads, variables)
+        whole = [(group, _flat.flat_gradient(gs)) for group, gs in whole] + list(flat_grads)
+        self._apply_weight_decay([v for _, v in singles], lr, whole)
+        for group, flat_grad in whole:
+            self._update_flat(group, flat_grad, lr)
+        for g, v in singles:
+            self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
+
+    def _accumulate_or_update(self, grads, variables):
+        """Keras 3's gradient accumulation, in the graph: every k-th call updates with the
+        mean of the last k gradients (`(g + accumulated) / k`, then clipping, weight decay
+        and `update_step`) and resets the accumulators; the other calls only add the
+        gradients to them. One `If` in the step's graph chooses."""
+        k = self.gradient_accumulation_steps
+        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
+        clipping = any(c is not None and c > 0
+                       for c in (self.clipnorm, self.clipvalue, self.global_clipnorm))
+        # without clipping (which needs each variable's own gradient) a flat group
+        # accumulates in its flat buffer: one add per group
+        whole, singles = ([], list(zip(grads, variables))) if clipping else \
+            self._flat_partition(grads, variables)
+        flat_accumulators = self._flat_state.get("_accumulated_gradients", [])
+        flat = [(group, _flat.flat_gradient(gs), flat_accumulators[self._flat_groups.index(group)])
+                for group, gs in whole]
+        single_accumulators = [self._accumulated_gradients[self._var_index(v)]
+                               for _, v in singles]
+        everything = [(g, acc) for (g, _), acc in zip(singles, single_accumulators)] + \
+            [(g, acc) for _, g, acc in flat]
+
+        def update():
+            averaged = [(g + acc) / k for (g, _), acc in zip(singles, single_accumulators)]
+            flat_averaged = [(group, (g + acc) / k) for group, g, acc in flat]
+            self._update(self._clip_gradients(averaged), [v for _, v in singles], flat_averaged)
+            for _, acc in everything:
+                acc.assign(zeros_like(acc))
+            return constant(True)
+
+        def accumulate():
+            for g, acc in everything:
+                acc.assign(g + acc)
+            return constant(False)
+
+        is_update_step = equal(floormod(self._iterations + 1, k), 0)
+        cond(is_update_step, update, accumulate)
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` with `tape` and applies them.
@@ -365,17 +435,19 @@ class Optimizer:
         return grads
 
     def _apply_weight_decay(self, variables, lr, flat_groups=()):
+        """Decoupled weight decay of `variables` and of the members of `flat_groups`
+        ([(group, gradient)]): a whole buffer at once when no member is excluded."""
         if not self.weight_decay:
             return
-        done = set()
-        for group, _ in flat_groups:   # a whole buffer at once when no member is excluded
-            if not any(getattr(v, "_exclude_from_weight_decay", False) for v in group.members):
+        variables = list(variables)
+        for group, _ in flat_groups:
+            if any(getattr(v, "_exclude_from_weight_decay", False) for v in group.members):
+                variables.extend(group.members)
+            else:
                 _decay(group.variable, self.weight_decay, lr)
-                done.update(id(v) for v in group.members)
         for v in variables:
-            if getattr(v, "_exclude_from_weight_decay", False) or id(v) in done:
-                continue
-            _decay(v, self.weight_decay, lr)
+            if not getattr(v, "_exclude_from_weight_decay", False):
+                _decay(v, self.weight_decay, lr)
 
     def exclude_from_weight_decay(self, var_list=None):
         """Marks Variables (e.g. biases) that weight decay must not touch."""
@@ -392,7 +464,7 @@ class Optimizer:
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
                 "ema_overwrite_frequency": None, "loss_scale_factor": None,
-                "gradient_accumulation_steps": None}
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
 
     @classmethod
     def from_config(cls, config):
