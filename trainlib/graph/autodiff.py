@@ -497,6 +497,83 @@ def custom_gradient(f=None):
     return functools.wraps(f)(wrapped)
 
 
+def _barrier_kernel(xp, *arrays, num_passed, **_static):
+    return tuple(arrays[:num_passed])
+
+
+def _barrier_infer(*specs, num_passed, **_static):
+    return tuple(specs[:num_passed])
+
+
+# OptimizationBarrier(values..., after...) -> values: an identity on `values` that runs after
+# `after` (its extra inputs) and is never merged, folded or simplified away. A recomputation
+# starts from its outputs, so the recomputed ops are new ops of the backward pass (common
+# subexpression elimination cannot merge them with the forward ones, which would keep the
+# forward values alive), as XLA's op of that name does for JAX's remat.
+defop("OptimizationBarrier", infer=_barrier_infer, num_outputs=None,
+      grad=lambda op, *dys: tuple(dys) + (None,) * (len(op.inputs) - len(dys)))(_barrier_kernel)
+
+
+def recompute_grad(f):
+    """Wraps `f` so that the backward pass recomputes its intermediate values instead of
+    keeping them from the forward pass (rematerialization, gradient checkpointing).
+
+    Only `f`'s inputs and outputs stay alive between the forward and the backward pass;
+    what `f` computes in between is computed again, from its inputs, when the gradient
+    reaches it. This trades one more forward pass of `f` for its activations' memory, in
+    eager code and in `tl.function` graphs alike (the memory plan of the compiled step
+    shows the drop). The gradients are those of `f` itself. `f` should be deterministic:
+    random ops inside it draw again when recomputed.
+
+    Args:
+        f: a function of tensors (and keyword arguments that are not tensors) returning a
+            tensor or a nested structure of tensors. It may read trainable Variables.
+
+    Returns:
+        A function with `f`'s signature and results.
+
+    Example:
+        >>> block = tl.recompute_grad(lambda x: tl.tanh(tl.tanh(x) * 2.0))
+        >>> x = tl.constant([0.5, 1.0])
+        >>> with tl.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = tl.reduce_sum(block(x))
+        >>> tape.gradient(y, x).shape
+        TensorShape([2])
+    """
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        def forward(*inputs):
+            result = f(*inputs, **kwargs)
+
+            def grad_fn(*dys, variables=None):
+                Variable = _variable_class()
+                tensors = [i for i, a in enumerate(inputs) if is_tensor(a)]
+                differentiated = [i for i, a in enumerate(inputs)
+                                  if is_tensor(a) or isinstance(a, Variable)]
+                fresh = list(inputs)
+                if tensors:
+                    passed = apply("OptimizationBarrier", *[inputs[i] for i in tensors], *dys,
+                                   num_passed=len(tensors))
+                    passed = list(passed) if isinstance(passed, tuple) else [passed]
+                    for i, t in zip(tensors, passed):
+                        fresh[i] = t
+                with GradientTape() as tape:
+                    for i in differentiated:
+                        tape.watch(fresh[i])
+                    again = f(*fresh, **kwargs)
+                sources = [fresh[i] for i in differentiated] + list(variables or [])
+                grads = tape.gradient(flatten(again), sources, output_gradients=list(dys))
+                n = len(differentiated)
+                return (grads[:n], grads[n:]) if variables else grads[:n]
+            return result, grad_fn
+        return custom_gradient(forward)(*args)
+
+    return wrapped
+
+
 def _is_value(a):
     """Numbers, lists and arrays: arguments that convert to tensors (others pass through)."""
     return isinstance(a, (int, float, list)) or hasattr(a, "__array__")

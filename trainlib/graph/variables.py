@@ -84,6 +84,7 @@ class Variable(LockOwner):
         self._array = array
         self._owned = False  # the array may be the caller's: writes replace it until we own one
         self._pinned = None  # the storage group whose buffer holds the array for good (pin_storage)
+        self._pinned_span = None  # (start, stop) of the array in that buffer (None: unknown)
         self._lock = fork_safe_lock(self)  # the state ops' kernels write under it (threads)
         self._dtype = _dt.from_numpy(array.dtype)
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
@@ -199,7 +200,7 @@ class Variable(LockOwner):
                 f"numpy={numpy_text(self.numpy())}>")
 
 
-def pin_storage(variable, view, group):
+def pin_storage(variable, view, group, span=None):
     """Makes `view` the Variable's array for good: its value is copied in, every later write
     goes into it in place, and every read hands out a copy.
 
@@ -223,6 +224,7 @@ def pin_storage(variable, view, group):
         variable._array = view
         variable._owned = True
         variable._pinned = group
+        variable._pinned_span = None if span is None else (int(span[0]), int(span[1]))
 
 
 def storage_group(variable):

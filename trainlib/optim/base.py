@@ -326,7 +326,12 @@ class Optimizer:
         self._apply(list(grads_and_vars), aggregate=experimental_aggregate_gradients)
         return self._iterations
 
-    def _apply(self, pairs, aggregate):
+    def _count_step(self):
+        """`iterations += 1`: the end of a step whose variables were applied in parts
+        (`_apply(..., count=False)`, as `compile(remat=...)` does segment by segment)."""
+        self._iterations.assign_add(constant(1, dtype=int64))
+
+    def _apply(self, pairs, aggregate, count=True):
         pairs_kept = [(g, v) for g, v in pairs if g is not None]
         if not pairs_kept:
             names = [v.name for _, v in pairs]
@@ -350,7 +355,8 @@ class Optimizer:
             constraint = getattr(v, "constraint", None)
             if constraint is not None:
                 v.assign(constraint(v))
-        self._iterations.assign_add(constant(1, dtype=int64))
+        if count:
+            self._count_step()
 
     def _update(self, grads, variables, flat_grads=()):
         """Weight decay and `update_step` for (already clipped) `grads`: over the flat

@@ -44,9 +44,9 @@ class FlatGroup:
         buffer = xp.empty((start,), dtype=first.dtype)
         with eager_scope():  # created outside any trace: the buffer is state, not a graph value
             self.variable = Variable(buffer, trainable=False, name=name)
-        pin_storage(self.variable, buffer, self)
+        pin_storage(self.variable, buffer, self, (0, start))
         for v, (a, b) in zip(self.members, self.offsets):
-            pin_storage(v, buffer[a:b].reshape(v._array.shape), self)
+            pin_storage(v, buffer[a:b].reshape(v._array.shape), self, (a, b))
 
     @property
     def size(self):

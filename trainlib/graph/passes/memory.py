@@ -144,18 +144,21 @@ class MemoryPlan:
                     self.escaping_reads.update(id(op) for op in handle_ops
                                                if op.opdef.variable_access == "read")
                 continue
-            earlier = []  # values that may alias the array, one group per earlier read/write
+            # values that may alias the array: (span, aliases) per earlier read/write; two
+            # Variables of one storage overlap where their spans in its buffer do
+            earlier = []
             for op in handle_ops:
                 out = op.outputs[0]
                 reads = op.opdef.variable_access == "read"
                 used = id(out) in outputs or consumers.get(id(out))
+                span = _span(op.inputs[0])
                 if not reads and not used and all(
                         self.last_use.get(id(a), -1) < position[id(op)] and id(a) not in outputs
-                        for group in earlier for a in group):
+                        for other, group in earlier if _overlap(span, other) for a in group):
                     self.in_place.add(id(op))
                 if used or reads:
                     group = list(aliases(out))
-                    earlier.append(group)
+                    earlier.append((span, group))
                     if reads and any(
                             id(a) in outputs or any(c.opdef.variable_access == "assign" and
                                                     c.inputs[1] is a
@@ -164,6 +167,16 @@ class MemoryPlan:
                         # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
+
+
+def _span(handle):
+    """(start, stop) of the handle's Variable in its storage's buffer; None: all of it."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    return getattr(variable, "_pinned_span", None)
+
+
+def _overlap(a, b):
+    return a is None or b is None or (a[0] < b[1] and b[0] < a[1])
 
 
 def _storage_key(handle):
