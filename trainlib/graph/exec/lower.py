@@ -169,6 +169,18 @@ class GraphLowering:
             return self.lower_const(op, env)
         if opdef.control is not None:
             return _CONTROL[opdef.control](self, op, env, indent)
+        if self.plan is not None:
+            for concat in self.plan.allocate.get(id(op), ()):   # a joined concatenation's buffer
+                out = concat.outputs[0]
+                name = self.define(concat, env)
+                dtype = self.attr("dtype", out.dtype.np)
+                self.emit(indent, f"{name} = xp.empty({out.shape.num_elements()}, {dtype})", concat)
+            if id(op) in self.plan.joined:
+                return self.lower_joined_concat(op, env, indent)
+            if id(op) in self.plan.skipped:   # a Reshape into a joined buffer: nothing to do
+                name = env[id(op.inputs[0])]
+                env[id(op.outputs[0])] = self.plan.names[id(op.outputs[0])] = name
+                return None
         call = direct_call(op)
         if call is not None:
             return self.lower_direct(op, env, indent, call)
@@ -212,9 +224,24 @@ class GraphLowering:
         plan = self.plan
         if plan is not None and id(op) in plan.out_buffer:
             args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
+        elif plan is not None and id(op) in plan.out_view:   # a slice of a joined buffer
+            concat, start, stop, shape, _ = plan.out_view[id(op)]
+            args.append(f"out={plan.names[id(concat.outputs[0])]}[{start}:{stop}]"
+                        f".reshape({shape})")
         fn = self.xp_function(ufunc)
         name = self.define(op, env)
         self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
+        self.free(op, indent)
+
+    def lower_joined_concat(self, op, env, indent):
+        """A ConcatV2 whose buffer the plan allocated earlier: most pieces are in it
+        already (their producers wrote there); the others are copied in now."""
+        name = self.plan.names[id(op.outputs[0])]
+        env[id(op.outputs[0])] = name
+        for piece, start, stop in self.plan.joined[id(op)]:
+            self.emit(indent, f"{name}[{start}:{stop}] = {env[id(piece)]}.reshape(-1)", op)
+        if not self.plan.joined[id(op)]:
+            self.emit(indent, f"# {name}: joined in place", op)
         self.free(op, indent)
 
     def lower_inline(self, op, env, indent):

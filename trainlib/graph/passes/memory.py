@@ -69,6 +69,13 @@ class MemoryPlan:
         self.ops = ops
         self.out_buffer = {}
         self.frees = {}
+        self._plan_joined_concats(ops, direct)
+        inside = set()   # outputs that live in a joined concatenation's buffer
+        for op in ops:
+            if id(op) in self.out_view:
+                inside.add(id(op.outputs[0]))
+                if op.outputs[0] is not self.out_view[id(op)][4]:   # through a Reshape
+                    inside.update(id(c.outputs[0]) for c in _consumers_of(ops, op.outputs[0]))
         free = {}                # (shape, dtype) -> [tensor ids]
         live, peak, peak_unplanned, reused = 0, 0, 0, 0
         sizes = {}
@@ -76,14 +83,17 @@ class MemoryPlan:
             t = op.outputs[0] if op.outputs else None
             key = (t.shape.as_tuple(), t.dtype) if t is not None and t.shape.is_fully_defined() else None
             size = nbytes(t)
-            if direct[id(op)] is not None and key in free and free[key] and t is not None \
+            live += sum(nbytes(c.outputs[0]) for c in self.allocate.get(id(op), ()))
+            if t is not None and (id(t) in inside or id(op) in self.joined):
+                size = 0   # written into (or is) a buffer counted when it was allocated
+            elif direct[id(op)] is not None and key in free and free[key] and t is not None \
                     and t.shape.rank:
                 self.out_buffer[id(op)] = free[key].pop()
                 reused += size
             else:
                 live += size
             for out in op.outputs:
-                sizes[id(out)] = nbytes(out)
+                sizes[id(out)] = 0 if id(out) in inside else nbytes(out)
             peak = max(peak, live)
             peak_unplanned += size
             dying = [x for x in op.inputs if self.last_use.get(id(x)) == i and id(x) in sizes]
@@ -102,6 +112,61 @@ class MemoryPlan:
         self.reused_bytes = reused
         self.total_intermediate_bytes = peak_unplanned
         self._plan_variable_writes(ops, direct, outputs)
+
+    def _plan_joined_concats(self, ops, direct):
+        """Concatenations into 1-D buffers (a flat optimizer's gradient) whose pieces their
+        producers write straight into the buffer: the buffer is allocated before the first
+        producer, each direct-call producer gets `out=` a slice of it (through the Reshape to
+        1-D that feeds the concatenation, when that is the piece's only use), and only the
+        other pieces are copied in at the concatenation. Fills `allocate` (id(op) -> the
+        ConcatV2 ops whose buffer is allocated before it), `out_view` (id(op) ->
+        (concat op, start, stop, shape, the piece tensor)), `joined` (id(concat op) ->
+        [(piece tensor, start, stop)] to copy) and `skipped` (the Reshapes in between, which
+        the executor leaves out)."""
+        self.allocate, self.out_view, self.joined, self.skipped = {}, {}, {}, set()
+        uses = {}
+        for op in ops:
+            for t in op.inputs:
+                uses.setdefault(id(t), []).append(op)
+        position = {id(op): i for i, op in enumerate(ops)}
+        for concat in ops:
+            out = concat.outputs[0] if concat.outputs else None
+            if concat.type != "ConcatV2" or out.shape.rank != 1 or \
+                    not out.shape.is_fully_defined() or concat.attrs.get("axis") not in (0, -1):
+                continue
+            start, written, copied = 0, [], []
+            for piece in concat.inputs:
+                if not piece.shape.is_fully_defined() or piece.dtype is not out.dtype:
+                    break
+                stop = start + piece.shape.num_elements()
+                producer, source = piece.op, piece
+                if producer.type == "Reshape" and uses.get(id(piece)) == [concat]:
+                    source = producer.inputs[0]
+                    producer = source.op
+                    only = uses.get(id(source)) == [piece.op]
+                else:
+                    only = True
+                if only and uses.get(id(piece)) == [concat] and id(producer) in position and \
+                        direct[id(producer)] is not None and len(producer.outputs) == 1 and \
+                        source.shape.is_fully_defined() and source.shape.rank and \
+                        source.dtype is out.dtype and id(producer) not in self.out_view:
+                    written.append((producer, (concat, start, stop, source.shape.as_tuple(),
+                                               source)))
+                else:
+                    copied.append((piece, start, stop))
+                start = stop
+            else:
+                if written and start == out.shape.num_elements():
+                    first = min(written, key=lambda w: position[id(w[0])])[0]
+                    self.allocate.setdefault(id(first), []).append(concat)
+                    for producer, view in written:
+                        self.out_view[id(producer)] = view
+                    self.joined[id(concat)] = copied
+                    # the Reshapes between a written piece and the concatenation: no-ops
+                    self.skipped.update(id(piece.op) for piece in concat.inputs
+                                        if piece.op.type == "Reshape" and
+                                        id(piece.op.inputs[0].op) in self.out_view and
+                                        self.out_view[id(piece.op.inputs[0].op)][0] is concat)
 
     def _plan_variable_writes(self, ops, direct, outputs):
         """Which Variable writes may update the array in place, and which reads escape.
@@ -167,6 +232,10 @@ class MemoryPlan:
                         # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
+
+
+def _consumers_of(ops, tensor):
+    return [op for op in ops if any(t is tensor for t in op.inputs)]
 
 
 def _span(handle):
