@@ -2,13 +2,16 @@
 step, batch 32: a `tl.function` train step and `Model.fit`, in interleaved rounds of one run;
 with JAX importable (run it under ~/tfref/bin/python), the same step as `jax.jit` too.
 
-Run: python bench/flat_optimizer.py [rounds]
-Prints the medians over rounds and the ratios fused / per-variable and fused / JAX.
+Run: python bench/flat_optimizer.py [rounds] [--cpu]
+Prints the medians over rounds and the ratios fused / per-variable and fused / JAX. With
+--cpu the times are this process's CPU time (time.process_time) rather than wall time: steadier
+on a loaded machine, but it counts the CPU time of every thread (JAX's and BLAS's pools too).
 """
 import os
 import statistics
 import sys
 import time
+import timeit
 
 import numpy as np
 
@@ -84,7 +87,19 @@ def jax_step(params):
     return run
 
 
-def main(rounds=5):
+def cpu_median_us(fn, repeat=5):
+    """Median CPU time (this process, all threads) of one call of `fn`, in microseconds."""
+    number, total = 1, 0.0
+    while total < 0.05:
+        number *= 2
+        total = timeit.Timer(fn, timer=time.process_time).timeit(number)
+    runs = timeit.Timer(fn, timer=time.process_time).repeat(repeat=repeat, number=number)
+    return statistics.median(runs) / number * 1e6
+
+
+def main(rounds=5, cpu=False):
+    clock = time.process_time if cpu else time.perf_counter
+    measure = cpu_median_us if cpu else median_us
     x, y, params = data()
     xb, yb = tl.constant(x[:B]), tl.constant(y[:B])
     steps = {name: function_step(params, fused)[0] for name, fused in
@@ -105,13 +120,14 @@ def main(rounds=5):
     n_fit_steps = len(x) // B
     for _ in range(rounds):
         for name, fn in runners.items():
-            results[name].append(median_us(fn, repeat=5))
+            results[name].append(measure(fn, repeat=5))
         for name, model in fits.items():
-            start = time.perf_counter()
+            start = clock()
             model.fit(x, y, batch_size=B, epochs=2, verbose=0, shuffle=False)
-            results[f"fit_{name}"].append((time.perf_counter() - start) / (2 * n_fit_steps) * 1e6)
+            results[f"fit_{name}"].append((clock() - start) / (2 * n_fit_steps) * 1e6)
     med = {k: statistics.median(v) for k, v in results.items()}
-    print(f"Dense {D}-{H}-{C} + Adam, batch {B}, medians of {rounds} interleaved rounds (us/step):")
+    print(f"Dense {D}-{H}-{C} + Adam, batch {B}, medians of {rounds} interleaved rounds "
+          f"({'CPU' if cpu else 'wall'} us/step):")
     for k, v in med.items():
         print(f"  {k:<24}{v:9.1f}")
     print(f"  tl.function fused / per-variable = "
@@ -124,4 +140,5 @@ def main(rounds=5):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    args = [a for a in sys.argv[1:] if a != "--cpu"]
+    main(int(args[0]) if args else 5, cpu="--cpu" in sys.argv)
