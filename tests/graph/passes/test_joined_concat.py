@@ -56,4 +56,7 @@ def test_fused_optimizer_step_keeps_no_second_copy_of_the_gradients():
         peaks[fused] = concrete._program.memory["peak_bytes"]
         sources[fused] = concrete.python_source
     assert "out=concat_v2[" in sources[True]
-    assert peaks[True] <= peaks[False] * 1.05, peaks
+    # the flat buffer is allocated at the first gradient, so it may hold the others' places a
+    # little earlier than the per-variable step holds them; a second copy would add them all
+    gradient_bytes = (64 * 64 * 2 + 64 * 2) * 4
+    assert peaks[True] < peaks[False] + gradient_bytes, peaks

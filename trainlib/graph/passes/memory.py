@@ -70,6 +70,10 @@ class MemoryPlan:
         self.out_buffer = {}
         self.frees = {}
         self._plan_joined_concats(ops, direct)
+        for op in ops:   # a joined buffer is fresh and nothing else aliases it: reusable too
+            t = op.outputs[0] if id(op) in self.joined else None
+            if t is not None and id(t) not in outputs and consumers_direct.get(id(t), False):
+                self.reusable.add(id(t))
         inside = set()   # outputs that live in a joined concatenation's buffer
         for op in ops:
             if id(op) in self.out_view:
@@ -77,6 +81,7 @@ class MemoryPlan:
                 if op.outputs[0] is not self.out_view[id(op)][4]:   # through a Reshape
                     inside.update(id(c.outputs[0]) for c in _consumers_of(ops, op.outputs[0]))
         free = {}                # (shape, dtype) -> [tensor ids]
+        taken = set()            # dying inputs an elementwise op writes its result into
         live, peak, peak_unplanned, reused = 0, 0, 0, 0
         sizes = {}
         for i, op in enumerate(ops):
@@ -84,8 +89,18 @@ class MemoryPlan:
             key = (t.shape.as_tuple(), t.dtype) if t is not None and t.shape.is_fully_defined() else None
             size = nbytes(t)
             live += sum(nbytes(c.outputs[0]) for c in self.allocate.get(id(op), ()))
-            if t is not None and (id(t) in inside or id(op) in self.joined):
-                size = 0   # written into (or is) a buffer counted when it was allocated
+            if t is not None and (id(t) in inside or id(op) in self.joined or
+                                  op.opdef.variable_access == "read"):
+                size = 0   # written into (or is) a buffer counted when it was allocated, or
+                #            a Variable's own array (a read is a view of it)
+            elif direct[id(op)] is not None and op.opdef.elementwise and t is not None and \
+                    t.shape.rank and \
+                    _dying_input(op, i, key, self.last_use, self.reusable) is not None:
+                # elementwise: the result may go into an input of its shape that dies here
+                x = _dying_input(op, i, key, self.last_use, self.reusable)
+                self.out_buffer[id(op)] = id(x)
+                taken.add(id(x))
+                reused += size
             elif direct[id(op)] is not None and key in free and free[key] and t is not None \
                     and t.shape.rank:
                 self.out_buffer[id(op)] = free[key].pop()
@@ -93,7 +108,8 @@ class MemoryPlan:
             else:
                 live += size
             for out in op.outputs:
-                sizes[id(out)] = 0 if id(out) in inside else nbytes(out)
+                sizes[id(out)] = 0 if id(out) in inside or op.opdef.variable_access == "read" \
+                    else nbytes(out)
             peak = max(peak, live)
             peak_unplanned += size
             dying = [x for x in op.inputs if self.last_use.get(id(x)) == i and id(x) in sizes]
@@ -102,6 +118,10 @@ class MemoryPlan:
                 if id(x) in seen:
                     continue
                 seen.add(id(x))
+                if id(x) in taken:   # its buffer lives on as the result: only the name goes
+                    taken.discard(id(x))
+                    self.frees.setdefault(id(op), []).append(x)
+                    continue
                 if id(x) in self.reusable:
                     k = (x.shape.as_tuple(), x.dtype)
                     free.setdefault(k, []).append(id(x))
@@ -232,6 +252,16 @@ class MemoryPlan:
                         # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
+
+
+def _dying_input(op, i, key, last_use, reusable):
+    """An input of `op` (the `i`-th op) whose last use is `op`, whose buffer may be reused
+    and whose (shape, dtype) is `key`, the result's: where an elementwise op may write."""
+    for x in op.inputs:
+        if last_use.get(id(x)) == i and id(x) in reusable and x.shape.is_fully_defined() and \
+                (x.shape.as_tuple(), x.dtype) == key and sum(y is x for y in op.inputs) == 1:
+            return x
+    return None
 
 
 def _consumers_of(ops, tensor):
