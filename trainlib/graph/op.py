@@ -180,12 +180,12 @@ def apply(name, *inputs, **attrs):
     graph = here["graph"]
     if graph is None:
         outputs = _run_eagerly(opdef, inputs, attrs, here["xp"])
-        if here["tapes"] and opdef.differentiable and outputs is not None:
+        if here["tapes"]:   # non-differentiable ops too: a tape notes where paths leave it
             _record(opdef, inputs, outputs, attrs)
         return outputs
     op = graph.add_op(opdef, inputs, attrs)
     outputs = op.outputs
-    if here["tapes"] and opdef.differentiable:
+    if here["tapes"]:
         for tape in here["tapes"]:
             tape._record(op)
     n = len(outputs)
@@ -195,7 +195,8 @@ def apply(name, *inputs, **attrs):
 
 
 def _record(opdef, inputs, outputs, attrs):
-    op = EagerOp(opdef, inputs, outputs if isinstance(outputs, tuple) else (outputs,), attrs)
+    outputs = () if outputs is None else outputs if isinstance(outputs, tuple) else (outputs,)
+    op = EagerOp(opdef, inputs, outputs, attrs)
     for tape in state.tapes:
         tape._record(op)
 
