@@ -1,9 +1,15 @@
 """Reverse-mode autodiff: `GradientTape`, eagerly and inside graphs alike.
 
-Owns: recording (apply hands every differentiable op to the active tapes,
-eager ops and graph Operations through the same fields), the backward driver
+Owns: recording (apply hands every op to the active tapes, eager ops and graph
+Operations through the same fields; the differentiable ones are recorded, the others
+only noted where they consume a tracked value), the backward driver
 (reverse walk, gradient aggregation, undoing broadcasting ONCE here, never in
 the per-op rules), Variables as sources (their reads are what get watched).
+Also: `recompute_grad` (rematerialization through `custom_gradient` and the
+`OptimizationBarrier` op), and the explanations of None gradients: a tape notes
+where tracked values leave it (ops with no gradient, integer results, `.numpy()`)
+and `gradient` names that place, with the op and the user's line, for each source
+that gets no gradient.
 Invariants: gradients are built from trainlib ops, so inside a trace the
 backward pass becomes part of the same graph; integer and boolean values get
 no gradient; only ops between the sources and the target are differentiated.

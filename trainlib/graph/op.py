@@ -8,8 +8,9 @@ kernel now (eager) and adding an Operation to the graph being traced (decided
 by the calling thread's state), and helpers for inference rules (broadcast
 shapes, axes, the result-size check against the device's memory).
 Invariants: every op is registered once; public op functions convert their
-arguments and call `apply`; active tapes see every differentiable op, eager or
-traced, through the same `record` call.
+arguments and call `apply`; active tapes see every op, eager or traced, through the
+same `record` call (they record the differentiable ones and note where the others
+consume a tracked value).
 """
 from . import backend as _backend
 from . import dtypes as _dt

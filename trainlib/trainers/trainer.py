@@ -10,7 +10,9 @@ where a step's total loss is formed: the compiled loss plus the model's own
 partial batch adds one trace, not one per epoch), and the loops (`fit`,
 `evaluate`, `predict`, `*_on_batch`) over an `EpochIterator` with callbacks.
 Distribution is the model's strategy object (`distribute_strategy`), called
-through its interface only (`distribute.strategy.Strategy`).
+through its interface only (`distribute.strategy.Strategy`). `compile(remat=...)`
+makes the default train step recompute a Sequential model's layers segment by
+segment and apply each segment's gradients at once (`_remat_train_step`).
 Invariants: every Variable a step touches (layer weights, optimizer slots,
 metric state) exists before the step's first trace: `_symbolic_build` builds
 the layers from a scratch trace of the model, resolves the compiled loss and

@@ -8,7 +8,11 @@ Invariants: a buffer is reused only if a direct (ufunc-like) call made it and ev
 is such a call too, so no view, Variable or graph output can alias it; elementwise calls may
 write into an input that dies at that call; matmul never overlaps its inputs. A Variable
 write is done in place only when its result is unused and every value that may alias an
-earlier read of that Variable is dead before the write and is no graph output.
+earlier read of that Variable is dead before the write and is no graph output; Variables
+pinned into one buffer (`variables.pin_storage`) are one storage, where reads and writes
+conflict when their spans overlap. A 1-D ConcatV2 may be "joined": its buffer is allocated
+before its first piece's producer, which (a direct call whose result only feeds it) writes
+`out=` its slice, and only the other pieces are copied in (a flat optimizer's gradient).
 """
 
 
