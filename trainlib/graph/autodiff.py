@@ -15,6 +15,8 @@ backward pass becomes part of the same graph; integer and boolean values get
 no gradient; only ops between the sources and the target are differentiated.
 """
 import enum
+import functools
+import warnings
 
 from . import dtypes as _dt
 from .context import state
@@ -426,7 +428,6 @@ def _cut_reason(op):
 
 
 def _warn_at_user_line(message):
-    import warnings  # noqa: PLC0415
     where = user_location() or "?:0"
     filename, _, line = where.rpartition(":")
     warnings.warn_explicit(message, UserWarning, filename or where,
@@ -654,8 +655,6 @@ def recompute_grad(f):
         >>> tape.gradient(y, x).shape
         TensorShape([2])
     """
-    import functools  # noqa: PLC0415
-
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         def forward(*inputs):

@@ -8,11 +8,16 @@ copied (`to_array`), and `numpy()` / `np.asarray` hand out read-only views; a
 SymbolicTensor is produced by exactly one Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
 this module stays below the op registry.
 """
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
 from .backend import device_of, to_numpy
 from .context import state
+from .errors import user_location
 
 
 class TensorShape:
@@ -362,8 +367,6 @@ def _converted_under_tape(tensor, how):
     for tape in list(state.tapes):
         noted = tape._note_conversion(tensor, how) or noted
     if noted and _called_from_user_code():
-        import warnings  # noqa: PLC0415
-        from .errors import user_location  # noqa: PLC0415
         where = user_location() or "?"
         filename, _, line = where.rpartition(":")
         warnings.warn_explicit(
@@ -376,8 +379,6 @@ def _converted_under_tape(tensor, how):
 def _called_from_user_code():
     """True when the frame that asked for the conversion is outside the trainlib package
     (the library's own conversions under a tape stay silent)."""
-    import os  # noqa: PLC0415
-    import sys  # noqa: PLC0415
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     numpy_dir = os.path.dirname(np.__file__)
     frame = sys._getframe(2)
