@@ -1,5 +1,6 @@
-"""A Conv1D train step and a Conv2DTranspose train step: trainlib's tl.function against
-TensorFlow's tf.function (Keras 3 layers), side by side in one run, same weights and data.
+"""Convolution layer train steps (Conv1D, Conv2DTranspose, DepthwiseConv2D, SeparableConv2D,
+Conv3D): trainlib's tl.function against TensorFlow's tf.function (Keras 3 layers), side by
+side in one run, same weights and data.
 
 Each step: forward through the layer, mean-squared error against zeros, the gradients of
 kernel and bias, and an SGD update of both. numpy's BLAS threads matter on a busy machine:
@@ -25,6 +26,11 @@ CASES = {
         (lambda L: L.Conv1D(64, 5, padding="same"), (32, 128, 32)),
     "Conv2DTranspose(16, 3, strides=2, same) on (32, 16, 16, 32)":
         (lambda L: L.Conv2DTranspose(16, 3, strides=2, padding="same"), (32, 16, 16, 32)),
+    "DepthwiseConv2D(3, same) on (32, 32, 32, 32)":
+        (lambda L: L.DepthwiseConv2D(3, padding="same"), (32, 32, 32, 32)),
+    "SeparableConv2D(64, 3, same) on (32, 32, 32, 32)":
+        (lambda L: L.SeparableConv2D(64, 3, padding="same"), (32, 32, 32, 32)),
+    "Conv3D(16, 3) on (8, 16, 16, 16, 8)": (lambda L: L.Conv3D(16, 3), (8, 16, 16, 16, 8)),
 }
 
 

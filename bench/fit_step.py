@@ -10,45 +10,17 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _models import NumpyMLP, tl_step  # noqa: E402
 from _timing import median_us  # noqa: E402
 
 import trainlib as tl  # noqa: E402
 
 B, D, H, C = 32, 64, 128, 10
-LR, B1, B2, EPS = 1e-3, 0.9, 0.999, 1e-7
+LR = 1e-3
 
 
-class NumpyAdamMLP:
-    """The same step by hand: forward, softmax cross-entropy, backward, Keras-3 Adam."""
-
-    def __init__(self, params):
-        self.p = [p.copy() for p in params]
-        self.m = [np.zeros_like(p) for p in params]
-        self.v = [np.zeros_like(p) for p in params]
-        self.t = 0
-
-    def step(self, x, y):
-        w1, b1, w2, b2 = self.p
-        z = x @ w1 + b1
-        h = np.maximum(z, 0)
-        logits = h @ w2 + b2
-        mx = logits.max(axis=1, keepdims=True)
-        e = np.exp(logits - mx)
-        s = e.sum(axis=1, keepdims=True)
-        loss = np.mean(np.log(s[:, 0]) + mx[:, 0] - logits[np.arange(len(y)), y])
-        d = e / s
-        d[np.arange(len(y)), y] -= 1
-        d /= len(y)
-        dh = d @ w2.T
-        dh *= z > 0
-        grads = [x.T @ dh, dh.sum(axis=0), h.T @ d, d.sum(axis=0)]
-        self.t += 1
-        alpha = LR * np.sqrt(1 - B2 ** self.t) / (1 - B1 ** self.t)
-        for p, g, m, v in zip(self.p, grads, self.m, self.v):
-            m += (g - m) * (1 - B1)
-            v += (g * g - v) * (1 - B2)
-            p -= m * alpha / (np.sqrt(v) + EPS)
-        return loss
+# the same step by hand: forward, softmax cross-entropy, backward, Keras-3 Adam
+NumpyAdamMLP = NumpyMLP
 
 
 def make_model(params):
@@ -69,17 +41,7 @@ def main():
 
     ref = NumpyAdamMLP(params)
     model = make_model(params)
-    optimizer = tl.optim.Adam(LR)
-    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
-    optimizer.build(model.trainable_variables)
-
-    @tl.function
-    def train_step(x, y):
-        with tl.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                      model.trainable_variables))
-        return loss
+    train_step = tl_step(model, params, "sparse_ce")
 
     txb, tyb = tl.constant(xb), tl.constant(yb)
     start = time.perf_counter()

@@ -25,7 +25,7 @@ import numpy as np
 from .file_io import LoadBudget, array_bytes, read_json, read_npz, write_file_atomically
 from .graph.context import eager_scope
 from .graph.serialization import LoadError
-from .graph.variables import Module, Variable, unwatch_children, watch_children
+from .graph.variables import Module, Variable, children_changed, unwatch_children, watch_children
 from .optim.base import Optimizer
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "latest_checkpoint"]
@@ -459,7 +459,6 @@ class Checkpoint:
                              f"{name!r}, got {type(value).__name__}: {value!r}")
         object.__setattr__(self, name, value)
         self._children[name] = value
-        from .graph.variables import children_changed  # noqa: PLC0415 -- one name, used here
         children_changed(self)
 
     @property

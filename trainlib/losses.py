@@ -16,6 +16,7 @@ from .graph.ops import math as math_ops
 from .graph.ops import nn as nn_ops
 from .graph import tensor as tensor_lib
 from . import activations
+from .naming import auto_name
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
@@ -219,7 +220,6 @@ class Loss:
                              "'sum_over_batch_size', 'sum', 'mean', 'mean_with_sample_weight', "
                              "'none'")
         if name is None:
-            from trainlib.layers.base import auto_name  # noqa: PLC0415 -- layers sit beside losses
             name = auto_name(type(self).__name__)
         self.name = name
         self.reduction = reduction

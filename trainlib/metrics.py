@@ -15,17 +15,10 @@ from .graph.ops import math as math_ops
 from .graph.context import eager_scope
 from .graph.variables import Variable
 
-from . import losses as _losses
+from . import initializers, losses as _losses
+from .naming import auto_name, to_snake_case
 
 
-def _snake(name):
-    from trainlib.layers.base import to_snake_case  # noqa: PLC0415 -- layers sit beside metrics
-    return to_snake_case(name)
-
-
-def _auto_name(class_name):
-    from trainlib.layers.base import auto_name  # noqa: PLC0415
-    return auto_name(class_name)
 
 __all__ = ["Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy",
            "CategoricalAccuracy", "SparseCategoricalAccuracy", "TopKCategoricalAccuracy",
@@ -46,13 +39,12 @@ class Metric:
 
     def __init__(self, name=None, dtype=None):
         # unnamed metrics are numbered per class name (precision, precision_1, ...), as Keras 3
-        self.name = name or _auto_name(type(self).__name__)
+        self.name = name or auto_name(type(self).__name__)
         self.dtype = dtypes.as_dtype(dtype or "float32")
         self._variables = []
 
     def add_variable(self, shape=(), initializer="zeros", dtype=None, name=None):
         """A state Variable (non-trainable, created eagerly)."""
-        from trainlib import initializers  # noqa: PLC0415
         init = initializers.get(initializer)
         dtype = dtypes.as_dtype(dtype or self.dtype)
         shape = tuple(shape)
@@ -451,7 +443,7 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         if name.lower() in ("accuracy", "acc"):
             metric = _choose_accuracy(y_true, y_pred)(name=name)
         else:
-            cls = _BY_NAME.get(name) or _CLASSES.get(name) or _BY_NAME.get(_snake(name))
+            cls = _BY_NAME.get(name) or _CLASSES.get(name) or _BY_NAME.get(to_snake_case(name))
             if cls is None:
                 raise ValueError(f"Unknown metric {name!r}; expected 'accuracy' or one of "
                                  f"{sorted(_BY_NAME)}")
@@ -460,7 +452,7 @@ def get(identifier, y_true=None, y_pred=None, loss=None):
         return metric
     if callable(identifier):
         return MeanMetricWrapper(identifier,
-                                 name=_snake(getattr(identifier, "__name__", "metric")))
+                                 name=to_snake_case(getattr(identifier, "__name__", "metric")))
     raise TypeError(f"Could not interpret metric {identifier!r}")
 
 

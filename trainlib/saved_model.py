@@ -38,7 +38,8 @@ import numpy as np
 
 from .file_io import (TEMP_PREFIX, LoadBudget, array_bytes, open_regular, read_json, read_npz,
                       remove_stale, update_directory)
-from .graph import dtypes as _dt
+from .graph import dtypes as _dt, nest
+from .graph.backend import to_numpy
 from .graph.context import eager_scope, state
 from .graph.exec.interpret import Interpreter
 from .graph.exec.program import CompiledFunction
@@ -349,7 +350,6 @@ def _write(export_dir, functions, concretes, signatures, variables):
             "arg_structure": _encode_structure(list(c._arg_structure), c.name, "argument")["list"],
             "output_structure": _encode_structure(c._output_structure, c.name, "output"),
         })
-    from .graph.backend import to_numpy  # noqa: PLC0415
     var_entries = []
     for i, v in enumerate(var_list):
         key = f"variable_{i}"
@@ -991,22 +991,25 @@ class LoadedModel(Module):
 
 def _match(structure, value, feeds, convert):
     """Walks `value` along the saved `structure`, appending tensor feeds; False on a mismatch."""
-    if isinstance(structure, TensorSpec):
-        t = _as_tensor(value, structure, convert)
-        if t is None:
-            return False
-        feeds.append(t)
-        return True
-    if isinstance(structure, (list, tuple)):
-        if not isinstance(value, (list, tuple)) or len(value) != len(structure):
-            return False
-        return all(_match(s, v, feeds, convert) for s, v in zip(structure, value))
-    if isinstance(structure, dict):
-        if not isinstance(value, dict) or set(value) != set(structure):
-            return False
-        return all(_match(structure[k], value[k], feeds, convert) for k in sorted(structure))
-    return type(value) is type(structure) and (value == structure or value != value and
-                                               structure != structure)
+    matched = [True]
+
+    def leaf(spec, v):
+        if not matched[0]:
+            return
+        if isinstance(spec, TensorSpec):
+            t = _as_tensor(v, spec, convert)
+            if t is None:
+                matched[0] = False
+            else:
+                feeds.append(t)
+        elif not (type(v) is type(spec) and (v == spec or v != v and spec != spec)):
+            matched[0] = False
+
+    def mismatch(spec, v):
+        matched[0] = False
+
+    nest.map_structure_up_to(structure, leaf, value, on_mismatch=mismatch)
+    return matched[0]
 
 
 def _as_tensor(value, spec, convert=True):

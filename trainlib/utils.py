@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
+from .graph.ops import random as tl_random
 from .data import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory"]
@@ -129,7 +130,6 @@ def set_random_seed(seed):
     `keras.utils.set_random_seed` does, so a whole script is reproducible."""
     import random  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
-    from .graph.ops import random as tl_random  # noqa: PLC0415
     random.seed(seed)
     np.random.seed(seed)
     tl_random.set_seed(seed)

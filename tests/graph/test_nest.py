@@ -116,3 +116,38 @@ def test_composites_contribute_their_components():
     assert nest.is_composite(s[2]) and not nest.is_composite(s[3])
     with pytest.raises(TypeError, match="dataclass"):
         nest.register_dataclass(Pair)
+
+
+def test_fold_walks_sorted_and_hands_dicts_in_their_own_order():
+    seen = []
+    text = nest.fold({"b": [1, (2,)], "a": 3},
+                     lambda v: seen.append(v) or str(v),
+                     lambda c, ch: "{" + ",".join(f"{k}:{v}" for k, v in ch.items()) + "}"
+                     if isinstance(ch, dict) else type(c).__name__ + "(" + ",".join(ch) + ")")
+    assert seen == [3, 1, 2]  # sorted keys, as flatten
+    assert text == "{b:list(1,tuple(2)),a:3}"
+
+
+def test_structure_of_tells_container_types_and_keys_apart():
+    assert nest.structure_of({"a": 1, "b": [2]}) == nest.structure_of({"b": [5], "a": 7})
+    assert nest.structure_of([1, 2]) != nest.structure_of((1, 2))
+    assert nest.structure_of(Point(1, 2)) != nest.structure_of((1, 2))
+    assert nest.structure_of({"a": 1}) != nest.structure_of({"b": 1})
+    none_aware = lambda v: v is not None  # noqa: E731
+    assert nest.structure_of((1, None), none_aware) != nest.structure_of((1, 2), none_aware)
+    hash(nest.structure_of({"a": [1, (2, 3)]}))
+
+
+def test_map_structure_up_to_visits_dict_keys_sorted():
+    order = []
+    out = nest.map_structure_up_to({"b": 0, "a": 0}, lambda s, v: order.append(v) or v,
+                                   {"b": "B", "a": "A"})
+    assert order == ["A", "B"] and list(out) == ["b", "a"]
+
+
+def test_keep_composites_walks_containers_only():
+    ta = Pair(1, 2)  # a composite: flatten walks into it, KEEP_COMPOSITES keeps it whole
+    assert nest.flatten([ta, {"b": 3, "a": (4,)}]) == [1, 2, 4, 3]
+    assert nest.flatten([ta, {"b": 3, "a": (4,)}], nest.KEEP_COMPOSITES) == [ta, 4, 3]
+    assert nest.pack_as([ta, {"b": 3, "a": (4,)}], ["x", "y", "z"], nest.KEEP_COMPOSITES) == \
+        ["x", {"b": "z", "a": ("y",)}]

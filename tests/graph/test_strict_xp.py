@@ -259,6 +259,24 @@ def test_fused_elementwise_on_strict_xp(shape):
         np.testing.assert_allclose(out.get(), want, rtol=1e-6, atol=1e-7)
 
 
+def test_fused_reduction_on_strict_xp():
+    """A reduction ending a fused region (FusedReduction) compiled for strict_xp."""
+    def loss(x, y):
+        return tl.reduce_mean(tl.square(x - y), axis=-1)
+
+    x = np.random.default_rng(1).uniform(-3, 3, (4, 9)).astype(np.float32)
+    y = np.random.default_rng(2).uniform(-3, 3, (4, 9)).astype(np.float32)
+    want = loss(tl.constant(x), tl.constant(y)).numpy()
+    with strict():
+        graph = tl.function(loss).get_concrete_function(tl.constant(x), tl.constant(y)).graph
+        graph = fuse(graph, jit_compile=True)
+        assert "FusedReduction" in [op.type for op in graph.get_operations()]
+        out, = compile_graph(graph, strict_xp).fn(strict_xp.asarray(x), strict_xp.asarray(y))
+        assert type(out) is strict_xp.ndarray
+        EXERCISED.update(op.type for op in graph.get_operations())
+    np.testing.assert_allclose(out.get(), want, rtol=1e-6)
+
+
 def test_gradient_driver_ops_on_strict_xp():
     """SumToShapeOf / BroadcastToShapeOf: gradients of broadcasting with unknown dims."""
     with strict():

@@ -36,6 +36,15 @@ CASES = {
                          (2, 5, 6, 3), (3, 3, 3, 2)),
     "depthwise_conv2d_dilated": (lambda lib, x, f: lib.nn.depthwise_conv2d(
         x, f, [1, 1, 1, 1], "VALID", dilations=[2, 2]), (1, 6, 6, 2), (2, 2, 2, 1)),
+    # one input channel (im2col gathered offset by offset), 1x1 and tiling windows (stride =
+    # kernel: the input gradient is one strided copy)
+    "conv2d_one_channel": (lambda lib, x, f: lib.nn.conv2d(x, f, 1, "VALID"), (3, 7, 6, 1),
+                           (3, 3, 1, 4)),
+    "conv2d_1x1": (lambda lib, x, f: lib.nn.conv2d(x, f, 1, "SAME"), (2, 4, 5, 3), (1, 1, 3, 2)),
+    "conv2d_tiling": (lambda lib, x, f: lib.nn.conv2d(x, f, 2, "VALID"), (2, 7, 6, 3),
+                      (2, 2, 3, 4)),
+    "conv2d_transpose_tiling": (lambda lib, x, f: lib.nn.conv2d_transpose(
+        x, f, [2, 8, 6, 3], 2, "VALID"), (2, 4, 3, 2), (2, 2, 3, 2)),
 }
 
 
@@ -74,5 +83,24 @@ def test_pool3d(pool, padding):
             tape.watch(xt)
             y = getattr(lib.nn, pool)(xt, [1, 2, 3, 2, 1], [1, 2, 1, 2, 1], padding)
             loss = lib.reduce_sum(y * y)
+        return y, tape.gradient(loss, xt)
+    check(run, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+@pytest.mark.parametrize("ksize,strides,padding", [(2, 2, "VALID"), (2, 2, "SAME"),
+                                                   (3, 2, "SAME"), (3, 1, "VALID")])
+def test_pool2d_gradients_with_ties(pool, ksize, strides, padding):
+    """Rectified small integers tie in most windows: TensorFlow routes a max-pooling gradient
+    to the first maximum of each window; tiling (stride = ksize) and overlapping windows."""
+    x = np.maximum(RNG.integers(-2, 3, size=(2, 7, 6, 3)), 0).astype(np.float32)
+    w = _a(2, 7, 6, 3)
+
+    def run(lib):
+        xt = lib.constant(x)
+        with lib.GradientTape() as tape:
+            tape.watch(xt)
+            y = getattr(lib.nn, pool)(xt, ksize, strides, padding)
+            loss = lib.reduce_sum(y * w[:, :y.shape[1], :y.shape[2]])
         return y, tape.gradient(loss, xt)
     check(run, rtol=1e-5, atol=1e-5)

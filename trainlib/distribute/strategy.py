@@ -24,6 +24,7 @@ import weakref
 
 import numpy as np  # host-side batch slicing and seeds only
 
+from .. import callbacks as callbacks_module
 from ..graph.nest import flatten, pack_as
 from ..graph.context import eager_scope
 from ..graph.op import convert_to_tensor
@@ -372,7 +373,6 @@ class MPIStrategy(Strategy):
         """Rank 0 keeps everything; the others neither print nor write files."""
         if self.is_chief:
             return callbacks, verbose
-        from .. import callbacks as callbacks_module  # noqa: PLC0415 -- keras level above graph
         writers = (callbacks_module.ModelCheckpoint, callbacks_module.CSVLogger,
                    callbacks_module.ProgbarLogger)
         return [c for c in (callbacks or []) if not isinstance(c, writers)], 0
@@ -406,7 +406,9 @@ class ShardedBatches:
         return self._shard(self.source.first_batch())
 
     def _global_batches(self):
-        from ..models import data_adapter  # noqa: PLC0415 -- keras level above graph
+        # trainlib.models's __init__ imports Model, the Trainer and the optimizers, which import
+        # this module: the adapters are reached at call time
+        from ..models import data_adapter  # noqa: PLC0415
         source = self.source
         if isinstance(source, data_adapter.ArrayBatches) and source.shuffle:
             yield from self._shuffled(source)

@@ -3,7 +3,4 @@
 Knows nothing of layers or models. Importing it registers every op.
 """
 from . import ops  # noqa: F401 -- registers every OpDef
-from . import variables as _variables
 from . import visualize  # noqa: F401 -- installs Graph.to_dot
-
-_variables._install_operators()

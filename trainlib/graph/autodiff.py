@@ -20,21 +20,17 @@ import warnings
 
 from . import dtypes as _dt
 from .context import state
-from .errors import user_location
-from .nest import flatten, pack_as  # noqa: F401 -- re-exported for older imports
-from .op import apply, defop
+from .errors import UnimplementedError, user_location
+from .nest import flatten, pack_as
+from .op import apply, convert_to_tensor, defop
 from .tensor import Tensor, is_tensor
-
-
-def _variable_class():
-    from .variables import Variable  # noqa: PLC0415 -- variables sit above the tape
-    return Variable
+from .variables import Variable
 
 
 def variable_of_handle(handle):
     """The Variable behind a resource handle (eager: its value; traced: the capture's Variable)."""
     value = handle._value if isinstance(handle, Tensor) else handle.op.attrs.get("_variable")
-    return value if isinstance(value, _variable_class()) else None  # not an iterator's object
+    return value if isinstance(value, Variable) else None  # not an iterator's object
 
 
 # ops whose resource inputs are Variables read inside them (their gradients reach the Variables)
@@ -126,7 +122,7 @@ class GradientTape:
     def watch(self, tensor):
         """Watches tensors or Variables (nested structures allowed)."""
         for t in flatten(tensor):
-            if isinstance(t, _variable_class()):
+            if isinstance(t, Variable):
                 self._watched_vars[id(t)] = t
             elif is_tensor(t):
                 if _differentiable_dtype(t.dtype):
@@ -251,7 +247,6 @@ class GradientTape:
         targets = flatten(target)
         seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
         source_leaves = flatten(sources)
-        Variable = _variable_class()
         # a Variable target is its own value: d(v)/d(v) is its seed (ones), as TensorFlow
         var_seeds = {}
         for t, seed in zip(targets, seeds):
@@ -291,7 +286,6 @@ class GradientTape:
     def _explain_none(self, source, index, targets):
         """Why `source` (number `index` of the sources) got no gradient from `targets`: the
         message of the warning (or, with unconnected_gradients="explain", the error)."""
-        Variable = _variable_class()
         if isinstance(source, Variable):
             name = f"Variable '{source.name}'"
             starts = {rid for rid, v in self._reads.items() if v is source}
@@ -333,7 +327,7 @@ class GradientTape:
 
         Returns tensors of shape target.shape + source.shape.
         """
-        from .ops import array as _array  # noqa: PLC0415
+        from .ops import array as _array  # noqa: PLC0415 -- ops (control_flow) import this module
         target = apply("Identity", target) if not is_tensor(target) else target
         n = target.shape.num_elements()
         if n is None:
@@ -444,7 +438,7 @@ def backprop(ops, targets, seeds):
     The op rules return gradients of the broadcast shape; they are summed to
     each input's shape here, and contributions to one tensor are added up.
     """
-    from .ops.array import ones_like, zeros_like  # noqa: PLC0415
+    from .ops.array import ones_like, zeros_like  # noqa: PLC0415 -- ops import this module
     grads = {}
     for t, seed in zip(targets, seeds):
         if not is_tensor(t) or not _differentiable_dtype(t.dtype):
@@ -462,7 +456,6 @@ def backprop(ops, targets, seeds):
                    (zeros_like(o) if _differentiable_dtype(o.dtype) else None) for o in outs]
         rule = op.opdef.grad
         if rule is None:
-            from .errors import UnimplementedError  # noqa: PLC0415
             raise UnimplementedError(f"No gradient is defined for op {op.opdef.name}; wrap the "
                                      "computation in tl.stop_gradient or define a tl.custom_gradient.",
                                      op=op.opdef.name)
@@ -478,7 +471,6 @@ def backprop(ops, targets, seeds):
 
 
 def _as_grad(seed, like):
-    from .op import convert_to_tensor  # noqa: PLC0415
     return convert_to_tensor(seed, dtype=like.dtype)
 
 
@@ -487,8 +479,8 @@ def _unbroadcast(g, x):
     if gs == xs and xs.is_fully_defined():
         return g
     if gs.is_fully_defined() and xs.is_fully_defined():
-        from .ops import array as _array, math as _math  # noqa: PLC0415
-        axes = _math._reduce_axes_to(tuple(gs), tuple(xs))
+        from .ops import array as _array, math as _math  # noqa: PLC0415 -- ops import this module
+        axes = _array._reduce_axes_to(tuple(gs), tuple(xs))
         if axes:
             g = _math.reduce_sum(g, axis=list(axes))
         return _array.reshape(g, list(xs)) if tuple(g.shape) != tuple(xs) else g
@@ -543,8 +535,6 @@ def custom_gradient(f=None):
     name = getattr(f, "__name__", "f")
 
     def wrapped(*args, **kwargs):
-        from .op import convert_to_tensor  # noqa: PLC0415
-        Variable = _variable_class()
         args = tuple(convert_to_tensor(a) if not is_tensor(a) and not isinstance(a, Variable)
                      and _is_value(a) else a for a in args)
         watcher = GradientTape(watch_accessed_variables=True)
@@ -661,7 +651,6 @@ def recompute_grad(f):
             result = f(*inputs, **kwargs)
 
             def grad_fn(*dys, variables=None):
-                Variable = _variable_class()
                 tensors = [i for i, a in enumerate(inputs) if is_tensor(a)]
                 differentiated = [i for i, a in enumerate(inputs)
                                   if is_tensor(a) or isinstance(a, Variable)]

@@ -13,6 +13,8 @@ import os
 
 import numpy
 
+from . import context
+
 CPU, GPU = "cpu", "gpu"
 _modules = {CPU: numpy}     # device -> array module; GPU appears once CuPy loads
 _cupy_failure = None        # why CuPy could not load: asked once per process
@@ -170,16 +172,6 @@ def first_input_elsewhere(values, device):
     return None
 
 
-def _context():
-    from . import context  # noqa: PLC0415 -- context imports nothing from trainlib
-    return context
-
-
-def _process():
-    from .context import process  # noqa: PLC0415 -- context imports nothing from trainlib
-    return process
-
-
 _hidden = set()   # device types hidden by tl.config.set_visible_devices
 
 
@@ -190,12 +182,12 @@ def _gpu_visible():
 def set_soft_device_placement(enabled):
     """Where a `tl.device` block asks for a GPU that is missing (or hidden), run its work on
     the CPU (True, TensorFlow's default), or raise RuntimeError (False)."""
-    _process().soft_device_placement = bool(enabled)
+    context.process.soft_device_placement = bool(enabled)
 
 
 def get_soft_device_placement():
     """Whether soft device placement is on (see `set_soft_device_placement`)."""
-    return _process().soft_device_placement
+    return context.process.soft_device_placement
 
 
 def set_hidden_devices(kinds):
@@ -210,7 +202,7 @@ def hidden_devices():
 
 
 def _state():
-    return _context().state
+    return context.state
 
 
 def set_default_device(name):
@@ -225,7 +217,7 @@ def set_default_device(name):
     """
     name = canonical_device(name)
     xp = array_module(name)
-    _context().set_default_device(name, xp)  # for this thread and threads started later
+    context.set_default_device(name, xp)  # for this thread and threads started later
 
 
 def get_default_device():
@@ -281,7 +273,7 @@ class device:  # noqa: N801 -- TensorFlow's name for the context manager
             return self
         name = self.name
         if name == GPU and (not _gpu_visible() or (self.index or 0) > 0) and \
-                _process().soft_device_placement:
+                context.process.soft_device_placement:
             name = CPU   # soft placement: where the GPU asked for is missing, the CPU runs it
         elif name == GPU and GPU in _hidden:
             raise RuntimeError(f"device {self.requested!r} was asked for, but the GPU is hidden "

@@ -15,6 +15,7 @@ itself a call, so gradients of any order work.
 """
 from . import dtypes as _dt
 from .autodiff import GradientTape, NONE_FOR_MISSING_GRADIENTS, READS_VARIABLES_INSIDE, variable_of_handle
+from .errors import UnimplementedError
 from .exec.program import compile_graph
 from .context import graph_scope, state
 from .ir import copy_graph
@@ -253,7 +254,6 @@ def _call_infer(*specs, f, **_static):
 def _call_grad(op, *dys):
     pair = op.attrs["f"]._forward_of
     if pair is None:
-        from .errors import UnimplementedError  # noqa: PLC0415
         raise UnimplementedError(f"{op.type} of {op.attrs['f'].name} ran without its forward "
                                  "function (no tape was active), so it saved nothing to "
                                  "differentiate", op=op.type)

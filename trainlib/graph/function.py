@@ -44,23 +44,36 @@ _COUNTS = _Counts()
 _COUNTS._lock = fork_safe_lock(_COUNTS)
 
 
-def _type_text(value):
-    """The guide's pretty-printed type of one argument."""
+def _leaf_type_text(value):
     if isinstance(value, TensorSpec):
         return repr(value)
     if isinstance(value, (Tensor, SymbolicTensor)):
         return repr(TensorSpec(value.shape, value.dtype))
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"Literal[{value!r}]"
-    if isinstance(value, list):
-        return "List[" + ", ".join(_type_text(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        return "Tuple[" + ", ".join(_type_text(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "Dict[" + ", ".join(f"[{k!r}, {_type_text(v)}]" for k, v in value.items()) + "]"
     if isinstance(value, Variable):
         return f"{value!r}"
     return type(value).__name__
+
+
+def _container_type_text(container, children):
+    if isinstance(children, dict):
+        return "Dict[" + ", ".join(f"[{k!r}, {v}]" for k, v in children.items()) + "]"
+    return ("List[" if isinstance(container, list) else "Tuple[") + ", ".join(children) + "]"
+
+
+def _type_text(value, leaf=_leaf_type_text):
+    """The guide's pretty-printed type of one argument (`leaf` renders its leaves)."""
+    return nest.fold(value, leaf, _container_type_text)
+
+
+def _map_args(structure, fn, args):
+    """`args` with `fn(spec, value)` applied where `structure` (one entry per argument) has its
+    leaves; arguments that do not nest as the structure are left as they are."""
+    if len(args) != len(structure):
+        return args
+    return nest.map_structure_up_to(tuple(structure), fn, tuple(args),
+                                    on_mismatch=lambda s, value: value)
 
 
 # ------------------------------------------------------------------ Function
@@ -251,10 +264,7 @@ class Function(LockOwner):
                 except (TypeError, ValueError, OpError):
                     return value
             return value
-        if len(args) != len(self._input_signature):
-            return args
-        return nest.map_structure_up_to(tuple(self._input_signature), convert, tuple(args),
-                                        on_mismatch=lambda s, value: value)
+        return _map_args(self._input_signature, convert, args)
 
     def _signature_concrete(self, args):
         specs = self._input_signature
@@ -513,10 +523,7 @@ class ConcreteFunction(CompiledFunction):
                     raise TypeError(f"{self.name}: cannot bind {value!r} (shape {t.shape}) to {s!r}")
                 return t
             return value
-        if len(args) != len(self._arg_structure):
-            return args
-        return nest.map_structure_up_to(tuple(self._arg_structure), bind, tuple(args),
-                                        on_mismatch=lambda s, value: value)
+        return _map_args(self._arg_structure, bind, args)
 
     def _graph_function(self):
         """This trace as a GraphFunction: what a differentiable call op runs."""
@@ -624,18 +631,12 @@ def _fill_outputs(structure, tensors):
 
 
 def _output_type_text(structure, outputs):
-    if isinstance(structure, _OutputSlot):
-        t = outputs[structure.index]
-        return repr(TensorSpec(t.shape, t.dtype))
-    if structure is None:
-        return "Literal[None]"
-    if isinstance(structure, (list, tuple)):
-        name = "List" if isinstance(structure, list) else "Tuple"
-        return f"{name}[" + ", ".join(_output_type_text(s, outputs) for s in structure) + "]"
-    if isinstance(structure, dict):
-        return "Dict[" + ", ".join(f"[{k!r}, {_output_type_text(v, outputs)}]"
-                                   for k, v in structure.items()) + "]"
-    return _type_text(structure)
+    def leaf(value):
+        if isinstance(value, _OutputSlot):
+            t = outputs[value.index]
+            return repr(TensorSpec(t.shape, t.dtype))
+        return _leaf_type_text(value)
+    return _type_text(structure, leaf)
 
 
 def _output_tensor(leaf):

@@ -1,7 +1,8 @@
 """Nested structures: the one walk over lists, tuples, namedtuples, dicts and composites.
 
 Owns: `flatten` (a structure to its leaves), `pack_as` / `unflatten` (leaves back into a
-structure), `flatten_with_paths`, `map_structure`, `map_structure_up_to`, and the registry of
+structure), `flatten_with_paths`, `map_structure`, `map_structure_up_to`, `fold` (a structure
+folded bottom-up: descriptions, pretty-printed types), `structure_of`, and the registry of
 composite values (`register_composite`, `register_dataclass`).
 Invariants, as TensorFlow's nest: dicts (and dict subclasses) are walked in SORTED key order,
 whatever their insertion order, and rebuilt with their original order; namedtuples are rebuilt
@@ -78,12 +79,14 @@ def _rebuild_sequence(s, items):
 
 # tf.data's element rule: tuples and dicts nest, a list is a value (a tensor to be)
 ELEMENT = (tuple,)
+# lists, tuples and dicts nest; a composite is one leaf, kept whole (not its components)
+KEEP_COMPOSITES = (list, tuple)
 
 
 def flatten(structure, sequences=None):
     """Leaves of nested lists/tuples/dicts, in order (dicts by sorted key); a composite
     contributes its components. `sequences=ELEMENT` walks tf.data elements (lists are leaves,
-    composites too)."""
+    composites too); `sequences=KEEP_COMPOSITES` walks lists, tuples and dicts only."""
     if sequences is not None:
         return _flatten_as(structure, sequences)
     kind = type(structure)
@@ -202,9 +205,37 @@ def map_structure(fn, *structures):
     return pack_as(structures[0], [fn(*leaves) for leaves in zip(*flat)])
 
 
+def fold(structure, leaf, node):
+    """`structure` folded bottom-up: `leaf(value)` at each leaf (composites are leaves here:
+    they fold as one value), `node(container, children)` at each list, tuple or dict, where
+    `children` is the list of the folded items or, for a dict, {key: folded value} in the
+    dict's own key order (the walk itself visits keys sorted, as everywhere in this module)."""
+    if isinstance(structure, dict):
+        folded = {key: fold(structure[key], leaf, node) for key in sorted(structure)}
+        return node(structure, {key: folded[key] for key in structure})
+    if isinstance(structure, (list, tuple)):
+        return node(structure, [fold(item, leaf, node) for item in structure])
+    return leaf(structure)
+
+
+def _describe_node(container, children):
+    if isinstance(children, dict):
+        return ("dict", tuple(sorted(children)), tuple(children[k] for k in sorted(children)))
+    return (type(container).__name__, tuple(children))
+
+
+def structure_of(structure, leaf=lambda value: "leaf"):
+    """A hashable description of how `structure` nests, equal for two structures exactly when
+    they nest alike with the same container types (list, tuple, each namedtuple type, dict
+    keys): (type name, children) for sequences, ("dict", sorted keys, children) for dicts,
+    `leaf(value)` for each leaf (composites included, not walked)."""
+    return fold(structure, leaf, _describe_node)
+
+
 def map_structure_up_to(shallow, fn, structure, on_mismatch=None):
     """Walks `shallow` and `structure` together down to `shallow`'s leaves, calling
-    `fn(shallow_leaf, sub_structure)` there; the result has `structure`'s containers.
+    `fn(shallow_leaf, sub_structure)` there (dicts in sorted key order, as `flatten`); the result
+    has `structure`'s containers.
     Where `structure` does not nest as `shallow` (another kind, length or key set),
     `on_mismatch(shallow_part, structure_part)` gives the value (default: ValueError)."""
     def walk(s, v):
@@ -213,7 +244,8 @@ def map_structure_up_to(shallow, fn, structure, on_mismatch=None):
                 return _rebuild_sequence(v, [walk(x, y) for x, y in zip(s, v)])
         elif isinstance(s, dict):
             if isinstance(v, dict) and s.keys() == v.keys():
-                return {k: walk(s[k], v[k]) for k in v}
+                walked = {k: walk(s[k], v[k]) for k in sorted(v)}
+                return {k: walked[k] for k in v}
         else:
             return fn(s, v)
         if on_mismatch is None:

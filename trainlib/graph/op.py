@@ -15,7 +15,8 @@ consume a tracked value).
 from . import backend as _backend
 from . import dtypes as _dt
 from .context import state
-from .errors import InvalidArgumentError, OpError, ResourceExhaustedError, op_error, user_location
+from .errors import (InvalidArgumentError, NotFoundError, OpError, ResourceExhaustedError, op_error,
+                     user_location)
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
 
 REGISTRY = {}
@@ -61,6 +62,9 @@ class OpDef:
             out's dtype); defaults to `ufunc`.
         c_expr: a C expression over `{0}, {1}...` and `{T}` (the result's C type) for a
             fused CuPy kernel.
+        native: a Python expression over scalars `{0}, {1}...` and `{T}` (the result's
+            numpy type, `np.float32`) for a fused numba kernel (`graph/exec/native.py`;
+            `nm.` names `native_math`), or `native(**attrs)` returning one (None: no form).
         infix: a word naming a binary op in generated code (`"times"`: `x_times_2`).
         host: the kernel runs on the host's numpy whatever the device (string ops, as
             TensorFlow places them on the CPU); its inputs and outputs are host arrays.
@@ -68,12 +72,13 @@ class OpDef:
 
     __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
                  "num_outputs", "ufunc", "direct", "fresh_output", "inline", "in_place",
-                 "variable_access", "subgraphs", "control", "into", "c_expr", "infix", "host")
+                 "variable_access", "subgraphs", "control", "into", "c_expr", "native", "infix",
+                 "host")
 
     def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
                  elementwise=False, num_outputs=1, *, ufunc=None, direct=None, fresh_output=False,
                  inline=None, in_place=None, variable_access=None, subgraphs=(), control=None,
-                 into=None, c_expr=None, infix=None, host=False):
+                 into=None, c_expr=None, native=None, infix=None, host=False):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -92,6 +97,7 @@ class OpDef:
         self.control = control
         self.into = into if into is not None else ufunc
         self.c_expr = c_expr
+        self.native = native
         self.infix = infix
         self.host = host
 
@@ -143,7 +149,6 @@ def get_opdef(name):
     try:
         return REGISTRY[name]
     except KeyError:
-        from .errors import NotFoundError
         raise NotFoundError(f"No op named {name!r} is registered", op=name) from None
 
 
@@ -256,7 +261,6 @@ def explain_failure(opdef, inputs, attrs, error):
     """An InvalidArgumentError for a kernel that failed: the inference rule's
     message when it finds the problem, else the kernel's own, with op and line."""
     if isinstance(error, MemoryError):
-        from .errors import ResourceExhaustedError
         return op_error(ResourceExhaustedError, opdef.name, f"out of memory: {error}")
     try:
         opdef.infer(*[TensorSpec(t.shape, t.dtype) for t in inputs], **attrs)

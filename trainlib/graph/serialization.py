@@ -23,20 +23,17 @@ import re
 import numpy as np
 
 from . import dtypes as _dt
-from .ir import Graph
+from .backend import to_numpy
+from .ir import Graph, Operation
 from .op import REGISTRY, infer_outputs
 from .tensor import TensorShape, TensorSpec
+from .tracing import FuncGraph
 
 FORMAT_VERSION = 1
 
 
 class LoadError(ValueError):
     """A saved model (or graph JSON) that cannot be loaded: names the file and what is wrong."""
-
-
-def _graph_class():
-    from .tracing import FuncGraph  # noqa: PLC0415 -- tracing imports ir; keep this module light
-    return FuncGraph
 
 
 # ------------------------------------------------------------------ specs and shapes
@@ -88,7 +85,6 @@ class _Saver:
         self.variable_index = variable_index
 
     def array(self, value):
-        from .backend import to_numpy  # noqa: PLC0415 -- device arrays come back to the host
         value = np.asarray(to_numpy(value))
         if value.dtype.kind == "O" and all(type(v) is bytes for v in value.reshape(-1)):
             return self._strings(value)
@@ -298,7 +294,7 @@ def decode_graph(data, loader, where="graph"):
     _expect_dict(data, where, ("name", "ops", "inputs", "outputs"))
     if not isinstance(data["name"], str) or not isinstance(data["ops"], list):
         raise LoadError(f"{where}: 'name' must be a string and 'ops' a list")
-    graph = _graph_class()(data["name"])
+    graph = FuncGraph(data["name"])
     by_name = {}
     for i, item in enumerate(data["ops"]):
         op_where = f"{where}.ops[{i}]"
@@ -368,7 +364,6 @@ def _decode_op(graph, item, by_name, loader, where):
                             f"inference on the saved inputs gives {s.dtype.name} {s.shape}")
     _check_subgraphs(opdef, inputs, attrs, specs, where)
     location = item.get("location")
-    from .ir import Operation  # noqa: PLC0415
     if graph.unique_name(name) != name:
         raise LoadError(f"{where}: operation name {name!r} clashes with another")
     op = Operation(graph, name, opdef, inputs, attrs, specs,

@@ -13,6 +13,7 @@ import itertools
 import weakref
 
 from . import dtypes as _dt
+from .backend import array_module, device_of, to_numpy
 from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
@@ -116,7 +117,6 @@ class Variable(LockOwner):
 
     @property
     def device(self):
-        from .backend import device_of  # noqa: PLC0415
         return device_of(self._array)
 
     def read_value(self):
@@ -133,7 +133,6 @@ class Variable(LockOwner):
 
     def numpy(self):
         """The current value as a numpy array."""
-        from .backend import to_numpy  # noqa: PLC0415
         with self._lock:  # not while another thread writes the array in place
             value = to_numpy(self._array)
             value = value.copy() if value is self._array else value  # a snapshot, as TensorFlow's
@@ -217,7 +216,6 @@ def pin_storage(variable, view, group, span=None):
         raise ValueError(f"cannot pin Variable '{variable.name}' ({variable._array.shape}, "
                          f"{variable._array.dtype}) to a view of shape {view.shape} and dtype "
                          f"{view.dtype}")
-    from .backend import array_module, device_of  # noqa: PLC0415
     with variable._lock:
         if view is not variable._array:
             array_module(device_of(view)).copyto(view, variable._array)
@@ -245,13 +243,6 @@ def _variable_to_tensor(variable, dtype):
 
 
 register_tensor_conversion(Variable, _variable_to_tensor)
-
-
-def _install_operators():
-    from .ops import operators  # noqa: PLC0415 -- operators sit above this module
-    operators.install(Variable)
-    Variable.__hash__ = lambda self: id(self)
-    Variable.__eq__ = operators._make_binary("equal")
 
 
 _child_watchers = {}   # id(object) -> (weakref to it, callback): restorations waiting for children

@@ -125,8 +125,9 @@ class _Writer:
         elif op.type == "Const":
             fill = _STYLE["const"]
             lines.append(_const_text(op))
-        elif op.type == "FusedElementwise":
-            steps = [step[0] for step in op.attrs.get("program", ())]
+        elif op.type in ("FusedElementwise", "FusedReduction"):
+            steps = [step[0] for step in op.attrs.get("program", ())] + \
+                [reduce[0] for reduce in [op.attrs.get("reduce")] if reduce]
             lines.append(" ".join(steps[:6]) + (" ..." if len(steps) > 6 else ""))
         elif any(isinstance(v, Graph) for v in op.attrs.values()):
             fill = _STYLE["control_flow"]

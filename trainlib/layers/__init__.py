@@ -2,11 +2,13 @@
 from . import activations as _activations
 from . import convolutional as _convolutional
 from . import merging as _merging
+from . import operators as _operators  # noqa: F401 -- installs KerasTensor's operators
 from . import pooling as _pooling
 from . import regularization as _regularization
 from . import reshaping as _reshaping
 from .activations import *  # noqa: F401,F403
-from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register, serialize  # noqa: F401
+from .base import InputLayer, Input, KerasTensor, Layer, deserialize, register  # noqa: F401
+from ..saving.serialization_lib import serialize_keras_object as serialize  # noqa: F401 -- keras.layers.serialize
 from .convolutional import *  # noqa: F401,F403
 from .core import Activation, Dense, Dropout, Embedding, Flatten  # noqa: F401
 from .merging import *  # noqa: F401,F403

@@ -18,10 +18,8 @@ KerasTensor never reaches an op (layers intercept it).
 import contextlib
 import functools
 import inspect
-import itertools
 import collections
 import os
-import re
 import warnings
 
 import numpy as np
@@ -30,6 +28,7 @@ from .. import constraints as constraints_module, initializers, mixed_precision,
     regularizers as regularizers_module
 from ..graph import dtypes as _dt
 from ..graph.nest import flatten, pack_as
+from ..graph import autograph
 from ..graph.context import graph_scope, state
 from ..graph.op import convert_to_tensor
 from ..graph.ops import array as _array, math as _math
@@ -38,12 +37,12 @@ from ..graph.tracing import FuncGraph
 from ..graph.variables import Module, Variable as _EngineVariable, autocast_scope, \
     current_autocast_dtype
 
+from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
 
-__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register", "serialize",
+__all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register",
            "deserialize", "dtype_policy_config", "check_unsupported"]
 
-_name_counters = collections.defaultdict(itertools.count)
 _training_stack = []          # the training flag of the enclosing layer calls
 _REGISTRY = {}                # class name -> class, for from_config / deserialize
 
@@ -71,24 +70,6 @@ def check_unsupported(layer, **options):
         if value != supported and value is not None:
             raise NotImplementedError(f"{type(layer).__name__}: {name}={value!r} is not supported "
                                       f"by trainlib (only {supported!r})")
-
-
-def unique_name(base):
-    """`base`, then `base_1`, `base_2`... for default layer names, as Keras numbers them."""
-    n = next(_name_counters[base])
-    return base if n == 0 else f"{base}_{n}"
-
-
-def to_snake_case(name):
-    """Keras 3's default-name form: "Conv2D" -> "conv2d", "MeanSquaredError" -> "mean_squared_error"."""
-    name = re.sub(r"\W+", "", name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
-
-
-def auto_name(class_name):
-    """A fresh default name for an object of class `class_name` (conv2d, conv2d_1, ...)."""
-    return unique_name(to_snake_case(class_name))
 
 
 def _user_stacklevel():
@@ -140,40 +121,8 @@ class KerasTensor:
     def __hash__(self):
         return id(self)
 
-    # operators record operations of the functional API (layers/operators.py), as Keras 3's
-    def __add__(self, other): return _operator("Add", self, other)
-    def __radd__(self, other): return _operator("Add", self, other, True)
-    def __sub__(self, other): return _operator("Subtract", self, other)
-    def __rsub__(self, other): return _operator("Subtract", self, other, True)
-    def __mul__(self, other): return _operator("Multiply", self, other)
-    def __rmul__(self, other): return _operator("Multiply", self, other, True)
-    def __truediv__(self, other): return _operator("TrueDivide", self, other)
-    def __rtruediv__(self, other): return _operator("TrueDivide", self, other, True)
-    def __floordiv__(self, other): return _operator("FloorDivide", self, other)
-    def __rfloordiv__(self, other): return _operator("FloorDivide", self, other, True)
-    def __mod__(self, other): return _operator("Mod", self, other)
-    def __rmod__(self, other): return _operator("Mod", self, other, True)
-    def __pow__(self, other): return _operator("Power", self, other)
-    def __rpow__(self, other): return _operator("Power", self, other, True)
-    def __matmul__(self, other): return _operator("Matmul", self, other)
-    def __rmatmul__(self, other): return _operator("Matmul", self, other, True)
-    def __lt__(self, other): return _operator("Less", self, other)
-    def __le__(self, other): return _operator("LessEqual", self, other)
-    def __gt__(self, other): return _operator("Greater", self, other)
-    def __ge__(self, other): return _operator("GreaterEqual", self, other)
-    def __and__(self, other): return _operator("LogicalAnd", self, other)
-    def __rand__(self, other): return _operator("LogicalAnd", self, other, True)
-    def __or__(self, other): return _operator("LogicalOr", self, other)
-    def __ror__(self, other): return _operator("LogicalOr", self, other, True)
-    def __neg__(self): return _operator("Negative", self)
-    def __abs__(self): return _operator("Absolute", self)
-    def __invert__(self): return _operator("LogicalNot", self)
-    def __getitem__(self, key): return _operator("GetItem", self, key)
-
-
-def _operator(name, x, other=None, reverse=False):
-    from .operators import symbolic_operator  # noqa: PLC0415 -- the operations subclass Layer
-    return symbolic_operator(name, x, other, reverse)
+    # Python operators (`x + y`, `x[0]`...) record operations of the functional API, as
+    # Keras 3's: layers/operators.py installs them (its operations subclass Layer)
 
 
 def _is_keras_tensor(x):
@@ -709,7 +658,6 @@ class Layer(Module):
             self._clear_losses()
         call = self.call
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
-            from ..graph import autograph  # noqa: PLC0415
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
         with name_scope(self.name, owner=self):
@@ -785,6 +733,11 @@ class Layer(Module):
         return node.outputs
 
     # -- config
+    def _obj_type(self):
+        """The kind of object the savers tell apart, as Keras 3's: "Layer", "Model",
+        "Functional" or "Sequential" (the file formats ask it: they sit below the models)."""
+        return "Layer"
+
     def get_config(self):
         """The constructor arguments, as a JSON-serializable dict (Keras 3's keys and forms)."""
         config = {"name": self.name, "trainable": self.trainable,
@@ -876,12 +829,8 @@ def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None):
 
 # ------------------------------------------------------------------ serialization
 
-def serialize(layer):
-    """A layer as Keras 3's `keras.layers.serialize` writes it: {"module", "class_name",
-    "config", "registered_name"} (and "build_config" once built)."""
-    from ..saving.serialization_lib import serialize_keras_object  # noqa: PLC0415 -- saving is above
-    return serialize_keras_object(layer)
-
+# (a layer's own config form, `keras.layers.serialize`, is serialization_lib's
+# serialize_keras_object: it serializes every kind of Keras object and sits above layers)
 
 def deserialize(config, custom_objects=None):
     """The layer a `serialize` dict describes (registered classes and `custom_objects` only).

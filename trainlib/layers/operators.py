@@ -2,7 +2,7 @@
 
 Owns: one small Layer class per Python operator, named as Keras 3 names the
 op it records (`Add`, `Multiply`, `GetItem`, ... in `keras.src.ops.numpy`),
-which `KerasTensor`'s operator methods call; the constant operand of
+which `KerasTensor`'s operator methods (installed here) call; the constant operand of
 `x * 2` and the key of `x[...]` are part of the layer's config, so a
 functional model that uses them saves, clones and rebuilds from JSON.
 Invariant: these layers have no weights; functional models run them but do
@@ -150,3 +150,25 @@ def symbolic_operator(name, x, other=None, reverse=False):
     if isinstance(other, KerasTensor):
         return cls()([other, x] if reverse else [x, other])
     return cls(constant=_constant(other), reverse=reverse)(x)
+
+
+def _install_operators():
+    """KerasTensor's Python operators, each recording its operation: installed from here
+    because the operations subclass Layer (base.py, where KerasTensor lives, sits below)."""
+    def binary(name, reverse):
+        return lambda self, other: symbolic_operator(name, self, other, reverse)
+
+    for dunder, name in (("add", "Add"), ("sub", "Subtract"), ("mul", "Multiply"),
+                         ("truediv", "TrueDivide"), ("floordiv", "FloorDivide"), ("mod", "Mod"),
+                         ("pow", "Power"), ("matmul", "Matmul"), ("and", "LogicalAnd"),
+                         ("or", "LogicalOr"), ("lt", "Less"), ("le", "LessEqual"),
+                         ("gt", "Greater"), ("ge", "GreaterEqual")):
+        setattr(KerasTensor, f"__{dunder}__", binary(name, False))
+        if name not in ("Less", "LessEqual", "Greater", "GreaterEqual"):
+            setattr(KerasTensor, f"__r{dunder}__", binary(name, True))
+    for dunder, name in (("neg", "Negative"), ("abs", "Absolute"), ("invert", "LogicalNot")):
+        setattr(KerasTensor, f"__{dunder}__", lambda self, name=name: symbolic_operator(name, self))
+    KerasTensor.__getitem__ = lambda self, key: symbolic_operator("GetItem", self, key)
+
+
+_install_operators()

@@ -19,7 +19,8 @@ from ..graph.op import apply, convert_to_tensor
 from ..graph.variables import Variable
 from ..graph.ops import tensor_array as _tensor_array  # noqa: F401 -- defines TensorArrayWrite
 
-from .base import Layer, register, serialize, deserialize
+from ..saving.serialization_lib import serialize_keras_object as serialize
+from .base import Layer, register, deserialize
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _call_cell
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed"]

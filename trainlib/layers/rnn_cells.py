@@ -16,7 +16,8 @@ import numbers
 from .. import activations, initializers
 from ..graph.ops import array as _array, math as _math, nn as _nn
 
-from .base import Layer, check_unsupported, register, serialize, deserialize
+from ..saving.serialization_lib import serialize_keras_object as serialize
+from .base import Layer, check_unsupported, register, deserialize
 
 __all__ = ["SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells"]
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..graph.nest import flatten, pack_as
 from ..graph.errors import user_location
+from ..data import Dataset
 from ..graph.op import convert_to_tensor
 
 
@@ -230,7 +231,6 @@ def _normalize(item):
 
 def is_iterable_data(x):
     """True for a tl.data.Dataset, a generator or another iterator (not arrays or tensors)."""
-    from ..data import Dataset  # noqa: PLC0415
     return isinstance(x, Dataset) or hasattr(x, "__next__")
 
 

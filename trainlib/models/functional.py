@@ -10,11 +10,12 @@ not listed, as in Keras 3).
 """
 from ..graph.nest import flatten, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
-from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register
 from ..saving.object_registration import all_custom_objects
+from ..saving.serialization_lib import serialize_keras_object as serialize
 
 from ..trainers.trainer import Trainer
-from .model import Model
+from .model import Model, register_functional_api
 
 __all__ = ["Functional", "functional_from_config"]
 
@@ -180,6 +181,9 @@ class Functional(Model):
         pass
 
     # -- config: layers, and for each call which (layer, call, output) tensors feed it
+    def _obj_type(self):
+        return "Functional"
+
     def get_config(self):
         calls_of = {}
         for n in self._nodes:
@@ -255,3 +259,6 @@ def functional_from_config(cls, config, custom_objects=None):
     return cls(rebuild(config["input_layers"], config.get("single_input")),
                rebuild(config["output_layers"], config.get("single_output")),
                name=config.get("name"), trainable=config.get("trainable", True))
+
+
+register_functional_api(Functional, functional_from_config)

@@ -4,19 +4,26 @@ Owns: what makes a model a model beyond training: how `Model(...)` is built
 (`Model(inputs, outputs)`, also on a subclass of Model, makes a functional
 model of that class, as Keras 3 does by putting `Functional` among the
 subclass's bases), `get_layer`, `summary`, `to_json`, `export`, `save`, and
-`save_weights` / `load_weights` (the formats are saving_keras.py's). Compile, the steps,
-the loops and their compilation into graphs are the Trainer's
-(trainers/trainer.py).
+`save_weights` / `load_weights` (the formats are saving_keras.py's, saving/keras_h5.py's,
+checkpoint.py's and saved_model.py's). Compile, the steps, the loops and their compilation
+into graphs are the Trainer's (trainers/trainer.py).
 Invariants: `Model(inputs, outputs)` returns a functional model; every Model
-is a Layer (weights in Keras 3's order) and a Trainer.
+is a Layer (weights in Keras 3's order) and a Trainer. Imports point one way: the formats sit
+below this module (they tell models apart by `_obj_type()`, as Keras 3's savers do), and
+functional.py, whose Functional subclasses Model, sits above it and registers itself here.
 """
 import inspect
 import json
 import os
 
+from .. import saved_model
+from ..checkpoint import load_weights_checkpoint, save_weights_checkpoint
 from ..layers.base import Layer
+from ..saving import keras_h5
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
 from ..trainers.trainer import Trainer
+from . import saving_keras
+from .summary import format_summary
 
 __all__ = ["Model", "model_from_json"]
 
@@ -34,6 +41,17 @@ def model_from_json(json_string, custom_objects=None):
     return deserialize_keras_object(json.loads(json_string), custom_objects=custom_objects)
 
 
+# functional.py's Functional and functional_from_config: Functional subclasses Model, so that
+# module sits above this one and registers them here when imported (trainlib.models imports it)
+_FUNCTIONAL = []
+
+
+def register_functional_api(functional_class, from_config):
+    """Makes `Model(inputs, outputs)` build `functional_class` and functional configs rebuild
+    through `from_config(cls, config, custom_objects)` (functional.py calls it once)."""
+    _FUNCTIONAL[:] = [functional_class, from_config]
+
+
 def functional_init_arguments(args, kwargs):
     """True when a Model's constructor was given inputs and outputs (the functional API)."""
     return (len(args) == 2) or (len(args) == 1 and "outputs" in kwargs) or \
@@ -43,7 +61,7 @@ def functional_init_arguments(args, kwargs):
 def inject_functional_model_class(cls):
     """Puts `Functional` in place of `Model` among `cls`'s bases (and its parents'), so a
     subclass of Model built as `Sub(inputs, outputs)` is a functional model, as Keras 3 does."""
-    from .functional import Functional  # noqa: PLC0415 -- functional subclasses Model
+    Functional = _FUNCTIONAL[0]
     if cls is Model:
         return Functional
     if cls is object or issubclass(cls, Functional):
@@ -70,15 +88,13 @@ class Model(Trainer, Layer):
 
     def __new__(cls, *args, **kwargs):
         if cls is Model and functional_init_arguments(args, kwargs):
-            from .functional import Functional  # noqa: PLC0415 -- functional subclasses Model
-            return Functional.__new__(Functional)
+            return _FUNCTIONAL[0].__new__(_FUNCTIONAL[0])
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
         if functional_init_arguments(args, kwargs):
             inject_functional_model_class(type(self))
-            from .functional import Functional  # noqa: PLC0415
-            Functional.__init__(self, *args, **kwargs)
+            _FUNCTIONAL[0].__init__(self, *args, **kwargs)
             return
         Layer.__init__(self, *args, **kwargs)
         Trainer.__init__(self)
@@ -125,8 +141,7 @@ class Model(Trainer, Layer):
             >>> model.export("exported")
             >>> tl.saved_model.load("exported").serve(x)
         """
-        from ..saved_model import export_model  # noqa: PLC0415 -- saving sits above models
-        export_model(self, filepath, input_signature=input_signature)
+        saved_model.export_model(self, filepath, input_signature=input_signature)
         if verbose:
             print(f"Saved the model for serving to '{filepath}' (endpoint 'serve', signature "
                   "'serving_default').")
@@ -142,8 +157,7 @@ class Model(Trainer, Layer):
             >>> model.save("model.keras")
             >>> model = tl.saving.load_model("model.keras")
         """
-        from .saving_keras import save_model  # noqa: PLC0415 -- the format module imports models
-        save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+        saving_keras.save_model(self, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
 
     def save_weights(self, filepath, overwrite=True):
         """Writes the weights to a `.weights.h5` file in Keras 3's HDF5 layout (Keras 3 loads
@@ -158,7 +172,6 @@ class Model(Trainer, Layer):
         if _is_checkpoint_prefix(filepath):   # tf.keras 2's TensorFlow-checkpoint form
             if not overwrite and os.path.exists(filepath + ".index"):
                 raise FileExistsError(filepath + ".index")
-            from ..checkpoint import save_weights_checkpoint  # noqa: PLC0415 -- above models
             save_weights_checkpoint(self, filepath)
             return
         if not filepath.endswith((".npz", ".h5", ".hdf5")):
@@ -168,11 +181,9 @@ class Model(Trainer, Layer):
         if not overwrite and os.path.exists(filepath):
             raise FileExistsError(filepath)
         if filepath.endswith((".h5", ".hdf5")):
-            from ..saving.keras_h5 import save_weights_h5  # noqa: PLC0415
-            save_weights_h5(self, filepath)
+            keras_h5.save_weights_h5(self, filepath)
             return
-        from .saving_keras import save_weights_npz  # noqa: PLC0415 -- the format imports models
-        save_weights_npz(self, filepath)
+        saving_keras.save_weights_npz(self, filepath)
 
     def load_weights(self, filepath):
         """Reads weights written by `save_weights` or Keras 3 (`.weights.h5`), or a `.keras`
@@ -186,16 +197,12 @@ class Model(Trainer, Layer):
         """
         filepath = os.fspath(filepath)
         if _is_checkpoint_prefix(filepath):
-            from ..checkpoint import load_weights_checkpoint  # noqa: PLC0415 -- above models
             return load_weights_checkpoint(self, filepath)
         if filepath.endswith((".h5", ".hdf5")):
-            from ..saving.keras_h5 import load_weights_h5  # noqa: PLC0415
-            return load_weights_h5(self, filepath)
+            return keras_h5.load_weights_h5(self, filepath)
         if filepath.endswith(".keras"):  # Keras 3 reads a .keras file's weights
-            from .saving_keras import load_weights  # noqa: PLC0415
-            return load_weights(self, filepath)
-        from .saving_keras import load_weights_npz  # noqa: PLC0415
-        return load_weights_npz(self, filepath)
+            return saving_keras.load_weights(self, filepath)
+        return saving_keras.load_weights_npz(self, filepath)
 
     def to_json(self, **kwargs):
         """The model's architecture as a JSON string (`tl.models.model_from_json` rebuilds it).
@@ -213,9 +220,11 @@ class Model(Trainer, Layer):
         "Connected to" column for branching functional models, at most the
         terminal's width - 4), column `positions` as fractions of a line.
         """
-        from .summary import format_summary  # noqa: PLC0415
         text = format_summary(self, line_length=line_length, positions=positions)
         (print_fn or print)(text)
+
+    def _obj_type(self):
+        return "Model"
 
     def get_config(self):
         """The config of a subclassed model: its name and trainable flag (as Keras 3's
@@ -226,7 +235,7 @@ class Model(Trainer, Layer):
     def from_config(cls, config, custom_objects=None):
         """A model from `get_config`'s dict: a functional config rebuilds the layer graph as
         this class; another config is passed to the constructor."""
-        from .functional import Functional, functional_from_config  # noqa: PLC0415
+        Functional, functional_from_config = _FUNCTIONAL
         functional_config = all(k in config for k in ("layers", "input_layers", "output_layers"))
         # as Keras: a functional config rebuilds the graph as `cls` when `cls` is constructed
         # like a functional model (inputs, outputs, ...) or takes *args, **kwargs

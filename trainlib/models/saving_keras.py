@@ -30,13 +30,13 @@ import zipfile
 
 import numpy as np
 
-from .. import losses as losses_module, metrics as metrics_module, optim
 from ..file_io import LoadBudget, open_regular, open_zip, read_npz, read_zip_member, \
     write_file_atomically
 from ..graph.serialization import LoadError
 from ..layers import base as layers_base
-from ..saving.object_registration import (_custom, get_registered_name,  # noqa: F401
-                                          get_registered_object, register_keras_serializable)
+from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
+                                          register_keras_serializable)
+from ..trainers.compile_utils import compile_config, compile_from_config
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
            "get_registered_name", "get_registered_object", "LoadError"]
@@ -99,105 +99,6 @@ def _apply_build_tree(layer, tree):
     subtrees = tree.get("layers") or []
     for sub, subtree in zip(layer._sublayers(), subtrees):
         _apply_build_tree(sub, subtree)
-
-
-def _serialize_named(obj, kind):
-    """A loss or metric argument of compile as JSON: a name (kept as given), a list,
-    {"class_name", "config"} for an instance, or {"function": name} for a function."""
-    if obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, (list, tuple)):
-        return [_serialize_named(o, kind) for o in obj]
-    if isinstance(obj, dict):  # per output name (multi-output compile)
-        return {"per_output": {str(k): _serialize_named(v, kind) for k, v in obj.items()}}
-    if isinstance(obj, type):
-        return {"class_name": obj.__name__, "config": None}
-    wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
-        getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
-    if wrapped is not None:
-        return {"function": get_registered_name(wrapped)}
-    if hasattr(obj, "get_config"):
-        return {"class_name": type(obj).__name__, "config": obj.get_config()}
-    if callable(obj) and hasattr(obj, "__name__"):
-        return {"function": get_registered_name(obj)}
-    raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
-                     "with get_config nor a named function")
-
-
-def compile_config(model):
-    """The arguments `compile` was called with, as JSON (None for an uncompiled model)."""
-    if not getattr(model, "compiled", False):
-        return None
-    opt = model.optimizer
-    return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
-            "loss": _serialize_named(model.loss, "loss"),
-            "loss_weights": model._loss_weights,
-            "metrics": _serialize_named(model._metric_ids, "metric"),
-            "weighted_metrics": _serialize_named(model._weighted_metric_ids, "metric"),
-            "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
-            "jit_compile": model.jit_compile}
-
-
-def _resolve(value, functions, classes, custom_objects, kind):
-    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib)."""
-    hint = (": pass it in custom_objects or register it with "
-            "tl.saving.register_keras_serializable (or load with compile=False)")
-    if value is None or isinstance(value, str):
-        return value  # compile resolves names itself, exactly as when it was first called
-    if isinstance(value, list):
-        return [_resolve(v, functions, classes, custom_objects, kind) for v in value]
-    if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
-        return {k: _resolve(v, functions, classes, custom_objects, kind)
-                for k, v in value["per_output"].items()}
-    if isinstance(value, dict) and "function" in value:
-        name = value["function"]
-        fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
-                                                else None)
-        if fn is None or isinstance(fn, type) or not callable(fn):
-            raise LoadError(f"unknown {kind} function {name!r}{hint}")
-        return fn
-    if isinstance(value, dict) and isinstance(value.get("class_name"), str):
-        name = value["class_name"]
-        cls = _custom(name, custom_objects) or classes.get(name)
-        if not isinstance(cls, type):
-            raise LoadError(f"unknown {kind} class {name!r}{hint}")
-        config = value.get("config")
-        if config is None:
-            return cls()
-        if not isinstance(config, dict):
-            raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
-        return cls.from_config(config)
-    raise LoadError(f"malformed {kind} entry {value!r}")
-
-
-def _compile_from_config(model, config, custom_objects):
-    if not isinstance(config, dict):
-        raise LoadError("compile_config is not a dict")
-    opt = config.get("optimizer")
-    if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
-            not isinstance(opt.get("config"), dict):
-        raise LoadError(f"malformed optimizer entry {opt!r}")
-    cls = _custom(opt["class_name"], custom_objects)
-    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else optim.get(opt)
-    loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
-                    custom_objects, "loss")
-    metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,
-                       custom_objects, "metric")
-    weighted = _resolve(config.get("weighted_metrics") or [], _METRIC_FUNCTIONS,
-                        metrics_module._CLASSES, custom_objects, "metric")
-    model.compile(optimizer=optimizer, loss=loss, metrics=metrics or None,
-                  loss_weights=config.get("loss_weights"), weighted_metrics=weighted or None,
-                  run_eagerly=bool(config.get("run_eagerly", False)),
-                  steps_per_execution=config.get("steps_per_execution", 1),
-                  jit_compile=bool(config.get("jit_compile", False)))
-
-
-# per-sample functions a compile call may name as metrics (losses included, as Keras allows)
-_METRIC_FUNCTIONS = {**losses_module._FUNCTIONS,
-                     **{name: getattr(metrics_module, name) for name in (
-                         "accuracy", "binary_accuracy", "categorical_accuracy",
-                         "sparse_categorical_accuracy", "top_k_categorical_accuracy",
-                         "sparse_top_k_categorical_accuracy") if hasattr(metrics_module, name)}}
 
 
 # ------------------------------------------------------------------ save
@@ -413,7 +314,6 @@ def _rebuild(config, custom_objects):
     if not isinstance(cls, type) or not issubclass(cls, layers_base.Layer):
         raise LoadError(f"unknown model class {class_name!r}: pass it in custom_objects or "
                         "decorate it with tl.saving.register_keras_serializable()")
-    from .model import Model  # noqa: PLC0415 -- model.py imports this module lazily
     try:
         if hasattr(cls, "_from_config_custom"):
             model = cls._from_config_custom(layer_config, custom_objects)
@@ -428,7 +328,7 @@ def _rebuild(config, custom_objects):
                     "return them (and from_config(cls, config) if they need rebuilding).")
         raise LoadError(f"could not rebuild {class_name} from its config "
                         f"({type(e).__name__}: {e}).{hint}") from e
-    if not isinstance(model, Model):
+    if model._obj_type() not in ("Model", "Functional", "Sequential"):  # Model imports this
         raise LoadError(f"{class_name} is not a tl.Model")
     build = config.get("build_config")
     if build is not None:
@@ -444,7 +344,7 @@ def _restore(model, config, arrays, custom_objects, compile):
     compiled = config.get("compile_config") if compile else None
     opt_arrays = _saved_list(arrays, "optimizer")
     if compiled is not None:
-        _compile_from_config(model, compiled, custom_objects)
+        compile_from_config(model, compiled, custom_objects)
         built = arrays.get("optimizer_built")
         if built is not None and built.shape == () and built.dtype == np.bool_ and bool(built) \
                 and model.trainable_variables:

@@ -9,7 +9,8 @@ has `inputs` and `outputs`, and each layer its `output`, as in Keras 3: the
 feature-extraction idiom `Model(m.inputs, [l.output for l in m.layers])` works.
 Invariant: `layers` excludes the input layer; weights follow layer order.
 """
-from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, serialize
+from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register
+from ..saving.serialization_lib import serialize_keras_object as serialize
 
 from .model import Model
 
@@ -132,6 +133,9 @@ class Sequential(Model):
     def _maybe_build(self, args):
         if not self.built:
             self.build(tuple(args[0].shape))
+
+    def _obj_type(self):
+        return "Sequential"
 
     def get_config(self):
         config = {"name": self.name, "trainable": self.trainable,

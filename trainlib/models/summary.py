@@ -13,6 +13,9 @@ import textwrap
 
 import numpy as np
 
+from ..graph.nest import flatten
+from ..layers.base import KerasTensor
+
 __all__ = ["format_summary"]
 
 
@@ -56,8 +59,6 @@ def _output_shape(layer):
 
 def _functional_structure(model):
     """(sequential_like, {id(layer): "Connected to" text}) of a functional model."""
-    from ..graph.nest import flatten  # noqa: PLC0415
-    from ..layers.base import KerasTensor  # noqa: PLC0415
     nodes = model._nodes
     calls = {}
     for n in nodes:
@@ -126,9 +127,8 @@ def _table(header, alignment, rows, widths):
 
 def format_summary(model, line_length=None, positions=None):
     """The summary text of `model`, as Keras 3's `model.summary()` prints it."""
-    from .functional import Functional  # noqa: PLC0415
     sequential_like, connected = True, {}
-    if isinstance(model, Functional):
+    if model._obj_type() == "Functional":  # model.py imports this module: no Functional here
         sequential_like, connected = _functional_structure(model)
     if sequential_like:
         default_length, positions = 88, positions or [0.45, 0.80, 1.0]

@@ -22,6 +22,7 @@ once per buffer on the concatenated gradients: the same elementwise math on the
 same numbers, so the result is bit-equal to updating variable by variable, in a
 handful of array calls whatever the number of variables.
 """
+from .. import initializers
 from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
 from ..graph.context import eager_scope
@@ -31,8 +32,9 @@ from ..graph.ops.control_flow import cond
 from ..graph.ops.math import (cast, clip_by_value, equal, floordiv, floormod, maximum, minimum,
                               reduce_sum, sqrt, square, where)
 from ..graph.variables import Variable, children_changed
+from ..naming import auto_name
 
-from . import flat as _flat
+from . import flat as _flat, schedules
 from .schedules import LearningRateSchedule
 
 __all__ = ["Optimizer"]
@@ -99,7 +101,6 @@ class Optimizer:
         self.fused = fused
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
-        from ..layers.base import auto_name  # noqa: PLC0415 -- layers sit beside optim
         self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
@@ -172,7 +173,6 @@ class Optimizer:
         """A slot Variable shaped and typed like `reference_variable`."""
         if self._flat_building is not None:
             return self._flat_slot(reference_variable, name)
-        from .. import initializers  # noqa: PLC0415 -- initializers import trainlib
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
         base = reference_variable.name.split(":")[0]
@@ -464,8 +464,7 @@ class Optimizer:
     def get_config(self):
         lr = self._schedule if self._schedule is not None else float(self._learning_rate.numpy())
         if self._schedule is not None:
-            from .schedules import serialize  # noqa: PLC0415
-            lr = serialize(lr)
+            lr = schedules.serialize(lr)
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
@@ -476,8 +475,7 @@ class Optimizer:
     def from_config(cls, config):
         config = dict(config)
         if isinstance(config.get("learning_rate"), dict):
-            from .schedules import deserialize  # noqa: PLC0415
-            config["learning_rate"] = deserialize(config["learning_rate"])
+            config["learning_rate"] = schedules.deserialize(config["learning_rate"])
         return cls(**config)
 
 

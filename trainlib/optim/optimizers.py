@@ -4,6 +4,7 @@ Owns: the update formulas, with Keras 3's defaults and epsilon placement
 (epsilon 1e-7 outside the square root in Adam and RMSprop's denominator
 form, inside it for Adagrad), so results match Keras to float precision.
 """
+from .. import initializers
 from ..graph.ops.array import constant
 from ..graph.ops.math import cast, maximum, pow, sqrt, square  # noqa: A004
 
@@ -186,7 +187,6 @@ class Adagrad(Optimizer):
 
     def build(self, var_list):
         super().build(var_list)
-        from .. import initializers  # noqa: PLC0415
         init = initializers.Constant(self.initial_accumulator_value)
         self.accumulators = [self.add_variable_from_reference(v, "accumulator", init)
                              for v in var_list]

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
+from ..layers import base as layers_base
 
 __all__ = ["save_weights_h5", "load_weights_h5", "write_weights", "read_weights", "weight_groups",
            "declared_bytes"]
@@ -57,29 +58,34 @@ def _unique(name, used):
     return name
 
 
+_MODEL_TYPES = ("Model", "Functional", "Sequential")
 _INTERNAL = {"_layers", "_tracked_layers", "_input_layer", "_functional", "_operations",
              "_self_unconditional_dependency_names", "optimizer"}
 
 
+def _obj_type(obj):
+    """Keras's kind of `obj` ("Layer", "Model", "Functional", "Sequential"; None for others):
+    this module sits below the model classes, so it asks instead of importing them."""
+    kind = getattr(obj, "_obj_type", None)
+    return kind() if callable(kind) else None
+
+
 def _skipset(obj):
-    from ..layers import base as layers_base  # noqa: PLC0415 -- layers import saving
-    from ..models.model import Model  # noqa: PLC0415
     skip = set(dir(layers_base.Layer)) | _INTERNAL
-    if isinstance(obj, Model):
-        skip |= set(dir(Model)) - {"layers"}
+    if _obj_type(obj) in _MODEL_TYPES:  # the attributes of Keras's Model class itself
+        model_class = next(c for c in type(obj).__mro__
+                           if "_obj_type" in vars(c) and c._obj_type(obj) == "Model")
+        skip |= set(dir(model_class)) - {"layers"}
     return skip
 
 
 def _children(obj):
     """(attribute name, value) pairs Keras's walk visits below `obj`, in its order."""
-    from ..models.functional import Functional  # noqa: PLC0415
-    from ..models.model import Model  # noqa: PLC0415
-    from ..models.sequential import Sequential  # noqa: PLC0415
-    if isinstance(obj, (Sequential, Functional)):
+    if _obj_type(obj) in ("Sequential", "Functional"):
         yield "layers", obj.layers
     skip = _skipset(obj)
     names = [n for n in vars(obj) if not n.startswith("__") and n not in skip]
-    if isinstance(obj, Model) and "layers" not in names:
+    if _obj_type(obj) in _MODEL_TYPES and "layers" not in names:
         names.append("layers")
     for name in sorted(names, key=_name_key):
         try:
@@ -92,7 +98,6 @@ def _children(obj):
 def weight_groups(model):
     """[(group path, layer)] for every layer under `model` (the model itself at ""), each
     once, at the path Keras 3 gives it in a `.weights.h5` file."""
-    from ..layers import base as layers_base  # noqa: PLC0415
     out, visited = [], set()
 
     def visit(layer, path):

@@ -19,7 +19,7 @@ from .. import activations, constraints, initializers, losses, metrics, optim, r
 from ..graph.dtypes import DType
 from ..graph.tensor import TensorShape
 from ..layers import base as layers_base
-from .object_registration import _REGISTERED_NAMES, _custom, all_custom_objects
+from .object_registration import _REGISTERED_NAMES, CustomObjectScope, _custom, all_custom_objects
 
 __all__ = ["serialize_keras_object", "deserialize_keras_object", "keras_module_of",
            "keras_registered_name"]
@@ -177,8 +177,8 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
             obj._build_input_shape, obj.built = _shape(shape), True
         compile_config = config.get("compile_config")
         if compile_config and hasattr(obj, "compile"):
-            from ..models.saving_keras import _compile_from_config  # noqa: PLC0415
-            _compile_from_config(obj, compile_config, custom_objects)
+            with CustomObjectScope(custom_objects):  # compile_from_config finds them there
+                obj.compile_from_config(compile_config)
         return obj
     if inner is None:
         return cls()

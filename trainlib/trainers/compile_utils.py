@@ -5,7 +5,10 @@ Owns: matching losses, loss weights, targets and metrics to a model's outputs
 by the output names; a loss for some outputs only), the per-output loss
 trackers ("<output>_loss") of a model with several losses, and the log keys of
 the compiled metrics (prefixed with the output's name when there are several,
-a repeated name numbered "_1", "_2"..., a weighted metric named "weighted_...").
+a repeated name numbered "_1", "_2"..., a weighted metric named "weighted_..."), and the
+compile config (`compile_config` / `compile_from_config`: compile's arguments as JSON, written
+in .keras files and serialized models, resolved back only through custom objects, the
+registry and trainlib's tables of losses and metrics).
 Invariants: both resolve their structure once, from the specs of the first
 batch (`build`), before any step is traced, so all their Variables exist when
 the train step is traced; afterwards `__call__`/`update_state` only add ops.
@@ -13,9 +16,11 @@ the train step is traced; afterwards `__call__`/`update_state` only add ops.
 from ..graph.nest import flatten
 from ..graph.dtypes import as_dtype
 from ..graph.tensor import TensorSpec
-from .. import losses as losses_module, metrics as metrics_module
+from .. import losses as losses_module, metrics as metrics_module, optim
+from ..graph.serialization import LoadError
+from ..saving.object_registration import _custom, get_registered_name
 
-__all__ = ["CompileLoss", "CompileMetrics", "as_loss"]
+__all__ = ["CompileLoss", "CompileMetrics", "as_loss", "compile_config", "compile_from_config"]
 
 
 def as_loss(loss):
@@ -282,3 +287,112 @@ class CompileMetrics(metrics_module.Metric):
     def get_config(self):
         """{"name"}: what it holds comes from compile, not from a config."""
         return {"name": self.name}
+
+
+# ------------------------------------------------------------------ compile config
+# what `get_compile_config` writes and `compile_from_config` reads (Keras 3's `compile_config`
+# of .keras files and serialized models)
+
+def _serialize_named(obj, kind):
+    """A loss or metric argument of compile as JSON: a name (kept as given), a list,
+    {"class_name", "config"} for an instance, or {"function": name} for a function."""
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [_serialize_named(o, kind) for o in obj]
+    if isinstance(obj, dict):  # per output name (multi-output compile)
+        return {"per_output": {str(k): _serialize_named(v, kind) for k, v in obj.items()}}
+    if isinstance(obj, type):
+        return {"class_name": obj.__name__, "config": None}
+    wrapped = getattr(obj, "fn", None) if type(obj) is losses_module.LossFunctionWrapper else \
+        getattr(obj, "_fn", None) if type(obj) is metrics_module.MeanMetricWrapper else None
+    if wrapped is not None:
+        return {"function": get_registered_name(wrapped)}
+    if hasattr(obj, "get_config"):
+        return {"class_name": type(obj).__name__, "config": obj.get_config()}
+    if callable(obj) and hasattr(obj, "__name__"):
+        return {"function": get_registered_name(obj)}
+    raise ValueError(f"Cannot save the compiled {kind} {obj!r}: it is neither a name, an instance "
+                     "with get_config nor a named function")
+
+
+def compile_config(model):
+    """The arguments `compile` was called with, as JSON (None for an uncompiled model)."""
+    if not getattr(model, "compiled", False):
+        return None
+    opt = model.optimizer
+    return {"optimizer": {"class_name": type(opt).__name__, "config": opt.get_config()},
+            "loss": _serialize_named(model.loss, "loss"),
+            "loss_weights": model._loss_weights,
+            "metrics": _serialize_named(model._metric_ids, "metric"),
+            "weighted_metrics": _serialize_named(model._weighted_metric_ids, "metric"),
+            "run_eagerly": model.run_eagerly, "steps_per_execution": model.steps_per_execution,
+            "jit_compile": model.jit_compile}
+
+
+def _resolve(value, functions, classes, custom_objects, kind):
+    """The object a `_serialize_named` value describes (custom_objects, registry, trainlib)."""
+    hint = (": pass it in custom_objects or register it with "
+            "tl.saving.register_keras_serializable (or load with compile=False)")
+    if value is None or isinstance(value, str):
+        return value  # compile resolves names itself, exactly as when it was first called
+    if isinstance(value, list):
+        return [_resolve(v, functions, classes, custom_objects, kind) for v in value]
+    if isinstance(value, dict) and isinstance(value.get("per_output"), dict):
+        return {k: _resolve(v, functions, classes, custom_objects, kind)
+                for k, v in value["per_output"].items()}
+    if isinstance(value, dict) and "function" in value:
+        name = value["function"]
+        fn = _custom(name, custom_objects) or (functions.get(name) if isinstance(name, str)
+                                                else None)
+        if fn is None or isinstance(fn, type) or not callable(fn):
+            raise LoadError(f"unknown {kind} function {name!r}{hint}")
+        return fn
+    if isinstance(value, dict) and isinstance(value.get("class_name"), str):
+        name = value["class_name"]
+        cls = _custom(name, custom_objects) or classes.get(name)
+        if not isinstance(cls, type):
+            raise LoadError(f"unknown {kind} class {name!r}{hint}")
+        config = value.get("config")
+        if config is None:
+            return cls()
+        if not isinstance(config, dict):
+            raise LoadError(f"the config of {kind} {name!r} is not a JSON object")
+        return cls.from_config(config)
+    raise LoadError(f"malformed {kind} entry {value!r}")
+
+
+def compile_from_config(model, config, custom_objects=None):
+    """Compiles `model` as `compile_config` described (classes and functions resolved through
+    `custom_objects`, the custom object scopes and the registry).
+
+    Raises:
+        LoadError: for a malformed entry or an unknown class or function.
+    """
+    if not isinstance(config, dict):
+        raise LoadError("compile_config is not a dict")
+    opt = config.get("optimizer")
+    if not isinstance(opt, dict) or not isinstance(opt.get("class_name"), str) or \
+            not isinstance(opt.get("config"), dict):
+        raise LoadError(f"malformed optimizer entry {opt!r}")
+    cls = _custom(opt["class_name"], custom_objects)
+    optimizer = cls.from_config(opt["config"]) if isinstance(cls, type) else optim.get(opt)
+    loss = _resolve(config.get("loss"), losses_module._FUNCTIONS, losses_module._CLASSES,
+                    custom_objects, "loss")
+    metrics = _resolve(config.get("metrics") or [], _METRIC_FUNCTIONS, metrics_module._CLASSES,
+                       custom_objects, "metric")
+    weighted = _resolve(config.get("weighted_metrics") or [], _METRIC_FUNCTIONS,
+                        metrics_module._CLASSES, custom_objects, "metric")
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics or None,
+                  loss_weights=config.get("loss_weights"), weighted_metrics=weighted or None,
+                  run_eagerly=bool(config.get("run_eagerly", False)),
+                  steps_per_execution=config.get("steps_per_execution", 1),
+                  jit_compile=bool(config.get("jit_compile", False)))
+
+
+# per-sample functions a compile call may name as metrics (losses included, as Keras allows)
+_METRIC_FUNCTIONS = {**losses_module._FUNCTIONS,
+                     **{name: getattr(metrics_module, name) for name in (
+                         "accuracy", "binary_accuracy", "categorical_accuracy",
+                         "sparse_categorical_accuracy", "top_k_categorical_accuracy",
+                         "sparse_top_k_categorical_accuracy") if hasattr(metrics_module, name)}}

@@ -35,7 +35,8 @@ from ..graph.tensor import TensorShape, TensorSpec, is_tensor
 from ..layers.base import scratch_graph
 from ..models import data_adapter
 from ..optim import LossScaleOptimizer, get as get_optimizer
-from .compile_utils import CompileLoss, CompileMetrics, output_names_for
+from .compile_utils import (CompileLoss, CompileMetrics, compile_config, compile_from_config,
+                            output_names_for)
 from .epoch_iterator import _OUT_OF_DATA, EpochIterator
 
 __all__ = ["Trainer"]
@@ -599,13 +600,11 @@ class Trainer:
         """The arguments `compile` was given, as JSON (None before `compile`)."""
         if not self.compiled:
             return None
-        from ..models.saving_keras import compile_config  # noqa: PLC0415 -- saving sits above
         return compile_config(self)
 
     def compile_from_config(self, config):
         """Compiles the model as `get_compile_config()`'s dict describes (Keras 3)."""
-        from ..models.saving_keras import _compile_from_config  # noqa: PLC0415
-        _compile_from_config(self, config, None)
+        compile_from_config(self, config)
 
 
 def _check_remat(model, remat):
@@ -615,7 +614,7 @@ def _check_remat(model, remat):
     if not (remat is True or isinstance(remat, int) and remat > 0):
         raise ValueError(f"remat must be True, False or a positive number of layers per "
                          f"segment, got {remat!r}")
-    if not hasattr(model, "_layers") or type(model).call is not _sequential_call():
+    if not hasattr(model, "_layers") or not _is_plain_sequential(model):
         raise ValueError("compile(remat=...) recomputes segments of a Sequential model's layers; "
                          f"{type(model).__name__} is no Sequential. Wrap the parts of its call "
                          "to recompute in tl.recompute_grad instead.")
@@ -626,9 +625,12 @@ def _check_remat(model, remat):
     return remat
 
 
-def _sequential_call():
-    from ..models.sequential import Sequential  # noqa: PLC0415 -- models sit above trainers
-    return Sequential.call
+def _is_plain_sequential(model):
+    """True for a Sequential model whose `call` is Sequential's own (its layers in a chain);
+    told by `_obj_type`, as the savers do, since models sit above the trainer."""
+    owner = next((c for c in type(model).__mro__ if "call" in vars(c)), None)
+    return owner is not None and "_obj_type" in vars(owner) and \
+        owner._obj_type(model) == "Sequential"
 
 
 def _remat_segments(layers, remat):

@@ -134,9 +134,12 @@ def test_each_block_names_the_users_line():
     assert first is None or int(comments[0].rsplit(":", 1)[1]) == first + 2
 
 
-def test_fused_loops_are_generated_by_the_emitter_and_in_linecache():
+def test_fused_loops_are_generated_by_the_emitter_and_in_linecache(monkeypatch):
+    from trainlib.graph.exec import native
     from trainlib.graph.ops import fused
 
+    monkeypatch.setattr(native, "_numba", False)   # the blocked path, as without numba
+    monkeypatch.setattr(native, "_WARNED", [True])
     saved = fused.BLOCK
     fused.BLOCK = 64
     try:

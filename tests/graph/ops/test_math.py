@@ -119,6 +119,18 @@ def _confusion_ref(labels, predictions, w):
     return out
 
 
+def _clip_by_norm_ref(x, clip, axis):
+    norm = np.sqrt((x * x).sum(axis, keepdims=True))
+    return (x * clip / np.maximum(norm, clip)).astype(x.dtype)
+
+
+def _clip_by_global_norm_ref(a, b):
+    norm = np.sqrt((a * a).sum() + (b * b).sum())
+    scale = 2.0 * min(1.0 / norm, 1.0 / 2.0)
+    return (a * a.dtype.type(scale)).astype(a.dtype), (b * b.dtype.type(scale)).astype(b.dtype), \
+        np.array(norm, a.dtype)
+
+
 CASES = [
     # binary elementwise (the hypothesis test below also draws broadcast shapes for these)
     _binary("add", "AddV2", tl.add, np.add),
@@ -371,6 +383,13 @@ CASES = [
            lambda w: tl.math.confusion_matrix([0, 2, 1, 2], [0, 1, 1, 2], weights=w,
                                               dtype=w.dtype),
            lambda w: _confusion_ref([0, 2, 1, 2], [0, 1, 1, 2], w), [(4,)], grad=False),
+    # clipping by norm
+    OpCase("clip_by_norm", ["Maximum", "Sqrt"], lambda x: tl.clip_by_norm(x, 1.5, axes=[1]),
+           lambda x: _clip_by_norm_ref(x, 1.5, 1), [(3, 4)]),
+    OpCase("clip_by_global_norm", ["AddN", "Minimum"],
+           lambda a, b: tuple(tl.clip_by_global_norm([a, None, b], 2.0)[0][::2]) +
+           (tl.clip_by_global_norm([a, b], 2.0)[1],),
+           _clip_by_global_norm_ref, [(2, 2), (3,)]),
 ]
 
 
@@ -757,10 +776,11 @@ def _tape_grads(case, xs):
 def test_traced_equals_eager(case):
     arrays = make_inputs(case, case.dtypes[0], np.random.default_rng(3))
     xs = [tl.constant(a) for a in arrays]
-    want = case.fn(*xs)
-    got = tl.function(case.fn)(*xs)
-    assert got.dtype is want.dtype and tuple(got.shape) == tuple(want.shape)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    want, got = case.fn(*xs), tl.function(case.fn)(*xs)
+    wants, gots = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for got, want in zip(gots, wants, strict=True):
+        assert got.dtype is want.dtype and tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("case", _GRAD_CASES, ids=str)
@@ -919,3 +939,11 @@ def test_einsum_gradient_when_an_ellipsis_is_summed_away(equation, shapes):
             want[idx] = (np.sin(np.einsum(equation, *plus)).sum()
                          - np.sin(np.einsum(equation, *minus)).sum()) / 2e-6
         np.testing.assert_allclose(grads[i].numpy(), want, rtol=1e-5, atol=1e-7)
+
+
+def test_clip_by_global_norm_like_tensorflow():
+    clipped, norm = tl.clip_by_global_norm([tl.constant([np.inf]), tl.constant([1.0])], 1.0)
+    assert np.isinf(float(norm)) and np.isnan(clipped[1].numpy()).all()
+    small, norm = tl.clip_by_global_norm([tl.constant([0.3])], 1.0)
+    np.testing.assert_allclose(small[0].numpy(), [0.3])
+    assert tl.clip_by_norm(tl.zeros([2]), 1.0).numpy().tolist() == [0.0, 0.0]

@@ -363,18 +363,6 @@ geometry = st.fixed_dictionaries({
 })
 
 
-@given(geometry, st.integers(1, 2), st.integers(1, 3))
-def test_conv2d_matches_loops(g, dilation, out_channels):
-    dilation = dilation if g["stride"] == 1 else 1
-    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
-        return
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
-    f = rng.normal(size=(g["k"], g["k"], g["c"], out_channels))
-    got = tl.nn.conv2d(x, f, g["stride"], g["padding"], dilations=dilation).numpy()
-    np.testing.assert_allclose(got, np_conv2d(x, f, g["stride"], g["padding"], dilation), atol=1e-12)
-
-
 @given(geometry, st.sampled_from(["max", "avg"]))
 def test_pool_matches_loops(g, kind):
     if g["padding"] == "VALID" and g["k"] > min(g["h"], g["w"]):
@@ -383,6 +371,94 @@ def test_pool_matches_loops(g, kind):
     pool = tl.nn.max_pool2d if kind == "max" else tl.nn.avg_pool2d
     got = pool(x, g["k"], g["stride"], g["padding"]).numpy()
     np.testing.assert_allclose(got, np_pool(x, g["k"], g["stride"], g["padding"], kind), atol=1e-12)
+
+
+def np_pool_grad(x, w, k, stride, padding, kind):
+    """d sum(pool(x) * w) / dx by loops: each window's weight to its first maximum (row-major,
+    as TensorFlow) or spread over its real positions."""
+    n, h, wd, c = x.shape
+    oh, pt = _geometry(h, k, stride, 1, padding)
+    ow, pl = _geometry(wd, k, stride, 1, padding)
+    dx = np.zeros_like(x)
+    for b in range(n):
+        for ch in range(c):
+            for r in range(oh):
+                for s in range(ow):
+                    cells = [(y, z) for y in range(r * stride - pt, r * stride - pt + k)
+                             for z in range(s * stride - pl, s * stride - pl + k)
+                             if 0 <= y < h and 0 <= z < wd]
+                    if kind == "max":
+                        best = max(cells, key=lambda yz: (x[b, yz[0], yz[1], ch], -cells.index(yz)))
+                        dx[b, best[0], best[1], ch] += w[b, r, s, ch]
+                    else:
+                        for y, z in cells:
+                            dx[b, y, z, ch] += w[b, r, s, ch] / len(cells)
+    return dx
+
+
+@given(geometry, st.sampled_from(["max", "avg"]))
+def test_pool_gradients_match_loops(g, kind):
+    """Tied maxima (small integers) take the first window position, on tiling (stride = ksize)
+    and overlapping windows alike; SAME windows average over their real positions only."""
+    if g["padding"] == "VALID" and g["k"] > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 3, size=(g["n"], g["h"], g["w"], g["c"])).astype(np.float64)
+    pool = tl.nn.max_pool2d if kind == "max" else tl.nn.avg_pool2d
+    xt = tl.constant(x)
+    with tl.GradientTape() as tape:
+        tape.watch(xt)
+        y = pool(xt, g["k"], g["stride"], g["padding"])
+        w = rng.normal(size=y.shape)
+        loss = tl.reduce_sum(y * w)
+    np.testing.assert_allclose(tape.gradient(loss, xt).numpy(),
+                               np_pool_grad(x, w, g["k"], g["stride"], g["padding"], kind),
+                               atol=1e-12)
+
+
+def test_max_pool_gradient_routes_inf_and_nan_to_the_maximum_only():
+    x = tl.constant(np.array([1.0, 3.0, 2.0, 0.0, 5.0, 4.0, 6.0, 7.0]).reshape(1, 2, 4, 1))
+    for dy in (np.inf, np.nan):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            loss = tl.reduce_sum(tl.nn.max_pool2d(x, 2, 2, "VALID") * dy)
+        got = tape.gradient(loss, x).numpy().ravel()
+        np.testing.assert_array_equal(np.isnan(got) | np.isinf(got),
+                                      [0, 0, 0, 0, 1, 0, 0, 1])
+        assert (got[[0, 1, 2, 3, 5, 6]] == 0).all()
+
+
+@given(geometry, st.integers(1, 2), st.integers(1, 3))
+def test_conv2d_and_its_gradients_match_loops(g, dilation, out_channels):
+    """Values, input and filter gradients on any geometry: one input channel, 1x1 and tiling
+    windows (stride = kernel), dilation, SAME and VALID."""
+    dilation = dilation if g["stride"] == 1 else 1
+    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(g["n"], g["h"], g["w"], g["c"]))
+    f = rng.normal(size=(g["k"], g["k"], g["c"], out_channels))
+    xt, ft = tl.constant(x), tl.constant(f)
+    with tl.GradientTape() as tape:
+        tape.watch([xt, ft])
+        y = tl.nn.conv2d(xt, ft, g["stride"], g["padding"], dilations=dilation)
+        dy = rng.normal(size=y.shape)
+    np.testing.assert_allclose(y.numpy(), np_conv2d(x, f, g["stride"], g["padding"], dilation),
+                               atol=1e-12)
+    with tape:
+        loss = tl.reduce_sum(y * dy)
+    dx, df = tape.gradient(loss, [xt, ft])
+    np.testing.assert_allclose(dx.numpy(), np_conv_transpose(
+        dy, f, (g["h"], g["w"]), (g["stride"],) * 2, g["padding"], (dilation,) * 2), atol=1e-10)
+    # the filter gradient by loops: each filter tap sees the input at its offset
+    oh, pt = _geometry(g["h"], g["k"], g["stride"], dilation, g["padding"])
+    ow, pl = _geometry(g["w"], g["k"], g["stride"], dilation, g["padding"])
+    want = np.zeros_like(f)
+    for r, s, i, j in itertools.product(range(oh), range(ow), range(g["k"]), range(g["k"])):
+        yy, zz = r * g["stride"] + i * dilation - pt, s * g["stride"] + j * dilation - pl
+        if 0 <= yy < g["h"] and 0 <= zz < g["w"]:
+            want[i, j] += x[:, yy, zz].T @ dy[:, r, s]
+    np.testing.assert_allclose(df.numpy(), want, atol=1e-10)
 
 
 def test_conv_gradients_any_geometry():

@@ -13,6 +13,15 @@ from .randgraph import run_graph, trace_unoptimized
 _PROGRAM = (("Mul", (0, 1), ()), ("Tanh", (2,), ()), ("Sub", (3, 0), ()))
 
 
+@pytest.fixture(autouse=True)
+def blocked_path(monkeypatch):
+    """These tests are about the cache-blocked numpy path: native kernels (numba) off, as
+    without the `jit` extra (tests/graph/exec/test_native.py tests them)."""
+    from trainlib.graph.exec import native
+    monkeypatch.setattr(native, "_numba", False)
+    monkeypatch.setattr(native, "_WARNED", [True])
+
+
 def _fused_op(x, y, jit_compile=False):
     return apply("FusedElementwise", x, y, program=_PROGRAM, jit_compile=jit_compile)
 
@@ -146,7 +155,6 @@ def test_blocked_jit_runs_slices_on_threads_with_the_same_result():
 
 
 def test_a_forked_child_gets_its_own_thread_pool():
-    import multiprocessing
     import os
 
     x = tl.constant(np.random.default_rng(4).standard_normal(300_000).astype(np.float32))
@@ -155,12 +163,21 @@ def test_a_forked_child_gets_its_own_thread_pool():
     fused.BLOCK = 8192
     try:
         want = fn(x).numpy()  # the parent's pool exists now
-        ctx = multiprocessing.get_context("fork")
-        queue = ctx.Queue()
-        child = ctx.Process(target=lambda: queue.put((os.getpid(), float(np.sum(fn(x).numpy())))))
-        child.start()
-        pid, total = queue.get(timeout=60)
-        child.join(timeout=60)
+        pid, total = sum_in_forked_child(fn, x)
     finally:
         fused.BLOCK = saved
     assert pid != os.getpid() and total == float(np.sum(want))
+
+
+def sum_in_forked_child(fn, x):
+    """(the child's pid, sum of fn(x)) computed in a forked child process."""
+    import multiprocessing
+    import os
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=lambda: queue.put((os.getpid(), float(np.sum(fn(x).numpy())))))
+    child.start()
+    found = queue.get(timeout=120)
+    child.join(timeout=60)
+    return found

@@ -151,9 +151,12 @@ def test_fusion(program, jit):
         fused.BLOCK = block
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
-        if jit and g.dtype == np.float32:
-            scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(w), w, 0)))))
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5 * scale, equal_nan=True)
+        if jit and g.dtype.kind == "f":
+            # compiled regions (blocked float32 sigmoid/tanh forms, native kernels' math and
+            # sums) agree within tolerances, not bit for bit
+            scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(w), w, 0)), initial=0)))
+            rtol = 1e-4 if g.dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * 0.1 * scale, equal_nan=True)
         else:
             np.testing.assert_array_equal(g, w)
 

@@ -34,6 +34,9 @@ Python), `print` stays Python's (trace time; use tl.print), zero-argument
 `super()` inside a converted branch/loop body, and a function whose every
 path returns only through a `while True` loop (needs a final return).
 """
+import types
+
+from . import pipeline
 from .operators import AutoGraphError, Undefined, UndefinedReturnValue, convert  # noqa: F401
 from .pyct import ConversionError
 
@@ -60,8 +63,6 @@ def to_code(entity, recursive=True, experimental_optional_features=None):
         >>> print(tl.autograph.to_code(lambda x: x if x > 0 else -x))
         lambda_ = lambda x: ag__.if_exp(...)
     """
-    import types  # noqa: PLC0415
-    from . import pipeline  # noqa: PLC0415
     fn = entity.__func__ if isinstance(entity, types.MethodType) else entity
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"to_code needs a Python function, got {type(entity).__name__}")

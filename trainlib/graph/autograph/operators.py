@@ -24,8 +24,12 @@ from ..nest import flatten, pack_as
 from ..context import state
 from ..errors import OpError
 from ..op import convert_to_tensor
-from ..ops.control_flow import build_if, build_while, probe
+from ..ops import array, math
+from ..ops.control_flow import build_if, build_while, cond as graph_cond, probe
+from ..ops.io import Assert
+from ..ops.iterator import get_next_as_optional
 from ..tensor import SymbolicTensor, TensorShape, is_tensor
+from . import pipeline
 from .pyct import ConversionError, SourceUnavailableError
 
 UNROLL_WARNING_ITERATIONS = 1000
@@ -55,10 +59,6 @@ def _where(depth=2):
 def _symbolic(x):
     return isinstance(x, SymbolicTensor)
 
-
-def _ops():
-    from ..ops import array, math  # noqa: PLC0415 -- ops import nothing from here; resolve at call time
-    return math, array
 
 
 # ------------------------------------------------------------------ undefined values
@@ -166,14 +166,6 @@ def _describe(v):
     if k == "undefined":
         return "not bound"
     return f"{k} ({v!r})" if k.startswith("Python") and isinstance(v, _SCALARS) else k
-
-
-def _structure(v):
-    if isinstance(v, dict):
-        return {k: _structure(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, [_structure(x) for x in v])
-    return "leaf"
 
 
 def _snapshot(v):
@@ -296,7 +288,7 @@ def _if_carries(a, b, name, where):
         return False
     if isinstance(a, _SCALARS) and type(a) is type(b) and a == b:
         return False  # the same Python value on both sides stays a Python value
-    if _structure(a) != _structure(b) or len(flatten(a)) != len(flatten(b)):
+    if nest.structure_of(a) != nest.structure_of(b) or len(flatten(a)) != len(flatten(b)):
         raise AutoGraphValueError(
             f"'{name}' is {_describe(a)} in the if branch but {_describe(b)} in the else "
             f"branch of the tensor-dependent `if` at {where}; both branches must give it the "
@@ -345,7 +337,6 @@ def if_exp(cond, if_true, if_false, expr_text=""):
     """`if_true() if cond else if_false()`; a graph `If` for a symbolic cond."""
     if not _symbolic(cond):
         return if_true() if cond else if_false()
-    from ..ops.control_flow import cond as graph_cond  # noqa: PLC0415
     _check_condition(cond, f"conditional expression `... if {expr_text} else ...`", _where())
     return graph_cond(cond, if_true, if_false)
 
@@ -356,7 +347,7 @@ def and_(a, b):
     """`a() and b()`: logical_and for tensors, Python's short-circuit otherwise."""
     left = a()
     if _symbolic(left):
-        return _ops()[0].logical_and(left, b())
+        return math.logical_and(left, b())
     if not left:
         return left
     return b()
@@ -366,7 +357,7 @@ def or_(a, b):
     """`a() or b()`: logical_or for tensors, Python's short-circuit otherwise."""
     left = a()
     if _symbolic(left):
-        return _ops()[0].logical_or(left, b())
+        return math.logical_or(left, b())
     if left:
         return left
     return b()
@@ -375,7 +366,7 @@ def or_(a, b):
 def not_(a):
     """`not a`: logical_not for a symbolic tensor, Python's `not` otherwise."""
     if _symbolic(a):
-        return _ops()[0].logical_not(a)
+        return math.logical_not(a)
     return not a
 
 
@@ -440,7 +431,6 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, symbol_names, opt
 
 
 def _graph_for(iterable, extra_test, body, get_state, set_state, names, opts, kinds, where):
-    math, array = _ops()
     if iterable.shape.rank == 0:
         raise AutoGraphTypeError(f"The `for` loop at {where} iterates over a scalar tensor; "
                                  "iterate over a tensor with at least one dimension, or tl.range(n).")
@@ -658,8 +648,6 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
     """`for x in dataset` in a graph: a `While` that reads elements until the data ends (as
     TensorFlow's loop over a dataset); the element is a loop variable, fetched at the end of
     each iteration with `IteratorGetNextAsOptional`."""
-    from ..ops.iterator import get_next_as_optional  # noqa: PLC0415
-    math, _ = _ops()
     handle, specs, pack = iterable._tl_graph_iteration()
     has_value, leaves = get_next_as_optional(handle, specs)
     current = [has_value, leaves]
@@ -684,8 +672,8 @@ def _iterator_for(iterable, extra_test, body, get_state, set_state, names, opts,
     all_names = ("<has element>",) + ("<element>",) * n + names
     try:
         _graph_loop(test, step, get_all, set_all, all_names, opts, kinds, None, where)
-    except ValueError as e:
-        if opts.get("shape_invariants") or "keeps its shape" not in str(e):
+    except ValueError as e:  # the error says which loop variable changed shape, if that was it
+        if opts.get("shape_invariants") or not hasattr(e, "loop_variable_changed_shape"):
             raise
         # elements of unknown shape change the shapes of what they flow into: as tf.data's
         # loops, relax the user's tensor variables (to unknown shapes) and build it again
@@ -719,7 +707,6 @@ def _loop_invariants(opts, names, slots, loop_vars):
 def assert_stmt(test, message):
     """`assert test, message()`: a graph Assert op for a symbolic test, Python's assert otherwise."""
     if _symbolic(test):
-        from ..ops.io import Assert  # noqa: PLC0415
         msg = message()
         where = _where()
         if is_tensor(msg):
@@ -774,15 +761,11 @@ def _plain_function(fn):
         target = fn.__func__
     else:
         return None
-    if target.__code__ in _pipeline().GENERATED_CODES or getattr(target, "ag_do_not_convert", False) \
+    if target.__code__ in pipeline.GENERATED_CODES or getattr(target, "ag_do_not_convert", False) \
             or getattr(target, "ag_source", None) is not None or _is_library(target):
         return None
     return target
 
-
-def _pipeline():
-    from . import pipeline  # noqa: PLC0415 -- the pipeline imports the converters, not this module
-    return pipeline
 
 
 def convert(fn, fallback=False):
@@ -799,7 +782,7 @@ def convert(fn, fallback=False):
     if fallback and (inspect.isgeneratorfunction(target) or inspect.iscoroutinefunction(target)):
         return fn  # called from converted code: a generator runs as Python (the caller iterates it)
     try:
-        converted = _pipeline().convert_entity(target, sys.modules[__name__])
+        converted = pipeline.convert_entity(target, sys.modules[__name__])
     except Exception as e:
         # source that cannot be read or located (a lambda among others in an expression) runs
         # as it is, with a warning, as TensorFlow's AutoGraph does

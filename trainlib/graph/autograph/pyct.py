@@ -4,7 +4,8 @@ Owns: everything the converters share about source code: `parse_entity`
 (source -> gast tree + where it came from), `template` (code text with
 placeholders -> gast statements), `Namer` (fresh names that never clash with
 the user's), `modified_names` / `assigned_in_all_paths` (which variables a
-block writes), and `set_location` (generated nodes take the user's line).
+block writes), `lower_jumps` / `lower_loop_jumps` (break, continue and return as flags), and
+`set_location` (generated nodes take the user's line).
 Invariants: generated nodes always carry the line of the user statement they
 replace, so compiled converted code reports the user's file and lines.
 """
@@ -367,6 +368,34 @@ def lower_jumps(stmts, is_jump, on_jump, may_jump, convert_compound, guard):
             return out
         out.append(s)
     return out
+
+
+_LOOPS_AND_SCOPES = (gast.While, gast.For, gast.FunctionDef, gast.Lambda, gast.ClassDef)
+
+
+def has_loop_jump(stmts, jump):
+    """True if `stmts` hold a `jump` (gast.Break or gast.Continue) of their own loop, not
+    one inside a nested loop or function."""
+    return contains(stmts, jump, stop=_LOOPS_AND_SCOPES)
+
+
+def lower_loop_jumps(stmts, jump, flag):
+    """A loop body's `stmts` without their `jump` statements (gast.Break or gast.Continue):
+    each sets `flag` instead, and what follows runs under `if not flag:` (inside if and with
+    blocks too)."""
+    def convert(s):
+        s.body = lower_loop_jumps(s.body, jump, flag) or [gast.Pass()]
+        if isinstance(s, gast.If):
+            s.orelse = lower_loop_jumps(s.orelse, jump, flag)
+        return [s]
+
+    return lower_jumps(
+        stmts,
+        is_jump=lambda s: isinstance(s, jump),
+        on_jump=lambda s: template(f"{flag} = True"),
+        may_jump=lambda s: isinstance(s, (gast.If, gast.With)) and has_loop_jump([s], jump),
+        convert_compound=convert,
+        guard=lambda rest: template(f"if not {flag}:\n    body_", body_=rest))
 
 
 def and_not(flag, test):

@@ -14,6 +14,7 @@ import re
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from ..passes.memory import MemoryPlan
 from ..tensor import Tensor
+from . import native
 from .emit import Emitter, Namespace
 from .lower import GraphLowering
 
@@ -104,6 +105,7 @@ class CompiledFunction:
         """Compiles `graph` (`self.graph` or an optimized copy) to run on `xp`, fed
         `capture_feeds` after the arguments."""
         self._program = compile_graph(graph, xp, name)
+        self._compiled_graph = graph
         self._fn = self._program.fn
         self._capture_feeds = list(capture_feeds)
         self._out_dtypes = [t.dtype for t in graph.outputs]
@@ -122,6 +124,19 @@ class CompiledFunction:
     def python_source(self):
         """The generated Python code that runs this graph (also shown in tracebacks)."""
         return self._program.source
+
+    @property
+    def compile_seconds(self):
+        """Seconds this process spent compiling the native kernels of this graph's fused
+        regions (`jit_compile=True` with the `jit` extra), or loading them from the disk
+        cache; they compile on the first call that meets a new shape, never per call."""
+        return native.compile_seconds(self._compiled_graph)
+
+    @property
+    def native_source(self):
+        """The numba source of the native kernels this graph's fused regions compiled so far
+        (each is also a file in `native.cache_dir()`, which tracebacks show)."""
+        return "\n\n".join(native.sources(self._compiled_graph))
 
     def _run(self, arrays):
         """The output arrays for the argument `arrays`; errors name the op and user's line.

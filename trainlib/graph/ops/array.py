@@ -13,6 +13,7 @@ before numpy could raise its own. The module defines `range` and `slice`, so
 the builtins are reached as `_py.range` / `_py.slice` here.
 """
 import builtins as _py
+import math as _pymath
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from ..errors import InvalidArgumentError, op_error
 from ..op import (apply, check_result_size, convert_same_dtype, convert_to_tensor, defop,
                   normalize_axis, spec, broadcast_shapes)
 from ..tensor import SymbolicTensor, Tensor, TensorShape, is_tensor, to_array
+from .common import stable_descending
 
 __all__ = [
     "constant", "convert_to_tensor", "zeros", "ones", "zeros_like", "ones_like", "fill", "eye",
@@ -36,16 +38,10 @@ _INDEX_DTYPES = (_dt.int32, _dt.int64)
 
 # ------------------------------------------------------------------ helpers
 
-def _math():
-    from . import math as _m  # noqa: PLC0415 -- math sits beside this module; rules only
-    return _m
-
-
-def _prod(dims):
-    n = 1
-    for d in dims:
-        n *= d
-    return n
+def _sum(x, axis=None):
+    """The sum of `x` over `axis` (all by default) for gradient rules: math.py's Sum op, applied
+    by name because math.py sits above this module."""
+    return apply("Sum", x, axis=None if axis is None else tuple(axis), keepdims=False)
 
 
 def _ints(array):
@@ -204,9 +200,9 @@ def constant(value, dtype=None, shape=None, name=None):
         shape = tuple(int(d) for d in shape)
         if array.size == 1:
             array = state.xp.broadcast_to(array.reshape(()), shape).copy()
-        elif array.size != _prod(shape):
+        elif array.size != _pymath.prod(shape):
             raise TypeError(f"Eager execution of tl.constant with unsupported shape: value has "
-                            f"{array.size} elements, shape is {list(shape)} with {_prod(shape)} "
+                            f"{array.size} elements, shape is {list(shape)} with {_pymath.prod(shape)} "
                             "elements.")
         else:
             array = array.reshape(shape)
@@ -304,7 +300,7 @@ def _fill_infer(value, dims=None, shape=None):
 
 
 def _fill_grad(op, dy):
-    return _first_only(op, _math().reduce_sum(dy))
+    return _first_only(op, _sum(dy))
 
 
 @defop("Fill", infer=_fill_infer, grad=_fill_grad)
@@ -430,7 +426,6 @@ def _range_length(start, limit, delta):
         raise ValueError(f"Requires start >= limit when delta < 0: {start}/{limit}")
     if all(isinstance(v, int) for v in (start, limit, delta)):
         return -((start - limit) // delta)
-    import math as _pymath  # noqa: PLC0415
     return int(_pymath.ceil(abs((limit - start) / delta)))
 
 
@@ -517,14 +512,13 @@ def _same_floating_dtype(op_name, a, b):
 
 
 def _linspace_grad(op, dy):
-    m = _math()
     start = op.inputs[0]
     num, axis = op.attrs["num"], op.attrs.get("axis", 0)
     rank = dy.shape.rank
     axis = axis % rank
     weights = reshape(linspace(constant(0, start.dtype), constant(1, start.dtype), num),
                       [num if i == axis else 1 for i in _py.range(rank)])
-    return (m.reduce_sum(dy * (1 - weights), axis=axis), m.reduce_sum(dy * weights, axis=axis))
+    return (_sum(dy * (1 - weights), [axis]), _sum(dy * weights, [axis]))
 
 
 @defop("LinSpace", infer=_linspace_infer, grad=_linspace_grad)
@@ -640,7 +634,7 @@ def _reshape_dims(in_shape, target):
     if any(d < -1 for d in target):
         raise ValueError(f"shape dims must be >= -1, got {target}")
     n = in_shape.num_elements() if in_shape.rank is not None else None
-    known = _prod(d for d in target if d != -1)
+    known = _pymath.prod(d for d in target if d != -1)
     if -1 in target:
         if n is None:
             return [None if d == -1 else d for d in target]
@@ -846,7 +840,7 @@ def _broadcast_to_infer(x, shape_tensor=None, shape=None):
 
 
 def _broadcast_to_grad(op, dy):
-    return _first_only(op, _math().sum_to_shape_of(dy, op.inputs[0]))
+    return _first_only(op, sum_to_shape_of(dy, op.inputs[0]))
 
 
 @defop("BroadcastTo", infer=_broadcast_to_infer, grad=_broadcast_to_grad)
@@ -907,7 +901,7 @@ def _tile_grad(op, dy):
     else:
         multiples = op.inputs[1] if static is None else constant(static, _dt.int32)
         split_shape = reshape(stack([multiples, shape(x, out_type=multiples.dtype)], axis=1), [-1])
-    summed = _math().reduce_sum(reshape(dy, split_shape), axis=list(_py.range(0, 2 * rank, 2)))
+    summed = _sum(reshape(dy, split_shape), _py.range(0, 2 * rank, 2))
     return _first_only(op, summed)
 
 
@@ -1294,11 +1288,11 @@ def _gather_infer(params, indices, axis=0, batch_dims=0):
 def _gather_layout(xp, params, indices, axis, batch_dims):
     """params as (batch, size of axis, before, after) and indices as (batch, n), for one fancy index."""
     pshape = params.shape
-    batch = _prod(pshape[:batch_dims])
-    before = _prod(pshape[batch_dims:axis])
-    after = _prod(pshape[axis + 1:])
+    batch = _pymath.prod(pshape[:batch_dims])
+    before = _pymath.prod(pshape[batch_dims:axis])
+    after = _pymath.prod(pshape[axis + 1:])
     p = params.reshape((batch, before, pshape[axis], after)).transpose(0, 2, 1, 3)
-    idx = indices.reshape((batch, _prod(indices.shape[batch_dims:])))
+    idx = indices.reshape((batch, _pymath.prod(indices.shape[batch_dims:])))
     rows = xp.arange(batch).reshape((batch, 1))
     return p, idx, rows, (batch, before, after)
 
@@ -1399,8 +1393,8 @@ def _gather_nd_infer(params, indices, batch_dims=0):
 def _gather_nd_coords(xp, params, indices, batch_dims):
     """The advanced-index tuple into params reshaped to (batch, ...), and the index count."""
     k = indices.shape[-1]
-    batch = _prod(params.shape[:batch_dims])
-    n = _prod(indices.shape[batch_dims:-1])
+    batch = _pymath.prod(params.shape[:batch_dims])
+    n = _pymath.prod(indices.shape[batch_dims:-1])
     idx = indices.reshape((batch, n, k))
     limits = xp.asarray(params.shape[batch_dims:batch_dims + k], dtype=idx.dtype)
     bad = ((idx < 0) | (idx >= limits)).any(axis=-1)
@@ -2011,7 +2005,7 @@ import collections as _collections  # noqa: E402
 __all__ += ["sort", "argsort", "roll", "repeat", "meshgrid", "unique", "unique_with_counts",
             "searchsorted", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
             "tensor_scatter_nd_sub", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
-            "reverse_sequence", "newaxis", "ensure_shape", "clip_by_norm", "clip_by_global_norm"]
+            "reverse_sequence", "newaxis", "ensure_shape"]
 
 newaxis = None
 
@@ -2036,7 +2030,7 @@ def _argsort_infer(x, axis=-1, direction="ASCENDING"):
 def _argsort(xp, x, axis=-1, direction="ASCENDING"):
     if direction == "ASCENDING":
         return xp.argsort(x, axis=axis, kind="stable").astype(xp.int32)
-    return _math()._stable_descending(xp, x, axis).astype(xp.int32)
+    return stable_descending(xp, x, axis).astype(xp.int32)
 
 
 def _direction(direction, op_name):
@@ -2462,18 +2456,17 @@ def _tensor_scatter_kernel(mode):
 
 def _scatter_update_grad(op, dy):
     indices, updates = op.inputs[1], op.inputs[2]
-    return (apply("TensorScatterUpdate", dy, indices, _math().multiply(updates, 0)), None,
+    return (apply("TensorScatterUpdate", dy, indices, updates * 0), None,
             gather_nd(dy, indices))
 
 
 def _scatter_extremum_grad(op, dy):
     # TensorFlow's _TensorScatterMinOrMaxGrad: ties between tensor and updates share equally
-    m = _math()
     x, indices, y = op.inputs
     out = op.outputs[0]
-    x_hit = m.cast(m.equal(x, out), dy.dtype)
-    y_hit = m.cast(m.equal(y, gather_nd(out, indices)), dy.dtype)
-    hits = x_hit + apply("TensorScatterAdd", m.multiply(x_hit, 0), indices, y_hit)
+    x_hit = apply("Cast", apply("Equal", x, out), DstT=dy.dtype)
+    y_hit = apply("Cast", apply("Equal", y, gather_nd(out, indices)), DstT=dy.dtype)
+    hits = x_hit + apply("TensorScatterAdd", x_hit * 0, indices, y_hit)
     share = dy / hits
     return share * x_hit, None, gather_nd(share, indices) * y_hit
 
@@ -2624,66 +2617,37 @@ def ensure_shape(x, shape, name=None):
     return apply("EnsureShape", convert_to_tensor(x), shape=dims)
 
 
-# ------------------------------------------------------------------ clipping by norm
+# ------------------------------------------------------------------ broadcasting undone
+# Used by the autodiff driver (never by gradient rules): sums a gradient down to
+# the shape of the input it belongs to, when that shape is only known at run time.
 
-def clip_by_norm(t, clip_norm, axes=None, name=None):
-    """`t` scaled so that its L2 norm over `axes` is at most `clip_norm`, as TensorFlow.
-
-    Args:
-        t: a floating tensor.
-        clip_norm: a positive scalar.
-        axes: the dims the norm runs over (default all).
-
-    Example:
-        >>> tl.clip_by_norm(tl.constant([3.0, 4.0]), 1.0).numpy()
-        array([0.6, 0.8], dtype=float32)
-    """
-    m = _math()
-    t = convert_to_tensor(t)
-    l2sum = m.reduce_sum(t * t, axes, keepdims=True)
-    positive = m.greater(l2sum, 0)
-    # the norm is 0 where the sum is 0, without sqrt's infinite gradient there
-    l2norm = m.where(positive, m.sqrt(m.where(positive, l2sum, m.cast(1, t.dtype))), l2sum)
-    clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
-    return identity(t * clip_norm / m.maximum(l2norm, clip_norm))
+def _reduce_axes_to(shape_from, shape_to):
+    lead = len(shape_from) - len(shape_to)
+    axes = tuple(_py.range(lead)) + tuple(lead + i for i, d in enumerate(shape_to)
+                                      if d == 1 and shape_from[lead + i] != 1)
+    return axes
 
 
-def global_norm(t_list, name=None):
-    """sqrt(sum of the squared L2 norms of the tensors in `t_list`); None entries are skipped."""
-    m = _math()
-    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
-    if not tensors:
-        raise ValueError("global_norm needs at least one tensor")
-    dtype = tensors[0].dtype
-    total = m.add_n([m.reduce_sum(m.square(m.cast(t, dtype))) for t in tensors])
-    return m.sqrt(total)
+def sum_to_shape_of(g, x):
+    """Sums `g` over broadcast axes so that it has the shape of `x`."""
+    return apply("SumToShapeOf", g, x)
 
 
-def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
-    """Scales every tensor of `t_list` by clip_norm / max(global_norm, clip_norm), as TensorFlow.
+def broadcast_to_shape_of(x, like):
+    """Broadcasts `x` to the shape of `like`."""
+    return apply("BroadcastToShapeOf", x, like)
 
-    Args:
-        t_list: a list of tensors (None entries stay None).
-        clip_norm: a positive scalar.
-        use_norm: the global norm to use (default: computed with `global_norm`).
 
-    Returns:
-        (list of clipped tensors, the global norm). If the norm is infinite or NaN,
-        every entry becomes NaN.
+@defop("SumToShapeOf", fresh_output=True, infer=lambda g, x: spec(x.shape, g.dtype),
+       grad=lambda op, dy: (broadcast_to_shape_of(dy, op.inputs[0]), None))
+def _sum_to_shape_of(xp, g, x):
+    if g.shape == x.shape:
+        return g
+    axes = _reduce_axes_to(g.shape, x.shape)
+    return xp.sum(g, axis=axes, dtype=g.dtype).reshape(x.shape)
 
-    Example:
-        >>> clipped, norm = tl.clip_by_global_norm([tl.constant([3.0]), tl.constant([4.0])], 1.0)
-        >>> float(norm), clipped[1].numpy()
-        (5.0, array([0.8], dtype=float32))
-    """
-    if not isinstance(t_list, (list, tuple)):
-        raise TypeError(f"clip_by_global_norm: t_list must be a list, got {type(t_list).__name__}")
-    m = _math()
-    use_norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
-    clip_norm = convert_to_tensor(clip_norm, dtype_hint=use_norm.dtype)
-    clip_norm = m.cast(clip_norm, use_norm.dtype)
-    scale = clip_norm * m.minimum(1.0 / use_norm, 1.0 / clip_norm)
-    scale = scale + (use_norm - use_norm)  # NaN when the norm is inf or NaN, as TensorFlow
-    tensors = [None if t is None else convert_to_tensor(t) for t in t_list]
-    clipped = [None if t is None else identity(t * m.cast(scale, t.dtype)) for t in tensors]
-    return clipped, use_norm
+
+@defop("BroadcastToShapeOf", infer=lambda x, like: spec(like.shape, x.dtype),
+       grad=lambda op, dy: (sum_to_shape_of(dy, op.inputs[0]), None))
+def _broadcast_to_shape_of(xp, x, like):
+    return xp.broadcast_to(x, like.shape)

@@ -10,6 +10,7 @@ conventions (the gradient of `real` is `complex(dy, 0)`, of `complex(re, im)` is
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, spec
 from . import array as _array
+from .common import dtype_infer
 
 __all__ = ["complex", "real", "imag", "conj", "eig"]
 
@@ -28,11 +29,7 @@ def _complex(xp, re, im):
 
 
 def _part_infer(name):
-    def infer(x):
-        if not x.dtype.is_complex:
-            raise TypeError(f"{name} needs a complex tensor, got {x.dtype.name}")
-        return spec(x.shape, _dt.float32)
-    return infer
+    return dtype_infer(name, lambda dtype: dtype.is_complex, "a complex", _dt.float32)
 
 
 @defop("Real", infer=_part_infer("Real"), elementwise=True,

@@ -18,6 +18,7 @@ from ..context import graph_scope, state
 from ..exec.interpret import replay
 from ..op import apply, convert_to_tensor, defop, set_gradient, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
+from ..tracing import FuncGraph
 from . import array as _array, math as _math
 
 __all__ = ["cond", "while_loop"]
@@ -44,7 +45,6 @@ defop("While", infer=_while_infer, num_outputs=None, control="while",
 
 
 def _new_graph(name):
-    from ..tracing import FuncGraph  # noqa: PLC0415 -- tracing sits above the op layer
     graph = FuncGraph(name, outer=state.graph)
     graph.allow_variable_creation = getattr(state.graph, "allow_variable_creation", True)
     return graph
@@ -96,7 +96,7 @@ def build_if(pred, true_fn, false_fn, join=None):
     then_leaves, else_leaves = flatten(then_out), flatten(else_out)
     if len(then_leaves) != len(else_leaves) or _structure(then_out) != _structure(else_out):
         raise ValueError("true_fn and false_fn must return the same structure; got "
-                         f"{_describe(then_out)} and {_describe(else_out)}")
+                         f"{_structure(then_out)!r} and {_structure(else_out)!r}")
     carried = [not (a is None and b is None) for a, b in zip(then_leaves, else_leaves)]
     _finish_outputs(then_graph, then_leaves, else_graph, else_leaves)
     captured = _align_captures([then_graph, else_graph])
@@ -107,15 +107,8 @@ def build_if(pred, true_fn, false_fn, join=None):
 
 
 def _structure(value):
-    if isinstance(value, dict):
-        return ("dict", tuple(sorted(value)), tuple(_structure(value[k]) for k in sorted(value)))
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_structure(v) for v in value))
-    return "leaf" if value is not None else None
-
-
-def _describe(value):
-    return repr(_structure(value))
+    """How a branch result nests, None leaves told apart (an If carries no None)."""
+    return nest.structure_of(value, leaf=lambda v: "leaf" if v is not None else None)
 
 
 def _trace_branch(name, fn):
@@ -271,9 +264,11 @@ def build_while(cond, body, loop_vars, shape_invariants=None, maximum_iterations
                                 f"the body makes it {t.dtype.name}; a loop variable keeps its dtype. "
                                 f"Cast it with tl.cast(..., tl.{old.dtype.name}).{at}")
             if not s.is_compatible_with(t.shape) or (s.rank is not None and t.shape.rank is None):
-                raise ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
-                                 f"body makes it {t.shape}; a loop variable keeps its shape unless "
-                                 f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+                error = ValueError(f"loop variable {names[i]} enters the loop with shape {s} and the "
+                                   f"body makes it {t.shape}; a loop variable keeps its shape unless "
+                                   f"relaxed with shape_invariants (e.g. None for the changing dim).{at}")
+                error.loop_variable_changed_shape = names[i]  # for callers that relax and retry
+                raise error
             outs.append(apply("Identity", t))
         late = [] if write_only is None else [_to_tensor(v, None) for v in write_only()]
         for t in late:
@@ -305,20 +300,9 @@ def _composite_invariants(structure):
     """Per leaf: the shape a composite loop variable asks to be carried with (the growing
     buffer of a dynamic TensorArray has an unknown first dim), else None."""
     out = []
-
-    def walk(s):
-        if isinstance(s, dict):
-            for key in sorted(s):
-                walk(s[key])
-        elif isinstance(s, (list, tuple)):
-            for x in s:
-                walk(x)
-        elif hasattr(type(s), "_tl_shape_invariants"):
-            out.extend(s._tl_shape_invariants())
-        else:
-            out.extend([None] * len(flatten(s)))
-
-    walk(structure)
+    for s in nest.flatten(structure, nest.KEEP_COMPOSITES):
+        has_invariants = hasattr(type(s), "_tl_shape_invariants")
+        out.extend(s._tl_shape_invariants() if has_invariants else [None] * len(flatten(s)))
     return out
 
 

@@ -52,24 +52,26 @@ def _len0to16(s, n):
     return _K2
 
 
-def _len17to32(s, n):
+def _mix_ends(s, n, k):
+    """The mixing both 17..64-byte cases start with, from the first and the last 16 bytes
+    (`k` multiplies the first word): (mul, a, and the two words _len16 combines)."""
     mul = _K2 + n * 2
-    a = (_f64(s, 0) * _K1) & _M
-    b = _f64(s, 8)
-    c = (_f64(s, n - 8) * mul) & _M
-    d = (_f64(s, n - 16) * _K2) & _M
-    return _len16((_rot((a + b) & _M, 43) + _rot(c, 30) + d) & _M,
-                  (a + _rot((b + _K2) & _M, 18) + c) & _M, mul)
-
-
-def _len33to64(s, n):
-    mul = _K2 + n * 2
-    a = (_f64(s, 0) * _K2) & _M
+    a = (_f64(s, 0) * k) & _M
     b = _f64(s, 8)
     c = (_f64(s, n - 8) * mul) & _M
     d = (_f64(s, n - 16) * _K2) & _M
     y = (_rot((a + b) & _M, 43) + _rot(c, 30) + d) & _M
-    z = _len16(y, (a + _rot((b + _K2) & _M, 18) + c) & _M, mul)
+    return mul, a, y, (a + _rot((b + _K2) & _M, 18) + c) & _M
+
+
+def _len17to32(s, n):
+    mul, _, y, x = _mix_ends(s, n, _K1)
+    return _len16(y, x, mul)
+
+
+def _len33to64(s, n):
+    mul, a, y, x = _mix_ends(s, n, _K2)
+    z = _len16(y, x, mul)
     e = (_f64(s, 16) * mul) & _M
     f = _f64(s, 24)
     g = ((y + _f64(s, n - 32)) * mul) & _M

@@ -9,7 +9,7 @@ tensor of `elems` (a nested structure), which must agree in length; results keep
 the structure `fn` returns.
 """
 from .. import dtypes as _dt
-from ..autodiff import flatten, pack_as
+from ..nest import flatten, pack_as
 from ..context import graph_scope
 from ..op import convert_to_tensor
 from ..tensor import TensorShape, TensorSpec

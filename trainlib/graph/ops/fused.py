@@ -1,9 +1,12 @@
-"""`FusedElementwise`: one op that runs a chain (or tree) of elementwise ops.
+"""`FusedElementwise`: one op that runs a chain (or tree) of elementwise ops, and
+`FusedReduction`: the same ending in a Sum, Mean, Max or Min.
 
 Owns: the fused op the fusion pass (`graph/passes/fuse.py`) builds, its
 inference from the sub-program, and its three ways of running:
   * plain: each step's own kernel in order (results bit for bit as unfused);
-  * `jit_compile=True` on numpy: cache-blocked, the whole chain over a slice of
+  * `jit_compile=True` on numpy with numba installed: one compiled parallel loop
+    (`graph/exec/native.py`) when every step has a `native` form;
+  * otherwise `jit_compile=True` on numpy: cache-blocked, the whole chain over a slice of
     `BLOCK` elements that stays in cache, then the next slice, every step
     writing with `out=` into a few preallocated block buffers (liveness-based
     reuse) and the last one into the output; large arrays are split into one
@@ -13,7 +16,8 @@ inference from the sub-program, and its three ways of running:
     flattened array or along axis 0);
   * `jit_compile=True` on CuPy: one `cupy.ElementwiseKernel` per (program,
     dtypes), compiled once and cached; plain for ops without a C form.
-The sub-program is attr `program`: a tuple of steps `(op type, input slots,
+Attr `constants` lists the inputs that are one-element constants, with their values
+(native kernels write them as literals). The sub-program is attr `program`: a tuple of steps `(op type, input slots,
 attrs as sorted (key, value) pairs)`; slot i < len(inputs) is input i, slot
 len(inputs) + k is the result of step k; the result is the last step's.
 Each step runs as its OpDef says: `into` (the out= form) in blocked loops, `c_expr`
@@ -26,6 +30,7 @@ for bit.
 import math
 
 from .. import dtypes as _dt
+from ..exec import native as _native
 from ..exec.emit import Emitter, snake_case
 from ..exec.lower import kernel_attrs
 from ..op import REGISTRY, defop
@@ -40,7 +45,7 @@ def _steps(program):
     return [(REGISTRY[name], slots, dict(attrs)) for name, slots, attrs in program]
 
 
-def _fused_infer(*inputs, program, jit_compile=False):
+def _fused_infer(*inputs, program, jit_compile=False, constants=()):
     values = list(inputs)
     for opdef, slots, attrs in _steps(program):
         out = opdef.infer(*[values[s] for s in slots], **attrs)
@@ -77,7 +82,7 @@ def _run_plain(xp, arrays, program):
 
 
 @defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True)
-def _fused(xp, *arrays, program, jit_compile=False):
+def _fused(xp, *arrays, program, jit_compile=False, constants=()):
     if jit_compile:
         if getattr(xp, "__name__", "") == "cupy":
             kernel = _cached(_CUPY, (program, tuple(a.dtype.str for a in arrays)),
@@ -85,12 +90,40 @@ def _fused(xp, *arrays, program, jit_compile=False):
             if kernel is not None:
                 return kernel(*arrays)
         else:
+            if getattr(xp, "__name__", "") != "numpy":
+                pass   # another host array module: its own kernels, blocked
+            elif _native.available():
+                out = _native.run(program, arrays, constants)
+                if out is not None:
+                    return out
+            else:
+                _native.warn_unavailable()
             runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
                              lambda: _BlockedRunner(xp, program, arrays))
             out = runner(arrays)
             if out is not None:
                 return out
     return _run_plain(xp, arrays, program)
+
+
+def _reduction_infer(*inputs, program, reduce, jit_compile=False, constants=()):
+    kind, axis, keepdims = reduce
+    return REGISTRY[kind].infer(_fused_infer(*inputs, program=program), axis=axis,
+                                keepdims=keepdims)
+
+
+@defop("FusedReduction", infer=_reduction_infer, differentiable=False)
+def _fused_reduction(xp, *arrays, program, reduce, jit_compile=False, constants=()):
+    """A fused elementwise program whose result a Sum/Mean/Max/Min reduces (attr `reduce`:
+    (op type, axis, keepdims)): one native loop that accumulates as it goes when numba
+    runs it, else the program's result, then the reduction's own kernel."""
+    if jit_compile and getattr(xp, "__name__", "") == "numpy" and _native.available():
+        out = _native.run(program, arrays, constants, reduce)
+        if out is not None:
+            return out
+    kind, axis, keepdims = reduce
+    value = _fused(xp, *arrays, program=program, jit_compile=jit_compile, constants=constants)
+    return REGISTRY[kind].kernel(xp, value, axis=axis, keepdims=keepdims)
 
 
 # ------------------------------------------------------------------ cache-blocked numpy

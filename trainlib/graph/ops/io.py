@@ -13,10 +13,11 @@ import sys
 import numpy as np  # formatting host copies for printing only, never kernel math
 
 from ..backend import to_numpy
-from .. import dtypes as _dt
+from .. import dtypes as _dt, nest
 from ..errors import InvalidArgumentError, NotFoundError, op_error
 from ..op import apply, convert_same_dtype, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
+from . import array as _array, math as _math
 
 __all__ = ["print", "Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_greater",
            "assert_less_equal", "assert_greater_equal", "assert_near", "assert_rank", "assert_shapes",
@@ -130,23 +131,13 @@ def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=3, name=None
     def is_value(x):
         return is_tensor(x) or hasattr(x, "_array")  # tensors and Variables
 
-    def leaves(x):
-        if isinstance(x, (list, tuple)):
-            return [leaf for v in x for leaf in leaves(v)]
-        if isinstance(x, dict):
-            return [leaf for k in sorted(x) for leaf in leaves(x[k])]
-        return [x]
+    def leaves(x):  # composites (a RaggedTensor...) print whole: they are leaves here
+        return nest.flatten(x, nest.KEEP_COMPOSITES)
 
-    def pack(x, it):
-        if isinstance(x, (list, tuple)):
-            items = [pack(v, it) for v in x]
-            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
-        if isinstance(x, dict):
-            packed = {k: pack(x[k], it) for k in sorted(x)}
-            return {k: packed[k] for k in x}
-        return next(it)
+    def pack(x, marks):
+        return nest.pack_as(x, marks, nest.KEEP_COMPOSITES)
 
-    free = " ".join(pprint.pformat(pack(v, iter(["" if is_value(x) else x for x in leaves(v)])))
+    free = " ".join(pprint.pformat(pack(v, ["" if is_value(x) else x for x in leaves(v)]))
                     for v in inputs)
     placeholder = "{}" if "{}" not in free else "{tl_print_value}"
     for value in inputs:
@@ -157,7 +148,7 @@ def print(*inputs, sep=" ", end="\n", output_stream=None, summarize=3, name=None
                 marks.append(placeholder)
             else:
                 marks.append(x)
-        templates.append(value if isinstance(value, str) else pprint.pformat(pack(value, iter(marks))))
+        templates.append(value if isinstance(value, str) else pprint.pformat(pack(value, marks)))
     text = sep.join(templates).replace(f"'{placeholder}'", placeholder)
     template = []
     for i, piece in enumerate(text.split(placeholder)):
@@ -236,7 +227,6 @@ def Assert(condition, data=(), summarize=None, name=None, message=""):  # noqa: 
 
 def _comparison(fn_name, symbol, compare, x, y, message, summarize):
     """Asserts compare(x, y) for every element (after broadcasting)."""
-    from . import math as _math  # noqa: PLC0415 -- math sits beside io; imported on use
     x, y = convert_same_dtype(fn_name, (x, y))
     held = _math.reduce_all(getattr(_math, compare)(x, y))
     prefix = f"{message}\n" if message else ""
@@ -297,7 +287,6 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     Example:
         >>> tl.debugging.assert_near(tl.constant(1.0), 1.0 + 1e-7)
     """
-    from . import math as _math  # noqa: PLC0415
     x, y = convert_same_dtype("assert_near", (x, y))
     eps = float(np.finfo(x.dtype.np).eps) if x.dtype.is_floating else 0.0
     rtol = 10 * eps if rtol is None else rtol
@@ -329,7 +318,6 @@ def assert_rank(x, rank, message=None, name=None):
             raise ValueError(f"assert_rank: {prefix}Tensor must have rank {rank}. Received rank "
                              f"{x.shape.rank}, shape {x.shape}")
         return
-    from . import array as _array, math as _math  # noqa: PLC0415
     Assert(_math.equal(_array.rank(x), rank), ["rank = ", _array.rank(x)],
            message=f"assert_rank: {prefix}Tensor must have rank {rank}. ")
 

@@ -13,7 +13,8 @@ from ..op import apply, convert_same_dtype, convert_to_tensor, defop, broadcast_
 from . import array as _array
 from . import math as _math
 from .array import eye  # noqa: F401 -- tl.linalg.eye, as TensorFlow
-from .array import global_norm  # noqa: F401 -- tl.linalg.global_norm
+from .math import global_norm  # noqa: F401 -- tl.linalg.global_norm
+from .nn import l2_normalize  # noqa: F401 -- tl.linalg.l2_normalize, as TensorFlow
 from .math import einsum, matmul, norm, tensordot  # noqa: F401 -- TensorFlow's linalg aliases
 
 __all__ = ["matmul", "matvec", "matrix_transpose", "transpose", "adjoint", "einsum", "tensordot",
@@ -95,12 +96,6 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     a, b = convert_same_dtype("MatMul", (a, b))
     product = matmul(a, _array.expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
     return _array.squeeze(product, [-1])
-
-
-def l2_normalize(x, axis=None, epsilon=1e-12, name=None):
-    """x / sqrt(max(sum(x**2, axis), epsilon)) (`tl.linalg.l2_normalize`, as `tl.nn`)."""
-    from .nn import l2_normalize as _l2  # noqa: PLC0415 -- nn sits beside; one definition
-    return _l2(x, axis=axis, epsilon=epsilon)
 
 
 # ------------------------------------------------------------------ diagonals and bands

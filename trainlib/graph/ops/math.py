@@ -11,12 +11,16 @@ gradient rules ignore broadcasting (the autodiff driver sums it away).
 """
 import builtins as _builtins
 import collections as _collections
+import math as _pymath
 import operator as _operator
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, defufunc, normalize_axis, same_dtype, spec
 from ..tensor import Tensor, is_tensor
+from . import array as _array
+from .array import broadcast_to_shape_of
+from .common import float_infer, float_tensor, stable_descending
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod", "mod", "pow",
@@ -98,11 +102,6 @@ def _check_dtypes(op_name, tensors):
         _ACCEPTED.add((op_name, t.dtype))
 
 
-def _array():
-    from . import array  # noqa: PLC0415 -- array.py sits beside this module and may import it
-    return array
-
-
 # ------------------------------------------------------------------ helpers
 
 
@@ -166,12 +165,12 @@ def _elementwise2(name, kernel, allowed, grad=None, out_dtype=None, differentiab
 # ------------------------------------------------------------------ arithmetic
 
 _elementwise2("AddV2", "add", _numeric, grad=lambda op, dy: (dy, dy),
-              c_expr="({0} + {1})", infix="plus")
+              c_expr="({0} + {1})", native="({0} + {1})", infix="plus")
 _elementwise2("Sub", "subtract", _numeric, grad=lambda op, dy: (dy, -dy),
-              c_expr="({0} - {1})", infix="minus")
+              c_expr="({0} - {1})", native="({0} - {1})", infix="minus")
 _elementwise2("Mul", "multiply", _numeric,
               grad=lambda op, dy: (dy * op.inputs[1], dy * op.inputs[0]),
-              c_expr="({0} * {1})", infix="times")
+              c_expr="({0} * {1})", native="({0} * {1})", infix="times")
 
 
 def add(x, y, name=None):
@@ -219,7 +218,8 @@ def _int_divisor_check(xp, y):
 _elementwise2("RealDiv", "true_divide", _floating,
               grad=lambda op, dy: (dy / op.inputs[1],
                                    dy * (-op.inputs[0] / op.inputs[1] / op.inputs[1])),
-              fresh_output=True, c_expr="({0} / {1})", infix="over")
+              fresh_output=True, c_expr="({0} / {1})", native="({0} / {1})",
+              infix="over")
 
 
 def _floordiv_kernel(xp, a, b):
@@ -264,7 +264,7 @@ def _pow_into(xp, a, b, out, tmp):
 
 
 _elementwise2("Pow", _pow_kernel, _numeric, grad=_pow_grad, fresh_output=True, into=_pow_into,
-              infix="pow")
+              infix="pow", native="({0} * {0} if {1} == 2 else np.power({0}, {1}))")
 
 
 def _selector_grad(selector):
@@ -277,10 +277,12 @@ def _selector_grad(selector):
 
 _elementwise2("Maximum", "maximum", _numeric,
               grad=_selector_grad(lambda x, y: greater_equal(x, y)),
-              c_expr="(({0} >= {1} || {0} != {0}) ? {0} : {1})")
+              c_expr="(({0} >= {1} || {0} != {0}) ? {0} : {1})",
+              native="({0} if ({0} >= {1} or {0} != {0}) else {1})")
 _elementwise2("Minimum", "minimum", _numeric,
               grad=_selector_grad(lambda x, y: less_equal(x, y)),
-              c_expr="(({0} <= {1} || {0} != {0}) ? {0} : {1})")
+              c_expr="(({0} <= {1} || {0} != {0}) ? {0} : {1})",
+              native="({0} if ({0} <= {1} or {0} != {0}) else {1})")
 
 
 def _squared_difference_grad(op, dy):
@@ -297,7 +299,8 @@ def _squared_difference(xp, a, b, out=None, tmp=None):
 
 
 _elementwise2("SquaredDifference", _squared_difference, _numeric, grad=_squared_difference_grad,
-              into=_squared_difference, c_expr="(({0} - {1}) * ({0} - {1}))")
+              into=_squared_difference, c_expr="(({0} - {1}) * ({0} - {1}))",
+              native="(({0} - {1}) * ({0} - {1}))")
 
 # int8/int16/uint8 divide in float32, wider integers in float64, as TensorFlow's truediv
 _TRUEDIV_DTYPE = {_dt.int8: _dt.float32, _dt.int16: _dt.float32, _dt.uint8: _dt.float32,
@@ -495,46 +498,58 @@ def _round_kernel(xp, x):
 
 
 _elementwise("Abs", "abs", _numeric,
-             grad=lambda op, dy: (dy * sign(op.inputs[0]),), c_expr="({0} < 0 ? -{0} : {0})")
+             grad=lambda op, dy: (dy * sign(op.inputs[0]),), c_expr="({0} < 0 ? -{0} : {0})",
+             native="(-{0} if {0} < 0 else {0})")
 _elementwise("Sign", "sign", _numeric,
-             grad=lambda op, dy: (_array().zeros_like(op.inputs[0]),),
-             c_expr="({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))")
+             grad=lambda op, dy: (_array.zeros_like(op.inputs[0]),),
+             c_expr="({0} > 0 ? ({T})1 : ({0} < 0 ? ({T})-1 : {0}))",
+             native="({T}(1) if {0} > 0 else ({T}(-1) if {0} < 0 else {0}))")
 _elementwise("Square", "square", _numeric,
              grad=lambda op, dy: (dy * (2 * op.inputs[0]),), fresh_output=True,
-             c_expr="({0} * {0})")
+             c_expr="({0} * {0})", native="({0} * {0})")
 _elementwise("Exp", "exp", _floating,
-             grad=lambda op, dy: (dy * op.outputs[0],), c_expr="exp({0})")
+             grad=lambda op, dy: (dy * op.outputs[0],), c_expr="exp({0})",
+             native="nm.exp({0})")
 _elementwise("Log", "log", _floating,
-             grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),), c_expr="log({0})")
+             grad=lambda op, dy: (dy * reciprocal(op.inputs[0]),), c_expr="log({0})",
+             native="nm.log({0})")
 _elementwise("Log1p", "log1p", _floating,
-             grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),), c_expr="log1p({0})")
+             grad=lambda op, dy: (dy * reciprocal(1 + op.inputs[0]),), c_expr="log1p({0})",
+             native="nm.log1p({0})")
 _elementwise("Sqrt", "sqrt", _floating,
              grad=lambda op, dy: (dy * 0.5 / op.outputs[0],), fresh_output=True,
-             c_expr="sqrt({0})")
+             c_expr="sqrt({0})", native="np.sqrt({0})")
 _elementwise("Rsqrt", lambda xp, x: xp.reciprocal(xp.sqrt(x)), _floating,
              grad=lambda op, dy: (dy * (-0.5 * op.outputs[0] * op.outputs[0] * op.outputs[0]),),
-             c_expr="(({T})1 / sqrt({0}))")
+             c_expr="(({T})1 / sqrt({0}))", native="({T}(1) / np.sqrt({0}))")
 _elementwise("Reciprocal", "reciprocal", _floating,
-             grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],), c_expr="(({T})1 / {0})")
+             grad=lambda op, dy: (-dy * op.outputs[0] * op.outputs[0],), c_expr="(({T})1 / {0})",
+             native="({T}(1) / {0})")
 _elementwise("Sin", "sin", _floating,
-             grad=lambda op, dy: (dy * cos(op.inputs[0]),), c_expr="sin({0})")
+             grad=lambda op, dy: (dy * cos(op.inputs[0]),), c_expr="sin({0})",
+             native="np.sin({0})")
 _elementwise("Cos", "cos", _floating,
-             grad=lambda op, dy: (-dy * sin(op.inputs[0]),), c_expr="cos({0})")
+             grad=lambda op, dy: (-dy * sin(op.inputs[0]),), c_expr="cos({0})",
+             native="np.cos({0})")
 _elementwise("Tanh", "tanh", _floating,
              grad=lambda op, dy: (dy * (1 - op.outputs[0] * op.outputs[0]),), fresh_output=True,
-             into=_tanh_into, c_expr="tanh({0})")
+             into=_tanh_into, c_expr="tanh({0})", native="nm.tanh({0})")
 _elementwise("Sigmoid", _stable_sigmoid, _floating,
              grad=lambda op, dy: (dy * op.outputs[0] * (1 - op.outputs[0]),), fresh_output=True,
-             into=_sigmoid_into, c_expr="(({T})1 / (({T})1 + exp(-{0})))")
+             into=_sigmoid_into, c_expr="(({T})1 / (({T})1 + exp(-{0})))",
+             native="nm.sigmoid({0})")
 # TensorFlow registers no gradient (None) for Round, Floor and Ceil
 _elementwise("Round", _round_kernel, _numeric, differentiable=False)
-_elementwise("Floor", "floor", _floating, differentiable=False, c_expr="floor({0})")
-_elementwise("Ceil", "ceil", _floating, differentiable=False, c_expr="ceil({0})")
+_elementwise("Floor", "floor", _floating, differentiable=False, c_expr="floor({0})",
+             native="np.floor({0})")
+_elementwise("Ceil", "ceil", _floating, differentiable=False, c_expr="ceil({0})",
+             native="np.ceil({0})")
 _elementwise("IsNan", "isnan", _floating, out_dtype=_dt.bool, differentiable=False,
-             c_expr="({0} != {0})")
+             c_expr="({0} != {0})", native="({0} != {0})")
 _elementwise("IsFinite", "isfinite", _floating, out_dtype=_dt.bool,
-             differentiable=False)
-_elementwise("IsInf", "isinf", _floating, out_dtype=_dt.bool, differentiable=False)
+             differentiable=False, native="np.isfinite({0})")
+_elementwise("IsInf", "isinf", _floating, out_dtype=_dt.bool, differentiable=False,
+             native="np.isinf({0})")
 
 
 def negative(x, name=None):
@@ -547,7 +562,8 @@ def negative(x, name=None):
     return unary("Neg", x)
 
 
-_elementwise("Neg", "negative", _numeric, grad=lambda op, dy: (negative(dy),), c_expr="(-{0})")
+_elementwise("Neg", "negative", _numeric, grad=lambda op, dy: (negative(dy),), c_expr="(-{0})",
+             native="(-{0})")
 
 
 def abs(x, name=None):  # noqa: A001 -- TensorFlow's name
@@ -679,11 +695,15 @@ for _name, _fn, _allowed, _c_op in (
         ("Less", "less", _numeric, "({0} < {1})"),
         ("LessEqual", "less_equal", _numeric, "({0} <= {1})")):
     _elementwise2(_name, (lambda f: lambda xp, a, b: getattr(xp, f)(a, b))(_fn), _allowed,
-                  out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op)
+                  out_dtype=_dt.bool, differentiable=False, into=_fn, c_expr=_c_op,
+                  native=_c_op)
 del _name, _fn, _allowed, _c_op
-_elementwise2("LogicalAnd", "logical_and", _boolean, differentiable=False, c_expr="({0} && {1})")
-_elementwise2("LogicalOr", "logical_or", _boolean, differentiable=False, c_expr="({0} || {1})")
-_elementwise("LogicalNot", "logical_not", _boolean, differentiable=False, c_expr="(!{0})")
+_elementwise2("LogicalAnd", "logical_and", _boolean, differentiable=False, c_expr="({0} && {1})",
+              native="({0} and {1})")
+_elementwise2("LogicalOr", "logical_or", _boolean, differentiable=False, c_expr="({0} || {1})",
+              native="({0} or {1})")
+_elementwise("LogicalNot", "logical_not", _boolean, differentiable=False, c_expr="(!{0})",
+             native="(not {0})")
 
 
 def equal(x, y, name=None):
@@ -760,7 +780,7 @@ def _select_infer(c, x, y):
 
 @defop("SelectV2", infer=_select_infer, elementwise=True,
        grad=lambda op, dy: (None, where(op.inputs[0], dy, 0), where(op.inputs[0], 0, dy)),
-       c_expr="({0} ? {1} : {2})")
+       c_expr="({0} ? {1} : {2})", native="({1} if {0} else {2})")
 def _select(xp, c, x, y):
     return xp.where(c, x, y)
 
@@ -829,7 +849,7 @@ def _cast_into(xp, x, out, tmp, DstT):  # noqa: N803 -- TensorFlow's attr name
 
 # C++ casts as TensorFlow: floats truncate toward zero; to bool, non-zero (NaN too) is true
 @defop("Cast", infer=_cast_infer, grad=_cast_grad, elementwise=True, into=_cast_into,
-       c_expr="(({T}){0})")
+       c_expr="(({T}){0})", native="{T}({0})")
 def _cast(xp, x, DstT):  # noqa: N803
     if DstT is _dt.string or x.dtype.kind == "O":
         raise ValueError("string casts are not supported")  # the inference rule says why
@@ -872,7 +892,8 @@ def _clip_grad(op, dy):
 _ALLOWED["ClipByValue"] = _numeric
 
 
-@defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True)
+@defop("ClipByValue", infer=_clip_infer, grad=_clip_grad, elementwise=True,
+       native="({1} if ({2} if {0} > {2} else {0}) < {1} else ({2} if {0} > {2} else {0}))")
 def _clip(xp, t, lo, hi):
     out = xp.maximum(xp.minimum(t, hi), lo)  # as TensorFlow: lo wins when lo > hi
     if out.shape != t.shape:
@@ -893,6 +914,71 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     t, lo, hi = convert_same_dtype("ClipByValue", (t, clip_value_min, clip_value_max))
     _check_dtypes("ClipByValue", (t,))
     return apply("ClipByValue", t, lo, hi)
+
+
+# ------------------------------------------------------------------ clipping by norm
+
+__all__ += ["clip_by_norm", "clip_by_global_norm"]
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """`t` scaled so that its L2 norm over `axes` is at most `clip_norm`, as TensorFlow.
+
+    Args:
+        t: a floating tensor.
+        clip_norm: a positive scalar.
+        axes: the dims the norm runs over (default all).
+
+    Example:
+        >>> tl.clip_by_norm(tl.constant([3.0, 4.0]), 1.0).numpy()
+        array([0.6, 0.8], dtype=float32)
+    """
+    t = convert_to_tensor(t)
+    l2sum = reduce_sum(t * t, axes, keepdims=True)
+    positive = greater(l2sum, 0)
+    # the norm is 0 where the sum is 0, without sqrt's infinite gradient there
+    l2norm = where(positive, sqrt(where(positive, l2sum, cast(1, t.dtype))), l2sum)
+    clip_norm = convert_to_tensor(clip_norm, dtype_hint=t.dtype)
+    return _array.identity(t * clip_norm / maximum(l2norm, clip_norm))
+
+
+def global_norm(t_list, name=None):
+    """sqrt(sum of the squared L2 norms of the tensors in `t_list`); None entries are skipped."""
+    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
+    if not tensors:
+        raise ValueError("global_norm needs at least one tensor")
+    dtype = tensors[0].dtype
+    total = add_n([reduce_sum(square(cast(t, dtype))) for t in tensors])
+    return sqrt(total)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Scales every tensor of `t_list` by clip_norm / max(global_norm, clip_norm), as TensorFlow.
+
+    Args:
+        t_list: a list of tensors (None entries stay None).
+        clip_norm: a positive scalar.
+        use_norm: the global norm to use (default: computed with `global_norm`).
+
+    Returns:
+        (list of clipped tensors, the global norm). If the norm is infinite or NaN,
+        every entry becomes NaN.
+
+    Example:
+        >>> clipped, norm = tl.clip_by_global_norm([tl.constant([3.0]), tl.constant([4.0])], 1.0)
+        >>> float(norm), clipped[1].numpy()
+        (5.0, array([0.8], dtype=float32))
+    """
+    if not isinstance(t_list, (list, tuple)):
+        raise TypeError(f"clip_by_global_norm: t_list must be a list, got {type(t_list).__name__}")
+    use_norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
+    clip_norm = convert_to_tensor(clip_norm, dtype_hint=use_norm.dtype)
+    clip_norm = cast(clip_norm, use_norm.dtype)
+    scale = clip_norm * minimum(1.0 / use_norm, 1.0 / clip_norm)
+    scale = scale + (use_norm - use_norm)  # NaN when the norm is inf or NaN, as TensorFlow
+    tensors = [None if t is None else convert_to_tensor(t) for t in t_list]
+    clipped = [None if t is None else _array.identity(t * cast(scale, t.dtype)) for t in tensors]
+    return clipped, use_norm
 
 
 # ------------------------------------------------------------------ matmul
@@ -1096,7 +1182,7 @@ def _einsum_grad(op, dy):
                     position += n_ellipsis
                     continue
                 if token not in seen:
-                    g = _array().expand_dims(g, position)
+                    g = _array.expand_dims(g, position)
                 position += 1
             g = broadcast_to_shape_of(g, x)
         grads.append(g)
@@ -1196,15 +1282,15 @@ def _kept(op, g):
         axes = _normalize_axes(axis, x.shape.rank)
         kept = [1 if i in axes else n for i, n in enumerate(x.shape)]
         if kept.count(None) <= 1:
-            return _array().reshape(g, [-1 if n is None else n for n in kept])
+            return _array.reshape(g, [-1 if n is None else n for n in kept])
     for a in axes:
-        g = _array().expand_dims(g, a)
+        g = _array.expand_dims(g, a)
     return g
 
 
 def _broadcast_back(g, x):
     if x.shape.is_fully_defined():
-        return _array().broadcast_to(g, x.shape.as_list())
+        return _array.broadcast_to(g, x.shape.as_list())
     return broadcast_to_shape_of(g, x)
 
 
@@ -1218,7 +1304,7 @@ def _mean_grad(op, dy):
     if n_in is not None and n_out is not None:
         count = n_in // n_out if n_out else 1
         return (_broadcast_back(_kept(op, dy) / float(count or 1), x),)
-    count = reduce_sum(_array().ones_like(x), op.attrs.get("axis"), keepdims=True)
+    count = reduce_sum(_array.ones_like(x), op.attrs.get("axis"), keepdims=True)
     return (broadcast_to_shape_of(_kept(op, dy) / count, x),)
 
 
@@ -1259,7 +1345,7 @@ def _sum_kernel(xp, x, axis=None, keepdims=False):
 
 def _mean_kernel(xp, x, axis=None, keepdims=False):
     shape = _reduced_shape(x, axis, keepdims)
-    count = _prod_of(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
+    count = _pymath.prod(x.shape[a] for a in (range(x.ndim) if axis is None else axis))
     if x.size == 0 and axis is not None:
         _normalize_axes(axis, x.ndim)  # numpy would not check the axes of an empty reduction
     if x.dtype.kind in "iu":
@@ -1272,13 +1358,6 @@ def _mean_kernel(xp, x, axis=None, keepdims=False):
     if x.size == 0:
         return _full(xp, shape, float("nan"), x.dtype)
     return xp.mean(x, axis=axis, keepdims=keepdims).astype(x.dtype, copy=False)
-
-
-def _prod_of(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _extremum_kernel(fn):
@@ -1382,7 +1461,7 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     axis = _static_axis(axis)
     raw_max = reduce_max(x, axis, keepdims=True)
     # shifting by the max is exact math, so it carries no gradient (TensorFlow's stop_gradient)
-    shift = _array().stop_gradient(where(is_finite(raw_max), raw_max, 0))
+    shift = _array.stop_gradient(where(is_finite(raw_max), raw_max, 0))
     result = log(reduce_sum(exp(x - shift), axis, keepdims=keepdims))
     # summing the kept size-1 dims away is the reshape to the result's shape
     return result + (shift if keepdims else reduce_sum(shift, axis))
@@ -1479,46 +1558,54 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
                  reverse=bool(reverse))
 
 
-# ------------------------------------------------------------------ broadcasting undone
-# Used by the autodiff driver (never by gradient rules): sums a gradient down to
-# the shape of the input it belongs to, when that shape is only known at run time.
-
-def _reduce_axes_to(shape_from, shape_to):
-    lead = len(shape_from) - len(shape_to)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape_to)
-                                      if d == 1 and shape_from[lead + i] != 1)
-    return axes
-
-
-def sum_to_shape_of(g, x):
-    """Sums `g` over broadcast axes so that it has the shape of `x`."""
-    return apply("SumToShapeOf", g, x)
-
-
-def broadcast_to_shape_of(x, like):
-    """Broadcasts `x` to the shape of `like`."""
-    return apply("BroadcastToShapeOf", x, like)
+# W. J. Cody-style rational approximations as in Cephes `ndtr.c` (erf for
+# |x| <= 1, erfc = exp(-x^2) P(x)/Q(x) beyond): relative error ~1e-16 in float64.
+_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
+          7.00332514112805075473E3, 5.55923013010394962768E4)
+_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
+          2.26290000613890934246E4, 4.92673942608635921086E4)
+_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
+           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
+           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
+_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
+           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
+           1.65666309194161350182E3, 5.57535340817727675546E2)
+_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
+           6.16021097993053585195E0, 7.40974269950448939160E0, 2.97886665372100240670E0)
+_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
+           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
+_TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
 
 
-@defop("SumToShapeOf", fresh_output=True, infer=lambda g, x: spec(x.shape, g.dtype),
-       grad=lambda op, dy: (broadcast_to_shape_of(dy, op.inputs[0]), None))
-def _sum_to_shape_of(xp, g, x):
-    if g.shape == x.shape:
-        return g
-    axes = _reduce_axes_to(g.shape, x.shape)
-    return xp.sum(g, axis=axes, dtype=g.dtype).reshape(x.shape)
+def _poly(x, coefficients):
+    y = x * 0 + coefficients[0]
+    for c in coefficients[1:]:
+        y = y * x + c
+    return y
 
 
-@defop("BroadcastToShapeOf", infer=lambda x, like: spec(like.shape, x.dtype),
-       grad=lambda op, dy: (sum_to_shape_of(dy, op.inputs[0]), None))
-def _broadcast_to_shape_of(xp, x, like):
-    return xp.broadcast_to(x, like.shape)
+@defop("Erf", infer=float_infer("Erf"), elementwise=True,
+       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))),),
+       native="nm.erf({0})")
+def _erf(xp, x):
+    a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
+    z = xp.minimum(a, x.dtype.type(1))
+    z = z * z
+    small = x * _poly(z, _ERF_T) / _poly(z, _ERF_U)
+    tail = xp.exp(-a * a) * xp.where(a < 8, _poly(a, _ERFC_P) / _poly(a, _ERFC_Q),
+                                     _poly(a, _ERFC_R) / _poly(a, _ERFC_S))
+    return xp.where(a <= 1, small, xp.sign(x) * (1 - tail)).astype(x.dtype, copy=False)
 
 
 def erf(x, name=None):
-    """The error function, elementwise (`tl.math.erf`; the Erf op is defined with the nn ops)."""
-    from .nn import erf as _erf  # noqa: PLC0415 -- nn builds on math
-    return _erf(x)
+    """The Gauss error function, elementwise (float64 accurate to ~1e-16; `tl.math.erf`,
+    `tl.nn.erf`).
+
+    Example:
+        >>> round(float(tl.nn.erf(1.0)), 6)
+        0.842701
+    """
+    return apply("Erf", float_tensor(x, "Erf"))
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -1567,7 +1654,7 @@ _elementwise("Acosh", "arccosh", _floating,
 _elementwise("Atanh", "arctanh", _floating,
              grad=lambda op, dy: (dy / (1 - square(op.inputs[0])),))
 _elementwise("Expm1", "expm1", _floating,
-             grad=lambda op, dy: (dy * exp(op.inputs[0]),))
+             grad=lambda op, dy: (dy * exp(op.inputs[0]),), native="nm.expm1({0})")
 
 
 def tan(x, name=None):
@@ -1676,7 +1763,8 @@ _elementwise2("Xdivy", _xdivy_kernel, _floating,
 _elementwise2("DivNoNan", _div_no_nan_kernel, _floating,
               grad=lambda op, dy: (divide_no_nan(dy, op.inputs[1]),
                                    dy * divide_no_nan(divide_no_nan(-op.inputs[0], op.inputs[1]),
-                                                      op.inputs[1])))
+                                                      op.inputs[1])),
+              native="({T}(0) if {1} == 0 else {0} / {1})")
 
 
 def xlogy(x, y, name=None):
@@ -1754,21 +1842,43 @@ def log_sigmoid(x, name=None):
         >>> round(float(tl.math.log_sigmoid(0.0)), 4)
         -0.6931
     """
-    from . import nn as _nn  # noqa: PLC0415 -- nn builds on math
     x = convert_to_tensor(x, dtype_hint=_dt.float32)
-    return negative(_nn.softplus(negative(x)))
+    return negative(softplus(negative(x)))
+
+
+@defop("Softplus", infer=float_infer("Softplus"), elementwise=True,
+       grad=lambda op, dy: (dy * sigmoid(op.inputs[0]),), native="nm.softplus({0})")
+def _softplus(xp, x):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
+    return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def softplus(features, name=None):
-    """log(exp(features) + 1) (`tl.math.softplus`, the same op as `tl.nn.softplus`)."""
-    from . import nn as _nn  # noqa: PLC0415
-    return _nn.softplus(features)
+    """log(exp(features) + 1), computed without overflow (`tl.math.softplus`, `tl.nn.softplus`).
+
+    Example:
+        >>> round(float(tl.nn.softplus(0.0)), 4)
+        0.6931
+    """
+    return apply("Softplus", float_tensor(features, "Softplus"))
+
+
+@defop("Softsign", infer=float_infer("Softsign"), elementwise=True,
+       grad=lambda op, dy: (dy / square(1 + abs(op.inputs[0])),),
+       native="({0} / (abs({0}) + {T}(1)))")
+def _softsign(xp, x):
+    return x / (xp.abs(x) + x.dtype.type(1))
 
 
 def softsign(features, name=None):
-    """features / (abs(features) + 1) (`tl.math.softsign`, as `tl.nn.softsign`)."""
-    from . import nn as _nn  # noqa: PLC0415
-    return _nn.softsign(features)
+    """features / (abs(features) + 1), elementwise (floating dtypes; `tl.math.softsign`,
+    `tl.nn.softsign`).
+
+    Example:
+        >>> tl.nn.softsign(tl.constant([-3.0, 1.0])).numpy()
+        array([-0.75,  0.5 ], dtype=float32)
+    """
+    return apply("Softsign", float_tensor(features, "Softsign"))
 
 
 # ------------------------------------------------------------------ cumprod
@@ -1918,18 +2028,11 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     if keepdims:
         return result
     if axis is None:
-        return _array().reshape(result, [])
-    return _array().squeeze(result, list(axis) if is_matrix else [axis])
+        return _array.reshape(result, [])
+    return _array.squeeze(result, list(axis) if is_matrix else [axis])
 
 
 # ------------------------------------------------------------------ top_k, in_top_k
-
-def _stable_descending(xp, x, axis=-1):
-    """Indices sorting `x` along `axis` from largest to smallest, ties in index order."""
-    n = x.shape[axis]
-    flipped = xp.argsort(xp.flip(x, axis), axis=axis, kind="stable")
-    return xp.flip((n - 1) - flipped, axis)
-
 
 def _top_k_infer(x, k, sorted=True, index_type=_dt.int32):  # noqa: A002
     _require("TopKV2", x.dtype)
@@ -1961,7 +2064,7 @@ def _top_k_grad(op, dy, _):
 def _top_k(xp, x, k, sorted=True, index_type=_dt.int32):  # noqa: A002
     if k > x.shape[-1]:
         raise ValueError(f"input must have at least k={k} columns, got shape {list(x.shape)}")
-    order = _stable_descending(xp, x)[..., :k]
+    order = stable_descending(xp, x)[..., :k]
     return xp.take_along_axis(x, order, axis=-1), order.astype(index_type.np)
 
 
@@ -2113,7 +2216,7 @@ def _segment_kernel(name, sorted_ids, reducer):
 
 def _gather_segments(g, ids):
     """g gathered at ids; rows of negative ids (dropped by the forward op) get zeros."""
-    arr = _array()
+    arr = _array
     safe = maximum(ids, 0)
     gathered = arr.gather(g, safe)
     keep = greater_equal(ids, 0)
@@ -2210,7 +2313,7 @@ def segment_mean(data, segment_ids, name=None):
     """
     data, ids = _segment_args("SegmentMean", data, segment_ids)
     total = apply("SegmentSum", data, ids)
-    count = apply("SegmentSum", _array().ones_like(data), ids)
+    count = apply("SegmentSum", _array.ones_like(data), ids)
     return _mean_of(total, count)
 
 
@@ -2261,7 +2364,7 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     data, ids = _segment_args("UnsortedSegmentSum", data, segment_ids)
     n = _num_segments(num_segments)
     total = apply("UnsortedSegmentSum", data, ids, num_segments=n)
-    count = apply("UnsortedSegmentSum", _array().ones_like(data), ids, num_segments=n)
+    count = apply("UnsortedSegmentSum", _array.ones_like(data), ids, num_segments=n)
     return _mean_of(total, count)
 
 
@@ -2354,7 +2457,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
         >>> tl.math.confusion_matrix([1, 2, 4], [2, 2, 4]).numpy()[2]
         array([0, 0, 1, 0, 0], dtype=int32)
     """
-    arr = _array()
+    arr = _array
     dtype = _dt.as_dtype(dtype)
     labels = cast(convert_to_tensor(labels), _dt.int64)
     predictions = cast(convert_to_tensor(predictions), _dt.int64)
@@ -2391,7 +2494,7 @@ def polyval(coeffs, x, name=None):
         raise ValueError(f"polyval: coeffs must be a list of tensors, got {type(coeffs).__name__}")
     x = convert_to_tensor(x)
     if not coeffs:
-        return _array().zeros_like(x)
+        return _array.zeros_like(x)
     result = convert_to_tensor(coeffs[0], dtype_hint=x.dtype)
     for c in coeffs[1:]:
         result = c + result * x
@@ -2405,7 +2508,7 @@ def is_non_decreasing(x, name=None):
         >>> bool(tl.math.is_non_decreasing([1, 1, 2]))
         True
     """
-    arr = _array()
+    arr = _array
     flat = arr.reshape(convert_to_tensor(x), [-1])
     return reduce_all(greater_equal(flat[1:], flat[:-1]))
 

@@ -6,8 +6,12 @@ written once for any number of spatial dims (2-D and 3-D ops share them; 1-D
 runs as 2-D over a height of 1). Invariants: softmax, log_softmax and the cross-entropies subtract the
 row maximum before exponentiating, so large logits never overflow; conv and
 pooling share one geometry rule (`_geometry`, TensorFlow's SAME/VALID
-arithmetic) and one window builder (`_windows`), so forward and backward
-kernels agree on every padding; gradient ops of conv and pooling are linear in
+arithmetic) and one set of window offsets (`_window_slices`, with `_window_view`
+and `_tiled` as strided views of the same windows), so forward and backward
+kernels agree on every padding. Convolutions are im2col (one strided copy) and
+one matmul; their input gradient and the pooling gradients add each window back
+with strided copies (one per window offset where windows overlap), never argmax
+or np.add.at. Gradient ops of conv and pooling are linear in
 their gradient input and have gradients themselves, so second order works.
 """
 import itertools as _itertools
@@ -20,7 +24,8 @@ from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor,
 from . import array as _array
 from . import math as _math
 from . import random as _random
-from .math import sigmoid, tanh  # noqa: F401 -- tl.nn re-exports them, as TensorFlow
+from .common import float_infer as _float_infer, float_tensor as _float_tensor
+from .math import erf, sigmoid, softplus, softsign, tanh  # noqa: F401 -- tl.nn has them, as TensorFlow
 
 __all__ = [
     "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "silu", "swish", "softplus", "erf",
@@ -33,31 +38,12 @@ __all__ = [
 
 # ------------------------------------------------------------------ helpers
 
-def _float_infer(name):
-    def infer(x, **attrs):
-        if not x.dtype.is_floating:
-            raise TypeError(f"{name} needs a floating-point tensor, got {x.dtype.name}")
-        return spec(x.shape, x.dtype)
-    return infer
-
-
 def _real_infer(name):
     def infer(x, **attrs):
         if x.dtype.is_bool or x.dtype.is_complex or x.dtype is _dt.resource:
             raise TypeError(f"{name} needs a real-valued tensor, got {x.dtype.name}")
         return spec(x.shape, x.dtype)
     return infer
-
-
-def _float_tensor(x, op_name=None):
-    """A tensor of `x` (Python numbers by their own kind, as TensorFlow: `elu(2)` is an int32
-    error). With `op_name`, a non-float tensor is an InvalidArgumentError now: eager calls skip
-    inference, and numpy would silently widen ints."""
-    x = convert_to_tensor(x)
-    if op_name is not None and not x.dtype.is_floating:
-        raise op_error(InvalidArgumentError, op_name,
-                       f"needs a floating-point tensor, got {x.dtype.name}; cast it with tl.cast")
-    return x
 
 
 def _real_tensor(x, op_name):
@@ -113,35 +99,38 @@ def _relu(xp, x, out=None, tmp=None):
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),), into=_relu,
-      c_expr="({0} < 0 ? ({T})0 : {0})")(_relu)
+      c_expr="({0} < 0 ? ({T})0 : {0})", native="({T}(0) if {0} < 0 else {0})")(_relu)
 
 
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
-       fresh_output=True)
+       fresh_output=True, native="({0} if {1} > 0 else {T}(0))")
 def _relu_grad(xp, dy, y):
     return _keep_where(xp, y > 0, dy)
 
 
 @defop("Relu6", infer=_real_infer("Relu6"), elementwise=True,
-       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),))
+       grad=lambda op, dy: (apply("Relu6Grad", dy, op.inputs[0]),),
+       native="({T}(0) if {0} < 0 else ({T}(6) if {0} > 6 else {0}))")
 def _relu6(xp, x):
     return xp.clip(x, x.dtype.type(0), x.dtype.type(6))
 
 
 @defop("Relu6Grad", infer=_grad_infer("Relu6Grad"), elementwise=True,
-       grad=_masked_grad("Relu6Grad"))
+       grad=_masked_grad("Relu6Grad"), native="({0} if {1} > 0 and {1} < 6 else {T}(0))")
 def _relu6_grad(xp, dy, x):
     return _keep_where(xp, (x > 0) & (x < 6), dy)
 
 
 @defop("LeakyRelu", infer=_float_infer("LeakyRelu"), elementwise=True,
-       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),))
+       grad=lambda op, dy: (apply("LeakyReluGrad", dy, op.inputs[0], **op.attrs),),
+       native=lambda alpha: f"({{0}} if {{0}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu(xp, x, alpha):
     return xp.where(x > 0, x, x * x.dtype.type(alpha))
 
 
 @defop("LeakyReluGrad", infer=_grad_infer("LeakyReluGrad"), elementwise=True,
-       grad=_masked_grad("LeakyReluGrad"))
+       grad=_masked_grad("LeakyReluGrad"),
+       native=lambda alpha: f"({{0}} if {{1}} > 0 else {{0}} * {{T}}({float(alpha)!r}))")
 def _leaky_relu_grad(xp, dy, x, alpha):
     return xp.where(x > 0, dy, dy * dy.dtype.type(alpha))
 
@@ -152,21 +141,16 @@ def _elu_grad_grad(op, g):
 
 
 @defop("Elu", infer=_float_infer("Elu"), elementwise=True,
-       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),))
+       grad=lambda op, dy: (apply("EluGrad", dy, op.outputs[0]),),
+       native="({0} if {0} > 0 else nm.expm1({0}))")
 def _elu(xp, x):
     return xp.where(x > 0, x, xp.expm1(xp.minimum(x, x.dtype.type(0))))
 
 
-@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad)
+@defop("EluGrad", infer=_grad_infer("EluGrad"), elementwise=True, grad=_elu_grad_grad,
+       native="({0} if {1} > 0 else {0} * ({1} + {T}(1)))")
 def _elu_grad(xp, dy, y):
     return xp.where(y > 0, dy, dy * (y + y.dtype.type(1)))
-
-
-@defop("Softplus", infer=_float_infer("Softplus"), elementwise=True,
-       grad=lambda op, dy: (dy * _math.sigmoid(op.inputs[0]),))
-def _softplus(xp, x):
-    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): never overflows
-    return xp.maximum(x, x.dtype.type(0)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def relu(features, name=None):
@@ -235,16 +219,6 @@ def selu(features, name=None):
     return _math.where(_math.greater(e, 0.0), e * _SELU_SCALE, e * (_SELU_SCALE * _SELU_ALPHA))
 
 
-def softplus(features, name=None):
-    """log(exp(features) + 1), computed without overflow.
-
-    Example:
-        >>> round(float(tl.nn.softplus(0.0)), 4)
-        0.6931
-    """
-    return apply("Softplus", _float_tensor(features, "Softplus"))
-
-
 def silu(features, beta=1.0, name=None):
     """Sigmoid linear unit (swish): features * sigmoid(beta * features).
 
@@ -257,54 +231,6 @@ def silu(features, beta=1.0, name=None):
 
 
 swish = silu
-
-
-# W. J. Cody-style rational approximations as in Cephes `ndtr.c` (erf for
-# |x| <= 1, erfc = exp(-x^2) P(x)/Q(x) beyond): relative error ~1e-16 in float64.
-_ERF_T = (9.60497373987051638749E0, 9.00260197203842689217E1, 2.23200534594684319226E3,
-          7.00332514112805075473E3, 5.55923013010394962768E4)
-_ERF_U = (1.0, 3.35617141647503099647E1, 5.21357949780152679795E2, 4.59432382970980127987E3,
-          2.26290000613890934246E4, 4.92673942608635921086E4)
-_ERFC_P = (2.46196981473530512524E-10, 5.64189564831068821977E-1, 7.46321056442269912687E0,
-           4.86371970985681366614E1, 1.96520832956077098242E2, 5.26445194995477358631E2,
-           9.34528527171957607540E2, 1.02755188689515710272E3, 5.57535335369399327526E2)
-_ERFC_Q = (1.0, 1.32281951154744992508E1, 8.67072140885989742329E1, 3.54937778887819891062E2,
-           9.75708501743205489753E2, 1.82390916687909736289E3, 2.24633760818710981792E3,
-           1.65666309194161350182E3, 5.57535340817727675546E2)
-_ERFC_R = (5.64189583547755073984E-1, 1.27536670759978104416E0, 5.01905042251180477414E0,
-           6.16021097993053585195E0, 7.40974269950448939160E0, 2.97886665372100240670E0)
-_ERFC_S = (1.0, 2.26052863220117276590E0, 9.39603524938001434673E0, 1.20489539808096656605E1,
-           1.70814450747565897222E1, 9.60896809063285878198E0, 3.36907645100081516050E0)
-_TWO_OVER_SQRT_PI = 2.0 / _pymath.sqrt(_pymath.pi)
-
-
-def _poly(x, coefficients):
-    y = x * 0 + coefficients[0]
-    for c in coefficients[1:]:
-        y = y * x + c
-    return y
-
-
-@defop("Erf", infer=_float_infer("Erf"), elementwise=True,
-       grad=lambda op, dy: (dy * (_TWO_OVER_SQRT_PI * _math.exp(-_math.square(op.inputs[0]))),))
-def _erf(xp, x):
-    a = xp.minimum(xp.abs(x), x.dtype.type(30))  # erfc(30) underflows: past it erf is +-1
-    z = xp.minimum(a, x.dtype.type(1))
-    z = z * z
-    small = x * _poly(z, _ERF_T) / _poly(z, _ERF_U)
-    tail = xp.exp(-a * a) * xp.where(a < 8, _poly(a, _ERFC_P) / _poly(a, _ERFC_Q),
-                                     _poly(a, _ERFC_R) / _poly(a, _ERFC_S))
-    return xp.where(a <= 1, small, xp.sign(x) * (1 - tail)).astype(x.dtype, copy=False)
-
-
-def erf(x, name=None):
-    """The Gauss error function, elementwise (float64 accurate to ~1e-16).
-
-    Example:
-        >>> round(float(tl.nn.erf(1.0)), 6)
-        0.842701
-    """
-    return apply("Erf", _float_tensor(x, "Erf"))
 
 
 def gelu(features, approximate=False, name=None):
@@ -648,38 +574,107 @@ def _outs(plan):
     return tuple(p[0] for p in plan)
 
 
+def _prod(values):
+    total = 1
+    for v in values:
+        total *= v
+    return total
+
+
+def _padded_shape(shape, plan):
+    return (shape[0],) + tuple(shape[1 + i] + p[1] + p[2] for i, p in enumerate(plan)) + \
+        (shape[-1],)
+
+
+def _interior(shape, plan):
+    """The slices of a padded array that hold the unpadded array of `shape`."""
+    return (slice(None),) + tuple(slice(p[1], p[1] + shape[1 + i]) for i, p in enumerate(plan))
+
+
 def _pad(xp, x, plan, value=0):
-    pads = [(p[1], p[2]) for p in plan]
-    if any(b or a for b, a in pads):
-        return xp.pad(x, [(0, 0)] + pads + [(0, 0)], constant_values=value)
-    return x
+    """`x` with the plan's padding around its spatial dims (`x` itself without padding): one
+    allocation and one copy, where xp.pad makes several passes."""
+    if not any(p[1] or p[2] for p in plan):
+        return x
+    out = xp.full(_padded_shape(x.shape, plan), value, dtype=x.dtype)
+    out[_interior(x.shape, plan)] = x
+    return out
 
 
 def _window_slices(window, strides, dilations, outs):
-    """For each window position (row-major over the window's dims), the tuple of slices of the
+    """For each window offset (row-major over the window's dims), the tuple of slices of the
     padded input that it sees at every output position."""
     per_dim = [[slice(i * d, i * d + (o - 1) * s + 1, s) for i in range(k)]
                for k, s, d, o in zip(window, strides, dilations, outs)]
-    return list(_itertools.product(*per_dim))
+    return [(slice(None),) + s for s in _itertools.product(*per_dim)]
 
 
-def _windows(xp, xpad, window, strides, dilations, outs):
-    """(N, *outs, prod(window), C): every window of the padded input (im2col, one copy)."""
-    axis = 1 + len(window)
-    return xp.stack([xpad[(slice(None),) + s] for s in _window_slices(window, strides, dilations, outs)],
-                    axis=axis)
+def _window_view(xp, xpad, window, strides, dilations, outs):
+    """(N, *outs, *window, C): every window of the padded input as one strided view, no copy
+    (the geometry keeps every index inside `xpad`)."""
+    n, st = len(window), xpad.strides
+    shape = (xpad.shape[0],) + tuple(outs) + tuple(window) + (xpad.shape[-1],)
+    steps = (st[0],) + tuple(st[1 + i] * strides[i] for i in range(n)) + \
+        tuple(st[1 + i] * dilations[i] for i in range(n)) + (st[-1],)
+    return xp.lib.stride_tricks.as_strided(xpad, shape, steps)
 
 
-def _scatter_windows(xp, windows, x_shape, window, strides, dilations, plan):
-    """The adjoint of `_windows`: adds every window back into a zero input of `x_shape`."""
+def _tiles(window, strides, dilations, outs):
+    """Whether the windows tile the input without overlap (stride = window, no dilation)."""
+    return all(k == s and (d == 1 or k == 1) for k, s, d in zip(window, strides, dilations)) \
+        and min(outs, default=1) > 0
+
+
+def _tiled(a, window, outs):
+    """The windows of a tiling geometry as a view (N, o_0, k_0, o_1, k_1, ..., C) of `a`."""
+    n = len(window)
+    crop = a[(slice(None),) + tuple(slice(0, o * k) for o, k in zip(outs, window))]
+    return crop.reshape((a.shape[0],) + tuple(v for ok in zip(outs, window) for v in ok) +
+                        (a.shape[-1],))
+
+
+def _interleave(n):
+    """The axes permutation (N, *outs, *window, C) -> (N, o_0, k_0, o_1, k_1, ..., C)."""
+    return (0,) + tuple(a for i in range(n) for a in (1 + i, 1 + n + i)) + (1 + 2 * n,)
+
+
+def _patches(xp, x, window, strides, dilations, plan):
+    """im2col: the (P, K*C) matrix of every window of the padded input (P = batch * output
+    positions, K = window size), each row ordered (window..., C) as the filter's rows.
+    One copy through a strided view; a one-channel input is copied offset by offset into a
+    (K, P) array whose transpose is returned (a strided view's 1-wide rows copy slowly, and
+    matmul reads the transpose in place)."""
+    outs = _outs(plan)
+    xpad = _pad(xp, x, plan)
+    p, k = x.shape[0] * _prod(outs), _prod(window)
+    if x.shape[-1] == 1:
+        cols = xp.empty((k, x.shape[0]) + outs, dtype=x.dtype)
+        for i, s in enumerate(_window_slices(window, strides, dilations, outs)):
+            cols[i] = xpad[s + (0,)]
+        return cols.reshape(k, p).T
+    view = _window_view(xp, xpad, window, strides, dilations, outs)
+    return xp.ascontiguousarray(view).reshape(p, k * x.shape[-1])
+
+
+def _col2im(xp, cols, x_shape, window, strides, dilations, plan):
+    """The adjoint of `_patches`: adds each window's values back where the window read them,
+    into an array of `x_shape`; `cols` is offset-major, (K, N, *outs, C), so each window
+    offset's values are one contiguous block. Tiling windows are one strided copy; overlapping
+    ones one strided accumulation per window offset."""
     outs, n = _outs(plan), len(window)
-    padded = (x_shape[0],) + tuple(x_shape[1 + i] + plan[i][1] + plan[i][2] for i in range(n)) + \
-        (x_shape[-1],)
-    out = xp.zeros(padded, dtype=windows.dtype)
-    lead = (slice(None),) * (1 + n)
-    for k, s in enumerate(_window_slices(window, strides, dilations, outs)):
-        out[(slice(None),) + s] += windows[lead + (k,)]
-    return out[(slice(None),) + tuple(slice(p[1], p[1] + x_shape[1 + i]) for i, p in enumerate(plan))]
+    padded = _padded_shape(x_shape, plan)
+    if _tiles(window, strides, dilations, outs):
+        covered = all(o * k == size for o, k, size in zip(outs, window, padded[1:-1]))
+        out = (xp.empty if covered else xp.zeros)(padded, dtype=cols.dtype)
+        by_offset = cols.reshape(tuple(window) + cols.shape[1:])
+        # (k_0.., N, o_0.., C) -> (N, o_0, k_0, o_1, k_1, ..., C)
+        perm = (n,) + tuple(a for i in range(n) for a in (n + 1 + i, i)) + (2 * n + 1,)
+        _tiled(out, window, outs)[...] = by_offset.transpose(perm)
+    else:
+        out = xp.zeros(padded, dtype=cols.dtype)
+        for k, s in enumerate(_window_slices(window, strides, dilations, outs)):
+            out[s] += cols[k]
+    return out[_interior(x_shape, plan)] if padded != tuple(x_shape) else out
 
 
 # ------------------------------------------------------------------ convolution (2-D and 3-D)
@@ -741,13 +736,12 @@ def _conv_geometry(x_shape, f, strides, padding, explicit_paddings, dilations):
     """(plan, P = batch * output positions, K = window size, groups) of one convolution."""
     rank = f.ndim - 2
     plan = _plan(x_shape, f.shape[:rank], strides, dilations, padding, explicit_paddings)
-    k = 1
-    for w in f.shape[:rank]:
-        k *= w
-    p = x_shape[0]
-    for o in _outs(plan):
-        p *= o
-    return plan, p, k, x_shape[-1] // max(f.shape[-2], 1)
+    return plan, x_shape[0] * _prod(_outs(plan)), _prod(f.shape[:rank]), \
+        x_shape[-1] // max(f.shape[-2], 1)
+
+
+# einsum letters of the output positions and of the window offsets, per spatial dim
+_DEPTHWISE_AXES = ("opq", "uvw")
 
 
 def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
@@ -758,18 +752,16 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     if p == 0:
         return xp.zeros(out_shape, dtype=x.dtype)
     og = co // groups
-    if cg == 1:   # depthwise: one multiply-add per window offset, no im2col copy
-        f3 = f.reshape(k, groups, og)
-        xpad = _pad(xp, x, plan)
-        out = xp.zeros(out_shape[:-1] + (groups, og), dtype=x.dtype)
-        for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
-            out += xpad[(slice(None),) + window][..., None] * f3[i]
-        return out.reshape(out_shape)
-    patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
+        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+        return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
+                         f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
+    cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
     if groups == 1:
-        return xp.matmul(patches.reshape(p, k * cg), f.reshape(k * cg, co)).reshape(out_shape)
+        return xp.matmul(cols, f.reshape(k * cg, co)).reshape(out_shape)
     # (G, P, K*Cg) @ (G, K*Cg, Og): one batched matmul over the groups
-    a = patches.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
+    a = cols.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
     b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
     return xp.matmul(a, b).transpose(1, 0, 2).reshape(out_shape)
 
@@ -783,30 +775,29 @@ def _backprop_input_grad(op, g):
 
 
 def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
-    """Gradient of a convolution with respect to its input; `x` is read only for its shape."""
+    """Gradient of a convolution with respect to its input; `x` is read only for its shape:
+    each window's share (dy times the filter, one matmul) added back where the window read."""
     rank = f.ndim - 2
     plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(x.shape, dtype=dy.dtype)
-    if cg == 1:   # depthwise: each offset's share added straight into the padded input
+    if cg == 1 and groups > 1:   # depthwise: each offset's share added straight into the input
         f3 = f.reshape(k, groups, co // groups)
         dy4 = dy.reshape(dy.shape[:-1] + (groups, co // groups))
-        dx = xp.zeros((x.shape[0],) + tuple(x.shape[1 + i] + plan[i][1] + plan[i][2]
-                                            for i in range(rank)) + (groups,), dtype=dy.dtype)
+        dx = xp.zeros(_padded_shape(x.shape[:-1] + (groups,), plan), dtype=dy.dtype)
         for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
-            dx[(slice(None),) + window] += (dy4 * f3[i]).sum(-1)
-        return dx[(slice(None),) + tuple(slice(pl[1], pl[1] + x.shape[1 + i])
-                                         for i, pl in enumerate(plan))]
-    if groups == 1:
-        patches = xp.matmul(dy.reshape(p, co), f.reshape(k * cg, co).T)
+            dx[window] += xp.einsum("...cm,cm->...c", dy4, f3[i])
+        return dx[_interior(x.shape, plan)]
+    if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
+        cols = xp.matmul(dy.reshape(p, co), f.reshape(k, cg, co).transpose(0, 2, 1))
     else:
         og = co // groups
         a = dy.reshape(p, groups, og).transpose(1, 0, 2)
         b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
-        patches = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(1, 2, 0, 3)
-    patches = patches.reshape(dy.shape[:-1] + (k, cg * groups))
-    return _scatter_windows(xp, patches, x.shape, f.shape[:rank], strides, dilations, plan)
+        cols = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(2, 1, 0, 3)
+    cols = cols.reshape((k,) + dy.shape[:-1] + (cg * groups,))
+    return _col2im(xp, cols, x.shape, f.shape[:rank], strides, dilations, plan)
 
 
 def _backprop_filter_grad(op, g):
@@ -817,24 +808,23 @@ def _backprop_filter_grad(op, g):
 
 
 def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dilations):
-    """Gradient of a convolution with respect to its filters; `f` is read only for its shape."""
+    """Gradient of a convolution with respect to its filters; `f` is read only for its shape:
+    the im2col patches' transpose times dy, one matmul."""
     rank = f.ndim - 2
     plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
     cg, co = f.shape[-2], f.shape[-1]
     if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
     og = co // groups
-    if cg == 1:   # depthwise: per offset, a sum over positions of input times gradient
-        xpad = _pad(xp, x, plan)
-        dy3 = dy.reshape(p, groups, og)
-        return xp.stack([xp.einsum("pc,pcm->cm", xpad[(slice(None),) + window].reshape(p, groups),
-                                   dy3)
-                         for window in _window_slices(f.shape[:rank], strides, dilations,
-                                                      _outs(plan))]).reshape(f.shape)
-    patches = _windows(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
+        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
+        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
+        return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
+                         dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
+    cols = _patches(xp, x, f.shape[:rank], strides, dilations, plan)
     if groups == 1:
-        return xp.matmul(patches.reshape(p, k * cg).T, dy.reshape(p, co)).reshape(f.shape)
-    a = patches.reshape(p, k, groups, cg).transpose(2, 1, 3, 0).reshape(groups, k * cg, p)
+        return xp.matmul(cols.T, dy.reshape(p, co)).reshape(f.shape)
+    a = cols.reshape(p, k, groups, cg).transpose(2, 1, 3, 0).reshape(groups, k * cg, p)
     b = dy.reshape(p, groups, og).transpose(1, 0, 2)
     return xp.matmul(a, b).reshape(groups, k, cg, og).transpose(1, 2, 0, 3).reshape(f.shape)
 
@@ -1035,60 +1025,162 @@ def _pooled_shape(x_shape, plan):
     return (x_shape[0],) + _outs(plan) + (x_shape[-1],)
 
 
-def _max_windows(xp, x, ksize, strides, padding):
-    plan = _pool_plan(x.shape, ksize, strides, padding)
-    xpad = _pad(xp, x, plan, value=-xp.inf)
-    return _windows(xp, xpad, ksize, strides, (1,) * len(ksize), _outs(plan)), plan
-
-
 def _pool_attrs(op):
     return {k: op.attrs[k] for k in ("ksize", "strides", "padding")}
+
+
+def _pool_windows(xp, x, ksize, strides, padding, value):
+    """(padded input, plan, the slices of it each window offset reads) of a pooling op."""
+    plan = _pool_plan(x.shape, ksize, strides, padding)
+    return (_pad(xp, x, plan, value), plan,
+            _window_slices(ksize, strides, (1,) * len(ksize), _outs(plan)))
+
+
+def _window_reduce(ufunc, xpad, slices):
+    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes."""
+    if len(slices) == 1:
+        return xpad[slices[0]].copy()
+    out = ufunc(xpad[slices[0]], xpad[slices[1]])
+    for s in slices[2:]:
+        ufunc(out, xpad[s], out=out)
+    return out
+
+
+def _dim_slices(dim, k, s, o):
+    """Per window offset along spatial dim `dim`, the slice of it every output reads."""
+    return [(slice(None),) * (1 + dim) + (slice(i, i + (o - 1) * s + 1, s),) for i in range(k)]
+
+
+def _pool_reduce(ufunc, xpad, ksize, strides, outs):
+    """`ufunc` (maximum, add) over every pooling window; never a view of `xpad`. Tiling
+    windows fold over the window offsets (prod(k_i) - 1 passes over the output); overlapping
+    ones one spatial dim at a time (a box window is separable): sum(k_i - 1) passes over
+    shrinking arrays."""
+    if _tiles(ksize, strides, (1,) * len(ksize), outs):
+        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs))
+    out, reduced = xpad, False
+    for dim, (k, s, o) in enumerate(zip(ksize, strides, outs)):
+        if k == 1:
+            out = out[_dim_slices(dim, 1, s, o)[0]]
+        else:
+            out, reduced = _window_reduce(ufunc, out, _dim_slices(dim, k, s, o)), True
+    return out if reduced else out.copy()
+
+
+def _pool_spread(xp, g, padded, ksize, strides, outs):
+    """The adjoint of `_pool_reduce` with add: each value of `g` (N, *outs, C) added back over
+    its window, into an array of the `padded` shape: one strided copy for tiling windows, one
+    spatial dim at a time for overlapping ones."""
+    n = len(ksize)
+    if _tiles(ksize, strides, (1,) * n, outs):
+        return _col2im(xp, xp.broadcast_to(g, (_prod(ksize),) + g.shape), padded, ksize,
+                       strides, (1,) * n, [(o, 0, 0) for o in outs])
+    for dim in reversed(range(len(ksize))):
+        k, s, o = ksize[dim], strides[dim], outs[dim]
+        if k == 1 and s == 1 and o == padded[1 + dim]:
+            continue
+        spread = xp.zeros(g.shape[:1 + dim] + (padded[1 + dim],) + g.shape[2 + dim:],
+                          dtype=g.dtype)
+        for window in _dim_slices(dim, k, s, o):
+            spread[window] += g
+        g = spread
+    return g
+
+
+def _first_max_masks(xp, xpad, slices, y):
+    """Per window offset, where that offset holds its window's first maximum (row-major
+    order), the one position TensorFlow routes a max-pooling gradient to."""
+    taken = None
+    for i, s in enumerate(slices):
+        hit = xpad[s] == y
+        if taken is None:
+            taken = hit.copy() if len(slices) > 1 else hit
+        else:
+            hit = xp.greater(hit, taken, out=hit)   # a maximum not taken by an earlier offset
+            if i < len(slices) - 1:
+                taken |= hit
+        yield hit
 
 
 def _max_pool(xp, x, ksize, strides, padding):
     if 0 in x.shape:
         plan = _pool_plan(x.shape, ksize, strides, padding)
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
-    return _max_windows(xp, x, ksize, strides, padding)[0].max(axis=1 + len(ksize))
+    plan = _pool_plan(x.shape, ksize, strides, padding)
+    return _pool_reduce(xp.maximum, _pad(xp, x, plan, -xp.inf), ksize, strides, _outs(plan))
 
 
-def _max_pool_grad(xp, x, dy, ksize, strides, padding):
-    """Routes each output gradient to the first maximum of its window (as TensorFlow)."""
+def _route_to_first_max(xp, mask, dy, out):
+    """out = dy where mask, else 0; a multiply (np.where on broadcast operands is several times
+    slower) unless dy holds inf or NaN, whose product with 0 would not be 0."""
+    if bool(xp.isfinite(dy).all()):
+        xp.multiply(mask, dy, out=out)
+    else:
+        out[...] = xp.where(mask, dy, dy.dtype.type(0))
+
+
+def _max_pool_grad(xp, x, y, dy, ksize, strides, padding):
+    """Routes each output gradient to the first maximum of its window (as TensorFlow), `y` the
+    pooled output: masks per window offset, no argmax. Tiling windows (stride = ksize) write
+    each input position once."""
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
-    windows, plan = _max_windows(xp, x, ksize, strides, padding)
-    axis = 1 + len(ksize)
-    argmax = xp.expand_dims(windows.argmax(axis=axis), axis)
-    k = xp.arange(windows.shape[axis]).reshape((1,) * axis + (-1, 1))
-    routed = xp.where(argmax == k, xp.expand_dims(dy, axis), dy.dtype.type(0))
-    return _scatter_windows(xp, routed, x.shape, ksize, strides, (1,) * len(ksize), plan)
+    xpad, plan, slices = _pool_windows(xp, x, ksize, strides, padding, -xp.inf)
+    n, outs = len(ksize), _outs(plan)
+    if _tiles(ksize, strides, (1,) * n, outs):
+        # one comparison over the input, the ties broken offset by offset on the boolean mask,
+        # one product: the fewest passes over input-sized arrays
+        expand = (slice(None),) + (slice(None), None) * n
+        mask = _tiled(xpad, ksize, outs) == y[expand]
+        offsets = [(slice(None),) + tuple(a for i in offset for a in (slice(None), i))
+                   for offset in _itertools.product(*[range(k) for k in ksize])]
+        taken = mask[offsets[0]].copy()
+        for i, s in enumerate(offsets[1:], 2):
+            hit = xp.greater(mask[s], taken, out=mask[s])   # a maximum no earlier offset took
+            if i < len(offsets):
+                taken |= hit
+        covered = all(o * k == size for o, k, size in zip(outs, ksize, xpad.shape[1:-1]))
+        dx = (xp.empty if covered else xp.zeros)(xpad.shape, dtype=dy.dtype)
+        _route_to_first_max(xp, mask, dy[expand], _tiled(dx, ksize, outs))
+    else:
+        dx = xp.zeros(xpad.shape, dtype=dy.dtype)
+        routed = xp.empty_like(dy)
+        for s, mask in zip(slices, _first_max_masks(xp, xpad, slices, y)):
+            _route_to_first_max(xp, mask, dy, routed)
+            dx[s] += routed
+    return dx[_interior(x.shape, plan)] if dx.shape != x.shape else dx
 
 
-def _max_pool_grad_grad(xp, x, g, ksize, strides, padding):
+def _max_pool_grad_grad(xp, x, y, g, ksize, strides, padding):
     """Picks, for each window, `g` at the position of the window's first maximum."""
     plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape:
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=g.dtype)
-    axis = 1 + len(ksize)
-    argmax = xp.expand_dims(_max_windows(xp, x, ksize, strides, padding)[0].argmax(axis=axis), axis)
-    g_windows = _windows(xp, _pad(xp, g, plan), ksize, strides, (1,) * len(ksize), _outs(plan))
-    return xp.take_along_axis(g_windows, argmax, axis=axis).squeeze(axis)
+    xpad, plan, slices = _pool_windows(xp, x, ksize, strides, padding, -xp.inf)
+    gpad = _pad(xp, g, plan)
+    out = xp.zeros(_pooled_shape(x.shape, plan), dtype=g.dtype)
+    for s, mask in zip(slices, _first_max_masks(xp, xpad, slices, y)):
+        xp.copyto(out, gpad[s], where=mask)
+    return out
 
 
 def _avg_counts(xp, x_shape, dtype, ksize, strides, padding):
-    """How many real (unpadded) input positions each output window covers: [1, *outs, 1]."""
+    """How many real (unpadded) input positions each output window covers: the window size
+    without padding, else an array [1, *outs, 1]."""
     plan = _pool_plan(x_shape, ksize, strides, padding)
+    if not any(p[1] or p[2] for p in plan):
+        return _prod(ksize)
     ones = _pad(xp, xp.ones((1,) + tuple(x_shape[1:-1]) + (1,), dtype=dtype), plan)
-    return _windows(xp, ones, ksize, strides, (1,) * len(ksize), _outs(plan)).sum(axis=1 + len(ksize))
+    return _pool_reduce(xp.add, ones, ksize, strides, _outs(plan))
 
 
 def _avg_pool(xp, x, ksize, strides, padding):
     plan = _pool_plan(x.shape, ksize, strides, padding)
     if 0 in x.shape:
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
-    total = _windows(xp, _pad(xp, x, plan), ksize, strides, (1,) * len(ksize), _outs(plan)) \
-        .sum(axis=1 + len(ksize))
-    return total / _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
+    total = _pool_reduce(xp.add, _pad(xp, x, plan), ksize, strides, _outs(plan))
+    total /= _avg_counts(xp, x.shape, x.dtype, ksize, strides, padding)
+    return total
 
 
 def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
@@ -1097,28 +1189,23 @@ def _avg_pool_grad(xp, x, dy, ksize, strides, padding):
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
     share = dy / _avg_counts(xp, x.shape, dy.dtype, ksize, strides, padding)
-    axis = 1 + len(ksize)
-    k = 1
-    for w in ksize:
-        k *= w
-    windows = xp.broadcast_to(xp.expand_dims(share, axis),
-                              share.shape[:axis] + (k,) + share.shape[axis:])
-    return _scatter_windows(xp, windows, x.shape, ksize, strides, (1,) * len(ksize), plan)
+    dx = _pool_spread(xp, share, _padded_shape(x.shape, plan), ksize, strides, _outs(plan))
+    return dx[_interior(x.shape, plan)] if dx.shape != x.shape else dx
 
 
 for _names in _POOL_OPS.values():
+    # as TensorFlow's, the max-pooling gradient ops read the pooled output `y` too
     defop(_names["MaxPool"], fresh_output=True, infer=_pool_infer(_names["MaxPool"]),
-          grad=lambda op, dy: (apply(_pool_name(op, "MaxPoolGrad"), op.inputs[0], dy,
-                                     **_pool_attrs(op)),))(_max_pool)
+          grad=lambda op, dy: (apply(_pool_name(op, "MaxPoolGrad"), op.inputs[0], op.outputs[0],
+                                     dy, **_pool_attrs(op)),))(_max_pool)
     defop(_names["MaxPoolGrad"], fresh_output=True,
-          infer=lambda x, dy, **attrs: spec(x.shape, dy.dtype),
-          grad=lambda op, g: (None, apply(_pool_name(op, "MaxPoolGradGrad"), op.inputs[0], g,
-                                          **_pool_attrs(op))))(_max_pool_grad)
+          infer=lambda x, y, dy, **attrs: spec(x.shape, dy.dtype),
+          grad=lambda op, g: (None, None, apply(_pool_name(op, "MaxPoolGradGrad"), *op.inputs[:2],
+                                                g, **_pool_attrs(op))))(_max_pool_grad)
     defop(_names["MaxPoolGradGrad"],
-          infer=lambda x, g, _n=_names["MaxPoolGradGrad"], **attrs: spec(
-              _pool_infer(_n)(x, **attrs).shape, g.dtype),
-          grad=lambda op, gg: (None, apply(_pool_name(op, "MaxPoolGrad"), op.inputs[0], gg,
-                                           **_pool_attrs(op))))(_max_pool_grad_grad)
+          infer=lambda x, y, g, **attrs: spec(y.shape, g.dtype),
+          grad=lambda op, gg: (None, None, apply(_pool_name(op, "MaxPoolGrad"), *op.inputs[:2], gg,
+                                                 **_pool_attrs(op))))(_max_pool_grad_grad)
     defop(_names["AvgPool"], fresh_output=True, infer=_pool_infer(_names["AvgPool"]),
           grad=lambda op, dy: (apply(_pool_name(op, "AvgPoolGrad"), op.inputs[0], dy,
                                      **_pool_attrs(op)),))(_avg_pool)
@@ -1308,8 +1395,10 @@ def _bias_add_infer(value, bias):
     return spec(value.shape, d)
 
 
-# the driver sums dy down to the bias's shape
-@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy))
+# the driver sums dy down to the bias's shape; channels last, so numpy's broadcasting: an
+# elementwise op (fused with its activation under jit_compile)
+@defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy),
+       elementwise=True, into="add", c_expr="({0} + {1})", native="({0} + {1})")
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
@@ -1444,7 +1533,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     if out.shape.rank is None or ids.shape.rank is None:
         raise ValueError("embedding_lookup with max_norm needs params and ids of known rank")
     axes = list(range(ids.shape.rank, out.shape.rank))
-    return _array.clip_by_norm(out, max_norm, axes=axes or None)
+    return _math.clip_by_norm(out, max_norm, axes=axes or None)
 
 
 def _l2_loss_infer(t):
@@ -1466,22 +1555,6 @@ def l2_loss(t, name=None):
         2.5
     """
     return apply("L2Loss", _float_tensor(t, "L2Loss"))
-
-
-@defop("Softsign", infer=_float_infer("Softsign"), elementwise=True,
-       grad=lambda op, dy: (dy / _math.square(1 + _math.abs(op.inputs[0])),))
-def _softsign(xp, x):
-    return x / (xp.abs(x) + x.dtype.type(1))
-
-
-def softsign(features, name=None):
-    """features / (abs(features) + 1), elementwise (floating dtypes).
-
-    Example:
-        >>> tl.nn.softsign(tl.constant([-3.0, 1.0])).numpy()
-        array([-0.75,  0.5 ], dtype=float32)
-    """
-    return apply("Softsign", _float_tensor(features, "Softsign"))
 
 
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):

@@ -10,17 +10,9 @@ import math as _pymath
 from .. import dtypes as _dt
 from ..op import apply, broadcast_shapes, convert_to_tensor, defop, same_dtype, spec
 from . import math as _math
-from . import nn as _nn
+from .common import float_infer
 
 __all__ = ["i0", "i1", "erfc", "erfinv", "signbit", "nextafter", "gcd", "lcm", "bitcast"]
-
-
-def _float_infer(name):
-    def infer(x):
-        if not x.dtype.is_floating:
-            raise TypeError(f"{name} needs a floating tensor, got {x.dtype.name}")
-        return spec(x.shape, x.dtype)
-    return infer
 
 
 def _float(x, name):
@@ -66,13 +58,13 @@ def _bessel(xp, x, order):
     return out.astype(x.dtype)
 
 
-@defop("BesselI0", infer=_float_infer("BesselI0"), elementwise=True,
+@defop("BesselI0", infer=float_infer("BesselI0"), elementwise=True,
        grad=lambda op, dy: (dy * apply("BesselI1", op.inputs[0]),))
 def _i0(xp, x):
     return _bessel(xp, x, 0)
 
 
-@defop("BesselI1", infer=_float_infer("BesselI1"), elementwise=True, differentiable=False)
+@defop("BesselI1", infer=float_infer("BesselI1"), elementwise=True, differentiable=False)
 def _i1(xp, x):
     return _bessel(xp, x, 1)
 
@@ -94,15 +86,15 @@ def i1(x):
 
 # ------------------------------------------------------------------ erfc, erfinv
 
-@defop("Erfc", infer=_float_infer("Erfc"), elementwise=True,
+@defop("Erfc", infer=float_infer("Erfc"), elementwise=True,
        grad=lambda op, dy: (dy * (-2.0 / _pymath.sqrt(_pymath.pi)) *
                             _math.exp(-_math.square(op.inputs[0])),))
 def _erfc(xp, x):
     a = xp.minimum(xp.abs(x), x.dtype.type(30))
     # the tail directly (no cancellation in 1 - erf for large x), Cephes' rational forms
-    tail = xp.exp(-a * a) * xp.where(a < 8, _nn._poly(a, _nn._ERFC_P) / _nn._poly(a, _nn._ERFC_Q),  # noqa: SLF001
-                                     _nn._poly(a, _nn._ERFC_R) / _nn._poly(a, _nn._ERFC_S))  # noqa: SLF001
-    out = xp.where(a <= 1, 1 - _nn._erf(xp, x), xp.where(x > 0, tail, 2 - tail))  # noqa: SLF001
+    tail = xp.exp(-a * a) * xp.where(a < 8, _math._poly(a, _math._ERFC_P) / _math._poly(a, _math._ERFC_Q),  # noqa: SLF001
+                                     _math._poly(a, _math._ERFC_R) / _math._poly(a, _math._ERFC_S))  # noqa: SLF001
+    out = xp.where(a <= 1, 1 - _math._erf(xp, x), xp.where(x > 0, tail, 2 - tail))  # noqa: SLF001
     return out.astype(x.dtype, copy=False)
 
 
@@ -121,7 +113,7 @@ def _erfinv_grad(op, dy):
     return (dy * (_pymath.sqrt(_pymath.pi) / 2) * _math.exp(_math.square(y)),)
 
 
-@defop("Erfinv", infer=_float_infer("Erfinv"), elementwise=True, grad=_erfinv_grad)
+@defop("Erfinv", infer=float_infer("Erfinv"), elementwise=True, grad=_erfinv_grad)
 def _erfinv(xp, x):
     raw = x.astype(xp.float64)
     w64 = xp.where(xp.abs(raw) < 1.0, raw, 0.0)  # +-1 and beyond are set at the end
@@ -136,7 +128,7 @@ def _erfinv(xp, x):
                       0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682))
     y = xp.where(central, pc, pt) * w64
     for _ in range(3):
-        err = _nn._erf(xp, y) - w64
+        err = _math._erf(xp, y) - w64
         y = y - err / (2.0 / _pymath.sqrt(_pymath.pi) * xp.exp(-y * y))
     y = xp.where(raw == 1.0, xp.inf, xp.where(raw == -1.0, -xp.inf, y))
     y = xp.where(xp.abs(raw) > 1.0, xp.nan, y)

@@ -1,7 +1,7 @@
 """Python operators on tensors (`+ - * / // % ** @ -x`, comparisons, `[]`).
 
 Owns: the binding of each Python operator to the public op function that
-implements it, installed on both Tensor and SymbolicTensor so eager and
+implements it, installed on Tensor, SymbolicTensor and Variable so eager and
 traced code behave alike, and Tensor's other op-calling methods (iteration,
 `cpu()`/`gpu()` copies), which tensor.py cannot define below the op layer. Invariant: operators add no logic of their own;
 each forwards to exactly one public function (weak typing happens there),
@@ -12,6 +12,7 @@ import numpy as _np  # the shape of a Python list operand, never array math
 from ..backend import device
 from ..op import apply, broadcast_shapes
 from ..tensor import SymbolicTensor, Tensor, TensorShape
+from ..variables import Variable
 from . import array, bitwise, math
 
 # Python operator -> the public function it forwards to
@@ -119,6 +120,9 @@ def install(cls):
 
 install(Tensor)
 install(SymbolicTensor)
+install(Variable)
+Variable.__hash__ = lambda self: id(self)  # hashable by identity, `==` elementwise
+Variable.__eq__ = _make_binary("equal")
 # the op-calling methods (tensor.py sits below the op layer)
 Tensor.__iter__, Tensor._copy_to = _iter_eager, _copy_to
 SymbolicTensor.__iter__ = _iter_symbolic

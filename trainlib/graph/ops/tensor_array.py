@@ -198,7 +198,7 @@ class TensorArray:
             ta._size = size
         return ta
 
-    # -- composite value protocol (autodiff.flatten / pack_as, control flow, tl.function)
+    # -- composite value protocol (nest.flatten / pack_as: control flow, tl.function)
     def _tl_flatten(self):
         return [self._buffer]
 

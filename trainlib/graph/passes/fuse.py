@@ -5,10 +5,13 @@ Owns: finding the clusters and building the fused op (its sub-program, see
 backwards) over producers that are elementwise, not stateful, single-output,
 of the root's static output shape (None dims must sit where the root's are),
 without control edges, and whose every use is inside the cluster (so no
-intermediate is needed outside and none is computed twice). Invariants: the
-fused op takes the root's place and output tensor, so topological order,
+intermediate is needed outside and none is computed twice). One-element float
+and bool constant inputs are also listed in attr `constants` (a compiled kernel writes
+them as literals). Invariants: the fused op takes the root's place and output tensor, so topological order,
 consumers and graph outputs hold; members are removed; clusters of one op
-are left as they are; If/While graphs are fused on their own.
+are left as they are, except before a reduction: with `jit_compile`, a Sum, Mean, Max or
+Min whose input is a cluster's root used only there ends the cluster, and the two become one
+`FusedReduction` (a loss term, a mean of squares); If/While graphs are fused on their own.
 """
 from ..op import REGISTRY
 from .rewrite import each_subgraph, use_counts
@@ -22,6 +25,9 @@ def _candidate(op):
 
 def _same_shape(a, b):
     return a.rank is not None and b.rank is not None and a.as_list() == b.as_list()
+
+
+REDUCTIONS = ("Sum", "Mean", "Max", "Min")
 
 
 def fuse(graph, jit_compile=True):
@@ -38,23 +44,25 @@ def fuse(graph, jit_compile=True):
     taken = set()
     replaced = {}   # id(root) -> fused op
     for root in reversed(graph.operations):
-        if id(root) in taken or not _candidate(root) or id(root) in waited_on:
+        if id(root) in taken or id(root) in waited_on:
             continue
-        shape = root.outputs[0].shape
-        members = {id(root): root}
-        internal_uses = {}
-        stack = [root]
-        while stack:
-            op = stack.pop()
-            for t in op.inputs:
-                producer = t.op
-                internal_uses[id(t)] = internal_uses.get(id(t), 0) + 1
-                if id(producer) in members or id(producer) in taken or not _candidate(producer) \
-                        or id(producer) in waited_on or not _same_shape(t.shape, shape):
-                    continue
-                if internal_uses[id(t)] == uses.get(id(t), 0):
-                    members[id(producer)] = producer
-                    stack.append(producer)
+        if root.type in REDUCTIONS and jit_compile:
+            # a reduction whose input is an elementwise cluster used only here ends it
+            t = root.inputs[0]
+            head = t.op
+            if id(head) in taken or not _candidate(head) or id(head) in waited_on or \
+                    uses.get(id(t), 0) != 1 or not t.shape.is_fully_defined() or \
+                    root.control_inputs or len(root.inputs) != 1:
+                continue
+            members = _grow(head, uses, taken, waited_on)
+            taken.update(members)
+            taken.add(id(root))
+            ordered = sorted(members.values(), key=lambda o: position[id(o)])
+            replaced[id(root)] = _fused_op(graph, ordered + [root], jit_compile, reduce=True)
+            continue
+        if not _candidate(root):
+            continue
+        members = _grow(root, uses, taken, waited_on)
         if len(members) < 2:
             continue
         taken.update(members)
@@ -67,8 +75,30 @@ def fuse(graph, jit_compile=True):
     return graph
 
 
-def _fused_op(graph, members, jit_compile):
-    """Turns the root (last member) into the FusedElementwise op of the cluster."""
+def _grow(root, uses, taken, waited_on):
+    """The cluster of `root`: {id: op} over producers that qualify (see the module doc)."""
+    shape = root.outputs[0].shape
+    members = {id(root): root}
+    internal_uses = {}
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        for t in op.inputs:
+            producer = t.op
+            internal_uses[id(t)] = internal_uses.get(id(t), 0) + 1
+            if id(producer) in members or id(producer) in taken or not _candidate(producer) \
+                    or id(producer) in waited_on or not _same_shape(t.shape, shape):
+                continue
+            if internal_uses[id(t)] == uses.get(id(t), 0):
+                members[id(producer)] = producer
+                stack.append(producer)
+    return members
+
+
+def _fused_op(graph, members, jit_compile, reduce=False):
+    """Turns the root (last member) into the FusedElementwise op of the cluster; with
+    `reduce`, the last member is a reduction of the others' result: a FusedReduction."""
+    reduction = members.pop() if reduce else None
     produced = {id(op.outputs[0]): i for i, op in enumerate(members)}
     inputs, slot_of = [], {}
     for op in members:
@@ -82,9 +112,31 @@ def _fused_op(graph, members, jit_compile):
         slots = tuple(n + produced[id(t)] if id(t) in produced else slot_of[id(t)] for t in op.inputs)
         attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if not k.startswith("_")))
         program.append((op.type, slots, attrs))
-    root = members[-1]
-    root.opdef = REGISTRY["FusedElementwise"]
+    root = reduction or members[-1]
+    kind = "FusedReduction" if reduction else "FusedElementwise"
+    attrs = {"program": tuple(program), "jit_compile": bool(jit_compile)}
+    if reduction is not None:
+        axis = reduction.attrs.get("axis")
+        attrs["reduce"] = (reduction.type, None if axis is None else tuple(axis),
+                           bool(reduction.attrs.get("keepdims", False)))
+    root.opdef = REGISTRY[kind]
     root.inputs = inputs
-    root.attrs = {"program": tuple(program), "jit_compile": bool(jit_compile)}
-    root.name = graph.unique_name("FusedElementwise")
+    root.attrs = attrs
+    constants = _scalar_constants(inputs)
+    if constants:
+        root.attrs["constants"] = constants
+    root.name = graph.unique_name(kind)
     return root
+
+
+def _scalar_constants(inputs):
+    """((input slot, value), ...) for inputs that are one-element float or bool constants:
+    compiled kernels write them as literals (`x ** 2` as `x * x`)."""
+    found = []
+    for i, t in enumerate(inputs):
+        if t.op.type != "Const":
+            continue
+        value = t.op.attrs["value"]
+        if getattr(value, "size", 0) == 1 and value.dtype.kind in "fb":
+            found.append((i, value.reshape(()).item()))
+    return tuple(found)

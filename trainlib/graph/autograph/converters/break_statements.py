@@ -16,24 +16,17 @@ Inner loops are rewritten first, so a loop only sees its own breaks.
 """
 import gast
 
-from ..pyct import Converter, and_not, contains, lower_jumps, set_location, template
-
-_LOOPS_AND_SCOPES = (gast.While, gast.For, gast.FunctionDef, gast.Lambda, gast.ClassDef)
-
-
-def _has_break(stmts):
-    return contains(stmts, gast.Break, stop=_LOOPS_AND_SCOPES)
-
+from ..pyct import Converter, and_not, has_loop_jump, lower_loop_jumps, set_location, template
 
 class BreakConverter(Converter):
     """The converter: `break` becomes a `break_` flag: the loop stops when it is set, the rest of the body is guarded."""
     def _loop(self, node):
         node = self.generic_visit(node)
         orelse, node.orelse = node.orelse, []
-        if not _has_break(node.body):
+        if not has_loop_jump(node.body, gast.Break):
             return [node] + orelse  # no break: the else clause always runs after the loop
         flag = self.ctx.namer.new("break_")
-        node.body = self._lower(node.body, flag) or [gast.Pass()]
+        node.body = lower_loop_jumps(node.body, gast.Break, flag) or [gast.Pass()]
         if isinstance(node, gast.While):
             node.test = and_not(flag, node.test)
         else:
@@ -44,24 +37,6 @@ class BreakConverter(Converter):
         return out
 
     visit_While = visit_For = _loop
-
-    def _lower(self, stmts, flag):
-        def convert(s):
-            if isinstance(s, gast.If):
-                s.body = self._lower(s.body, flag) or [gast.Pass()]
-                s.orelse = self._lower(s.orelse, flag)
-            else:  # With
-                s.body = self._lower(s.body, flag) or [gast.Pass()]
-            return [s]
-
-        return lower_jumps(
-            stmts,
-            is_jump=lambda s: isinstance(s, gast.Break),
-            on_jump=lambda s: template(f"{flag} = True"),
-            may_jump=lambda s: isinstance(s, (gast.If, gast.With)) and _has_break([s]),
-            convert_compound=convert,
-            guard=lambda rest: template(f"if not {flag}:\n    body_", body_=rest))
-
 
 def transform(node, ctx):
     """Applies this converter to a function's AST (in the pipeline's order)."""

@@ -68,6 +68,16 @@ class ControlFlowConverter(Converter):
         self.ctx.generated.add(n)
         return n
 
+    def _lowered(self, node, mods, src, **subs):
+        """`node` lowered: its state variables' initial values, then the `src` template (whose
+        `names_` is the state's names), all at the user's line."""
+        out = self._inits(node, mods) + template(src, names_=strings_tuple(mods), **subs)
+        return set_location(out, node)
+
+    def _loop_subs(self, node):
+        return {"opts_": getattr(node, "loop_options", None) or constant(None),
+                "kinds_": self._kinds(node)}
+
     def _state_functions(self, mods):
         get_state, set_state, vars_ = self._new("get_state"), self._new("set_state"), self.ctx.namer.new("vars_")
         self.ctx.state_getters.add(get_state)
@@ -89,10 +99,8 @@ class ControlFlowConverter(Converter):
         src = (f"def {body}():\n    {nonlocal_}\n    body_\n"
                f"def {orelse}():\n    {nonlocal_}\n    orelse_\n" + state_src +
                f"ag__.if_stmt(test_, {body}, {orelse}, {get_state}, {set_state}, names_, input_only_)")
-        out = self._inits(node, mods) + template(
-            src, body_=node.body, orelse_=node.orelse or [gast.Pass()], test_=node.test,
-            names_=strings_tuple(mods), input_only_=strings_tuple(input_only))
-        return set_location(out, node)
+        return self._lowered(node, mods, src, body_=node.body, orelse_=node.orelse or [gast.Pass()],
+                             test_=node.test, input_only_=strings_tuple(input_only))
 
     def visit_While(self, node):
         node = self.generic_visit(node)
@@ -102,10 +110,8 @@ class ControlFlowConverter(Converter):
         src = (f"def {test}():\n    return test_\n"
                f"def {body}():\n    {nonlocal_}\n    body_\n" + state_src +
                f"ag__.while_stmt({test}, {body}, {get_state}, {set_state}, names_, opts_, kinds_)")
-        out = self._inits(node, mods) + template(
-            src, test_=node.test, body_=node.body, names_=strings_tuple(mods),
-            opts_=getattr(node, "loop_options", None) or constant(None), kinds_=self._kinds(node))
-        return set_location(out, node)
+        return self._lowered(node, mods, src, test_=node.test, body_=node.body,
+                             **self._loop_subs(node))
 
     def visit_For(self, node):
         node = self.generic_visit(node)
@@ -118,11 +124,8 @@ class ControlFlowConverter(Converter):
             (f"def {body}({itr}):\n    {nonlocal_}\n    target_ = {itr}\n    body_\n" + state_src +
              f"ag__.for_stmt(iter_, {extra_name}, {body}, {get_state}, {set_state}, names_, opts_, "
              "kinds_)")
-        out = self._inits(node, mods) + template(
-            src, extra_=extra, target_=node.target, body_=node.body, iter_=node.iter,
-            names_=strings_tuple(mods), opts_=getattr(node, "loop_options", None) or constant(None),
-            kinds_=self._kinds(node))
-        return set_location(out, node)
+        return self._lowered(node, mods, src, extra_=extra, target_=node.target, body_=node.body,
+                             iter_=node.iter, **self._loop_subs(node))
 
 
 def transform(node, ctx):
