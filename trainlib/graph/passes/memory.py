@@ -78,12 +78,10 @@ class MemoryPlan:
             t = op.outputs[0] if id(op) in self.joined else None
             if t is not None and id(t) not in outputs and consumers_direct.get(id(t), False):
                 self.reusable.add(id(t))
-        inside = set()   # outputs that live in a joined concatenation's buffer
-        for op in ops:
-            if id(op) in self.out_view:
-                inside.add(id(op.outputs[0]))
-                if op.outputs[0] is not self.out_view[id(op)][4]:   # through a Reshape
-                    inside.update(id(c.outputs[0]) for c in _consumers_of(ops, op.outputs[0]))
+        # outputs that live in a joined concatenation's buffer: the written pieces and the
+        # Reshapes (left out) between them and the concatenation
+        inside = {id(op.outputs[0]) for op in ops
+                  if id(op) in self.out_view or id(op) in self.skipped}
         free = {}                # (shape, dtype) -> [tensor ids]
         taken = set()            # dying inputs an elementwise op writes its result into
         live, peak, peak_unplanned, reused = 0, 0, 0, 0
@@ -94,9 +92,9 @@ class MemoryPlan:
             size = nbytes(t)
             live += sum(nbytes(c.outputs[0]) for c in self.allocate.get(id(op), ()))
             if t is not None and (id(t) in inside or id(op) in self.joined or
-                                  op.opdef.variable_access == "read"):
+                                  op.opdef.variable_access is not None):
                 size = 0   # written into (or is) a buffer counted when it was allocated, or
-                #            a Variable's own array (a read is a view of it)
+                #            a Variable's own array (what a read or write gives back)
             elif direct[id(op)] is not None and op.opdef.elementwise and t is not None and \
                     t.shape.rank and \
                     _dying_input(op, i, key, self.last_use, self.reusable) is not None:
@@ -112,7 +110,7 @@ class MemoryPlan:
             else:
                 live += size
             for out in op.outputs:
-                sizes[id(out)] = 0 if id(out) in inside or op.opdef.variable_access == "read" \
+                sizes[id(out)] = 0 if id(out) in inside or op.opdef.variable_access is not None \
                     else nbytes(out)
             peak = max(peak, live)
             peak_unplanned += size
@@ -266,10 +264,6 @@ def _dying_input(op, i, key, last_use, reusable):
                 (x.shape.as_tuple(), x.dtype) == key and sum(y is x for y in op.inputs) == 1:
             return x
     return None
-
-
-def _consumers_of(ops, tensor):
-    return [op for op in ops if any(t is tensor for t in op.inputs)]
 
 
 def _span(handle):
