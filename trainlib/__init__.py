@@ -10,7 +10,8 @@ from .graph import errors  # noqa: F401
 from .graph.tensor import Tensor, TensorShape, TensorSpec, is_tensor  # noqa: F401
 from .graph.op import convert_to_tensor  # noqa: F401
 from .graph.variables import Module, Variable  # noqa: F401
-from .graph.autodiff import GradientTape, UnconnectedGradients, custom_gradient  # noqa: F401
+from .graph.autodiff import (GradientTape, UnconnectedGradients, custom_gradient,  # noqa: F401
+                             recompute_grad)
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, image, signal  # noqa: F401
 from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces

@@ -51,7 +51,7 @@ def _children(obj):
     if isinstance(obj, Checkpoint):
         return list(obj._children.items())
     if isinstance(obj, Optimizer):
-        out = [("iterations", obj.iterations)]
+        out = [("iterations", obj._iteration_counter)]
         if getattr(obj, "_learning_rate", None) is not None:
             out.append(("learning_rate", obj._learning_rate))
         return out + [(f"slot-{i}", v) for i, v in enumerate(obj._variables)]

@@ -411,11 +411,37 @@ def test_shim_is_strict():
     assert issubclass(StrictArrayError, TypeError)
 
 
+def test_recompute_grad_and_a_fused_optimizer_on_strict_xp():
+    """tl.recompute_grad (its OptimizationBarrier), flat optimizer buffers (pinned views,
+    a joined gradient concatenation written in place) on the strict array module."""
+    with strict():
+        w = tl.Variable(np.linspace(-1, 1, 12).astype(np.float32).reshape(3, 4))
+        b = tl.Variable(np.zeros(4, np.float32))
+        x = tl.constant(np.ones((2, 3), np.float32))
+        opt = tl.optim.Adam(0.1)
+        block = tl.recompute_grad(lambda h: tl.tanh(tl.matmul(h, w) + b))
+
+        @tl.function
+        def step(x):
+            with tl.GradientTape() as tape:
+                loss = tl.reduce_sum(block(x))
+            opt.apply_gradients(zip(tape.gradient(loss, [w, b]), [w, b]))
+            return loss
+
+        step(x)
+        step(x)
+        assert opt._flat_groups and backend.device_of(w.array) == "gpu"
+        assert "out=concat_v2[" in step.get_concrete_function(x).python_source
+        with tl.GradientTape() as tape:
+            loss = tl.reduce_sum(block(x))
+        assert tape.gradient(loss, w).device == "gpu"
+
+
 def test_every_registered_op_ran_on_strict_xp(request):
     """Runs last: every op in the registry was exercised by the tests above."""
     ran = [item for item in request.session.items if item.module is request.module
            and item.name != request.node.name]
-    if len(ran) < len(_PARAMS) + 7:
+    if len(ran) < len(_PARAMS) + 8:
         pytest.skip("only meaningful when the whole module runs")
     missing = sorted(set(REGISTRY) - EXERCISED - _NEVER_RUN)
     assert not missing, f"ops never run on the strict array module: {missing}"

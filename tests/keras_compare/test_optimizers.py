@@ -39,6 +39,14 @@ OPTIMIZERS = {
     "rmsprop_global_clipnorm": lambda o: o.RMSprop(0.01, global_clipnorm=0.1),
     "sgd_weight_decay": lambda o: o.SGD(0.1, momentum=0.5, weight_decay=0.1),
     "adagrad_weight_decay_clipnorm": lambda o: o.Adagrad(0.1, weight_decay=0.01, clipnorm=0.1),
+    # gradient accumulation (issue 26): every k-th step updates with the mean of k gradients
+    "adam_accumulate_3": lambda o: o.Adam(0.01, gradient_accumulation_steps=3),
+    "sgd_momentum_accumulate_2_clipnorm": lambda o: o.SGD(0.1, momentum=0.9, clipnorm=0.05,
+                                                          gradient_accumulation_steps=2),
+    "adamw_accumulate_2": lambda o: o.AdamW(0.01, weight_decay=0.05,
+                                            gradient_accumulation_steps=2),
+    "rmsprop_accumulate_2_global_clipnorm": lambda o: o.RMSprop(
+        0.01, global_clipnorm=0.1, gradient_accumulation_steps=2),
 }
 
 
@@ -69,6 +77,24 @@ def test_schedule_values_and_config(name):
     k, t = SCHEDULES[name](keras.optimizers.schedules), SCHEDULES[name](tl.optim.schedules)
     close([float(k(s)) for s in range(14)], [float(t(s)) for s in range(14)], name, 1e-6, 1e-8)
     assert t.get_config() == k.get_config()
+
+
+def test_accumulation_config_and_schedule_on_accumulated_iterations_match_keras():
+    import trainlib as tl
+    make = SCHEDULES["exponential_staircase"]
+    km, tm = pair(_mlp, lambda k: dict(optimizer=k.optimizers.Adam(
+        make(k.optimizers.schedules), gradient_accumulation_steps=2),
+        loss="sparse_categorical_crossentropy"))
+    fit_both(km, tm, X, Y, epochs=2, batch_size=4)
+    close_optimizers(km.optimizer, tm.optimizer)
+    k_config = keras.optimizers.SGD(0.1, gradient_accumulation_steps=4).get_config()
+    t_config = tl.optim.SGD(0.1, gradient_accumulation_steps=4).get_config()
+    assert t_config["gradient_accumulation_steps"] == k_config["gradient_accumulation_steps"] == 4
+    for bad in (1, 0.5):
+        with pytest.raises(ValueError, match="gradient_accumulation_steps"):
+            keras.optimizers.SGD(gradient_accumulation_steps=bad)
+        with pytest.raises(ValueError, match="gradient_accumulation_steps"):
+            tl.optim.SGD(gradient_accumulation_steps=bad)
 
 
 @pytest.mark.parametrize("name", ["exponential_staircase", "piecewise", "cosine_warmup"])

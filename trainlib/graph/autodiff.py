@@ -1,19 +1,27 @@
 """Reverse-mode autodiff: `GradientTape`, eagerly and inside graphs alike.
 
-Owns: recording (apply hands every differentiable op to the active tapes,
-eager ops and graph Operations through the same fields), the backward driver
+Owns: recording (apply hands every op to the active tapes, eager ops and graph
+Operations through the same fields; the differentiable ones are recorded, the others
+only noted where they consume a tracked value), the backward driver
 (reverse walk, gradient aggregation, undoing broadcasting ONCE here, never in
 the per-op rules), Variables as sources (their reads are what get watched).
+Also: `recompute_grad` (rematerialization through `custom_gradient` and the
+`OptimizationBarrier` op), and the explanations of None gradients: a tape notes
+where tracked values leave it (ops with no gradient, integer results, `.numpy()`)
+and `gradient` names that place, with the op and the user's line, for each source
+that gets no gradient.
 Invariants: gradients are built from trainlib ops, so inside a trace the
 backward pass becomes part of the same graph; integer and boolean values get
 no gradient; only ops between the sources and the target are differentiated.
 """
 import enum
+import functools
+import warnings
 
 from . import dtypes as _dt
 from .context import state
+from .errors import UnimplementedError, user_location
 from .nest import flatten, pack_as
-from .errors import UnimplementedError
 from .op import apply, convert_to_tensor, defop
 from .tensor import Tensor, is_tensor
 from .variables import Variable
@@ -53,14 +61,16 @@ def _differentiable_dtype(dtype):
 
 class UnconnectedGradients(str, enum.Enum):
     """What `GradientTape.gradient` returns for a source the target does not depend on:
-    `NONE` (None) or `ZERO` (zeros shaped like the source). Equal to the plain strings
-    "none" and "zero", which `gradient` also accepts.
+    `NONE` (None, with a warning that says why), `ZERO` (zeros shaped like the source), or
+    `EXPLAIN` (trainlib's: a ValueError that says why). Equal to the plain strings "none",
+    "zero" and "explain", which `gradient` also accepts.
 
     Example:
         >>> tape.gradient(y, x, unconnected_gradients=tl.UnconnectedGradients.ZERO)
     """
     NONE = "none"
     ZERO = "zero"
+    EXPLAIN = "explain"
 
 
 class GradientTape:
@@ -94,6 +104,7 @@ class GradientTape:
         self._tracked = {}        # id(tensor) -> tensor: watched or derived from watched
         self._watched_vars = {}   # id(Variable) -> Variable
         self._reads = {}          # id(read output) -> Variable
+        self._cuts = []           # where tracked values left the tape: (ids, what, location)
         self._used = False
 
     # -- recording
@@ -128,8 +139,26 @@ class GradientTape:
                 out.append(v)
         return tuple(sorted(out, key=lambda v: getattr(v, "_unique_id", 0)))
 
+    def _note_cut(self, tensors, what, location=None):
+        """Notes that tracked `tensors` went where the tape cannot follow (`what`, with a fix)."""
+        ids = {id(t) for t in tensors if id(t) in self._tracked}
+        if ids:
+            if len(self._cuts) >= _MAX_CUTS:
+                del self._cuts[: _MAX_CUTS // 2]
+            self._cuts.append((ids, what, location or user_location()))
+        return bool(ids)
+
+    def _note_conversion(self, tensor, how):
+        """A tracked value became a numpy/Python value (`how`); True if this tape tracks it."""
+        return self._note_cut([tensor], f"{how} turned it into a numpy value, constant to the "
+                              "tape (keep the computation in tl ops)")
+
     def _record(self, op):
         tracked = self._tracked
+        if not op.opdef.differentiable:
+            if any(id(t) in tracked for t in op.inputs):
+                self._note_cut(op.inputs, _cut_reason(op), getattr(op, "location", None))
+            return
         if op.opdef.name in READS_VARIABLES_INSIDE:  # Variables read inside them
             for h in op.inputs:
                 if h.dtype is _dt.resource:
@@ -157,9 +186,16 @@ class GradientTape:
         else:
             return
         self._ops.append(op)
+        kept = False
         for out in op.outputs:
             if _differentiable_dtype(out.dtype):
                 tracked[id(out)] = out
+                kept = True
+        if not kept and op.outputs:
+            dtype = op.outputs[0].dtype.name
+            self._note_cut(op.inputs, f"{op.opdef.name} made {dtype} values, which carry no "
+                           "gradient (keep a floating dtype along the path)",
+                           getattr(op, "location", None))
 
     def stop_recording(self):
         """A context in which ops are not recorded by this tape."""
@@ -184,19 +220,25 @@ class GradientTape:
             target: a tensor, or a nested structure of tensors (their gradients add up).
             sources: a tensor, Variable, or nested structure of them.
             output_gradients: gradients of the target(s) to start from (default ones).
-            unconnected_gradients: "none" (None for unconnected sources) or "zero".
+            unconnected_gradients: "none" (None for unconnected sources, each with a warning
+                that says where its path to the target left the tape: a `.numpy()` or
+                Python number, an assign, an integer cast, `stop_gradient`, another op with
+                no gradient, a Variable never read or a value never watched, with the op and
+                the line), "zero" (zeros, silently), or "explain" (a ValueError with that
+                explanation instead of None).
 
         Returns:
             The gradients, in the structure of `sources`.
 
         Raises:
             RuntimeError: on a second call of a non-persistent tape.
+            ValueError: with unconnected_gradients="explain", for a source with no gradient.
         """
         if self._used and not self._persistent:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set "
                                "of gradients; use GradientTape(persistent=True) for more.")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(f"unconnected_gradients must be 'none' or 'zero' (or "
+        if unconnected_gradients not in ("none", "zero", "explain"):
+            raise ValueError(f"unconnected_gradients must be 'none', 'zero' or 'explain' (or "
                              f"tl.UnconnectedGradients.NONE / ZERO), got {unconnected_gradients!r}")
         if target is None:
             raise TypeError("Argument `target` should be a tensor or a nested structure of tensors "
@@ -228,6 +270,11 @@ class GradientTape:
                     raise ValueError(f"gradient sources must be tensors or Variables, got {type(s).__name__}")
                 if g is None and unconnected_gradients == "zero":
                     g = apply("ZerosLike", s.read_value() if isinstance(s, Variable) else s)
+                elif g is None and id(s) not in var_seeds:
+                    message = self._explain_none(s, len(out), targets)
+                    if unconnected_gradients == "explain":
+                        raise ValueError(message)
+                    _warn_at_user_line(message)
                 out.append(g)
         finally:
             if was_recording:
@@ -235,6 +282,45 @@ class GradientTape:
         if not self._persistent:
             self._ops, self._tracked = [], {}
         return pack_as(sources, out)
+
+    def _explain_none(self, source, index, targets):
+        """Why `source` (number `index` of the sources) got no gradient from `targets`: the
+        message of the warning (or, with unconnected_gradients="explain", the error)."""
+        if isinstance(source, Variable):
+            name = f"Variable '{source.name}'"
+            starts = {rid for rid, v in self._reads.items() if v is source}
+            if not starts:
+                if not source.trainable and id(source) not in self._watched_vars:
+                    why = ("it is not trainable, so the tape does not watch it; call "
+                           "tape.watch(variable) to differentiate with respect to it")
+                else:
+                    why = ("it was never read while the tape recorded; compute the target from "
+                           "it inside the `with tl.GradientTape()` block")
+                return _none_message(name, why)
+        else:
+            name = getattr(source, "name", None) if not isinstance(source, Tensor) else None
+            name = f"source {index} ({name or f'shape {source.shape}, {source.dtype.name}'})"
+            if not _differentiable_dtype(source.dtype):
+                return _none_message(name, f"its dtype {source.dtype.name} carries no gradient; "
+                                     "cast it to a floating dtype before using it")
+            if id(source) not in self._tracked:
+                return _none_message(name, "the tape does not watch it; call tape.watch(x) "
+                                     "before computing from it (only trainable Variables are "
+                                     "watched automatically)")
+            starts = {id(source)}
+        reached = set(starts)
+        for op in self._ops:
+            if any(id(t) in reached for t in op.inputs):
+                reached.update(id(o) for o in op.outputs)
+        if any(id(t) in reached for t in targets):
+            return _none_message(name, "its path to the target runs only through ops whose "
+                                 "gradient gives it none")
+        cuts = [(what, where) for ids, what, where in self._cuts if ids & reached]
+        if cuts:
+            listed = "; ".join(f"{what} at {where}" for what, where in cuts[-3:])
+            return _none_message(name, f"its path to the target left the tape: {listed}")
+        return _none_message(name, "the target does not depend on it (no value computed from it "
+                             "reached the target: a branch not taken, or another value used)")
 
     def jacobian(self, target, sources, unconnected_gradients="none", experimental_use_pfor=False):
         """d(target[i]) / d(source) for every element i of the target, stacked in front.
@@ -318,6 +404,32 @@ class GradientTape:
         if any(r is None for r in rows):   # zeros either way, as TensorFlow's
             return _array.zeros(shape, dtype=target.dtype)
         return _array.reshape(_array.stack(rows, axis=1), shape)   # rows: [batch, x...]
+
+
+_MAX_CUTS = 256   # notes kept per tape (the latest)
+
+
+def _cut_reason(op):
+    """What a non-differentiable op did to a tracked value, and the fix."""
+    kind = op.opdef.name
+    if kind == "StopGradient":
+        return "tl.stop_gradient stopped it (remove it if a gradient should flow)"
+    if op.opdef.variable_access in ("assign", "update"):
+        var = variable_of_handle(op.inputs[0])
+        return (f"{kind} stored it into Variable '{getattr(var, 'name', '?')}' (a write carries "
+                "no gradient; read values of a Variable are new sources)")
+    return f"{kind}, which has no gradient, consumed it"
+
+
+def _warn_at_user_line(message):
+    where = user_location() or "?:0"
+    filename, _, line = where.rpartition(":")
+    warnings.warn_explicit(message, UserWarning, filename or where,
+                           int(line) if line.isdigit() else 0)
+
+
+def _none_message(name, why):
+    return f"GradientTape.gradient: no gradient for {name}: {why}."
 
 
 def backprop(ops, targets, seeds):
@@ -487,6 +599,80 @@ def custom_gradient(f=None):
 
     import functools  # noqa: PLC0415
     return functools.wraps(f)(wrapped)
+
+
+def _barrier_kernel(xp, *arrays, num_passed, **_static):
+    return tuple(arrays[:num_passed])
+
+
+def _barrier_infer(*specs, num_passed, **_static):
+    return tuple(specs[:num_passed])
+
+
+# OptimizationBarrier(values..., after...) -> values: an identity on `values` that runs after
+# `after` (its extra inputs) and is never merged, folded or simplified away. A recomputation
+# starts from its outputs, so the recomputed ops are new ops of the backward pass (common
+# subexpression elimination cannot merge them with the forward ones, which would keep the
+# forward values alive), as XLA's op of that name does for JAX's remat.
+defop("OptimizationBarrier", infer=_barrier_infer, num_outputs=None,
+      grad=lambda op, *dys: tuple(dys) + (None,) * (len(op.inputs) - len(dys)))(_barrier_kernel)
+
+
+def recompute_grad(f):
+    """Wraps `f` so that the backward pass recomputes its intermediate values instead of
+    keeping them from the forward pass (rematerialization, gradient checkpointing).
+
+    Only `f`'s inputs and outputs stay alive between the forward and the backward pass;
+    what `f` computes in between is computed again, from its inputs, when the gradient
+    reaches it. This trades one more forward pass of `f` for its activations' memory, in
+    eager code and in `tl.function` graphs alike (the memory plan of the compiled step
+    shows the drop). The gradients are those of `f` itself. `f` should be deterministic:
+    random ops inside it draw again when recomputed.
+
+    Args:
+        f: a function of tensors (and keyword arguments that are not tensors) returning a
+            tensor or a nested structure of tensors. It may read trainable Variables.
+
+    Returns:
+        A function with `f`'s signature and results.
+
+    Example:
+        >>> block = tl.recompute_grad(lambda x: tl.tanh(tl.tanh(x) * 2.0))
+        >>> x = tl.constant([0.5, 1.0])
+        >>> with tl.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = tl.reduce_sum(block(x))
+        >>> tape.gradient(y, x).shape
+        TensorShape([2])
+    """
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        def forward(*inputs):
+            result = f(*inputs, **kwargs)
+
+            def grad_fn(*dys, variables=None):
+                tensors = [i for i, a in enumerate(inputs) if is_tensor(a)]
+                differentiated = [i for i, a in enumerate(inputs)
+                                  if is_tensor(a) or isinstance(a, Variable)]
+                fresh = list(inputs)
+                if tensors:
+                    passed = apply("OptimizationBarrier", *[inputs[i] for i in tensors], *dys,
+                                   num_passed=len(tensors))
+                    passed = list(passed) if isinstance(passed, tuple) else [passed]
+                    for i, t in zip(tensors, passed):
+                        fresh[i] = t
+                with GradientTape() as tape:
+                    for i in differentiated:
+                        tape.watch(fresh[i])
+                    again = f(*fresh, **kwargs)
+                sources = [fresh[i] for i in differentiated] + list(variables or [])
+                grads = tape.gradient(flatten(again), sources, output_gradients=list(dys))
+                n = len(differentiated)
+                return (grads[:n], grads[n:]) if variables else grads[:n]
+            return result, grad_fn
+        return custom_gradient(forward)(*args)
+
+    return wrapped
 
 
 def _is_value(a):

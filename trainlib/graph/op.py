@@ -8,8 +8,9 @@ kernel now (eager) and adding an Operation to the graph being traced (decided
 by the calling thread's state), and helpers for inference rules (broadcast
 shapes, axes, the result-size check against the device's memory).
 Invariants: every op is registered once; public op functions convert their
-arguments and call `apply`; active tapes see every differentiable op, eager or
-traced, through the same `record` call.
+arguments and call `apply`; active tapes see every op, eager or traced, through the
+same `record` call (they record the differentiable ones and note where the others
+consume a tracked value).
 """
 from . import backend as _backend
 from . import dtypes as _dt
@@ -191,12 +192,12 @@ def apply(name, *inputs, **attrs):
     graph = here["graph"]
     if graph is None:
         outputs = _run_eagerly(opdef, inputs, attrs, here["xp"])
-        if here["tapes"] and opdef.differentiable and outputs is not None:
+        if here["tapes"]:   # non-differentiable ops too: a tape notes where paths leave it
             _record(opdef, inputs, outputs, attrs)
         return outputs
     op = graph.add_op(opdef, inputs, attrs)
     outputs = op.outputs
-    if here["tapes"] and opdef.differentiable:
+    if here["tapes"]:
         for tape in here["tapes"]:
             tape._record(op)
     n = len(outputs)
@@ -206,7 +207,8 @@ def apply(name, *inputs, **attrs):
 
 
 def _record(opdef, inputs, outputs, attrs):
-    op = EagerOp(opdef, inputs, outputs if isinstance(outputs, tuple) else (outputs,), attrs)
+    outputs = () if outputs is None else outputs if isinstance(outputs, tuple) else (outputs,)
+    op = EagerOp(opdef, inputs, outputs, attrs)
     for tape in state.tapes:
         tape._record(op)
 

@@ -8,10 +8,16 @@ copied (`to_array`), and `numpy()` / `np.asarray` hand out read-only views; a
 SymbolicTensor is produced by exactly one Operation output. Operators (`+`, `@`, `[]`...) are installed by `ops/` so that
 this module stays below the op registry.
 """
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from . import dtypes as _dt
 from .backend import device_of, to_numpy
+from .context import state
+from .errors import user_location
 
 
 class TensorShape:
@@ -295,12 +301,16 @@ class Tensor(_TensorBase):
         """
         if self.dtype is _dt.resource:
             raise TypeError("A resource handle has no numpy value; read the Variable instead.")
+        if state.tapes:
+            _converted_under_tape(self, "numpy()")
         value = self._value
         if value.ndim == 0:
             return to_numpy(value)[()]
         return _read_only(value) if type(value) is np.ndarray else to_numpy(value)
 
     def __array__(self, dtype=None, copy=None):
+        if state.tapes:
+            _converted_under_tape(self, "a numpy array (np.asarray)")
         value = self._value
         if type(value) is not np.ndarray:
             value = to_numpy(value)  # a host copy of a device array: the caller's own
@@ -348,6 +358,38 @@ class Tensor(_TensorBase):
         if self.dtype is _dt.resource:
             return "<tl.Tensor: shape=(), dtype=resource>"
         return f"<tl.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={numpy_text(self.numpy())}>"
+
+
+def _converted_under_tape(tensor, how):
+    """A watched value (or one computed from it) leaves the tape as a numpy/Python value:
+    each recording tape notes where (its gradient may explain a None with it), and user code
+    doing so gets a warning naming the line."""
+    noted = False
+    for tape in list(state.tapes):
+        noted = tape._note_conversion(tensor, how) or noted
+    if noted and _called_from_user_code():
+        where = user_location() or "?"
+        filename, _, line = where.rpartition(":")
+        warnings.warn_explicit(
+            f"{how} on a value a GradientTape is recording (at {where}): the result is a "
+            "constant to the tape, so no gradient flows through what is computed from it. "
+            "Keep the computation in tl ops, or move the conversion after the tape.",
+            UserWarning, filename or where, int(line) if line.isdigit() else 0)
+
+
+def _called_from_user_code():
+    """True when the frame that asked for the conversion is outside the trainlib package
+    (the library's own conversions under a tape stay silent)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    numpy_dir = os.path.dirname(np.__file__)
+    frame = sys._getframe(2)
+    # float(t) -> t.numpy(), np.mean(t) -> numpy's own code: the caller of the conversion
+    while frame is not None and (frame.f_code.co_filename == __file__ or
+                                 frame.f_code.co_filename.startswith(numpy_dir)):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    return not os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep)
 
 
 def numpy_text(value):

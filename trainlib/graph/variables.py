@@ -13,7 +13,7 @@ import itertools
 import weakref
 
 from . import dtypes as _dt
-from .backend import device_of, to_numpy
+from .backend import array_module, device_of, to_numpy
 from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
@@ -84,6 +84,8 @@ class Variable(LockOwner):
                 array = to_array(state.xp, initial_value, dtype)
         self._array = array
         self._owned = False  # the array may be the caller's: writes replace it until we own one
+        self._pinned = None  # the storage group whose buffer holds the array for good (pin_storage)
+        self._pinned_span = None  # (start, stop) of the array in that buffer (None: unknown)
         self._lock = fork_safe_lock(self)  # the state ops' kernels write under it (threads)
         self._dtype = _dt.from_numpy(array.dtype)
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
@@ -195,6 +197,38 @@ class Variable(LockOwner):
             return f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}>"
         return (f"<tl.Variable '{self.name}' shape={self.shape} dtype={self._dtype.name}, "
                 f"numpy={numpy_text(self.numpy())}>")
+
+
+def pin_storage(variable, view, group, span=None):
+    """Makes `view` the Variable's array for good: its value is copied in, every later write
+    goes into it in place, and every read hands out a copy.
+
+    How several Variables come to live in one contiguous buffer (an optimizer's flat
+    parameters): `view` is a slice of that buffer, of the Variable's shape and dtype, and
+    `group` the object that stands for the buffer. The memory plan treats the Variables of
+    one group as one storage, so an in-place write to any of them waits for every read of
+    the others (see `graph/passes/memory.py`).
+
+    Raises:
+        ValueError: if `view` has another shape or dtype than the Variable.
+    """
+    if tuple(view.shape) != tuple(variable._array.shape) or view.dtype != variable._array.dtype:
+        raise ValueError(f"cannot pin Variable '{variable.name}' ({variable._array.shape}, "
+                         f"{variable._array.dtype}) to a view of shape {view.shape} and dtype "
+                         f"{view.dtype}")
+    with variable._lock:
+        if view is not variable._array:
+            array_module(device_of(view)).copyto(view, variable._array)
+        variable._array = view
+        variable._owned = True
+        variable._pinned = group
+        variable._pinned_span = None if span is None else (int(span[0]), int(span[1]))
+
+
+def storage_group(variable):
+    """The object standing for the buffer `variable` lives in (its `pin_storage` group), or
+    the Variable itself: two Variables with one storage group may share memory."""
+    return variable._pinned if variable._pinned is not None else variable
 
 
 def _variable_to_tensor(variable, dtype):

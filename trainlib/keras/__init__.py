@@ -17,5 +17,6 @@ from ..mixed_precision import DTypePolicy  # noqa: F401
 from ..models import Model, Sequential  # noqa: F401
 from ..optim import Optimizer  # noqa: F401
 from ..regularizers import Regularizer  # noqa: F401
+from ..graph.autodiff import recompute_grad as remat  # noqa: F401 -- keras.remat
 
 FloatDTypePolicy = DTypePolicy

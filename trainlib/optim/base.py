@@ -12,19 +12,29 @@ constraints, count; and `scale_loss`, the train step's hook for loss scaling
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
+
+Flat parameters (issue 20): an optimizer whose `update_step` works element by
+element (`elementwise_update = True`: SGD, Adam, AdamW, RMSprop, Adagrad, and any
+subclass that says so) lays the variables of each dtype, and each slot of theirs,
+out in one contiguous buffer (`flat.py`) at its first update, builds itself a
+second time over the buffers' flat Variables, and from then on runs `update_step`
+once per buffer on the concatenated gradients: the same elementwise math on the
+same numbers, so the result is bit-equal to updating variable by variable, in a
+handful of array calls whatever the number of variables.
 """
 from .. import initializers
 from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
 from ..graph.context import eager_scope
 from ..graph.dtypes import float32, int64
-from ..graph.ops.array import constant, ones_like
-from ..graph.ops.math import (cast, clip_by_value, maximum, minimum, reduce_sum, sqrt, square,
-                              where)
+from ..graph.ops.array import constant, ones_like, zeros_like
+from ..graph.ops.control_flow import cond
+from ..graph.ops.math import (cast, clip_by_value, equal, floordiv, floormod, maximum, minimum,
+                              reduce_sum, sqrt, square, where)
 from ..graph.variables import Variable, children_changed
 from ..naming import auto_name
 
-from . import schedules
+from . import flat as _flat, schedules
 from .schedules import LearningRateSchedule
 
 __all__ = ["Optimizer"]
@@ -39,6 +49,12 @@ def _warn_lr(what):
 class Optimizer:
     """Base class: applies gradients to Variables.
 
+    Subclasses implement `build(var_list)` (slots from `add_variable_from_reference`,
+    after `super().build(var_list)`) and `update_step(gradient, variable, learning_rate)`,
+    as in Keras 3. A subclass whose `update_step` treats every element on its own (no
+    shapes, norms or state other than its slots) sets `elementwise_update = True`, and is
+    then updated over flat buffers (see `fused`).
+
     Args:
         learning_rate: a float or a `tl.optim.schedules.LearningRateSchedule`.
         weight_decay: decoupled weight decay: before each update,
@@ -47,6 +63,10 @@ class Optimizer:
         clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
         global_clipnorm: clip all gradients together to this global L2 norm.
         name: the optimizer's name.
+        fused: update the variables as flat buffers (one per dtype) rather than one by
+            one: None (default) when the class's `update_step` is elementwise
+            (`elementwise_update`), True to insist (ValueError otherwise), False never.
+            Results are bit-equal either way.
 
     Example:
         >>> opt = tl.optim.SGD(learning_rate=0.1)
@@ -56,10 +76,13 @@ class Optimizer:
         0.8
     """
 
+    #: True when `update_step` is elementwise, so it may run once over flat buffers
+    elementwise_update = False
+
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, name=None, **kwargs):
+                 gradient_accumulation_steps=None, name=None, fused=None, **kwargs):
         if "lr" in kwargs:  # tf.keras 2's name of learning_rate
             _warn_lr("the `lr` argument")
             learning_rate = kwargs.pop("lr")
@@ -67,22 +90,32 @@ class Optimizer:
             raise TypeError(f"{type(self).__name__} got unexpected keyword arguments {sorted(kwargs)}")
         if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of clipnorm, clipvalue and global_clipnorm can be set.")
+        if gradient_accumulation_steps:
+            if not (isinstance(gradient_accumulation_steps, int) and
+                    gradient_accumulation_steps >= 2):
+                raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. "
+                                 f"Received: gradient_accumulation_steps="
+                                 f"{gradient_accumulation_steps!r}")
+        self.gradient_accumulation_steps = gradient_accumulation_steps or None
         for option, value, default in (("use_ema", use_ema, False),
                                        ("ema_overwrite_frequency", ema_overwrite_frequency, None),
-                                       ("loss_scale_factor", loss_scale_factor, None),
-                                       ("gradient_accumulation_steps",
-                                        gradient_accumulation_steps, None)):
+                                       ("loss_scale_factor", loss_scale_factor, None)):
             if value != default:
                 raise NotImplementedError(f"{type(self).__name__}: {option}={value!r} is not "
                                           f"supported by trainlib (only {default!r})")
+        if fused and not self.elementwise_update:
+            raise ValueError(f"{type(self).__name__}(fused=True): its update_step is not marked "
+                             "elementwise (set the class attribute elementwise_update = True "
+                             "when update_step treats every element on its own)")
+        self.fused = fused
         self.ema_momentum = ema_momentum
         # numbered per class as Keras 3 names optimizers: adam, adam_1, ...
         self.name = name or auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         with eager_scope():
-            self.iterations = Variable(constant(0, dtype=int64), trainable=False,
-                                       name="iteration")
+            self._iterations = Variable(constant(0, dtype=int64), trainable=False,
+                                        name="iteration")
             if isinstance(learning_rate, LearningRateSchedule):
                 self._schedule = learning_rate
                 self._learning_rate = None
@@ -95,13 +128,31 @@ class Optimizer:
         self.built = False
         self._variables = []
         self._index = {}
+        self._slots_by_reference = {}  # (id(variable), slot name) -> the slot
+        self._flat_groups = None       # after the first update: [(FlatGroup, index)] per dtype
+        self._flat_state = {}          # the attributes a build over the flat Variables set
+        self._flat_building = None     # while that build runs: id(flat Variable) -> FlatGroup
+
+    @property
+    def iterations(self):
+        """The number of updates so far: the `iteration` Variable, or with
+        `gradient_accumulation_steps=k` that counter (of calls) floor-divided by k, as Keras 3."""
+        if self.gradient_accumulation_steps:
+            return floordiv(self._iterations.read_value(), self.gradient_accumulation_steps)
+        return self._iterations
+
+    @property
+    def _iteration_counter(self):
+        """The Variable that counts calls of `apply` (what checkpoints save)."""
+        return self._iterations
 
     # -- learning rate
     @property
     def learning_rate(self):
         """The current learning rate (a scalar tensor)."""
         if self._schedule is not None:
-            return self._schedule(self.iterations)
+            # as Keras 3: the schedule sees the calls counted, accumulating or not
+            return self._schedule(self._iterations)
         return self._learning_rate.read_value()
 
     @learning_rate.setter
@@ -131,23 +182,105 @@ class Optimizer:
         """Creates the slots for `var_list` (subclasses call super().build first)."""
         self._trainable_variables = list(var_list)
         self._index = {id(v): i for i, v in enumerate(self._trainable_variables)}
+        # as Keras: the accumulators come first among the slots
+        self._accumulated_gradients = [
+            self.add_variable_from_reference(v, "gradient_accumulator") for v in var_list
+        ] if self.gradient_accumulation_steps else []
         self.built = True
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         """A slot Variable shaped and typed like `reference_variable`."""
+        if self._flat_building is not None:
+            return self._flat_slot(reference_variable, name)
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
         base = reference_variable.name.split(":")[0]
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
+        self._slots_by_reference[(id(reference_variable), name)] = v
         children_changed(self)   # a restored checkpoint may hold this slot's value
         return v
+
+    # -- flat parameters
+    def _flat_slot(self, flat_variable, name):
+        """During the build over flat Variables: the slots `name` of the group's members,
+        gathered into one buffer (the flat slot)."""
+        group = self._flat_building.get(id(flat_variable))
+        if group is None:
+            raise _NotFlat(f"a slot of {flat_variable.name}, which is no flat parameter group")
+        slots = [self._slots_by_reference.get((id(v), name)) for v in group.members]
+        if any(s is None for s in slots):
+            raise _NotFlat(f"slot {name!r} is missing for some variables")
+        return _flat.flat_slot(slots, f"{self.name}_flat_{name}").variable
+
+    def _flatten(self):
+        """Lays the variables out as flat groups (one per dtype) and builds a second set of
+        state over their flat Variables; leaves the optimizer per-variable if it cannot."""
+        self._flat_groups = []
+        if self.fused is False or not self.elementwise_update:
+            return
+        by_dtype = {}
+        for v in self._trainable_variables:
+            by_dtype.setdefault(v.dtype, []).append(v)
+        groups = [g for g in (_flat.group_for(vs, f"{self.name}_flat_{dtype.name}")
+                              for dtype, vs in by_dtype.items()) if g is not None]
+        if not groups:
+            return
+        before = dict(self.__dict__)
+        self._flat_building = {id(g.variable): g for g in groups}
+        try:
+            with eager_scope():
+                self.build([g.variable for g in groups])
+        except _NotFlat:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            return
+        finally:
+            self._flat_building = None
+        after = dict(self.__dict__)
+        self.__dict__.clear()
+        self.__dict__.update(before)
+        self._flat_state = {k: v for k, v in after.items()
+                            if k not in before or before[k] is not v}
+        self._flat_state.pop("_flat_building", None)
+        self._flat_groups = groups
+
+    def _update_flat(self, group, flat_grad, lr):
+        """`update_step` once over `group`'s flat Variable, with the optimizer's flat state
+        in place of its per-variable state for the duration."""
+        flat_variable = group.variable
+        saved = {k: self.__dict__.get(k, _MISSING) for k in self._flat_state}
+        self.__dict__.update(self._flat_state)
+        try:
+            self.update_step(flat_grad, flat_variable,
+                             lr if lr.dtype is flat_variable.dtype else cast(lr, flat_variable.dtype))
+        finally:
+            for k, v in saved.items():
+                if v is _MISSING:
+                    self.__dict__.pop(k, None)
+                else:
+                    self.__dict__[k] = v
+
+    def _flat_partition(self, grads, variables):
+        """[(group, its members' gradients)] for each flat group all of whose members have a
+        gradient here, and the (gradient, variable) pairs left to update one by one."""
+        if self._flat_groups is None:
+            self._flatten()
+        if not self._flat_groups:
+            return [], list(zip(grads, variables))
+        grad_of = {id(v): g for g, v in zip(grads, variables)}
+        whole, covered = [], set()
+        for group in self._flat_groups:
+            if all(id(v) in grad_of for v in group.members):
+                whole.append((group, [grad_of[id(v)] for v in group.members]))
+                covered.update(id(v) for v in group.members)
+        return whole, [(g, v) for g, v in zip(grads, variables) if id(v) not in covered]
 
     @property
     def variables(self):
         """iterations, the learning-rate Variable, then the slots."""
-        head = [self.iterations] + ([self._learning_rate] if self._learning_rate is not None else [])
+        head = [self._iterations] + ([self._learning_rate] if self._learning_rate is not None else [])
         return head + list(self._variables)
 
     def _var_index(self, variable):
@@ -210,9 +343,14 @@ class Optimizer:
             ValueError: if every gradient is None.
         """
         self._apply(list(grads_and_vars), aggregate=experimental_aggregate_gradients)
-        return self.iterations
+        return self._iterations
 
-    def _apply(self, pairs, aggregate):
+    def _count_step(self):
+        """`iterations += 1`: the end of a step whose variables were applied in parts
+        (`_apply(..., count=False)`, as `compile(remat=...)` does segment by segment)."""
+        self._iterations.assign_add(constant(1, dtype=int64))
+
+    def _apply(self, pairs, aggregate, count=True):
         pairs_kept = [(g, v) for g, v in pairs if g is not None]
         if not pairs_kept:
             names = [v.name for _, v in pairs]
@@ -226,20 +364,69 @@ class Optimizer:
             grads = current_strategy().aggregate_gradients(grads)
         for v in variables:
             self._var_index(v)
-        grads = self._clip_gradients(grads)
-        lr = self.learning_rate
-        self._apply_weight_decay(variables, lr)
-        for g, v in zip(grads, variables):
-            if g.dtype is not v.dtype:
-                g = cast(g, v.dtype)
-            self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_update(grads, variables)
+        else:
+            self._update(self._clip_gradients(grads), variables)
         # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
-        # the updates, in the same graph as the step
+        # the updates (on every call, accumulating or not), in the same graph as the step
         for v in variables:
             constraint = getattr(v, "constraint", None)
             if constraint is not None:
                 v.assign(constraint(v))
-        self.iterations.assign_add(constant(1, dtype=int64))
+        if count:
+            self._count_step()
+
+    def _update(self, grads, variables, flat_grads=()):
+        """Weight decay and `update_step` for (already clipped) `grads`: over the flat
+        buffers where a group's gradients are all here (or joined already, in `flat_grads`:
+        [(group, its flat gradient)]), the rest one by one."""
+        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
+        lr = self.learning_rate
+        whole, singles = self._flat_partition(grads, variables)
+        whole = [(group, _flat.flat_gradient(gs)) for group, gs in whole] + list(flat_grads)
+        self._apply_weight_decay([v for _, v in singles], lr, whole)
+        for group, flat_grad in whole:
+            self._update_flat(group, flat_grad, lr)
+        for g, v in singles:
+            self.update_step(g, v, lr if lr.dtype is v.dtype else cast(lr, v.dtype))
+
+    def _accumulate_or_update(self, grads, variables):
+        """Keras 3's gradient accumulation, in the graph: every k-th call updates with the
+        mean of the last k gradients (`(g + accumulated) / k`, then clipping, weight decay
+        and `update_step`) and resets the accumulators; the other calls only add the
+        gradients to them. One `If` in the step's graph chooses."""
+        k = self.gradient_accumulation_steps
+        grads = [g if g.dtype is v.dtype else cast(g, v.dtype) for g, v in zip(grads, variables)]
+        clipping = any(c is not None and c > 0
+                       for c in (self.clipnorm, self.clipvalue, self.global_clipnorm))
+        # without clipping (which needs each variable's own gradient) a flat group
+        # accumulates in its flat buffer: one add per group
+        whole, singles = ([], list(zip(grads, variables))) if clipping else \
+            self._flat_partition(grads, variables)
+        flat_accumulators = self._flat_state.get("_accumulated_gradients", [])
+        flat = [(group, _flat.flat_gradient(gs), flat_accumulators[self._flat_groups.index(group)])
+                for group, gs in whole]
+        single_accumulators = [self._accumulated_gradients[self._var_index(v)]
+                               for _, v in singles]
+        everything = [(g, acc) for (g, _), acc in zip(singles, single_accumulators)] + \
+            [(g, acc) for _, g, acc in flat]
+
+        def update():
+            averaged = [(g + acc) / k for (g, _), acc in zip(singles, single_accumulators)]
+            flat_averaged = [(group, (g + acc) / k) for group, g, acc in flat]
+            self._update(self._clip_gradients(averaged), [v for _, v in singles], flat_averaged)
+            for _, acc in everything:
+                acc.assign(zeros_like(acc))
+            return constant(True)
+
+        def accumulate():
+            for g, acc in everything:
+                acc.assign(g + acc)
+            return constant(False)
+
+        is_update_step = equal(floormod(self._iterations + 1, k), 0)
+        cond(is_update_step, update, accumulate)
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` with `tape` and applies them.
@@ -272,14 +459,20 @@ class Optimizer:
             return [clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
         return grads
 
-    def _apply_weight_decay(self, variables, lr):
+    def _apply_weight_decay(self, variables, lr, flat_groups=()):
+        """Decoupled weight decay of `variables` and of the members of `flat_groups`
+        ([(group, gradient)]): a whole buffer at once when no member is excluded."""
         if not self.weight_decay:
             return
+        variables = list(variables)
+        for group, _ in flat_groups:
+            if any(getattr(v, "_exclude_from_weight_decay", False) for v in group.members):
+                variables.extend(group.members)
+            else:
+                _decay(group.variable, self.weight_decay, lr)
         for v in variables:
-            if getattr(v, "_exclude_from_weight_decay", False):
-                continue
-            rate = lr if lr.dtype is v.dtype else cast(lr, v.dtype)
-            v.assign(v - v * self.weight_decay * rate)
+            if not getattr(v, "_exclude_from_weight_decay", False):
+                _decay(v, self.weight_decay, lr)
 
     def exclude_from_weight_decay(self, var_list=None):
         """Marks Variables (e.g. biases) that weight decay must not touch."""
@@ -295,7 +488,7 @@ class Optimizer:
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
                 "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
                 "ema_overwrite_frequency": None, "loss_scale_factor": None,
-                "gradient_accumulation_steps": None}
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
 
     @classmethod
     def from_config(cls, config):
@@ -303,6 +496,18 @@ class Optimizer:
         if isinstance(config.get("learning_rate"), dict):
             config["learning_rate"] = schedules.deserialize(config["learning_rate"])
         return cls(**config)
+
+
+class _NotFlat(Exception):
+    """The build over flat Variables asked for something flat groups cannot give."""
+
+
+_MISSING = object()
+
+
+def _decay(variable, weight_decay, lr):
+    rate = lr if lr.dtype is variable.dtype else cast(lr, variable.dtype)
+    variable.assign(variable - variable * weight_decay * rate)
 
 
 def _clip_by_norm(g, clip_norm):

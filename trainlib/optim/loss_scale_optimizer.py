@@ -79,17 +79,18 @@ class LossScaleOptimizer(Optimizer):
     def variables(self):
         """Keras 3's order: its own (unused) iteration and learning-rate Variables, the step
         counter and the scale, then the inner optimizer's variables."""
-        own = [self._own_iterations, self._learning_rate] + \
+        own = [self._iterations, self._learning_rate] + \
             [v for v in (self.step_counter, self.dynamic_scale) if v is not None]
         return own + list(self.inner_optimizer.variables)
 
     @property
     def iterations(self):
+        """The inner optimizer's count (its own `iteration` Variable stays unused, as Keras's)."""
         return self.inner_optimizer.iterations
 
-    @iterations.setter
-    def iterations(self, value):  # the base class sets its own counter; the inner one counts
-        self._own_iterations = value
+    @property
+    def _iteration_counter(self):
+        return self.inner_optimizer._iteration_counter
 
     @property
     def learning_rate(self):

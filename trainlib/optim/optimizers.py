@@ -25,6 +25,8 @@ class SGD(Optimizer):
         nesterov: use Nesterov momentum.
     """
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
         if not 0 <= momentum <= 1:
@@ -64,6 +66,8 @@ class Adam(Optimizer):
         epsilon: default 1e-7.
         amsgrad: use the AMSGrad variant.
     """
+
+    elementwise_update = True
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
                  **kwargs):
@@ -127,6 +131,8 @@ class RMSprop(Optimizer):
         centered: normalize by the variance rather than the second moment.
     """
 
+    elementwise_update = True
+
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False,
                  **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -172,6 +178,8 @@ class Adagrad(Optimizer):
         initial_accumulator_value: default 0.1.
         epsilon: default 1e-7.
     """
+
+    elementwise_update = True
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)

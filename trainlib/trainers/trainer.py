@@ -10,7 +10,9 @@ where a step's total loss is formed: the compiled loss plus the model's own
 partial batch adds one trace, not one per epoch), and the loops (`fit`,
 `evaluate`, `predict`, `*_on_batch`) over an `EpochIterator` with callbacks.
 Distribution is the model's strategy object (`distribute_strategy`), called
-through its interface only (`distribute.strategy.Strategy`).
+through its interface only (`distribute.strategy.Strategy`). `compile(remat=...)`
+makes the default train step recompute a Sequential model's layers segment by
+segment and apply each segment's gradients at once (`_remat_train_step`).
 Invariants: every Variable a step touches (layer weights, optimizer slots,
 metric state) exists before the step's first trace: `_symbolic_build` builds
 the layers from a scratch trace of the model, resolves the compiled loss and
@@ -26,7 +28,8 @@ from ..graph.autodiff import GradientTape
 from ..graph.nest import flatten, pack_as
 from ..graph.dtypes import as_dtype, float32
 from ..graph.function import function
-from ..graph.ops.array import shape as shape_of
+from ..graph.ops.array import ones_like, shape as shape_of
+from ..graph.op import apply, convert_to_tensor
 from ..graph.ops.math import add_n, cast
 from ..graph.tensor import TensorShape, TensorSpec, is_tensor
 from ..layers.base import scratch_graph
@@ -59,6 +62,7 @@ class Trainer:
         self.stop_training = False
         self.history = None
         self.run_eagerly, self.jit_compile, self.steps_per_execution = False, False, 1
+        self.remat = False
         self._compile_loss = None
         self._compile_metrics = None
         self._loss_tracker = None
@@ -78,7 +82,7 @@ class Trainer:
     # -- compile
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
                 weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
-                jit_compile=False, auto_scale_loss=True):
+                jit_compile=False, auto_scale_loss=True, remat=False):
         """Configures training (Keras 3's `Model.compile`).
 
         Args:
@@ -96,10 +100,19 @@ class Trainer:
             run_eagerly: run the steps as plain Python (no tl.function), for debugging.
             steps_per_execution: train steps run per graph call.
             jit_compile: passed to tl.function.
+            remat: trade compute for memory in the default train step (trainlib's option;
+                Keras has none): False (default); True, or a number of layers per
+                segment, for a Sequential model: its layers run in segments (about
+                sqrt(number of layers) of them with True), the forward pass keeps only
+                the segments' inputs, and the backward pass recomputes one segment at a
+                time (`tl.recompute_grad`'s barrier) and applies that segment's gradients
+                at once, so neither activations nor gradients pile up. Same gradients
+                and update as without; about one more forward pass of time.
 
         Raises:
-            ValueError: for unknown names, a loss dict naming no output, or
-                steps_per_execution < 1.
+            ValueError: for unknown names, a loss dict naming no output,
+                steps_per_execution < 1, or `remat` with a model that is no Sequential,
+                a loss-scaling optimizer or `global_clipnorm`.
         """
         self.optimizer = get_optimizer(optimizer)
         # as Keras: a mixed_float16 model's optimizer scales the loss dynamically
@@ -128,6 +141,7 @@ class Trainer:
         self._loss_tracker = metrics_module.Mean(name="loss")
         if int(steps_per_execution) < 1:
             raise ValueError(f"steps_per_execution must be >= 1, got {steps_per_execution}")
+        self.remat = _check_remat(self, remat)
         self.run_eagerly = bool(run_eagerly)
         self.steps_per_execution = int(steps_per_execution)
         self.jit_compile = bool(jit_compile)
@@ -274,6 +288,8 @@ class Trainer:
         Returns:
             {metric name: value} after the update.
         """
+        if self.remat:
+            return self._remat_train_step(data)
         x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
@@ -285,6 +301,57 @@ class Trainer:
         grads = self._distribute_strategy.reduce_gradients(grads, x)
         self.optimizer.apply(grads, variables)
         return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _remat_train_step(self, data):
+        """`train_step` with `compile(remat=...)`: segments of layers, recomputed one at a
+        time in the backward pass, each segment's gradients applied as soon as they are
+        final (the optimizer counts the step once, after the last segment)."""
+        x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
+        segments = _remat_segments(self._layers, self.remat)
+        boundaries = [x]
+        h = x
+        for segment in segments[:-1]:   # no tape: only the segments' inputs stay alive
+            h = _run_segment(segment, h)
+            boundaries.append(h)
+        last_vars = _segment_variables(segments[-1])
+        with GradientTape() as tape:
+            tape.watch(h)
+            y_pred = _run_segment(segments[-1], h)
+            loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
+        self._track_loss(loss, x)
+        grads = tape.gradient(loss, [h] + last_vars)
+        dh = grads[0]
+        self._remat_apply(grads[1:], last_vars, x)
+        for s in range(len(segments) - 2, -1, -1):
+            segment, variables = segments[s], _segment_variables(segments[s])
+            if dh is None:   # nothing above depends on this segment's output
+                break
+            # from a barrier after dh: the recomputation belongs to the backward pass
+            h_in = apply("OptimizationBarrier", convert_to_tensor(boundaries[s]), dh, num_passed=1)
+            h_in = h_in[0] if isinstance(h_in, tuple) else h_in
+            with GradientTape() as tape:
+                tape.watch(h_in)
+                out = _run_segment(segment, h_in)
+                # the layers' own losses (activity and weight regularizers) of this segment
+                extra = [cast(l, float32) if l.dtype is not float32 else l
+                         for layer in segment for l in layer.losses]
+                targets, seeds = [out], [dh]
+                if extra:
+                    penalty = add_n(extra) if len(extra) > 1 else extra[0]
+                    targets.append(penalty)
+                    seeds.append(ones_like(penalty))
+            grads = tape.gradient(targets, [h_in] + variables, output_gradients=seeds)
+            dh = grads[0]
+            self._remat_apply(grads[1:], variables, x)
+        self.optimizer._count_step()
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _remat_apply(self, grads, variables, x):
+        if not variables:
+            return
+        grads = self._distribute_strategy.reduce_gradients(list(grads), x)
+        if any(g is not None for g in grads):
+            self.optimizer._apply(list(zip(grads, variables)), aggregate=True, count=False)
 
     def test_step(self, data):
         """One evaluation step: forward (inference mode), loss, metrics."""
@@ -584,6 +651,65 @@ class Trainer:
     def compile_from_config(self, config):
         """Compiles the model as `get_compile_config()`'s dict describes (Keras 3)."""
         compile_from_config(self, config)
+
+
+def _check_remat(model, remat):
+    """The `remat` compile option checked: False, True or a number of layers per segment."""
+    if remat is False or remat is None or remat == 0:
+        return False
+    if not (remat is True or isinstance(remat, int) and remat > 0):
+        raise ValueError(f"remat must be True, False or a positive number of layers per "
+                         f"segment, got {remat!r}")
+    if not hasattr(model, "_layers") or not _is_plain_sequential(model):
+        raise ValueError("compile(remat=...) recomputes segments of a Sequential model's layers; "
+                         f"{type(model).__name__} is no Sequential. Wrap the parts of its call "
+                         "to recompute in tl.recompute_grad instead.")
+    if isinstance(model.optimizer, LossScaleOptimizer) or model.optimizer.global_clipnorm:
+        raise ValueError("compile(remat=...) applies each segment's gradients as soon as they "
+                         "are final, which a loss-scaling optimizer and global_clipnorm (both "
+                         "need every gradient first) cannot do")
+    return remat
+
+
+def _is_plain_sequential(model):
+    """True for a Sequential model whose `call` is Sequential's own (its layers in a chain);
+    told by `_obj_type`, as the savers do, since models sit above the trainer."""
+    owner = next((c for c in type(model).__mro__ if "call" in vars(c)), None)
+    return owner is not None and "_obj_type" in vars(owner) and \
+        owner._obj_type(model) == "Sequential"
+
+
+def _remat_segments(layers, remat):
+    """The layers cut into segments: about sqrt(n) of them (remat=True), or `remat` layers
+    each; a Variable shared by two segments is refused (it would be updated twice)."""
+    layers = list(layers)
+    size = max(1, round(len(layers) ** 0.5)) if remat is True else int(remat)
+    if remat is True:
+        size = -(-len(layers) // size)
+    segments = [layers[i:i + size] for i in range(0, len(layers), size)] or [[]]
+    owner = {}
+    for i, segment in enumerate(segments):
+        for v in _segment_variables(segment):
+            if owner.setdefault(id(v), i) != i:
+                raise ValueError(f"compile(remat=...): Variable {v.name} belongs to layers of two "
+                                 "segments; share no layer across segments")
+    return segments
+
+
+def _segment_variables(segment):
+    seen, out = set(), []
+    for layer in segment:
+        for v in layer.trainable_variables:
+            if id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+    return out
+
+
+def _run_segment(segment, h):
+    for layer in segment:
+        h = layer(h, training=True)
+    return h
 
 
 def _to_floats(logs):

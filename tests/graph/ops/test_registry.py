@@ -21,6 +21,7 @@ _CHECKED_ELSEWHERE = {
     "PartitionedCall": "tests/graph/test_calls.py::test_eager_tape_differentiates_through_a_function_call",
     "StatefulPartitionedCall": "tests/graph/test_calls.py::test_side_effects_run_once_per_call_and_the_pair_is_built_once",
     "CustomGradient": "tests/graph/test_autodiff.py::test_custom_gradient_several_inputs_outputs_and_variables",
+    "OptimizationBarrier": "tests/graph/test_recompute_grad.py::test_the_barrier_is_an_identity_whose_gradient_passes_through",
     "Cast": "tests/graph/ops/test_math.py::test_cast_gradient_between_floats",
     "SumToShapeOf": "tests/graph/ops/test_math.py (gradients with None-dim input signatures)",
     "BroadcastToShapeOf": "tests/graph/ops/test_math.py (second order with None dims)",

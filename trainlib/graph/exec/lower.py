@@ -201,6 +201,23 @@ class GraphLowering:
             return self.lower_const(op, env)
         if opdef.control is not None:
             return _CONTROL[opdef.control](self, op, env, indent)
+        if self.plan is not None:
+            for concat in self.plan.allocate.get(id(op), ()):   # a joined concatenation's buffer
+                out = concat.outputs[0]
+                name = self.define(concat, env)
+                slot = self.plan.slots.get(id(out))
+                if slot is not None:   # kept between calls (it cannot escape)
+                    self.emit(indent, f"{name} = {self.slot_names[slot]}", concat)
+                else:
+                    dtype = self.attr("dtype", out.dtype.np)
+                    self.emit(indent, f"{name} = xp.empty({out.shape.num_elements()}, {dtype})",
+                              concat)
+            if id(op) in self.plan.joined:
+                return self.lower_joined_concat(op, env, indent)
+            if id(op) in self.plan.skipped:   # a Reshape into a joined buffer: nothing to do
+                name = env[id(op.inputs[0])]
+                env[id(op.outputs[0])] = self.plan.names[id(op.outputs[0])] = name
+                return None
         if id(op) in self.folded:
             return None   # emitted as part of the row sum that consumes it
         if id(op) in self.row_sums:
@@ -256,6 +273,10 @@ class GraphLowering:
         slot = None if plan is None else plan.slots.get(id(op.outputs[0]))
         if plan is not None and id(op) in plan.out_buffer:
             args.append(f"out={plan.names[plan.out_buffer[id(op)]]}")
+        elif plan is not None and id(op) in plan.out_view:   # a slice of a joined buffer
+            concat, start, stop, shape, _ = plan.out_view[id(op)]
+            args.append(f"out={plan.names[id(concat.outputs[0])]}[{start}:{stop}]"
+                        f".reshape({shape})")
         elif slot is not None and id(op) not in plan.dynamic_guards:
             args.append(f"out={self.slot_names[slot]}")
         if isinstance(ufunc, str):
@@ -277,6 +298,17 @@ class GraphLowering:
             self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
 
+    def lower_joined_concat(self, op, env, indent):
+        """A ConcatV2 whose buffer the plan allocated earlier: most pieces are in it
+        already (their producers wrote there); the others are copied in now."""
+        name = self.plan.names[id(op.outputs[0])]
+        env[id(op.outputs[0])] = name
+        for piece, start, stop in self.plan.joined[id(op)]:
+            self.emit(indent, f"{name}[{start}:{stop}] = {env[id(piece)]}.reshape(-1)", op)
+        if not self.plan.joined[id(op)]:
+            self.emit(indent, f"# {name}: joined in place", op)
+        self.free(op, indent)
+
     def lower_inline(self, op, env, indent, template):
         args = [env[id(t)] for t in op.inputs]
         name = self.define(op, env)
@@ -284,6 +316,13 @@ class GraphLowering:
             # the caller will hold this array: the kernel marks it as no longer the Variable's own
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
             self.emit(indent, f"{name} = {call}", op)
+        elif self.plan is None and op.opdef.variable_access == "read":
+            # no plan orders the writes here (a branch, a loop body): a pinned Variable's
+            # writes still go into its buffer in place, so its reads take a snapshot
+            call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
+            kernel = self.kernel(op.opdef) if "{kernel}" in template else None
+            self.emit(indent, f"{name} = {template.format(*args, kernel=kernel)} if "
+                              f"{args[0]}._pinned is None else {call}", op)
         else:
             kernel = self.kernel(op.opdef) if "{kernel}" in template else None
             self.emit(indent, f"{name} = {template.format(*args, kernel=kernel)}", op)

@@ -14,6 +14,9 @@ dependencies keep reads and writes in program order. Threads: each kernel and
 in-place lowering runs under the Variable's `_lock`, so concurrent writes from
 several threads are each applied once (a read-add-write is never interleaved)
 and a read never takes an array that an in-place write is about to change.
+A pinned Variable (`variables.pin_storage`: its array is a view into a buffer it
+shares, such as an optimizer's flat parameters) never swaps its array: every
+write goes into it in place, and every read that hands it out hands a copy.
 """
 from ..op import defop, spec
 
@@ -29,6 +32,8 @@ def _read_infer(handle, dtype, shape):
        variable_access="read", inline="{0}.array")
 def _read(xp, variable, **_static):  # dtype/shape attrs serve inference only
     with variable._lock:
+        if variable._pinned is not None:  # the buffer changes in place later: a snapshot
+            return xp.array(variable._array, copy=True)
         variable._owned = False  # the caller now holds the array
         return variable._array
 
@@ -48,6 +53,9 @@ def _assign_infer(name):
 def _assign(xp, variable, value, **_static):
     _check_shape(variable, value.shape)
     with variable._lock:
+        if variable._pinned is not None:
+            xp.copyto(variable._array, value)
+            return value
         variable._array = value
         variable._owned = False  # the value may be held elsewhere
     return value
@@ -55,6 +63,8 @@ def _assign(xp, variable, value, **_static):
 
 def _assign_add(xp, variable, delta, **_static):
     with variable._lock:
+        if variable._pinned is not None:
+            return _pinned_update(xp, variable, xp.add, delta)
         variable._array = new = xp.add(variable._array, delta)
         variable._owned = False  # returned: the caller holds it
     return new
@@ -62,9 +72,20 @@ def _assign_add(xp, variable, delta, **_static):
 
 def _assign_sub(xp, variable, delta, **_static):
     with variable._lock:
+        if variable._pinned is not None:
+            return _pinned_update(xp, variable, xp.subtract, delta)
         variable._array = new = xp.subtract(variable._array, delta)
         variable._owned = False
     return new
+
+
+def _pinned_update(xp, variable, fn, delta):
+    """A pinned Variable's add/subtract: into its own array, a copy returned (under its lock)."""
+    old = variable._array
+    if not _fits(delta, old):
+        _check_shape(variable, fn(old, delta).shape)
+    fn(old, delta, out=old)
+    return xp.array(old, copy=True)
 
 
 def _check_shape(variable, shape):
@@ -85,7 +106,7 @@ def _assign_in_place(xp, variable, value, **_static):
     """AssignVariableOp's in-place lowering, for a write whose result nobody reads."""
     with variable._lock:
         old = variable._array
-        if variable._owned and old.shape == value.shape:
+        if (variable._owned or variable._pinned is not None) and old.shape == value.shape:
             xp.copyto(old, value)
         else:
             _check_shape(variable, value.shape)
@@ -101,7 +122,7 @@ def _update_in_place(ufunc):
         fn = found.get(xp) or found.setdefault(xp, getattr(xp, ufunc))
         with variable._lock:
             old = variable._array
-            if variable._owned and _fits(delta, old):
+            if (variable._owned or variable._pinned is not None) and _fits(delta, old):
                 fn(old, delta, out=old)
             else:
                 # asarray: numpy gives 0-d results as scalars, which cannot be written in place

@@ -14,7 +14,11 @@ return a view of) never takes a slot, so nothing a call returns is written by a 
 A slot of fully known shape is allocated once; one with unknown dims is (re)allocated for
 the shape the call sees. A Variable
 write is done in place only when its result is unused and every value that may alias an
-earlier read of that Variable is dead before the write and is no graph output.
+earlier read of that Variable is dead before the write and is no graph output; Variables
+pinned into one buffer (`variables.pin_storage`) are one storage, where reads and writes
+conflict when their spans overlap. A 1-D ConcatV2 may be "joined": its buffer is allocated
+before its first piece's producer, which (a direct call whose result only feeds it) writes
+`out=` its slice, and only the other pieces are copied in (a flat optimizer's gradient).
 """
 
 
@@ -91,26 +95,44 @@ class MemoryPlan:
         self.slots, self.slot_specs, self.dynamic_guards = {}, [], {}
         if persistent:
             self._dynamic_slots(ops, direct, consumers_direct, outputs)
+        self._plan_joined_concats(ops, direct)
+        for op in ops:   # a joined buffer is fresh and nothing else aliases it: reusable too
+            t = op.outputs[0] if id(op) in self.joined else None
+            if t is not None and id(t) not in outputs and consumers_direct.get(id(t), False):
+                self.reusable.add(id(t))
+        # outputs that live in a joined concatenation's buffer: the written pieces and the
+        # Reshapes (left out) between them and the concatenation
+        inside = {id(op.outputs[0]) for op in ops
+                  if id(op) in self.out_view or id(op) in self.skipped}
         free = {}                # (shape, dtype) -> [tensor ids]
+        taken = set()            # dying inputs an elementwise op writes its result into
         live, peak, peak_unplanned, reused = 0, 0, 0, 0
         sizes = {}
         for i, op in enumerate(ops):
             t = op.outputs[0] if op.outputs else None
             key = (t.shape.as_tuple(), t.dtype) if t is not None and t.shape.is_fully_defined() else None
             size = nbytes(t)
+            for concat in self.allocate.get(id(op), ()):   # a joined buffer, made here
+                out = concat.outputs[0]
+                live += nbytes(out)
+                if persistent and id(out) in self.reusable:   # it cannot escape: a slot
+                    self.slots[id(out)] = len(self.slot_specs)
+                    self.slot_specs.append((out.shape.as_tuple(), out.dtype.np))
             into_input = None
-            if persistent and key is not None and id(t) in self.reusable and \
-                    op.opdef.elementwise and direct[id(op)][1] is None and \
-                    isinstance(direct[id(op)][0], str):
-                # an elementwise ufunc may write over an input of its shape that dies here
-                # (a kernel taking out= may read its input after its first write: never)
-                into_input = next((x for x in op.inputs if id(x) in self.reusable and
-                                   self.last_use.get(id(x)) == i and
-                                   (x.shape.as_tuple(), x.dtype) == key), None)
-            if into_input is not None:
+            if t is not None and (id(t) in inside or id(op) in self.joined or
+                                  op.opdef.variable_access is not None):
+                size = 0   # written into (or is) a buffer counted when it was allocated, or
+                #            a Variable's own array (what a read or write gives back)
+            elif key is not None and t.shape.rank and (not persistent or id(t) in self.reusable) \
+                    and (into_input := _dying_input(op, i, key, direct[id(op)], self.last_use,
+                                                    self.reusable)) is not None:
+                # elementwise: the result goes into an input of its shape that dies here (a
+                # persistent plan's buffers are slots: only for values that cannot escape)
                 self.out_buffer[id(op)] = id(into_input)
+                taken.add(id(into_input))
                 reused += size
-                self.slots[id(t)] = self.slots[id(into_input)]
+                if persistent:
+                    self.slots[id(t)] = self.slots[id(into_input)]
             elif direct[id(op)] is not None and key in free and free[key] and t is not None \
                     and t.shape.rank and (not persistent or id(t) in self.reusable):
                 # (a persistent plan's free buffers are slots: only values that cannot escape
@@ -125,15 +147,19 @@ class MemoryPlan:
                     self.slots[id(t)] = len(self.slot_specs)
                     self.slot_specs.append((t.shape.as_tuple(), t.dtype.np))
             for out in op.outputs:
-                sizes[id(out)] = nbytes(out)
+                sizes[id(out)] = 0 if id(out) in inside or op.opdef.variable_access is not None \
+                    else nbytes(out)
             peak = max(peak, live)
             peak_unplanned += size
             dying = [x for x in op.inputs if self.last_use.get(id(x)) == i and id(x) in sizes]
-            seen = set() if into_input is None else {id(into_input)}  # that one lives on in t
+            seen = set()
             for x in dying:
                 if id(x) in seen:
                     continue
                 seen.add(id(x))
+                if id(x) in taken:   # its buffer lives on as the result (a `del` frees nothing)
+                    taken.discard(id(x))
+                    continue
                 if id(x) in self.reusable:
                     k = (x.shape.as_tuple(), x.dtype)
                     free.setdefault(k, []).append(id(x))
@@ -166,6 +192,61 @@ class MemoryPlan:
             self.slots[id(t)] = len(self.slot_specs)
             self.slot_specs.append((t.shape.as_tuple(), t.dtype.np))
 
+    def _plan_joined_concats(self, ops, direct):
+        """Concatenations into 1-D buffers (a flat optimizer's gradient) whose pieces their
+        producers write straight into the buffer: the buffer is allocated before the first
+        producer, each direct-call producer gets `out=` a slice of it (through the Reshape to
+        1-D that feeds the concatenation, when that is the piece's only use), and only the
+        other pieces are copied in at the concatenation. Fills `allocate` (id(op) -> the
+        ConcatV2 ops whose buffer is allocated before it), `out_view` (id(op) ->
+        (concat op, start, stop, shape, the piece tensor)), `joined` (id(concat op) ->
+        [(piece tensor, start, stop)] to copy) and `skipped` (the Reshapes in between, which
+        the executor leaves out)."""
+        self.allocate, self.out_view, self.joined, self.skipped = {}, {}, {}, set()
+        uses = {}
+        for op in ops:
+            for t in op.inputs:
+                uses.setdefault(id(t), []).append(op)
+        position = {id(op): i for i, op in enumerate(ops)}
+        for concat in ops:
+            out = concat.outputs[0] if concat.outputs else None
+            if concat.type != "ConcatV2" or out.shape.rank != 1 or \
+                    not out.shape.is_fully_defined() or concat.attrs.get("axis") not in (0, -1):
+                continue
+            start, written, copied = 0, [], []
+            for piece in concat.inputs:
+                if not piece.shape.is_fully_defined() or piece.dtype is not out.dtype:
+                    break
+                stop = start + piece.shape.num_elements()
+                producer, source = piece.op, piece
+                if producer.type == "Reshape" and uses.get(id(piece)) == [concat]:
+                    source = producer.inputs[0]
+                    producer = source.op
+                    only = uses.get(id(source)) == [piece.op]
+                else:
+                    only = True
+                if only and uses.get(id(piece)) == [concat] and id(producer) in position and \
+                        direct[id(producer)] is not None and len(producer.outputs) == 1 and \
+                        source.shape.is_fully_defined() and source.shape.rank and \
+                        source.dtype is out.dtype and id(producer) not in self.out_view:
+                    written.append((producer, (concat, start, stop, source.shape.as_tuple(),
+                                               source)))
+                else:
+                    copied.append((piece, start, stop))
+                start = stop
+            else:
+                if written and start == out.shape.num_elements():
+                    first = min(written, key=lambda w: position[id(w[0])])[0]
+                    self.allocate.setdefault(id(first), []).append(concat)
+                    for producer, view in written:
+                        self.out_view[id(producer)] = view
+                    self.joined[id(concat)] = copied
+                    # the Reshapes between a written piece and the concatenation: no-ops
+                    self.skipped.update(id(piece.op) for piece in concat.inputs
+                                        if piece.op.type == "Reshape" and
+                                        id(piece.op.inputs[0].op) in self.out_view and
+                                        self.out_view[id(piece.op.inputs[0].op)][0] is concat)
+
     def _plan_variable_writes(self, ops, direct, outputs):
         """Which Variable writes may update the array in place, and which reads escape.
 
@@ -190,26 +271,38 @@ class MemoryPlan:
             return seen.values()
 
         self.in_place, self.escaping_reads = set(), set()
-        by_handle = {}
+        # Variables pinned into one shared buffer (an optimizer's flat parameters) are one
+        # storage: a write to any of them waits for the reads of all
+        by_storage = {}
         for op in ops:
             if op.opdef.variable_access is not None:
-                by_handle.setdefault(id(op.inputs[0]), []).append(op)
-        for handle_ops in by_handle.values():
-            handle = handle_ops[0].inputs[0]
-            if any(c.opdef.variable_access is None for c in consumers.get(id(handle), ())):
-                continue  # read inside If/While or a custom gradient: leave it alone
-            earlier = []  # values that may alias the array, one group per earlier read/write
+                by_storage.setdefault(_storage_key(op.inputs[0]), []).append(op)
+        for handle_ops in by_storage.values():
+            handles = {id(op.inputs[0]): op.inputs[0] for op in handle_ops}.values()
+            if any(c.opdef.variable_access is None
+                   for handle in handles for c in consumers.get(id(handle), ())):
+                # read inside If/While or a custom gradient: leave it alone; but a pinned
+                # Variable's writes there go into its buffer in place, so the reads here
+                # hand out snapshots
+                if _storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0]):
+                    self.escaping_reads.update(id(op) for op in handle_ops
+                                               if op.opdef.variable_access == "read")
+                continue
+            # values that may alias the array: (span, aliases) per earlier read/write; two
+            # Variables of one storage overlap where their spans in its buffer do
+            earlier = []
             for op in handle_ops:
                 out = op.outputs[0]
                 reads = op.opdef.variable_access == "read"
                 used = id(out) in outputs or consumers.get(id(out))
+                span = _span(op.inputs[0])
                 if not reads and not used and all(
                         self.last_use.get(id(a), -1) < position[id(op)] and id(a) not in outputs
-                        for group in earlier for a in group):
+                        for other, group in earlier if _overlap(span, other) for a in group):
                     self.in_place.add(id(op))
                 if used or reads:
                     group = list(aliases(out))
-                    earlier.append(group)
+                    earlier.append((span, group))
                     if reads and any(
                             id(a) in outputs or any(c.opdef.variable_access == "assign" and
                                                     c.inputs[1] is a
@@ -218,3 +311,36 @@ class MemoryPlan:
                         # returned, or stored into a Variable: held beyond this call
                         self.escaping_reads.add(id(op))
 
+
+
+def _dying_input(op, i, key, call, last_use, reusable):
+    """An input of `op` (the `i`-th op, lowered as `call`, its `direct_call`) whose last use
+    is `op`, whose buffer may be reused and whose (shape, dtype) is `key`, the result's:
+    where an elementwise op may write its result. Only a plain ufunc (no argument
+    templates) qualifies: a kernel taking out= may read its input after its first write."""
+    if call is None or not op.opdef.elementwise or call[1] is not None or \
+            not isinstance(call[0], str):
+        return None
+    for x in op.inputs:
+        if last_use.get(id(x)) == i and id(x) in reusable and x.shape.is_fully_defined() and \
+                (x.shape.as_tuple(), x.dtype) == key and sum(y is x for y in op.inputs) == 1:
+            return x
+    return None
+
+
+def _span(handle):
+    """(start, stop) of the handle's Variable in its storage's buffer; None: all of it."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    return getattr(variable, "_pinned_span", None)
+
+
+def _overlap(a, b):
+    return a is None or b is None or (a[0] < b[1] and b[0] < a[1])
+
+
+def _storage_key(handle):
+    """What a Variable write may alias: the storage group of the handle's Variable (see
+    `variables.storage_group`), else the handle itself."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    group = getattr(variable, "_pinned", None)
+    return id(group) if group is not None else id(handle)
