@@ -192,3 +192,29 @@ def test_gradients_against_finite_differences(name):
              for v in (plus, minus)]
         want[i] = (f[0] - f[1]) / (2 * eps)
     np.testing.assert_allclose(got.reshape(-1), want, rtol=2e-2, atol=2e-3)
+
+
+def test_random_flips_flip_each_image_or_leave_it():
+    batch = tl.reshape(tl.range(64.0), [16, 2, 2, 1])
+    out = tl.image.random_flip_left_right(batch, seed=5).numpy()
+    x = batch.numpy()
+    flipped = [np.array_equal(o, i[:, ::-1]) for o, i in zip(out, x)]
+    kept = [np.array_equal(o, i) for o, i in zip(out, x)]
+    assert all(f or k for f, k in zip(flipped, kept)) and 0 < sum(flipped) < 16
+    up = tl.image.random_flip_up_down(x[0]).numpy()
+    assert np.array_equal(up, x[0]) or np.array_equal(up, x[0][::-1])
+
+
+def test_random_crop_takes_a_window_of_the_size_asked_and_checks_it():
+    value = np.arange(60).reshape(5, 4, 3)
+    seen = set()
+    for seed in range(12):
+        crop = tl.image.random_crop(value, [2, 3, 3], seed=seed).numpy()
+        i, j = np.argwhere(value[..., 0] == crop[0, 0, 0])[0]
+        np.testing.assert_array_equal(crop, value[i:i + 2, j:j + 3])
+        seen.add((i, j))
+    assert len(seen) > 1
+    traced = tl.function(lambda v: tl.image.random_crop(v, [2, 2, 3]))(tl.constant(value))
+    assert traced.shape == (2, 2, 3)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="random_crop"):
+        tl.image.random_crop(value, [6, 1, 3])

@@ -20,8 +20,10 @@ from ..op import convert_to_tensor
 from ..tensor import is_tensor
 from . import array as _array
 from . import math as _math
+from . import random as _random
 
-__all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "transpose", "rot90",
+__all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_flip_left_right",
+           "random_flip_up_down", "random_crop", "transpose", "rot90",
            "central_crop", "crop_to_bounding_box", "pad_to_bounding_box",
            "resize_with_crop_or_pad", "resize_with_pad", "convert_image_dtype",
            "per_image_standardization", "adjust_brightness", "adjust_contrast",
@@ -284,6 +286,60 @@ def flip_up_down(image):
     """Reverses the height axis."""
     x = _image(image, "flip_up_down")
     return _array.reverse(x, [x.shape.rank - 3])
+
+
+def _random_flip(image, seed, axis_from_end, name):
+    """TensorFlow's random flips: a 3-D image flips with probability 1/2; in a 4-D batch each
+    image flips on its own coin (`round(u) * flipped + (1 - round(u)) * image`, as TF)."""
+    x = _image(image, name)
+    flipped = _array.reverse(x, [x.shape.rank - axis_from_end])
+    if x.shape.rank == 3:
+        return _math.where(_math.less(_random.uniform([], seed=seed), 0.5), flipped, x)
+    coins = _math.round(_random.uniform(_array.shape(x)[:1], seed=seed))
+    flips = _math.cast(_array.reshape(coins, [-1] + [1] * (x.shape.rank - 1)), x.dtype)
+    return flips * flipped + (1 - flips) * x
+
+
+def random_flip_left_right(image, seed=None):
+    """Flips an image (each image of a batch) left to right with probability 1/2.
+
+    Example:
+        >>> tl.image.random_flip_left_right(tl.ones([4, 4, 3]), seed=1).shape
+        TensorShape([4, 4, 3])
+    """
+    return _random_flip(image, seed, 2, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    """Flips an image (each image of a batch) upside down with probability 1/2."""
+    return _random_flip(image, seed, 3, "random_flip_up_down")
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A `size` slice of `value` at a uniformly random offset (every dim), as TensorFlow's.
+
+    Raises:
+        InvalidArgumentError: if `size` is larger than `value` in some dim.
+
+    Example:
+        >>> tl.image.random_crop(tl.reshape(tl.range(16), [4, 4]), [2, 2], seed=3).shape
+        TensorShape([2, 2])
+    """
+    from ..errors import InvalidArgumentError
+    x = convert_to_tensor(value)
+    if not is_tensor(size):   # a static size: checked now, as TensorFlow's shape check
+        wanted = [int(v) for v in np.asarray(size).reshape(-1)]
+        known = x.shape.as_list() if x.shape.rank is not None else None
+        if known is not None and (len(wanted) != len(known) or any(
+                d is not None and w > d for w, d in zip(wanted, known))):
+            raise InvalidArgumentError(f"random_crop: need size <= value's shape in every dim, "
+                                       f"got size {wanted} for shape {x.shape}")
+    size = convert_to_tensor(size, dtype=_dt.int32)
+    shape = _array.shape(x)
+    limit = shape - size + 1
+    offset = _math.floormod(_random.uniform(_array.shape(shape), maxval=2 ** 31 - 1,
+                                            dtype=_dt.int32, seed=seed), limit)
+    return _array.slice(x, offset, size)
 
 
 def transpose(image, name=None):
