@@ -66,13 +66,8 @@ def _concat(tensors):
     return tl.concat([tl.cast(t, tl.float32) for t in tensors], axis=-1)
 
 
-def functional():
-    image = L.Input(shape=(8, 8, 2), name="image")
-    tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
-    x = L.RandomFlip(seed=1)(L.Rescaling(0.5)(image))
-    x = L.RandomCrop(8, 8, seed=5)(L.Resizing(9, 9)(x))
-    x = L.RandomTranslation(0.1, 0.1, seed=6)(L.RandomZoom(0.1, seed=7)(
-        L.RandomRotation(0.1, seed=8)(x)))
+def _functional_features(x, tokens):
+    """(conv, counts, bins) of `functional` (and `functional_v1`) from the augmented image."""
     x = L.RandomBrightness(0.1, value_range=(-10, 10), seed=2)(x)
     x = L.RandomContrast(0.1, value_range=(-10, 10), seed=3)(x)
     x = L.Normalization(mean=[0.0, 0.1], variance=[1.0, 2.0])(L.CenterCrop(7, 7)(x))
@@ -81,13 +76,12 @@ def functional():
     counts = L.CategoryEncoding(11, "count")(L.IntegerLookup(vocabulary=list(range(10)))(tokens))
     bins = L.CategoryEncoding(3, "multi_hot")(L.Discretization([0.0, 0.5])(
         L.GlobalAveragePooling2D()(conv)))
-    hashed = L.Hashing(4, output_mode="count")(tokens)
-    frames = L.ConvLSTM2D(2, 3, padding="same")(L.Reshape((2, 4, 8, 2))(image))   # (4, 8, 2)
-    rows = L.ConvLSTM1D(1, 3)(frames)                                          # (6, 1)
-    cubes = L.ConvLSTM3D(1, 2)(L.Reshape((2, 2, 4, 4, 2))(image))              # (1, 3, 3, 1)
-    recurrent = L.Concatenate()([L.Flatten()(rows), L.Flatten()(cubes)])
-    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins, hashed,
-                                      recurrent]))
+    return conv, counts, bins
+
+
+def _functional_heads(conv, tokens):
+    """The outputs b, c, d of `functional` (and `functional_v1`): normalization, attention
+    and recurrent layers, one Dense called twice."""
     b = L.Dense(1, activation="sigmoid")(L.GlobalAveragePooling2D()(L.BatchNormalization()(conv)))
     emb = L.Embedding(10, 3)(tokens)
     h = L.MultiHeadAttention(2, 2)(emb, emb, use_causal_mask=True)
@@ -101,7 +95,36 @@ def functional():
     seq = L.Bidirectional(L.GRU(2, return_sequences=True))(seq)
     seq = L.SimpleRNN(3, return_sequences=True)(L.LSTM(3, return_sequences=True)(seq))
     d = shared(L.GlobalAveragePooling1D()(seq))   # a layer called twice
-    return tl.Model([image, tokens], [a, b, c, d], name="func")
+    return [b, c, d]
+
+
+def functional():
+    image = L.Input(shape=(8, 8, 2), name="image")
+    tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
+    x = L.RandomFlip(seed=1)(L.Rescaling(0.5)(image))
+    x = L.RandomCrop(8, 8, seed=5)(L.Resizing(9, 9)(x))
+    x = L.RandomTranslation(0.1, 0.1, seed=6)(L.RandomZoom(0.1, seed=7)(
+        L.RandomRotation(0.1, seed=8)(x)))
+    conv, counts, bins = _functional_features(x, tokens)
+    hashed = L.Hashing(4, output_mode="count")(tokens)
+    frames = L.ConvLSTM2D(2, 3, padding="same")(L.Reshape((2, 4, 8, 2))(image))   # (4, 8, 2)
+    rows = L.ConvLSTM1D(1, 3)(frames)                                          # (6, 1)
+    cubes = L.ConvLSTM3D(1, 2)(L.Reshape((2, 2, 4, 4, 2))(image))              # (1, 3, 3, 1)
+    recurrent = L.Concatenate()([L.Flatten()(rows), L.Flatten()(cubes)])
+    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins, hashed,
+                                      recurrent]))
+    return tl.Model([image, tokens], [a] + _functional_heads(conv, tokens), name="func")
+
+
+def functional_v1():
+    """`functional` as it was when trainlib's first-format fixtures were written (commit
+    8537f7c, tests/fixtures/trainlib_v1): the model those files' weights fit."""
+    image = L.Input(shape=(8, 8, 2), name="image")
+    tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
+    x = L.RandomFlip(seed=1)(L.Rescaling(0.5)(image))
+    conv, counts, bins = _functional_features(x, tokens)
+    a = L.Dense(1)(L.Lambda(_concat)([L.GlobalMaxPooling2D()(conv), counts, bins]))
+    return tl.Model([image, tokens], [a] + _functional_heads(conv, tokens), name="func")
 
 
 def subclassed():

@@ -116,9 +116,7 @@ def _functional_config():
                                               "output_layers": [["dense_1", 0, 0]]}}
 
 
-@pytest.mark.parametrize("config", [SEQUENTIAL, pytest.param(_functional_config(), marks=(
-    pytest.mark.xfail(reason="known gap: tf.keras 2 Functional node lists are not replayed by "
-                      "the layers branch's Functional.from_config", strict=True)))],
+@pytest.mark.parametrize("config", [SEQUENTIAL, _functional_config()],
                          ids=["sequential", "functional"])
 def test_tf_keras2_file_loads_with_its_weights_predictions(tmp_path, config):
     weights = _weights(np.random.default_rng(0))

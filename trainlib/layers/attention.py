@@ -220,6 +220,20 @@ def _positive_int(value, what, allow_none=False):
     return value
 
 
+# trainlib's first `.keras` format recorded an attention call as ONE list of its tensors,
+# None where absent (and the build shape as the same list of shapes); these name the slots
+_FIRST_FORMAT_MHA = ("query", "value", "key", "attention_mask", "query_mask", "value_mask",
+                     "key_mask")
+_FIRST_FORMAT_DENSE = ("query", "value", "key", "query_mask", "value_mask")
+
+
+def _first_format_slots(packed, slots):
+    """The named entries of a first-format packed list, or None when `packed` is not one."""
+    if not isinstance(packed, (list, tuple)) or len(packed) != len(slots):
+        return None
+    return {name: v for name, v in zip(slots, packed) if v is not None}
+
+
 @register
 class MultiHeadAttention(Layer):
     """Multi-head attention (Vaswani et al.), with Keras 3's weights and masks.
@@ -312,8 +326,9 @@ class MultiHeadAttention(Layer):
             kernel_constraint=self._kernel_constraint, bias_constraint=self._bias_constraint,
             dtype=self.dtype_policy)
 
-    def build(self, query_shape, value_shape, key_shape=None):
-        key_shape = value_shape if key_shape is None else key_shape
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        query_shape, value_shape, key_shape = self._build_shapes(query_shape, value_shape,
+                                                                 key_shape)
         if tuple(value_shape[1:-1]) != tuple(key_shape[1:-1]):
             raise ValueError("All dimensions of `value` and `key`, except the last one, must be "
                              f"equal. Received: value_shape={value_shape} and "
@@ -345,6 +360,26 @@ class MultiHeadAttention(Layer):
     query_dense = property(lambda self: self._query_dense)
     key_dense = property(lambda self: self._key_dense)
     value_dense = property(lambda self: self._value_dense)
+
+    def _build_shapes(self, query_shape, value_shape, key_shape):
+        """(query, value, key) shapes; also from the first format's packed list of shapes."""
+        if value_shape is None:
+            named = _first_format_slots(query_shape, _FIRST_FORMAT_MHA)
+            if named is None or "value" not in named:
+                raise TypeError(f"{self.name}: MultiHeadAttention.build needs `query_shape` "
+                                f"and `value_shape`, got {query_shape!r}")
+            query_shape, value_shape = named["query"], named["value"]
+            key_shape = named.get("key")
+        return query_shape, value_shape, value_shape if key_shape is None else key_shape
+
+    def _unpack_first_format_call(self, packed):
+        """(args, kwargs) of a call trainlib's first format recorded as one packed list
+        [query, value, key, attention_mask, query_mask, value_mask, key_mask]; None when
+        `packed` is not such a list."""
+        named = _first_format_slots(packed, _FIRST_FORMAT_MHA)
+        if named is None or "query" not in named or "value" not in named:
+            return None
+        return (named.pop("query"), named.pop("value")), named
     output_dense = property(lambda self: self._output_dense)
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
@@ -462,8 +497,9 @@ class GroupedQueryAttention(MultiHeadAttention):
         self.num_key_value_heads = num_key_value_heads
         self.num_repeats = num_query_heads // num_key_value_heads
 
-    def build(self, query_shape, value_shape, key_shape=None):
-        key_shape = value_shape if key_shape is None else key_shape
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        query_shape, value_shape, key_shape = self._build_shapes(query_shape, value_shape,
+                                                                 key_shape)
         self.feature_dim = query_shape[-1]
         kv_heads = (None, self.num_key_value_heads, self.head_dim)
 
@@ -569,6 +605,16 @@ class _BaseDenseAttention(Layer):
             q_mask = _array.expand_dims(_math.cast(q_mask, _dt.bool), -1)
             out = _math.where(q_mask, out, _array.zeros_like(out))
         return (out, weights) if return_attention_scores else out
+
+    def _unpack_first_format_call(self, packed):
+        """(args, kwargs) of a call trainlib's first format recorded as one packed list
+        [query, value, key, query_mask, value_mask]; None when `packed` is not such a list."""
+        named = _first_format_slots(packed, _FIRST_FORMAT_DENSE)
+        if named is None or "query" not in named or "value" not in named:
+            return None
+        inputs = [named[k] for k in ("query", "value", "key") if k in named]
+        masks = [named.get("query_mask"), named.get("value_mask")]
+        return (inputs,), ({"mask": masks} if any(m is not None for m in masks) else {})
 
     def compute_mask(self, inputs, mask=None):
         """The query's mask, as Keras."""

@@ -12,6 +12,7 @@ from ..graph.nest import flatten, map_structure, pack_as
 from ..layers import operators  # noqa: F401 -- registers the operations configs may name
 from ..layers.base import InputLayer, KerasTensor, Layer, deserialize, register, set_keras_mask
 from ..saving.object_registration import all_custom_objects
+from ..saving.serialization_lib import deserialize_keras_object
 from ..saving.serialization_lib import serialize_keras_object as serialize
 
 from ..trainers.trainer import Trainer
@@ -235,60 +236,148 @@ class Functional(Model):
         return cls.from_config(config, custom_objects)
 
 
+class _NotYet(Exception):
+    """A call's input is produced by a call not yet replayed (the replay comes back to it)."""
+
+
 def functional_from_config(cls, config, custom_objects=None):
-    """A functional model of class `cls` rebuilt from `Functional.get_config`'s dict."""
+    """A functional model of class `cls` rebuilt from a functional config: Keras 3's
+    (`Functional.get_config`: arguments with `__keras_tensor__` entries, operations such as
+    `a + b` with their operands as arguments), tf.keras 2's (each call a list of
+    `[layer, node, tensor, kwargs]`) or trainlib's first one (refs with a `nested` flag)."""
     custom_objects = all_custom_objects(custom_objects)
     made = {}       # layer name -> layer
-    produced = {}   # (layer name, call index) -> outputs structure
-    for c in config["layers"]:
-        made[c["name"]] = deserialize({"module": c.get("module"), "class_name": c["class_name"],
-                                       "config": c["config"]},
-                                      custom_objects)
+    produced = {}   # (layer name, call index) -> the call's flat outputs
+    calls = {}      # layer name -> calls replayed
+    layer_configs = config["layers"]
+    nodes_of = [n for c in layer_configs for n in c.get("inbound_nodes") or []]
+    own_format = any(isinstance(n, dict) and "nested" in n for n in nodes_of)
+    for c in layer_configs:
+        layer_config = {"module": c.get("module"), "class_name": c["class_name"],
+                        "config": c["config"]}
+        made[c["name"]] = deserialize(layer_config, custom_objects)
 
-    def tensor(ref):
-        name, call, index = ref
-        layer = made[name]
+    def tensor(name, call, index, *_):
+        layer = made.get(name)
+        if layer is None:
+            raise ValueError(f"Functional config names the unknown layer {name!r}")
         if isinstance(layer, InputLayer):
             return layer.output
-        return flatten(produced[(name, call)])[index]
+        if (name, call) not in produced:
+            raise _NotYet(name)
+        return produced[(name, call)][index]
 
-    def decode(value):
+    def revive(value):
+        """Keras 3's serialized call arguments with their KerasTensors found."""
+        if isinstance(value, list):
+            return [revive(v) for v in value]
         if isinstance(value, dict):
             if value.get("class_name") == "__keras_tensor__":
-                return tensor(value["config"]["keras_history"])
-            return {k: decode(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [decode(v) for v in value]
+                return tensor(*value["config"]["keras_history"])
+            if str(value.get("class_name")).startswith("__"):
+                return value    # an index entry (`__slice__`...), decoded by the operation
+            if "class_name" in value and "config" in value:
+                return deserialize_keras_object(value, custom_objects)
+            return {k: revive(v) for k, v in value.items()}
         return value
 
-    pending = [(c["name"], i, n) for c in config["layers"] for i, n in
-               enumerate(c["inbound_nodes"])]
+    def replay(name, node):
+        layer = made[name]
+        if isinstance(node, dict) and "nested" in node:   # trainlib's first format
+            args = [tensor(*r) if r is not None else None for r in node["args"]]
+            return _replay_first_format(layer, args if node["nested"] else args[0],
+                                        node.get("kwargs") or {})
+        if isinstance(node, list):      # tf.keras 2: [[layer, node, tensor, kwargs], ...]
+            inputs = [tensor(*entry[:3]) for entry in node]
+            kwargs = next((e[3] for e in node if len(e) > 3 and e[3]), {})
+            return layer(inputs[0] if len(inputs) == 1 else inputs, **_call_kwargs(kwargs))
+        args, kwargs = revive(node.get("args") or []), _call_kwargs(revive(node.get("kwargs")
+                                                                          or {}))
+        if getattr(layer, "_is_operation", False):
+            return _replay_operation(layer, args)
+        if getattr(layer, "_takes_input_list", False) and len(args) > 1:
+            # Keras 3's legacy HDF5 configs drop `module`: its `a + b` operation reads back
+            # as the Add merge layer, called on the operands
+            return layer(list(args), **kwargs)
+        return layer(*args, **kwargs)
+
+    pending = [(c["name"], n) for c in layer_configs for n in c.get("inbound_nodes") or []]
     while pending:
         progress = False
         for item in list(pending):
-            name, i, n = item
+            name, node = item
+            if any(p[0] == name for p in pending[:pending.index(item)]):
+                continue    # a layer's calls replay in their order
             try:
-                if "nested" in n:    # the form trainlib wrote before Keras's: refs of args[0]
-                    args = [tensor(r) if r is not None else None for r in n["args"]]
-                    args, kwargs = ((args if n["nested"] else args[0]),), n["kwargs"]
-                else:
-                    args, kwargs = decode(n["args"]), decode(n.get("kwargs", {}))
-            except KeyError:
+                out = replay(name, node)
+            except _NotYet:
                 continue
-            produced[(name, i)] = made[name](*args, **kwargs)
+            produced[(name, calls.get(name, 0))] = flatten(out)
+            calls[name] = calls.get(name, 0) + 1
             pending.remove(item)
             progress = True
         if not progress:
-            raise ValueError("Functional config has calls whose inputs are never produced")
-    def rebuild(refs, single):
+            raise ValueError("Functional config has calls whose inputs are never produced: "
+                             f"{sorted({name for name, _ in pending})}")
+
+    def rebuild(refs):
+        if isinstance(refs, list) and len(refs) >= 3 and isinstance(refs[0], str):
+            return tensor(*refs)
         if isinstance(refs, dict):
-            return {k: tensor(r) for k, r in refs.items()}
-        tensors = [tensor(r) for r in refs]
+            return {k: rebuild(r) for k, r in refs.items()}
+        return [rebuild(r) for r in refs]
+
+    def rebuild_flat(refs, single):   # trainlib's own configs: flat lists and single_* flags
+        if isinstance(refs, dict):
+            return {k: tensor(*r) for k, r in refs.items()}
+        tensors = [tensor(*r) for r in refs]
         return tensors[0] if single else tensors
 
-    return cls(rebuild(config["input_layers"], config.get("single_input")),
-               rebuild(config["output_layers"], config.get("single_output")),
-               name=config.get("name"), trainable=config.get("trainable", True))
+    if "single_input" in config or "single_output" in config:
+        inputs = rebuild_flat(config["input_layers"], config.get("single_input"))
+        outputs = rebuild_flat(config["output_layers"], config.get("single_output"))
+    else:
+        inputs, outputs = rebuild(config["input_layers"]), rebuild(config["output_layers"])
+        if any(isinstance(n, list) for n in nodes_of):
+            # tf.keras 2 wrote every model's inputs and outputs as lists; one is one tensor
+            inputs = inputs[0] if isinstance(inputs, list) and len(inputs) == 1 else inputs
+            outputs = outputs[0] if isinstance(outputs, list) and len(outputs) == 1 else outputs
+    return cls(inputs, outputs, name=config.get("name"), trainable=config.get("trainable", True))
+
+
+def _call_kwargs(kwargs):
+    # Keras records `mask=None` (and tf.keras 2 sometimes `training`) on calls that take them
+    return {k: v for k, v in kwargs.items() if not (k in ("mask", "training") and v is None)}
+
+
+def _replay_first_format(layer, inputs, kwargs):
+    """A call as trainlib's first format recorded it: attention layers got their tensors
+    packed in one list (see `attention.unpack_first_format_call`)."""
+    unpack = getattr(layer, "_unpack_first_format_call", None)
+    if unpack is not None:
+        unpacked = unpack(inputs)
+        if unpacked is not None:
+            args, call_kwargs = unpacked
+            return layer(*args, **call_kwargs, **kwargs)
+    return layer(inputs, **kwargs)
+
+
+def _replay_operation(layer, args):
+    """Calls an operator layer on its recorded operands: Keras 3 writes them as positional
+    arguments (`Add()(a, b)`, `Multiply()(x, 2)`, `GetItem()(x, key)`), trainlib as the one
+    input the operation layer takes (`[a, b]`, or `x` with the constant in its config)."""
+    if isinstance(layer, operators.GetItem):
+        if len(args) > 1:
+            layer.key = operators._decode_key(args[1])
+        return layer(args[0])
+    if len(args) == 1:
+        return layer(args[0])
+    a, b = args[0], args[1]
+    if isinstance(a, KerasTensor) and isinstance(b, KerasTensor):
+        return layer([a, b])
+    layer.reverse = not isinstance(a, KerasTensor)
+    layer.constant = operators._constant(a if layer.reverse else b)
+    return layer(b if layer.reverse else a)
 
 
 register_functional_api(Functional, functional_from_config)
