@@ -138,7 +138,9 @@ def test_edited_config(saved_kinds, tmp_path, data):
             out.writestr(name, json.dumps(edited) if name == "config.json" else src.read(name))
     loaded = _load_or_clear_error(path)
     if loaded is not None:
-        _assert_saved_values(loaded, arrays)
+        # an edited optimizer config may not fit the saved optimizer state: it is then left
+        # out with a warning, as Keras does; the weights must still be exact
+        _assert_saved_values(loaded, arrays, optimizer="compile_config" not in where)
 
 
 @_FUZZ
