@@ -212,3 +212,19 @@ def test_grouped_query_attention_matches_numpy_and_gradients():
         tl.layers.GroupQueryAttention(head_dim=2, num_query_heads=3, num_key_value_heads=2)
     config = layer.get_config()
     assert tl.layers.GroupQueryAttention.from_config(config).get_config() == config
+
+
+def test_multi_head_attention_builds_from_the_first_formats_packed_shapes():
+    """trainlib's first `.keras` format recorded the build shape as one packed list
+    [query, value, key, attention_mask, query_mask, value_mask, key_mask]; it builds the
+    same weights as `build(query_shape, value_shape, key_shape)`, and Keras's build_config
+    names the shapes."""
+    packed = tl.layers.MultiHeadAttention(2, 4, name="packed")
+    packed.build([(None, 5, 3), (None, 7, 6), (None, 7, 2), None, None, None, None])
+    named = tl.layers.MultiHeadAttention(2, 4, name="named")
+    named.build((None, 5, 3), (None, 7, 6), (None, 7, 2))
+    assert [tuple(w.shape) for w in packed.weights] == [tuple(w.shape) for w in named.weights]
+    assert packed._keras_build_config(None) == {"shapes_dict": {
+        "query_shape": [None, 5, 3], "value_shape": [None, 7, 6], "key_shape": [None, 7, 2]}}
+    with pytest.raises(TypeError, match="needs `query_shape` and `value_shape`"):
+        tl.layers.MultiHeadAttention(2, 4).build((None, 5, 3))

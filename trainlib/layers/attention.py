@@ -362,7 +362,8 @@ class MultiHeadAttention(Layer):
     value_dense = property(lambda self: self._value_dense)
 
     def _build_shapes(self, query_shape, value_shape, key_shape):
-        """(query, value, key) shapes; also from the first format's packed list of shapes."""
+        """(query, value, key) shapes; also from the first format's packed list of shapes.
+        Kept for `_keras_build_config`."""
         if value_shape is None:
             named = _first_format_slots(query_shape, _FIRST_FORMAT_MHA)
             if named is None or "value" not in named:
@@ -370,7 +371,17 @@ class MultiHeadAttention(Layer):
                                 f"and `value_shape`, got {query_shape!r}")
             query_shape, value_shape = named["query"], named["value"]
             key_shape = named.get("key")
+        self._keras_shapes = {"query_shape": query_shape, "value_shape": value_shape,
+                              "key_shape": key_shape}
         return query_shape, value_shape, value_shape if key_shape is None else key_shape
+
+    def _keras_build_config(self, shape):
+        """Keras 3's build_config: the query, value and key shapes by name."""
+        shapes = getattr(self, "_keras_shapes", None)
+        if shapes is None:
+            return None
+        return {"shapes_dict": {k: list(v) if v is not None else None
+                                for k, v in shapes.items()}}
 
     def _unpack_first_format_call(self, packed):
         """(args, kwargs) of a call trainlib's first format recorded as one packed list

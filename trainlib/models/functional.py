@@ -216,9 +216,15 @@ class Functional(Model):
 
         layer_configs = []
         for layer in self._layers:
-            inbound = [{"args": encode(list(n.args)), "kwargs": encode(n.kwargs)}
-                       for n in calls_of.get(layer.name, [])]
-            layer_configs.append({**serialize(layer), "name": layer.name, "inbound_nodes": inbound})
+            inbound = []
+            for n in calls_of.get(layer.name, []):
+                args, kwargs = _keras_call_arguments(n)
+                inbound.append({"args": encode(args), "kwargs": encode(kwargs)})
+            config = serialize(layer)
+            if getattr(layer, "_is_operation", False):   # operands travel as call arguments
+                config["config"] = {"name": layer.name}
+                config.pop("build_config", None)
+            layer_configs.append({**config, "name": layer.name, "inbound_nodes": inbound})
         def structure(struct, flat):
             # as Keras: a dict of named tensors is kept as a dict, in flatten (sorted-key) order
             if isinstance(struct, dict):
@@ -234,6 +240,25 @@ class Functional(Model):
     @classmethod
     def _from_config_custom(cls, config, custom_objects):
         return cls.from_config(config, custom_objects)
+
+
+def _keras_call_arguments(node):
+    """(args, kwargs) of a node as Keras 3 records the call: an operation's operands as
+    positional arguments (`Add()(a, b)`, `Multiply()(x, 2)`, `GetItem()(x, key)`), which
+    `_replay_operation` reads back."""
+    layer = node.layer
+    args, kwargs = list(node.args), dict(node.kwargs)
+    if not getattr(layer, "_is_operation", False):
+        return args, kwargs
+    first = args[0]
+    if isinstance(layer, operators.GetItem):
+        return [first, operators._encode_key(layer.key)], kwargs
+    if isinstance(first, (list, tuple)):
+        return list(first), kwargs
+    constant = getattr(layer, "constant", None)
+    if constant is not None:
+        return ([constant, first] if layer.reverse else [first, constant]), kwargs
+    return [first], kwargs
 
 
 class _NotYet(Exception):
