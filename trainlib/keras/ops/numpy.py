@@ -57,6 +57,17 @@ __all__ = [
 ]
 
 
+def _binary(fn, doc, name=None):
+    """A two-argument keras.ops function: `fn` on the arguments promoted as Keras does."""
+    def op(x1, x2):
+        a, b = _promote(x1, x2)
+        return fn(a, b)
+    op.__doc__ = doc
+    if name is not None:
+        op.__name__ = op.__qualname__ = name
+    return op
+
+
 _rank = _ndim
 
 
@@ -328,10 +339,7 @@ def add(x1, x2):
     return _m.add(a, b)
 
 
-def subtract(x1, x2):
-    """Elementwise `x1 - x2` with Keras's dtype promotion."""
-    a, b = _promote(x1, x2)
-    return _m.subtract(a, b)
+subtract = _binary(_m.subtract, "Elementwise `x1 - x2` with Keras's dtype promotion.", "subtract")
 
 
 def multiply(x1, x2):
@@ -381,22 +389,13 @@ def fmod(x1, x2):
     return _m.truncatemod(a, b)
 
 
-def power(x1, x2):
-    """Elementwise `x1 ** x2` with Keras's dtype promotion."""
-    a, b = _promote(x1, x2)
-    return _m.pow(a, b)
+power = _binary(_m.pow, "Elementwise `x1 ** x2` with Keras's dtype promotion.", "power")
 
 
-def maximum(x1, x2):
-    """Elementwise maximum (NaN propagates)."""
-    a, b = _promote(x1, x2)
-    return _m.maximum(a, b)
+maximum = _binary(_m.maximum, 'Elementwise maximum (NaN propagates).', "maximum")
 
 
-def minimum(x1, x2):
-    """Elementwise minimum (NaN propagates)."""
-    a, b = _promote(x1, x2)
-    return _m.minimum(a, b)
+minimum = _binary(_m.minimum, 'Elementwise minimum (NaN propagates).', "minimum")
 
 
 def fmax(x1, x2):
@@ -470,32 +469,18 @@ def nextafter(x1, x2):
     return _num.nextafter(a, b)
 
 
-def gcd(x1, x2):
-    """Elementwise greatest common divisor of integers."""
-    a, b = _promote(x1, x2)
-    return _num.gcd(a, b)
+gcd = _binary(_num.gcd, 'Elementwise greatest common divisor of integers.', "gcd")
 
 
-def lcm(x1, x2):
-    """Elementwise least common multiple of integers."""
-    a, b = _promote(x1, x2)
-    return _num.lcm(a, b)
+lcm = _binary(_num.lcm, 'Elementwise least common multiple of integers.', "lcm")
 
 
-def _compare(fn, doc):
-    def op(x1, x2):
-        a, b = _promote(x1, x2)
-        return fn(a, b)
-    op.__doc__ = doc
-    return op
-
-
-equal = _compare(_m.equal, "Elementwise `x1 == x2`.")
-not_equal = _compare(_m.not_equal, "Elementwise `x1 != x2`.")
-greater = _compare(_m.greater, "Elementwise `x1 > x2`.")
-greater_equal = _compare(_m.greater_equal, "Elementwise `x1 >= x2`.")
-less = _compare(_m.less, "Elementwise `x1 < x2`.")
-less_equal = _compare(_m.less_equal, "Elementwise `x1 <= x2`.")
+equal = _binary(_m.equal, "Elementwise `x1 == x2`.", "equal")
+not_equal = _binary(_m.not_equal, "Elementwise `x1 != x2`.", "not_equal")
+greater = _binary(_m.greater, "Elementwise `x1 > x2`.", "greater")
+greater_equal = _binary(_m.greater_equal, "Elementwise `x1 >= x2`.", "greater_equal")
+less = _binary(_m.less, "Elementwise `x1 < x2`.", "less")
+less_equal = _binary(_m.less_equal, "Elementwise `x1 <= x2`.", "less_equal")
 
 
 def _bool(x):
