@@ -128,6 +128,7 @@ def test_each_native_op_alone_matches_its_kernel(name, dtype):
 
 UNARY = ["Neg", "Abs", "Square", "Exp", "Tanh", "Sigmoid", "Relu", "Softplus", "Sqrt", "Log",
          "Elu", "Softsign", "Sign", "Floor"]
+DISCONTINUOUS = {"Floor", "Sign"}
 BINARY = ["AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference"]
 
 
@@ -142,7 +143,12 @@ def chains(draw):
     n = n_in
     for _ in range(draw(st.integers(2, 6))):
         if draw(st.booleans()):
-            steps.append((draw(st.sampled_from(UNARY)), (draw(st.integers(0, n - 1)),), ()))
+            op = draw(st.sampled_from(UNARY))
+            # Floor and Sign jump at integers and zero: an ulp of difference in a computed
+            # operand (numba's tanh is correctly rounded where numpy's float32 one is not)
+            # moves the result by a whole unit, so they only read the chain's inputs
+            last = n_in - 1 if op in DISCONTINUOUS else n - 1
+            steps.append((op, (draw(st.integers(0, last)),), ()))
         else:
             a, b = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
             steps.append((draw(st.sampled_from(BINARY)), (a, b), ()))
