@@ -18,6 +18,7 @@ LAYERS = ["dtypes", "backend", "tensor", "op", "ir", "tracing", "function", "aut
 ENGINE = {
     "trainlib.graph.dtypes": "dtypes", "trainlib.graph.errors": "dtypes",
     "trainlib.graph.nest": "dtypes", "trainlib.graph.context": "dtypes",
+    "trainlib.graph.scopes": "dtypes",
     "trainlib.graph.optimizer_config": "dtypes", "trainlib.graph.threads": "dtypes",
     "trainlib.graph.backend": "backend",
     "trainlib.graph.tensor": "tensor",
@@ -28,7 +29,7 @@ ENGINE = {
     "trainlib.graph.ir": "ir", "trainlib.graph.visualize": "ir", "trainlib.graph.passes": "ir",
     "trainlib.graph.tracing": "tracing", "trainlib.graph.calls": "tracing",
     "trainlib.graph.serialization": "tracing", "trainlib.graph.trace_key": "tracing",
-    "trainlib.graph.ops.control_flow": "tracing",
+    "trainlib.graph.ops.control_flow": "tracing", "trainlib.graph.ops.case": "tracing",
     "trainlib.graph.ops.functional_ops": "tracing",   # map_fn/scan/foldl are While loops
     "trainlib.graph.function": "function",
     "trainlib.graph.autograph": "autograph", "trainlib.graph.ops.operators": "op",

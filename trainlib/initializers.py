@@ -75,7 +75,14 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-        return array_ops.fill(shape, array_ops.constant(self.value, dtype=dtype or dtypes.float32))
+        value = array_ops.constant(self.value, dtype=dtype or dtypes.float32)
+        if value.shape.rank == 0:
+            return array_ops.fill(shape, value)
+        shape = [int(d) for d in shape]
+        if int(value.shape.num_elements()) == int(np.prod(shape)) and \
+                value.shape.as_list() != shape:
+            return array_ops.reshape(value, shape)   # TensorFlow's constant_initializer([...])
+        return array_ops.broadcast_to(value, shape)
 
     def get_config(self):
         return {"value": self.value}

@@ -601,6 +601,28 @@ def custom_gradient(f=None):
     return functools.wraps(f)(wrapped)
 
 
+def grad_pass_through(f):
+    """Wraps `f` so that its gradient is the identity: `f(x)` forward, the upstream gradient
+    passed to `x` unchanged backward (a straight-through estimator). Variables `f` reads
+    get no gradient through it, as TensorFlow's.
+
+    Example:
+        >>> x = tl.Variable(1.0)
+        >>> with tl.GradientTape() as tape:
+        ...     y = tl.grad_pass_through(tl.round)(x * 0.7)
+        >>> float(tape.gradient(y, x))
+        0.7
+    """
+    def straight_through(*args, **kwargs):
+        def grad(*dys, variables=None):
+            if variables is not None:
+                return dys, [None] * len(variables)
+            return dys
+        return f(*args, **kwargs), grad
+
+    return custom_gradient(straight_through)
+
+
 def _barrier_kernel(xp, *arrays, num_passed, **_static):
     return tuple(arrays[:num_passed])
 

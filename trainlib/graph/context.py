@@ -36,6 +36,8 @@ class _ThreadState(threading.local):
         self.tapes = []          # active GradientTapes, innermost last
         self.device = process.device
         self.xp = process.xp
+        self.name_scopes = []    # (graph or None, "outer/inner/") of open tl.name_scope blocks
+        self.control_inputs = []  # (graph, [Operation...]) of open tl.control_dependencies blocks
 
 
 process = _Process()
@@ -70,6 +72,11 @@ def eager_scope():
 def executing_eagerly():
     """True when ops run now (in this thread) rather than being added to a graph."""
     return state.graph is None
+
+
+def inside_function():
+    """True while a graph is being traced in this thread (`tl.function`, a branch or loop body)."""
+    return state.graph is not None
 
 
 # ---------------------------------------------------------------- fork

@@ -13,40 +13,125 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class OpError(Exception):
     """An op failed: bad arguments, shapes or values.
 
+    Made as `OpError(message, op=None, location=None)`, or with TensorFlow's
+    positional form `OpError(node_def, op, message)` (code written against
+    `tf.errors` raises them so).
+
     Attributes:
         op: the op type name (`"MatMul"`), or None.
         location: `"file.py:12"` of the user's code that created the op, or None.
+        message: the message; `error_code`: TensorFlow's code (`tl.errors.INVALID_ARGUMENT`).
     """
 
-    def __init__(self, message, op=None, location=None):
+    error_code = 2   # UNKNOWN; each subclass sets its own
+
+    def __init__(self, *args, op=None, location=None, **unused):
+        if len(args) >= 3:     # TensorFlow's (node_def, op, message, ...)
+            self.node_def = args[0]
+            op = args[1] if op is None else op
+            message = args[2]
+        elif args:
+            message = args[0]
+            if len(args) == 2 and op is None:
+                op = args[1]
+            self.node_def = None
+        else:
+            message, self.node_def = "", None
         self.op = op
         self.location = location
         self.message = message
         super().__init__(message)
 
 
-class OutOfRangeError(OpError):
-    """An iterator was read past the end of its data ("End of sequence")."""
+class CancelledError(OpError):
+    """An operation or step was cancelled."""
+    error_code = 1
+
+
+class UnknownError(OpError):
+    """An error of no other kind."""
+    error_code = 2
 
 
 class InvalidArgumentError(OpError, ValueError):
     """An op got an argument of the wrong dtype, shape or value."""
+    error_code = 3
+
+
+class DeadlineExceededError(OpError):
+    """A deadline passed before the operation finished."""
+    error_code = 4
 
 
 class NotFoundError(OpError):
     """Something the op needs does not exist."""
+    error_code = 5
+
+
+class AlreadyExistsError(OpError):
+    """Something the op would create exists already."""
+    error_code = 6
+
+
+class PermissionDeniedError(OpError):
+    """The caller may not run the operation."""
+    error_code = 7
 
 
 class ResourceExhaustedError(OpError, MemoryError):
     """Out of memory or another resource."""
-
-
-class UnimplementedError(OpError, NotImplementedError):
-    """The op or feature is not implemented for these arguments."""
+    error_code = 8
 
 
 class FailedPreconditionError(OpError):
     """The op ran in a state that does not allow it (e.g. an uninitialized variable)."""
+    error_code = 9
+
+
+class AbortedError(OpError):
+    """The operation was aborted (e.g. by a concurrent action)."""
+    error_code = 10
+
+
+class OutOfRangeError(OpError):
+    """An iterator was read past the end of its data ("End of sequence")."""
+    error_code = 11
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """The op or feature is not implemented for these arguments."""
+    error_code = 12
+
+
+class InternalError(OpError):
+    """An invariant of the system broke."""
+    error_code = 13
+
+
+class UnavailableError(OpError):
+    """A service the operation needs is not available now."""
+    error_code = 14
+
+
+class DataLossError(OpError):
+    """Data was lost or corrupted beyond recovery."""
+    error_code = 15
+
+
+class UnauthenticatedError(OpError):
+    """The request has no valid credentials."""
+    error_code = 16
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A Python operation on a symbolic tensor that needs its value (iterating it, `bool(t)`)
+    outside what AutoGraph converts."""
+
+
+# TensorFlow's error codes (`tl.errors.INVALID_ARGUMENT`...)
+(OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS,
+ PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE,
+ UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED) = range(17)
 
 
 _EXAMPLES_DIR = os.path.join(_PACKAGE_DIR, "examples") + os.sep

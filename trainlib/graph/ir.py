@@ -11,7 +11,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from .errors import user_location
+from .context import state
 from .op import infer_outputs
+from .scopes import current_prefix, pending_control_inputs
 from .tensor import SymbolicTensor, TensorShape
 
 
@@ -97,8 +99,14 @@ class Graph:
         """Adds one Operation (inference checks shapes and dtypes now)."""
         inputs = [self.capture_if_needed(t) for t in inputs]
         specs = infer_outputs(opdef, inputs, attrs)
-        op = Operation(self, self.unique_name(name or opdef.name), opdef, inputs, attrs, specs,
-                       user_location())
+        name = name or opdef.name
+        scoped = state.name_scopes or state.control_inputs  # tl.name_scope / control_dependencies
+        if scoped:
+            name = current_prefix(self) + name
+        op = Operation(self, self.unique_name(name), opdef, inputs, attrs, specs, user_location())
+        if scoped and opdef.name != "Placeholder":
+            op.control_inputs.extend(c for c in pending_control_inputs(self)
+                                     if c not in op.control_inputs)
         self.operations.append(op)
         self._after_add(op)
         return op

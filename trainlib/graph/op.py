@@ -334,6 +334,8 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     for cls, fn in _CONVERSIONS:
         if isinstance(value, cls):
             return fn(value, dtype)
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return _pack(value, dtype)   # TensorFlow packs tensors in lists (gradients flow through)
     if dtype is None and dtype_hint is not None and _dt.infer_python_dtype(value) is not None \
             and not hasattr(value, "dtype"):
         try:  # a hint, not a requirement: values it cannot hold convert by their own kind
@@ -345,6 +347,40 @@ def convert_to_tensor(value, dtype=None, name=None, dtype_hint=None):
     if state.graph is None:
         return Tensor(array)
     return apply("Const", value=array, dtype=_dt.from_numpy(array.dtype))
+
+
+def _holds_tensor(value):
+    for v in value:
+        if isinstance(v, _TensorBase) or any(isinstance(v, cls) for cls, _ in _CONVERSIONS):
+            return True
+        if isinstance(v, (list, tuple)) and _holds_tensor(v):
+            return True
+    return False
+
+
+def _first_dtype(value):
+    for v in value:
+        if isinstance(v, (list, tuple)):
+            found = _first_dtype(v)
+            if found is not None:
+                return found
+        elif not _is_weak(v):
+            return convert_to_tensor(v).dtype
+    return None
+
+
+def _pack(value, dtype):
+    """A list holding tensors as one tensor: a `Pack` of its elements along a new first axis,
+    the Python values among them converted to the tensors' dtype."""
+    target = _dt.as_dtype(dtype) if dtype is not None else _first_dtype(value)
+    parts = [_pack(v, target) if isinstance(v, (list, tuple)) and _holds_tensor(v)
+             else convert_to_tensor(v, target) for v in value]
+    for i, p in enumerate(parts):
+        if p.dtype is not parts[0].dtype:
+            raise op_error(InvalidArgumentError, "Pack",
+                           f"cannot pack a list of {parts[0].dtype.name} and {p.dtype.name} "
+                           f"(element {i}); use tl.cast on one of them")
+    return apply("Pack", *parts, axis=0)
 
 
 def owned_tensor(array):

@@ -456,6 +456,11 @@ class SymbolicTensor(_TensorBase):
         return f'Tensor("{self.name}", shape={self.shape}, dtype={self.dtype.name})'
 
 
+def is_symbolic_tensor(value):
+    """True for a tensor of a graph being traced (a value known only when the graph runs)."""
+    return isinstance(value, SymbolicTensor)
+
+
 def is_tensor(value):
     """True for eager and symbolic tensors."""
     return isinstance(value, _TensorBase)
@@ -478,6 +483,10 @@ def to_array(xp, value, dtype=None):
     with numbers are a ValueError. Numpy values cast with numpy's rules. An array is always
     copied (its owner may write into it later, and a tensor never changes), as TensorFlow copies.
     """
+    if isinstance(value, TensorShape):
+        if not value.is_fully_defined():
+            raise ValueError(f"Cannot convert a partially known TensorShape {value} to a tensor")
+        value = value.as_list()      # Python ints: int32, as TensorFlow converts a shape
     if isinstance(value, (np.ndarray, np.generic)) or (xp is not np and isinstance(value, xp.ndarray)):
         if value.dtype.kind in "SUO" or dtype is _dt.string:
             return _string_array(value, dtype)

@@ -9,6 +9,7 @@ in float16 math). Invariants: every read and write goes through the state ops, s
 tape and graphs see them; a Variable's array always has the Variable's dtype.
 """
 import contextlib
+import enum
 import itertools
 import weakref
 
@@ -16,6 +17,7 @@ from . import dtypes as _dt
 from .backend import array_module, device_of, to_numpy
 from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
+from .scopes import current_prefix
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
 
 _uid = itertools.count()
@@ -43,6 +45,22 @@ def autocast_scope(dtype):
         _autocast_dtype[0] = previous
 
 
+class VariableSynchronization(enum.Enum):
+    """When a distributed Variable's replicas are brought together (TensorFlow's enum)."""
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed Variable's replica updates combine (TensorFlow's enum)."""
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
 class Variable(LockOwner):
     """A mutable tensor: created once, then read and updated by ops.
 
@@ -52,6 +70,12 @@ class Variable(LockOwner):
         name: a name (default `"Variable"`).
         dtype: convert the initial value to this dtype.
         shape: the static shape; `None` dims let `assign` change that dim.
+        constraint: a function applied to the value after each optimizer update (kept as
+            `.constraint`, as TensorFlow).
+        synchronization, aggregation: how distributed replicas share it
+            (`tl.VariableSynchronization`, `tl.VariableAggregation`; kept as attributes).
+        validate_shape, caching_device, experimental_enable_variable_lifting: accepted for
+            TensorFlow's signature; `validate_shape=False` is `shape` with every dim None.
 
     Raises:
         ValueError: if created inside a tl.function on any trace but the first.
@@ -62,7 +86,21 @@ class Variable(LockOwner):
         3.0
     """
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value=None, trainable=None, validate_shape=True, caching_device=None,
+                 name=None, variable_def=None, dtype=None, import_scope=None, constraint=None,
+                 synchronization="auto", aggregation="none", shape=None,
+                 experimental_enable_variable_lifting=True):
+        if initial_value is None:
+            raise ValueError("tl.Variable needs an initial_value (a tensor, array, Python value "
+                             "or a callable returning one)")
+        if variable_def is not None or import_scope is not None:
+            raise ValueError("tl.Variable: variable_def/import_scope (TensorFlow 1 protocol "
+                             "buffers) are not supported")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"tl.Variable: constraint must be callable, got {constraint!r}")
+        self.constraint = constraint
+        self.synchronization, self.aggregation = synchronization, aggregation
+        trainable = True if trainable is None else trainable
         graph = state.graph
         if graph is not None and hasattr(graph, "variable_created"):
             graph.variable_created(self)
@@ -88,12 +126,14 @@ class Variable(LockOwner):
         self._pinned_span = None  # (start, stop) of the array in that buffer (None: unknown)
         self._lock = fork_safe_lock(self)  # the state ops' kernels write under it (threads)
         self._dtype = _dt.from_numpy(array.dtype)
+        if shape is None and not validate_shape:
+            shape = [None] * array.ndim
         self._shape = TensorShape(array.shape) if shape is None else TensorShape(shape)
         if not self._shape.is_compatible_with(array.shape):
             raise ValueError(f"initial value of shape {array.shape} does not match shape {self._shape}")
         self._shape_fixed = self._shape.is_fully_defined()
         self.trainable = bool(trainable)
-        self._name = "Variable" if name is None else str(name)
+        self._name = current_prefix(graph) + ("Variable" if name is None else str(name))
         self._unique_id = next(_uid)
         self._autocast = False  # Keras-level Variables set it (see autocast_scope)
         self.handle = Tensor(self, _dt.resource)

@@ -93,6 +93,7 @@ class Variable(_BaseVariable):
         else:
             value = initializer
         super().__init__(value, trainable=trainable, name=name, dtype=dtype)
+        self._name = name   # a Keras name has no tl.name_scope prefix (its path has the layers)
         parent = current_path()
         self._path = f"{parent}/{name}" if parent else name
         self._autocast = bool(autocast)

@@ -79,20 +79,6 @@ def _to_float(images):
     return convert_image_dtype(images, _dt.float32)
 
 
-def _saturate_cast(x, dtype):
-    """Clips `x` to what `dtype` holds, then casts (TensorFlow's saturate_cast)."""
-    dtype = _dt.as_dtype(dtype)
-    if dtype.is_integer:
-        info, kind = np.iinfo(dtype.as_numpy_dtype), x.dtype.as_numpy_dtype
-        low, high = info.min, info.max
-        if x.dtype.is_integer:
-            low, high = max(low, np.iinfo(kind).min), min(high, np.iinfo(kind).max)
-        elif float(np.array(high, kind)) > high:   # the bound rounds up in this float type
-            high = np.nextafter(np.array(high, kind), np.array(0, kind))
-        x = _math.clip_by_value(x, _math.cast(low, x.dtype), _math.cast(high, x.dtype))
-    return _math.cast(x, dtype)
-
-
 # ------------------------------------------------------------------ dtype conversion
 
 def convert_image_dtype(image, dtype, saturate=False, name=None):
@@ -116,7 +102,7 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
                         f"{image.dtype.name} -> {dtype.name}")
     if image.dtype is dtype:
         return image
-    cast = _saturate_cast if saturate else _math.cast
+    cast = _math.saturate_cast if saturate else _math.cast
     if image.dtype.is_integer and dtype.is_integer:
         max_in = int(np.iinfo(image.dtype.as_numpy_dtype).max)
         max_out = int(np.iinfo(dtype.as_numpy_dtype).max)

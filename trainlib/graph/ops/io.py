@@ -9,6 +9,7 @@ Invariant: a failed assertion raises InvalidArgumentError naming the
 assertion, the condition, the user's message and a summary of the values.
 """
 import sys
+import time
 
 import numpy as np  # formatting host copies for printing only, never kernel math
 
@@ -397,6 +398,17 @@ def check_numerics(tensor, message, name=None):
         raise op_error(InvalidArgumentError, "CheckNumerics",
                        f"check_numerics needs a floating-point tensor, got {tensor.dtype.name}")
     return apply("CheckNumerics", tensor, message=str(message))
+
+
+@defop("Timestamp", infer=lambda: spec([], _dt.float64), stateful=True, differentiable=False)
+def _timestamp(xp):
+    return xp.asarray(time.time(), dtype=xp.float64)
+
+
+def timestamp(name=None):
+    """The time when the op runs, in seconds since the epoch (float64), as `tf.timestamp`; in a
+    `tl.function` it is read on every call, in program order with the other side effects."""
+    return apply("Timestamp")
 
 
 # ------------------------------------------------------------------ files (tl.io)

@@ -33,7 +33,7 @@ __all__ = [
     "reduce_any", "reduce_logsumexp", "argmax", "argmin", "cumsum",
     "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
     "logical_and", "logical_or", "logical_not", "logical_xor", "is_nan", "is_finite", "is_inf",
-    "where", "cast", "clip_by_value", "round", "floor", "ceil",
+    "where", "cast", "saturate_cast", "scalar_mul", "clip_by_value", "round", "floor", "ceil",
 ]
 
 # ------------------------------------------------------------------ dtype rules
@@ -942,6 +942,32 @@ def cast(x, dtype, name=None):
     if x.dtype is dtype:
         return x
     return apply("Cast", x, DstT=dtype)
+
+
+def saturate_cast(value, dtype, name=None):
+    """`value` converted to `dtype`, clipped first to what `dtype` holds (no wrap-around; a
+    float narrowed to a smaller float saturates at its largest finite value).
+
+    Example:
+        >>> tl.saturate_cast(tl.constant([-5.0, 300.0]), tl.uint8).numpy()
+        array([  0, 255], dtype=uint8)
+    """
+    x = convert_to_tensor(value)
+    d = _dt.as_dtype(dtype)
+    low = high = None
+    if x.dtype.is_floating and d.is_integer:
+        low, high = float(_np.iinfo(d.np).min), float(_np.iinfo(d.np).max)
+        t = x.dtype.np.type
+        # the largest float not above the bound, so the cast itself cannot overflow
+        high = float(_np.nextafter(t(high), t(0))) if float(t(high)) > high else high
+    elif x.dtype.is_integer and d.is_integer:
+        low = max(int(_np.iinfo(d.np).min), int(_np.iinfo(x.dtype.np).min))
+        high = min(int(_np.iinfo(d.np).max), int(_np.iinfo(x.dtype.np).max))
+    elif x.dtype.is_floating and d.is_floating and d.size < x.dtype.size:
+        low, high = float(_np.finfo(d.np).min), float(_np.finfo(d.np).max)
+    if low is not None:
+        x = minimum(maximum(x, cast(low, x.dtype)), cast(high, x.dtype))
+    return cast(x, d)
 
 
 def _clip_infer(t, lo, hi):

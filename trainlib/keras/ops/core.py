@@ -23,6 +23,7 @@ from ...graph.ops import control_flow as _cf
 from ...graph.ops import functional_ops as _fops
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
+from ...graph.ops.math import saturate_cast  # noqa: F401 -- keras.ops.saturate_cast is TensorFlow's
 from ...graph.ops import nn as _nn
 from ...graph.ops import numeric as _num
 from ...graph.ops import segment as _seg
@@ -75,26 +76,6 @@ def dtype(x):
 def cast(x, dtype):  # noqa: A002 -- Keras's name
     """`x` converted to `dtype`."""
     return _m.cast(_t(x), dtype)
-
-
-def saturate_cast(x, dtype):  # noqa: A002
-    """`x` converted to `dtype`, clipped to its range first (no wrap-around)."""
-    x = _t(x)
-    d = _dt.as_dtype(dtype)
-    if x.dtype.is_floating and not d.is_floating:
-        lo, hi = float(_np.iinfo(d.np).min), float(_np.iinfo(d.np).max)
-        # the largest float not above hi, so the cast cannot overflow
-        t = x.dtype.np.type
-        hi = float(_np.nextafter(t(hi), t(0))) if float(t(hi)) > hi else hi
-        x = _m.minimum(_m.maximum(x, _m.cast(lo, x.dtype)), _m.cast(hi, x.dtype))
-    elif not x.dtype.is_floating and not x.dtype.is_bool and not d.is_floating and not d.is_bool:
-        lo = max(int(_np.iinfo(d.np).min), int(_np.iinfo(x.dtype.np).min))
-        hi = min(int(_np.iinfo(d.np).max), int(_np.iinfo(x.dtype.np).max))
-        x = _m.minimum(_m.maximum(x, _m.cast(lo, x.dtype)), _m.cast(hi, x.dtype))
-    elif x.dtype.is_floating and d.is_floating and d.size < x.dtype.size:
-        info = _np.finfo(d.np)
-        x = _m.minimum(_m.maximum(x, _m.cast(float(info.min), x.dtype)), _m.cast(float(info.max), x.dtype))
-    return _m.cast(x, d)
 
 
 def shape(x):
