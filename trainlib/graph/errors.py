@@ -43,84 +43,34 @@ class OpError(Exception):
         super().__init__(message)
 
 
-class CancelledError(OpError):
-    """An operation or step was cancelled."""
-    error_code = 1
+def _error(name, code, doc, *bases):
+    return type(name, (OpError,) + bases, {"error_code": code, "__doc__": doc,
+                                            "__module__": __name__})
 
 
-class UnknownError(OpError):
-    """An error of no other kind."""
-    error_code = 2
-
-
-class InvalidArgumentError(OpError, ValueError):
-    """An op got an argument of the wrong dtype, shape or value."""
-    error_code = 3
-
-
-class DeadlineExceededError(OpError):
-    """A deadline passed before the operation finished."""
-    error_code = 4
-
-
-class NotFoundError(OpError):
-    """Something the op needs does not exist."""
-    error_code = 5
-
-
-class AlreadyExistsError(OpError):
-    """Something the op would create exists already."""
-    error_code = 6
-
-
-class PermissionDeniedError(OpError):
-    """The caller may not run the operation."""
-    error_code = 7
-
-
-class ResourceExhaustedError(OpError, MemoryError):
-    """Out of memory or another resource."""
-    error_code = 8
-
-
-class FailedPreconditionError(OpError):
-    """The op ran in a state that does not allow it (e.g. an uninitialized variable)."""
-    error_code = 9
-
-
-class AbortedError(OpError):
-    """The operation was aborted (e.g. by a concurrent action)."""
-    error_code = 10
-
-
-class OutOfRangeError(OpError):
-    """An iterator was read past the end of its data ("End of sequence")."""
-    error_code = 11
-
-
-class UnimplementedError(OpError, NotImplementedError):
-    """The op or feature is not implemented for these arguments."""
-    error_code = 12
-
-
-class InternalError(OpError):
-    """An invariant of the system broke."""
-    error_code = 13
-
-
-class UnavailableError(OpError):
-    """A service the operation needs is not available now."""
-    error_code = 14
-
-
-class DataLossError(OpError):
-    """Data was lost or corrupted beyond recovery."""
-    error_code = 15
-
-
-class UnauthenticatedError(OpError):
-    """The request has no valid credentials."""
-    error_code = 16
+# TensorFlow's error classes, each with its code (`tl.errors.INVALID_ARGUMENT` is 3)
+CancelledError = _error("CancelledError", 1, "An operation or step was cancelled.")
+UnknownError = _error("UnknownError", 2, "An error of no other kind.")
+InvalidArgumentError = _error("InvalidArgumentError", 3, "An op got an argument of the wrong "
+                              "dtype, shape or value.", ValueError)
+DeadlineExceededError = _error("DeadlineExceededError", 4, "A deadline passed first.")
+NotFoundError = _error("NotFoundError", 5, "Something the op needs does not exist.")
+AlreadyExistsError = _error("AlreadyExistsError", 6, "What the op would create exists already.")
+PermissionDeniedError = _error("PermissionDeniedError", 7, "The caller may not run the operation.")
+ResourceExhaustedError = _error("ResourceExhaustedError", 8, "Out of memory or another resource.",
+                                MemoryError)
+FailedPreconditionError = _error("FailedPreconditionError", 9, "The op ran in a state that does "
+                                 "not allow it (e.g. an uninitialized variable).")
+AbortedError = _error("AbortedError", 10, "The operation was aborted.")
+OutOfRangeError = _error("OutOfRangeError", 11, "An iterator was read past the end of its data "
+                         "(\"End of sequence\").")
+UnimplementedError = _error("UnimplementedError", 12, "The op or feature is not implemented for "
+                            "these arguments.", NotImplementedError)
+InternalError = _error("InternalError", 13, "An invariant of the system broke.")
+UnavailableError = _error("UnavailableError", 14, "A service the operation needs is not "
+                          "available now.")
+DataLossError = _error("DataLossError", 15, "Data was lost or corrupted beyond recovery.")
+UnauthenticatedError = _error("UnauthenticatedError", 16, "The request has no valid credentials.")
 
 
 class OperatorNotAllowedInGraphError(TypeError):

@@ -21,6 +21,13 @@ def _graph():
     return state.graph
 
 
+def _pop(stack, entry):
+    """Closes the block of `entry` (the innermost one); returns None for the block to keep."""
+    if entry is not None and stack and stack[-1] is entry:
+        stack.pop()
+    return None
+
+
 def current_prefix(graph=None):
     """The `"outer/inner/"` prefix of the innermost name scope opened in `graph` ("" if none)."""
     for owner, prefix in reversed(state.name_scopes):
@@ -87,10 +94,7 @@ class name_scope:  # noqa: N801 -- TensorFlow's spelling
         return prefix
 
     def __exit__(self, *exc):
-        stack = state.name_scopes
-        if self.entry is not None and stack and stack[-1] is self.entry:
-            stack.pop()
-        self.entry = None
+        self.entry = _pop(state.name_scopes, self.entry)
         return False
 
 
@@ -152,10 +156,7 @@ class control_dependencies:  # noqa: N801 -- TensorFlow's spelling
         return None
 
     def __exit__(self, *exc):
-        stack = state.control_inputs
-        if self.entry is not None and stack and stack[-1] is self.entry:
-            stack.pop()
-        self.entry = None
+        self.entry = _pop(state.control_inputs, self.entry)
         return False
 
 

@@ -134,3 +134,33 @@ def check_gradient(case, arrays, rtol=1e-4, atol=1e-5):
         assert got.shape == want.shape, f"{case}: gradient shape {got.shape} != {want.shape}"
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol,
                                    err_msg=f"{case}: gradient of input {i}")
+
+
+def table_tests(cases):
+    """The three tests of an op table, for a module to bind as its own:
+    `test_against_reference, test_gradient, test_traced_equals_eager = table_tests(CASES)`:
+    each case against its numpy reference in each of its dtypes, its gradient against finite
+    differences (float64, cases with `grad`), and its traced result equal to the eager one."""
+    import pytest  # noqa: PLC0415 -- only test modules call this
+
+    @pytest.mark.parametrize("case", cases, ids=str)
+    def test_against_reference(case):
+        rng = np.random.default_rng(0)
+        for dtype in case.dtypes:
+            check_against_numpy(case, make_inputs(case, dtype, rng))
+
+    @pytest.mark.parametrize("case", [c for c in cases if c.grad], ids=str)
+    def test_gradient(case):
+        check_gradient(case, make_inputs(case, "float64", np.random.default_rng(1)))
+
+    @pytest.mark.parametrize("case", cases, ids=str)
+    def test_traced_equals_eager(case):
+        arrays = make_inputs(case, case.dtypes[-1], np.random.default_rng(2))
+        eager = tl.nest.flatten(case.fn(*[tl.constant(a) for a in arrays]))
+        traced = tl.nest.flatten(tl.function(case.fn, autograph=False)(
+            *[tl.constant(a) for a in arrays]))
+        assert len(eager) == len(traced)
+        for e, t in zip(eager, traced):
+            np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+    return test_against_reference, test_gradient, test_traced_equals_eager

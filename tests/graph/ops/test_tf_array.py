@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import trainlib as tl
-from tests.graph.ops.harness import OpCase, check_against_numpy, check_gradient, make_inputs
+from tests.graph.ops.harness import OpCase, table_tests
 
 PARTS = np.array([1, 0, 2, 1, 0, 1], np.int32)
 
@@ -65,27 +65,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
-def test_against_reference(case):
-    rng = np.random.default_rng(0)
-    for dtype in case.dtypes:
-        check_against_numpy(case, make_inputs(case, dtype, rng))
-
-
-@pytest.mark.parametrize("case", [c for c in CASES if c.grad], ids=str)
-def test_gradient(case):
-    check_gradient(case, make_inputs(case, "float64", np.random.default_rng(1)))
-
-
-@pytest.mark.parametrize("case", CASES, ids=str)
-def test_traced_equals_eager(case):
-    arrays = make_inputs(case, case.dtypes[-1], np.random.default_rng(2))
-    eager = case.fn(*[tl.constant(a) for a in arrays])
-    traced = tl.function(case.fn, autograph=False)(*[tl.constant(a) for a in arrays])
-    eager, traced = tl.nest.flatten(eager), tl.nest.flatten(traced)
-    assert len(eager) == len(traced)
-    for e, t in zip(eager, traced):
-        np.testing.assert_array_equal(e.numpy(), t.numpy())
+test_against_reference, test_gradient, test_traced_equals_eager = table_tests(CASES)
 
 
 def test_bad_partitions_and_indices_name_the_op():

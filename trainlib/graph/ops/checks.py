@@ -17,33 +17,38 @@ __all__ = ["assert_positive", "assert_negative", "assert_non_positive", "assert_
            "assert_rank_in", "assert_same_float_dtype", "assert_all_finite", "is_numeric_tensor"]
 
 
-def _zero_like(x):
+# name -> (symbol, comparison, zero on the left): x > 0 is checked as 0 < x, as TensorFlow words it
+_SIGNS = {"assert_positive": ("<", "less", True), "assert_negative": ("<", "less", False),
+          "assert_non_negative": ("<=", "less_equal", True),
+          "assert_non_positive": ("<=", "less_equal", False)}
+
+
+def _sign(fn_name, x, message, summarize):
     x = convert_to_tensor(x)
-    return x, _array.zeros([], x.dtype)
+    zero = _array.zeros([], x.dtype)
+    symbol, compare, zero_left = _SIGNS[fn_name]
+    a, b = (zero, x) if zero_left else (x, zero)
+    _comparison(fn_name, symbol, compare, a, b, message, summarize)
 
 
 def assert_positive(x, message=None, summarize=None, name=None):
     """Asserts x > 0 element-wise, every time it runs (InvalidArgumentError otherwise)."""
-    x, zero = _zero_like(x)
-    _comparison("assert_positive", "<", "less", zero, x, message, summarize)
+    _sign("assert_positive", x, message, summarize)
 
 
 def assert_negative(x, message=None, summarize=None, name=None):
     """Asserts x < 0 element-wise (see `assert_positive`)."""
-    x, zero = _zero_like(x)
-    _comparison("assert_negative", "<", "less", x, zero, message, summarize)
+    _sign("assert_negative", x, message, summarize)
 
 
 def assert_non_negative(x, message=None, summarize=None, name=None):
     """Asserts x >= 0 element-wise (see `assert_positive`)."""
-    x, zero = _zero_like(x)
-    _comparison("assert_non_negative", "<=", "less_equal", zero, x, message, summarize)
+    _sign("assert_non_negative", x, message, summarize)
 
 
 def assert_non_positive(x, message=None, summarize=None, name=None):
     """Asserts x <= 0 element-wise (see `assert_positive`)."""
-    x, zero = _zero_like(x)
-    _comparison("assert_non_positive", "<=", "less_equal", x, zero, message, summarize)
+    _sign("assert_non_positive", x, message, summarize)
 
 
 def _prefix(message):
