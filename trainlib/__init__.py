@@ -41,7 +41,7 @@ from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from . import autograph, config, debugging, io  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
-from . import compat, nest, version  # noqa: F401
+from . import compat, nest, test, version  # noqa: F401
 from .version import VERSION as __version__  # noqa: N811
 from .log import get_logger  # noqa: F401
 from . import initializers, activations, layers, optim, losses, metrics, callbacks, data, models  # noqa: F401,E402
