@@ -23,7 +23,8 @@ from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
 _TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
-           "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_tf_surface")
+           "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_tf_surface",
+           "test_tf_array")
 _CASES = [c for name in _TABLES for c in importlib.import_module(f"tests.graph.ops.{name}").CASES]
 _PARAMS = [pytest.param(c, d, id=f"{c.name}-{d}") for c in _CASES for d in c.dtypes]
 _NEVER_RUN = {"Placeholder",  # fed by the Function call; its kernel only raises
@@ -200,7 +201,9 @@ def test_print_and_asserts_on_strict_xp():
         def checked(v):
             tl.print(v)
             tl.debugging.assert_greater(v, 0.0)
-            return v * 2.0
+            started = tl.timestamp()
+            with tl.control_dependencies([tl.group(started)]):
+                return v * 2.0 + 0.0 * tl.cast(started - started, tl.float32)
 
         np.testing.assert_array_equal(checked(tl.constant([1.0, 2.0])).numpy(), [2.0, 4.0])
         with pytest.raises(tl.errors.InvalidArgumentError):
