@@ -157,7 +157,7 @@ def from_numpy(np_dtype):
 def infer_python_dtype(value):
     """The dtype a Python value converts to on its own, as TensorFlow does.
 
-    float -> float32, int -> int32, bool -> bool, nested lists by their
+    float -> float32, int -> int32, complex -> complex128, bool -> bool, nested lists by their
     widest element (any float makes float32). Returns None for non-Python
     values (arrays, tensors).
     """
@@ -168,7 +168,7 @@ def infer_python_dtype(value):
     if isinstance(value, float):
         return float32
     if isinstance(value, complex):
-        return complex64
+        return complex128   # TensorFlow's default for a Python complex
     if isinstance(value, (str, bytes)):
         return string
     if isinstance(value, (list, tuple)):
@@ -176,7 +176,7 @@ def infer_python_dtype(value):
         _collect_kinds(value, kinds)
         if not kinds:
             return float32
-        for d in (string, complex64, float32, int32, bool):
+        for d in (string, complex128, float32, int32, bool):
             if d in kinds:
                 return d
         return float32

@@ -518,7 +518,7 @@ def to_array(xp, value, dtype=None):
         raise TypeError(f"Cannot convert {_short(value)} to {dtype!r}")
     try:
         if "complex" in kinds:
-            array = np.asarray(value, dtype=(dtype or _dt.complex64).np)
+            array = np.asarray(value, dtype=(dtype or _dt.complex128).np)
         elif "float" in kinds:
             array = np.asarray(value, dtype=np.float64)
             if dtype is None:

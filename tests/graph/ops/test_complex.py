@@ -77,8 +77,19 @@ def test_traced_equals_eager(case):
     np.testing.assert_array_equal(traced, eager)
 
 
-def test_only_complex64_exists():
-    with pytest.raises(TypeError, match="complex64"):
-        cx.complex(tl.constant([1.0], tl.float64), tl.constant([1.0], tl.float64))
-    with pytest.raises(TypeError, match="complex"):
-        cx.real(tl.constant([1.0]))
+def test_complex128_pairs_with_float64_as_tensorflow():
+    z = cx.complex(tl.constant([1.0, -2.0], tl.float64), tl.constant([0.5, 3.0], tl.float64))
+    assert z.dtype is tl.complex128
+    assert cx.real(z).dtype is tl.float64 and cx.imag(z).numpy().tolist() == [0.5, 3.0]
+    w, v = cx.eig(tl.constant([[2.0, 0.0], [0.0, 3.0]], tl.float64))
+    assert w.dtype is tl.complex128 and v.dtype is tl.complex128
+    assert tl.constant(1 + 2j).dtype is tl.complex128          # a Python complex, as TensorFlow
+    with pytest.raises(TypeError, match="float32 parts .* float64 parts"):
+        cx.complex(tl.constant([1.0], tl.float32), tl.constant([1.0], tl.float64))
+    x = tl.constant([1.0, -2.0])
+    assert cx.real(x) is x and cx.conj(x) is x and cx.imag(x).numpy().tolist() == [0.0, 0.0]
+    v = tl.Variable(tl.constant([1.0], tl.float64))
+    with tl.GradientTape() as tape:
+        y = tl.reduce_sum(cx.real(cx.complex(v * 3.0, v)) + cx.imag(cx.complex(v, v * 2.0)))
+    assert tape.gradient(y, v).numpy().tolist() == [5.0]
+
