@@ -13,6 +13,7 @@ from . import dtypes as _dt
 from .errors import user_location
 from .op import infer_outputs
 from .tensor import SymbolicTensor, TensorShape
+from .properties import read_only
 
 
 class Operation:
@@ -41,9 +42,7 @@ class Operation:
         self.location = location
         self.outputs = [SymbolicTensor(self, i, s.shape, s.dtype) for i, s in enumerate(output_specs)]
 
-    @property
-    def type(self):
-        return self.opdef.name
+    type = read_only("opdef.name", "The op's type: its OpDef's name, such as MatMul.")
 
     @property
     def stateful(self):
