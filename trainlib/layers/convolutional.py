@@ -267,11 +267,12 @@ class Conv3D(BaseConvolution):
 
 
 def transpose_output_size(size, kernel, stride, padding, output_padding, dilation):
-    """One spatial dim of a transposed convolution's output, Keras's arithmetic."""
+    """One spatial dim of a transposed convolution's output, Keras's arithmetic (`padding`
+    "valid" or "same", either case; None for an unknown `size`)."""
     if size is None:
         return None
     kernel = (kernel - 1) * dilation + 1
-    if padding == "valid":
+    if padding.lower() == "valid":
         extra = max(kernel, stride) - kernel if output_padding is None else output_padding
         return (size - 1) * stride + kernel + extra
     if output_padding is None:
