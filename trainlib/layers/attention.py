@@ -116,12 +116,8 @@ class EinsumDense(Layer):
                                      else tuple(output_shape))
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self._weight_options("kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
+        self._weight_options("bias", bias_initializer, bias_regularizer, bias_constraint)
 
     _promotes_integer_inputs = True
 

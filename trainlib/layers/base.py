@@ -323,6 +323,14 @@ class Layer(Module):
     # first op meets a floating weight or takes a mean (Dense, normalization, averaging)
     _promotes_integer_inputs = False
 
+    def _weight_options(self, weight, initializer, regularizer, constraint):
+        """Keeps what the user passed for weight `weight` ("kernel", "bias", ...) as
+        `<weight>_initializer`, `<weight>_regularizer` and `<weight>_constraint` (each resolved
+        from a name, a config or an object), the attributes Keras layers have."""
+        setattr(self, f"{weight}_initializer", initializers.get(initializer))
+        setattr(self, f"{weight}_regularizer", regularizers_module.get(regularizer))
+        setattr(self, f"{weight}_constraint", constraints_module.get(constraint))
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         build = cls.__dict__.get("build")
