@@ -326,7 +326,8 @@ class Layer(Module):
     def _weight_options(self, weight, initializer, regularizer, constraint):
         """Keeps what the user passed for weight `weight` ("kernel", "bias", ...) as
         `<weight>_initializer`, `<weight>_regularizer` and `<weight>_constraint` (each resolved
-        from a name, a config or an object), the attributes Keras layers have."""
+        from a name, a config or an object), the attributes Keras layers have ("_kernel" for
+        private ones)."""
         setattr(self, f"{weight}_initializer", initializers.get(initializer))
         setattr(self, f"{weight}_regularizer", regularizers_module.get(regularizer))
         setattr(self, f"{weight}_constraint", constraints_module.get(constraint))
