@@ -27,6 +27,7 @@ from .graph.context import eager_scope
 from .graph.serialization import LoadError
 from .graph.variables import Module, Variable, children_changed, unwatch_children, watch_children
 from .optim.base import Optimizer
+from .graph.properties import read_only
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "latest_checkpoint"]
 
@@ -573,27 +574,16 @@ class CheckpointManager:
                              if os.path.isfile(os.path.join(self._directory, p) + INDEX_SUFFIX)]
         self._latest = latest_checkpoint(self._directory) if latest is not None else None
 
-    @property
-    def directory(self):
-        return self._directory
-
-    @property
-    def checkpoint(self):
-        return self._checkpoint
-
-    @property
-    def latest_checkpoint(self):
-        """The newest checkpoint's prefix, or None."""
-        return self._latest
+    directory = read_only("_directory", "The folder the checkpoints are written to.")
+    checkpoint = read_only("_checkpoint", "The `Checkpoint` this manager saves.")
+    latest_checkpoint = read_only("_latest", "The newest checkpoint's prefix, or None.")
 
     @property
     def checkpoints(self):
         """The prefixes kept, oldest first."""
         return list(self._checkpoints)
 
-    @property
-    def checkpoint_interval(self):
-        return self._interval
+    checkpoint_interval = read_only("_interval", "The least steps between two saves (None: any).")
 
     def save(self, checkpoint_number=None, check_interval=True, options=None):
         """Writes a new checkpoint, names it in the state file, and deletes the oldest

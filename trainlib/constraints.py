@@ -7,7 +7,7 @@ Owns: Constraint and MaxNorm, MinMaxNorm, NonNeg, UnitNorm with Keras 3's formul
 assigns `constraint(variable)` right after that variable's update, inside the same
 train-step graph.
 """
-from .object_registry import Family
+from .object_registry import Configurable, Family
 from .graph.op import convert_to_tensor
 from .graph.ops import math as _math
 
@@ -21,7 +21,7 @@ def _norms(w, axis):
     return _math.sqrt(_math.reduce_sum(_math.square(w), axis=axis, keepdims=True))
 
 
-class Constraint:
+class Constraint(Configurable):
     """Base class: `constraint(w)` returns the projected weight (the default: `w` itself).
 
     Example:
@@ -31,13 +31,6 @@ class Constraint:
 
     def __call__(self, w):
         return w
-
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 class MaxNorm(Constraint):
@@ -57,9 +50,6 @@ class MaxNorm(Constraint):
         norms = _norms(w, self.axis)
         desired = _math.clip_by_value(norms, 0.0, float(self.max_value))
         return w * (desired / (_EPSILON + norms))
-
-    def get_config(self):
-        return {"max_value": self.max_value, "axis": self.axis}
 
 
 class NonNeg(Constraint):
@@ -83,9 +73,6 @@ class UnitNorm(Constraint):
         w = convert_to_tensor(w)
         return w / (_EPSILON + _norms(w, self.axis))
 
-    def get_config(self):
-        return {"axis": self.axis}
-
 
 class MinMaxNorm(Constraint):
     """Moves the L2 norms along `axis` into [min_value, max_value], by `rate`:
@@ -107,10 +94,6 @@ class MinMaxNorm(Constraint):
         desired = self.rate * _math.clip_by_value(norms, float(self.min_value),
                                                   float(self.max_value)) + (1 - self.rate) * norms
         return w * (desired / (_EPSILON + norms))
-
-    def get_config(self):
-        return {"min_value": self.min_value, "max_value": self.max_value, "rate": self.rate,
-                "axis": self.axis}
 
 
 max_norm, min_max_norm, non_neg, unit_norm = MaxNorm, MinMaxNorm, NonNeg, UnitNorm

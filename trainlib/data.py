@@ -35,6 +35,7 @@ from .graph.errors import InvalidArgumentError
 from .graph.op import owned_tensor
 from .graph.ops import iterator as _iterator_ops
 from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec
+from .graph.properties import read_only
 
 __all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
@@ -761,10 +762,8 @@ class Iterator(_GraphIterator):
         super().__init__(dataset, tensor_lib.Tensor(self, dtypes.resource))
         self._elements = iter(dataset._make_iterator())
 
-    @property
-    def element_spec(self):
-        """The structure of TensorSpecs of one element."""
-        return self._dataset.element_spec
+    element_spec = read_only("_dataset.element_spec", "The structure of TensorSpecs of one "
+                                                      "element.")
 
     def __next__(self):
         if state.graph is not None:

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .models.data_adapter import PyDataset
+from .graph.properties import read_only
 
 __all__ = ["ImageDataGenerator", "Iterator", "NumpyArrayIterator", "DirectoryIterator",
            "apply_affine_transform", "load_img", "img_to_array", "array_to_img", "save_img"]
@@ -536,9 +537,7 @@ class DirectoryIterator(Iterator):
     def filepaths(self):
         return [os.path.join(self.directory, f) for f in self.filenames]
 
-    @property
-    def labels(self):
-        return self.classes
+    labels = read_only("classes", "The class index of each file (the list `classes` holds).")
 
     def _get_batches_of_transformed_samples(self, index_array):
         gen = self.image_data_generator

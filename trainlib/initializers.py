@@ -11,6 +11,7 @@ import numpy as np
 from .graph import dtypes
 from .graph.ops import array as array_ops
 from .graph.ops import random as random_ops
+from .object_registry import Configurable
 
 __all__ = ["Initializer", "Orthogonal", "OrthogonalInitializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
            "TruncatedNormal", "GlorotUniform", "GlorotNormal", "HeUniform", "HeNormal",
@@ -40,18 +41,11 @@ def compute_fans(shape, input_axes=None, output_axes=None):
     return shape[-2] * receptive, shape[-1] * receptive
 
 
-class Initializer:
+class Initializer(Configurable):
     """Base class: `init(shape, dtype=None)` returns a tensor; `get_config` round-trips."""
 
     def __call__(self, shape, dtype=None):
         raise NotImplementedError
-
-    def get_config(self):
-        return {}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 class Zeros(Initializer):
@@ -84,9 +78,6 @@ class Constant(Initializer):
             return array_ops.reshape(value, shape)   # TensorFlow's constant_initializer([...])
         return array_ops.broadcast_to(value, shape)
 
-    def get_config(self):
-        return {"value": self.value}
-
 
 class RandomUniform(Initializer):
     """Uniform draws in [minval, maxval) (Keras defaults -0.05, 0.05)."""
@@ -98,9 +89,6 @@ class RandomUniform(Initializer):
         return random_ops.uniform(shape, self.minval, self.maxval, dtype=dtype or dtypes.float32,
                                  seed=self.seed)
 
-    def get_config(self):
-        return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
-
 
 class RandomNormal(Initializer):
     """Normal draws (Keras defaults mean 0, stddev 0.05)."""
@@ -111,9 +99,6 @@ class RandomNormal(Initializer):
     def __call__(self, shape, dtype=None):
         return random_ops.normal(shape, self.mean, self.stddev, dtype=dtype or dtypes.float32,
                                 seed=self.seed)
-
-    def get_config(self):
-        return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
 
 
 class TruncatedNormal(RandomNormal):
@@ -159,20 +144,11 @@ class VarianceScaling(Initializer):
             return random_ops.truncated_normal(shape, 0.0, stddev, dtype=dtype, seed=self.seed)
         return random_ops.normal(shape, 0.0, math.sqrt(scale), dtype=dtype, seed=self.seed)
 
-    def get_config(self):
-        return {"seed": self.seed, "scale": self.scale, "mode": self.mode,
-                "distribution": self.distribution, "input_axes": self.input_axes,
-                "output_axes": self.output_axes}
-
 
 def _variance_scaling(name, scale, mode, distribution):
     class Fixed(VarianceScaling):
         def __init__(self, seed=None, input_axes=None, output_axes=None):
             super().__init__(scale, mode, distribution, seed, input_axes, output_axes)
-
-        def get_config(self):
-            return {"seed": self.seed, "input_axes": self.input_axes,
-                    "output_axes": self.output_axes}
     Fixed.__name__ = Fixed.__qualname__ = name
     Fixed.__doc__ = f"Keras's {name}: VarianceScaling(scale={scale}, mode={mode!r}, " \
                     f"distribution={distribution!r})."
@@ -198,9 +174,6 @@ class Identity(Initializer):
             raise ValueError(f"Identity initializer needs a 2-D shape, got {tuple(shape)}")
         return array_ops.eye(shape[0], shape[1], dtype=dtype or dtypes.float32) * self.gain
 
-    def get_config(self):
-        return {"gain": self.gain}
-
 
 class Orthogonal(Initializer):
     """A random orthogonal matrix (from the QR decomposition of normal draws) times `gain`.
@@ -224,9 +197,6 @@ class Orthogonal(Initializer):
         if rows < cols:
             q = q.T
         return array_ops.constant((self.gain * q).reshape(shape), dtype=dtype or dtypes.float32)
-
-    def get_config(self):
-        return {"gain": self.gain, "seed": self.seed}
 
 
 class STFT(Initializer):

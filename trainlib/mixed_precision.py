@@ -10,6 +10,7 @@ serialized policy, a DType) into a policy. `LossScaleOptimizer` lives in `optim`
 Invariant: a policy is immutable; layers read the global one only when made.
 """
 from .graph import dtypes as _dt
+from .graph.properties import read_only
 
 __all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy",
            "dtype_policy"]
@@ -51,20 +52,9 @@ class DTypePolicy:
         # the DTypes themselves, for layers' per-call checks
         self._compute_dt, self._variable_dt = _dt.as_dtype(self._compute), _dt.as_dtype(self._variable)
 
-    @property
-    def name(self):
-        """The policy's name."""
-        return self._name
-
-    @property
-    def compute_dtype(self):
-        """The dtype of a layer's math and outputs (a string)."""
-        return self._compute
-
-    @property
-    def variable_dtype(self):
-        """The dtype of a layer's weights (a string)."""
-        return self._variable
+    name = read_only("_name", "The policy's name.")
+    compute_dtype = read_only("_compute", "The dtype of a layer's math and outputs (a string).")
+    variable_dtype = read_only("_variable", "The dtype of a layer's weights (a string).")
 
     @property
     def quantization_mode(self):

@@ -1,12 +1,47 @@
 """Keras 3's `get` / `serialize` / `deserialize` for a family of small named objects
-(regularizers, constraints): one table of names per family, one form of config.
+(regularizers, constraints, initializers): one table of names per family, one form of
+config.
 
 Owns: resolving an identifier (None, a name, a config dict, a class, an instance or a
-plain function) against a family's name table, and the config Keras 3 writes for such
-an object (`{"module", "class_name", "config", "registered_name"}`).
+plain function) against a family's name table, the config Keras 3 writes for such
+an object (`{"module", "class_name", "config", "registered_name"}`), and `Configurable`,
+the config round trip the families' base classes share.
 """
+import functools
+import inspect
 
-__all__ = ["Family"]
+__all__ = ["Family", "Configurable"]
+
+
+@functools.lru_cache(maxsize=None)
+def _init_arguments(cls):
+    """The names `cls.__init__` takes by name, in order (not self, *args or **kwargs)."""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(name for name, p in inspect.signature(cls.__init__).parameters.items()
+                 if name != "self" and p.kind in named)
+
+
+class Configurable:
+    """The config round trip of a family's objects: `get_config()` holds the `__init__`
+    arguments, read back from the attributes of the same names; `from_config(config)` calls
+    the class with them. A class that keeps an argument in another form overrides
+    `get_config`; a user's subclass that keeps one under another name and does not, gets a
+    config without it (Keras's base classes return an empty config).
+
+    Example:
+        >>> tl.constraints.MaxNorm(3.0).get_config()
+        {'max_value': 3.0, 'axis': 0}
+    """
+
+    def get_config(self):
+        """The arguments that rebuild this object (`type(self)(**config)`)."""
+        return {name: getattr(self, name) for name in _init_arguments(type(self))
+                if hasattr(self, name)}
+
+    @classmethod
+    def from_config(cls, config):
+        """The object `config` (from `get_config`) describes."""
+        return cls(**config)
 
 
 class Family:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .object_registry import Family
+from .object_registry import Configurable, Family
 from .graph.op import convert_to_tensor
 from .graph.ops import array as _array, math as _math
 
@@ -27,9 +27,9 @@ def _check_factor(value, name):
     return float(value)
 
 
-class Regularizer:
+class Regularizer(Configurable):
     """Base class: `regularizer(x)` is a scalar penalty; subclasses implement `__call__`
-    and `get_config`.
+    and `get_config` (`Configurable.get_config` when the config is the `__init__` arguments).
 
     Example:
         >>> tl.regularizers.L2(2.0)(tl.ones((5, 5))).numpy()
@@ -41,10 +41,6 @@ class Regularizer:
 
     def get_config(self):
         raise NotImplementedError(f"{self} does not implement get_config()")
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 class L1L2(Regularizer):
@@ -68,8 +64,7 @@ class L1L2(Regularizer):
             penalty = penalty + _math.cast(self.l2, x.dtype) * _math.reduce_sum(_math.square(x))
         return penalty
 
-    def get_config(self):
-        return {"l1": self.l1, "l2": self.l2}
+    get_config = Configurable.get_config
 
 
 class L1(Regularizer):
@@ -104,8 +99,7 @@ class L2(Regularizer):
         x = convert_to_tensor(x)
         return _math.cast(self.l2, x.dtype) * _math.reduce_sum(_math.square(x))
 
-    def get_config(self):
-        return {"l2": self.l2}
+    get_config = Configurable.get_config
 
 
 class OrthogonalRegularizer(Regularizer):

@@ -50,6 +50,7 @@ from .graph.serialization import (FORMAT_VERSION, LoadError, _Loader, _Saver, _s
                                   encode_spec)
 from .graph.tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .graph.variables import Module, Variable
+from .graph.properties import read_only
 
 __all__ = ["save", "load", "LoadError", "export_model", "SaveOptions", "LoadOptions"]
 
@@ -963,9 +964,7 @@ class LoadedModel(Module):
                 setattr(self, name, fn)  # names of LoadedModel's own fields stay in .functions
         self.functions = dict(functions)
 
-    @property
-    def variables(self):
-        return self._variable_list
+    variables = read_only("_variable_list", "The loaded Variables.")
 
     @property
     def trainable_variables(self):

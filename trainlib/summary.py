@@ -24,6 +24,7 @@ import numpy as np
 from .graph.context import state
 from .graph.ops import script_ops
 from .graph import dtypes
+from .graph.properties import read_only
 
 __all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram",
            "text", "image", "write", "graph", "flush", "record_if", "should_record_summaries",
@@ -119,10 +120,7 @@ class SummaryWriter:
             self._writer.close()
         self._closed = True
 
-    @property
-    def logdir(self):
-        """The folder the events go to (None for a no-op writer)."""
-        return self._logdir
+    logdir = read_only("_logdir", "The folder the events go to (None for a no-op writer).")
 
 
 def create_file_writer(logdir, max_queue=None, flush_millis=None, filename_suffix=None,

@@ -28,6 +28,7 @@ from .. import callbacks as callbacks_module
 from ..graph.nest import flatten, pack_as
 from ..graph.context import eager_scope
 from ..graph.op import convert_to_tensor
+from ..graph.properties import read_only
 from ..graph.ops import math as _math
 from ..graph.ops.array import shape as _shape, size as _size
 from . import ops
@@ -217,13 +218,9 @@ class ReplicaContext:
     def __init__(self, strategy):
         self.strategy = strategy
 
-    @property
-    def num_replicas_in_sync(self):
-        return self.strategy.num_replicas_in_sync
-
-    @property
-    def replica_id_in_sync_group(self):
-        return self.strategy.rank
+    num_replicas_in_sync = read_only("strategy.num_replicas_in_sync",
+                                     "How many replicas train together.")
+    replica_id_in_sync_group = read_only("strategy.rank", "This replica's index.")
 
     def all_reduce(self, reduce_op, value):
         """Sums or averages `value` (a tensor or a nested structure, e.g. a list of gradients) over
@@ -281,13 +278,8 @@ class MPIStrategy(Strategy):
         if not _process_strategy:
             _process_strategy.append(self)
 
-    @property
-    def num_replicas_in_sync(self):
-        return self._size
-
-    @property
-    def rank(self):
-        return self._rank
+    num_replicas_in_sync = read_only("_size", "How many replicas (processes) train together.")
+    rank = read_only("_rank", "This process's replica index (0 to num_replicas_in_sync - 1).")
 
     def _all_reduce(self, values, reduce_op):
         return ops.all_reduce(list(values), reduce_op, self.group_key) if values else []

@@ -2,9 +2,12 @@
 
 Owns: `parser()` (the common flags), `session(args)` (seed, eager mode and
 device for the length of one run, restored afterwards so that examples can run
-one after another in one process), `plot_history`, `save`, `summary`.
+one after another in one process), `compile_classifier`, `fit_and_test` (the
+timed fit, the test evaluation, and the plot and save the flags ask for),
+`plot_history`, `save`, `summary`, `check`, `report`.
 Invariants: nothing here changes global state outside `session`; a missing
-optional package (matplotlib, a GPU) is reported before any training starts.
+optional package (matplotlib, a GPU) is reported before any training starts;
+under a distributed strategy only the chief saves and prints the summary.
 """
 import argparse
 import contextlib
@@ -133,6 +136,42 @@ class Timer:
         self.seconds = time.perf_counter() - self.start
 
 
+def steps_per_epoch(n_train, batch_size, validation_split=0.0):
+    """The optimizer steps of one epoch of `fit` on `n_train` samples (the validation part
+    held out, as `fit(validation_split=...)` does)."""
+    return -(-int(n_train * (1.0 - validation_split)) // batch_size)
+
+
+def compile_classifier(model, optimizer, args):
+    """Compiles `model` (logits over classes) for integer labels: sparse softmax cross-entropy
+    and accuracy, run as the flags ask (`--eager`, `--jit`); prints its summary unless
+    `--quiet`."""
+    model.compile(optimizer=optimizer,
+                  loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
+    if not args.quiet:
+        model.summary()
+
+
+def fit_and_test(model, args, train, test, title, input_signature=None, **fit_kwargs):
+    """Fits `model` on `train` (x, y) with the flags' epochs, batch size and verbosity
+    (timed), evaluates it on `test` (x, y), then plots (`--plot`, titled `title`) and saves
+    (`--save`, with `input_signature`) as the flags ask.
+
+    Returns:
+        (the History, the test metrics as a dict, the seconds `fit` took).
+    """
+    with Timer() as t:
+        history = model.fit(*train, batch_size=args.batch_size, epochs=args.epochs,
+                            verbose=0 if args.quiet else 1, **fit_kwargs)
+    results = model.evaluate(*test, verbose=0, return_dict=True)
+    if args.plot:
+        plot_history(history.history, args.plot, title)
+    if args.save:
+        save(model, args.save, input_signature)
+    return history, results, t.seconds
+
+
 def plot_history(history, path, title):
     """Writes one panel per metric (train and validation curves) to a PNG at `path`."""
     import matplotlib  # noqa: PLC0415
@@ -158,7 +197,9 @@ def plot_history(history, path, title):
 
 
 def save(model, path, input_signature=None):
-    """Saves weights (`.npz`) or a saved-model directory (anything else)."""
+    """Saves weights (`.npz`) or a saved-model directory (anything else); on the chief only."""
+    if not tl.distribute.is_chief():
+        return
     path = str(path)
     if path.endswith(".npz"):
         model.save_weights(path)
@@ -173,11 +214,21 @@ def save(model, path, input_signature=None):
 
 
 def summary(name, seconds, steps, **metrics):
-    """Prints the run's one-line summary: `summary: <name> key=value ... time=..s steps/s=..`."""
+    """Prints the run's one-line summary: `summary: <name> key=value ... time=..s steps/s=..`
+    (on the chief only)."""
+    if not tl.distribute.is_chief():
+        return
     parts = [f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in metrics.items()]
     parts += [f"time={seconds:.2f}s", f"steps={steps}", f"steps/s={steps / max(seconds, 1e-9):.0f}"]
     print(SUMMARY_PREFIX, name, " ".join(parts))
     sys.stdout.flush()
+
+
+def report(name, seconds, steps, accuracy, floor, **metrics):
+    """The summary line of a classifier's run (its test accuracy, then `metrics`) and the exit
+    status `check` gives it."""
+    summary(name, seconds, steps, test_accuracy=accuracy, **metrics)
+    return check(name, accuracy, floor)
 
 
 def check(name, accuracy, floor):

@@ -97,9 +97,8 @@ def main(argv=None):
             _cli.plot_history(history, args.plot, "custom training loop")
         if args.save:
             _cli.save(model, args.save, signature[:1])
-    _cli.summary("custom_training_loop", seconds, steps, test_accuracy=accuracy,
-                 eager_ms=timings["eager"] * 1e3, graph_ms=timings["graph"] * 1e3)
-    return _cli.check("custom_training_loop", accuracy, args.min_accuracy)
+    return _cli.report("custom_training_loop", seconds, steps, accuracy, args.min_accuracy,
+                       eager_ms=timings["eager"] * 1e3, graph_ms=timings["graph"] * 1e3)
 
 
 if __name__ == "__main__":

@@ -46,21 +46,13 @@ def main(argv=None):
                           metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
         # stop when validation loss stops improving, and keep the best weights seen
         early = tl.callbacks.EarlyStopping(monitor="val_loss", patience=5, restore_best_weights=True)
-        with _cli.Timer() as t:
-            history = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
-                                validation_split=0.1, callbacks=[early],
-                                verbose=0 if args.quiet else 1)
-        test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
-        if args.plot:
-            _cli.plot_history(history.history, args.plot, "digits MLP")
-        if args.save and tl.distribute.is_chief():
-            _cli.save(model, args.save, [tl.TensorSpec([None, 64], tl.float32)])
+        history, test, seconds = _cli.fit_and_test(
+            model, args, (x_train, y_train), (x_test, y_test), "digits MLP",
+            [tl.TensorSpec([None, 64], tl.float32)], validation_split=0.1, callbacks=[early])
     epochs_run = len(history.history["loss"])
-    steps = epochs_run * -(-int(len(x_train) * 0.9) // args.batch_size)
-    if tl.distribute.is_chief():
-        _cli.summary("digits_mlp", t.seconds, steps, test_accuracy=test["accuracy"],
-                     epochs=epochs_run)
-    return _cli.check("digits_mlp", test["accuracy"], args.min_accuracy)
+    steps = epochs_run * _cli.steps_per_epoch(len(x_train), args.batch_size, 0.1)
+    return _cli.report("digits_mlp", seconds, steps, test["accuracy"], args.min_accuracy,
+                       epochs=epochs_run)
 
 
 if __name__ == "__main__":

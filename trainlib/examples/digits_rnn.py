@@ -45,23 +45,12 @@ def main(argv=None):
     with _cli.session(args):
         x_train, x_test, y_train, y_test = load_data(args.seed)
         model = build_model()
-        model.compile(optimizer=tl.optim.Adam(args.learning_rate, clipnorm=1.0),
-                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=["accuracy"], run_eagerly=args.eager, jit_compile=args.jit)
-        if not args.quiet:
-            model.summary()
-        steps_per_epoch = -(-int(len(x_train) * 0.9) // args.batch_size)  # 10% validation
-        with _cli.Timer() as t:
-            history = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
-                                validation_split=0.1, verbose=0 if args.quiet else 1)
-        test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
-        if args.plot:
-            _cli.plot_history(history.history, args.plot, "digits RNN")
-        if args.save:
-            _cli.save(model, args.save, [tl.TensorSpec([None, 8, 8], tl.float32)])
-    _cli.summary("digits_rnn", t.seconds, args.epochs * steps_per_epoch,
-                 test_accuracy=test["accuracy"])
-    return _cli.check("digits_rnn", test["accuracy"], args.min_accuracy)
+        _cli.compile_classifier(model, tl.optim.Adam(args.learning_rate, clipnorm=1.0), args)
+        _, test, seconds = _cli.fit_and_test(
+            model, args, (x_train, y_train), (x_test, y_test), "digits RNN",
+            [tl.TensorSpec([None, 8, 8], tl.float32)], validation_split=0.1)
+    steps = args.epochs * _cli.steps_per_epoch(len(x_train), args.batch_size, 0.1)
+    return _cli.report("digits_rnn", seconds, steps, test["accuracy"], args.min_accuracy)
 
 
 if __name__ == "__main__":

@@ -53,21 +53,15 @@ def main(argv=None):
         model.compile(optimizer=tl.optim.Adam(args.learning_rate), loss="mse", metrics=["mae"],
                       run_eagerly=args.eager, jit_compile=args.jit)
         early = tl.callbacks.EarlyStopping(monitor="val_loss", patience=20, restore_best_weights=True)
-        with _cli.Timer() as t:
-            history = model.fit(x_train, y_train, batch_size=args.batch_size, epochs=args.epochs,
-                                validation_split=0.15, callbacks=[early],
-                                verbose=0 if args.quiet else 1)
-        test = model.evaluate(x_test, y_test, verbose=0, return_dict=True)
+        history, test, seconds = _cli.fit_and_test(
+            model, args, (x_train, y_train), (x_test, y_test), "diabetes regression",
+            validation_split=0.15, callbacks=[early])
         baseline_mae = float(np.abs(y_test - y_train.mean()).mean())
         r2 = 1.0 - test["loss"] / float(((y_test - y_test.mean()) ** 2).mean())
         print(f"test MAE {test['mae']:.1f} (predicting the mean: {baseline_mae:.1f}), R^2 {r2:.3f}")
-        if args.plot:
-            _cli.plot_history(history.history, args.plot, "diabetes regression")
-        if args.save:
-            _cli.save(model, args.save)
     epochs_run = len(history.history["loss"])
-    steps = epochs_run * -(-int(len(x_train) * 0.85) // args.batch_size)
-    _cli.summary("regression", t.seconds, steps, test_mae=test["mae"], test_r2=r2, epochs=epochs_run)
+    steps = epochs_run * _cli.steps_per_epoch(len(x_train), args.batch_size, 0.15)
+    _cli.summary("regression", seconds, steps, test_mae=test["mae"], test_r2=r2, epochs=epochs_run)
     if args.max_mae is not None and test["mae"] > args.max_mae:
         print(f"regression: FAILED: test MAE {test['mae']:.1f} is above {args.max_mae}", file=sys.stderr)
         return 1

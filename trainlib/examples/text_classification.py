@@ -39,6 +39,18 @@ def make_reviews(n, rng):
     return reviews
 
 
+def review_data(samples, seed, rewrite=None):
+    """(sentences, labels as a float32 column) of `samples` reviews drawn with `seed`, the
+    first three printed; `rewrite(sentence, rng)`, if given, changes each sentence."""
+    rng = np.random.default_rng(seed)
+    reviews = make_reviews(samples, rng)
+    if rewrite is not None:
+        reviews = [(rewrite(text, rng), label) for text, label in reviews]
+    print("examples:", *[f"  {label} | {text}" for text, label in reviews[:3]], sep="\n")
+    labels = np.array([label for _, label in reviews], np.float32)[:, None]
+    return [text for text, _ in reviews], labels
+
+
 def encode(sentences):
     """Sentences -> (n, MAX_LEN) int32 word indices, padded with 0 at the end."""
     index = {word: i for i, word in enumerate(VOCAB)}
@@ -71,11 +83,8 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=2000, help="reviews to generate (default 2000)")
     args = _cli.parse(p, argv)
     with _cli.session(args):
-        rng = np.random.default_rng(args.seed)
-        reviews = make_reviews(args.samples, rng)
-        print("examples:", *[f"  {label} | {text}" for text, label in reviews[:3]], sep="\n")
-        x = encode([text for text, _ in reviews])
-        y = np.array([label for _, label in reviews], np.float32)[:, None]
+        sentences, y = review_data(args.samples, args.seed)
+        x = encode(sentences)
         split = int(0.8 * len(x))
         x_train, y_train, x_test, y_test = x[:split], y[:split], x[split:], y[split:]
 
@@ -94,8 +103,7 @@ def main(argv=None):
         if args.save:
             _cli.save(model, args.save, [tl.TensorSpec([None, MAX_LEN], tl.int32)])
     steps = args.epochs * -(-int(len(x_train) * 0.9) // args.batch_size)
-    _cli.summary("text_classification", t.seconds, steps, test_accuracy=accuracy)
-    return _cli.check("text_classification", accuracy, args.min_accuracy)
+    return _cli.report("text_classification", t.seconds, steps, accuracy, args.min_accuracy)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import numpy as np
 
 import trainlib as tl
 from trainlib.examples import _cli
-from trainlib.examples.text_classification import make_reviews
+from trainlib.examples.text_classification import review_data
 
 SERVE = """
 import sys
@@ -64,11 +64,8 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=2000, help="reviews to generate (default 2000)")
     args = _cli.parse(p, argv)
     with _cli.session(args):
-        rng = np.random.default_rng(args.seed)
-        reviews = [(punctuate(t, rng), y) for t, y in make_reviews(args.samples, rng)]
-        print("examples:", *[f"  {label} | {text}" for text, label in reviews[:3]], sep="\n")
-        x = np.array([[text] for text, _ in reviews])
-        y = np.array([label for _, label in reviews], np.float32)[:, None]
+        sentences, y = review_data(args.samples, args.seed, rewrite=punctuate)
+        x = np.array([[text] for text in sentences])
         split = int(0.8 * len(x))
         vectorize = tl.layers.TextVectorization(max_tokens=200, output_sequence_length=16)
         vectorize.adapt(x[:split, 0])
@@ -94,8 +91,7 @@ def main(argv=None):
                   file=sys.stderr)
             return 1
     steps = args.epochs * -(-split // args.batch_size)
-    _cli.summary("text_from_strings", t.seconds, steps, test_accuracy=accuracy)
-    return _cli.check("text_from_strings", accuracy, args.min_accuracy)
+    return _cli.report("text_from_strings", t.seconds, steps, accuracy, args.min_accuracy)
 
 
 if __name__ == "__main__":

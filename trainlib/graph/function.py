@@ -26,6 +26,7 @@ from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import InvalidArgumentError, OpError
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
+from .properties import read_only
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, is_tensor
 from .trace_key import SIGNATURE, describe, is_array_like, key_of, relax_args
 from .tracing import FuncGraph
@@ -112,14 +113,9 @@ class Function(LockOwner):
         functools.update_wrapper(self, python_function)
 
     # -- public API
-    @property
-    def python_function(self):
-        """The original Python function."""
-        return self._python_function
-
-    @property
-    def input_signature(self):
-        return self._input_signature
+    python_function = read_only("_python_function", "The original Python function.")
+    input_signature = read_only(
+        "_input_signature", "The `input_signature` given (a tuple of TensorSpecs), or None.")
 
     def experimental_get_tracing_count(self):
         """How many times this Function has traced."""
@@ -476,9 +472,7 @@ class ConcreteFunction(CompiledFunction):
                                                 for s in flatten(self._output_structure)]) \
             if not isinstance(self._output_structure, _OutputSlot) else self.graph.outputs[0]
 
-    @property
-    def name(self):
-        return self._function._name
+    name = read_only("_function._name", "The name of the Function it was traced from.")
 
     def _has_unknown_dims(self):
         return any(not p.shape.is_fully_defined() for p in self.graph.arg_placeholders)

@@ -15,6 +15,7 @@ from .context import state
 from .op import infer_outputs
 from .scopes import current_prefix, pending_control_inputs
 from .tensor import SymbolicTensor, TensorShape
+from .properties import read_only
 
 
 class Operation:
@@ -43,9 +44,7 @@ class Operation:
         self.location = location
         self.outputs = [SymbolicTensor(self, i, s.shape, s.dtype) for i, s in enumerate(output_specs)]
 
-    @property
-    def type(self):
-        return self.opdef.name
+    type = read_only("opdef.name", "The op's type: its OpDef's name, such as MatMul.")
 
     @property
     def stateful(self):

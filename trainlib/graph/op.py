@@ -18,6 +18,7 @@ from .context import state
 from .errors import (InvalidArgumentError, NotFoundError, OpError, ResourceExhaustedError, op_error,
                      user_location)
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec, _TensorBase, to_array
+from .properties import read_only
 
 REGISTRY = {}
 
@@ -169,9 +170,7 @@ class EagerOp:
         self.outputs = outputs
         self.attrs = attrs
 
-    @property
-    def type(self):
-        return self.opdef.name
+    type = read_only("opdef.name", "The op's type: its OpDef's name, such as MatMul.")
 
 
 def apply(name, *inputs, **attrs):

@@ -18,6 +18,7 @@ from . import dtypes as _dt
 from .backend import device_of, to_numpy
 from .context import state
 from .errors import user_location
+from .properties import read_only
 
 
 class TensorShape:
@@ -217,9 +218,7 @@ class _TensorBase:
     __slots__ = ()
     __array_priority__ = 100  # numpy defers `ndarray + tensor` to the tensor's operator
 
-    @property
-    def ndim(self):
-        return self.shape.rank
+    ndim = read_only("shape.rank", "The number of dimensions (None if unknown).")
 
     def get_shape(self):
         return self.shape
@@ -417,9 +416,7 @@ class SymbolicTensor(_TensorBase):
         self.shape = as_shape(shape)
         self.dtype = dtype
 
-    @property
-    def graph(self):
-        return self.op.graph
+    graph = read_only("op.graph", "The graph the tensor's op belongs to.")
 
     @property
     def name(self):

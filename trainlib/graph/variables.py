@@ -19,6 +19,7 @@ from .context import LockOwner, eager_scope, fork_safe_lock, state
 from .op import apply, convert_to_tensor, register_tensor_conversion
 from .scopes import current_prefix
 from .tensor import Tensor, TensorShape, is_tensor, numpy_text, to_array
+from .properties import read_only
 
 _uid = itertools.count()
 _autocast_dtype = [None]   # the dtype autocasting Variables read as (None: their own)
@@ -139,17 +140,13 @@ class Variable(LockOwner):
         self.handle = Tensor(self, _dt.resource)
 
     # -- reading
-    @property
-    def dtype(self):
-        return self._dtype
+    dtype = read_only("_dtype", "The dtype of the value.")
 
     @property
     def shape(self):
         return self._shape if not self._shape_fixed else TensorShape(self._array.shape)
 
-    @property
-    def ndim(self):
-        return self._shape.rank
+    ndim = read_only("_shape.rank", "The number of dimensions.")
 
     @property
     def name(self):
@@ -165,11 +162,9 @@ class Variable(LockOwner):
 
     value = read_value
 
-    @property
-    def array(self):
-        """The backend array that holds the value now (not a copy): what a compiled graph
-        reads. Treat it as read-only; the Variable's ops may update it in place later."""
-        return self._array
+    array = read_only("_array", "The backend array that holds the value now (not a copy): what a "
+                                "compiled graph reads. Treat it as read-only; the Variable's ops "
+                                "may update it in place later.")
 
     def numpy(self):
         """The current value as a numpy array."""

@@ -110,9 +110,7 @@ class PReLU(Layer):
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None,
                  shared_axes=None, **kwargs):
         super().__init__(**kwargs)
-        self.alpha_initializer = initializers.get(alpha_initializer)
-        self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = constraints.get(alpha_constraint)
+        self._weight_options("alpha", alpha_initializer, alpha_regularizer, alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):

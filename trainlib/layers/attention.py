@@ -116,12 +116,8 @@ class EinsumDense(Layer):
                                      else tuple(output_shape))
         self.bias_axes = bias_axes
         self.activation = activations.get(activation)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self._weight_options("kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
+        self._weight_options("bias", bias_initializer, bias_regularizer, bias_constraint)
 
     _promotes_integer_inputs = True
 
@@ -299,12 +295,9 @@ class MultiHeadAttention(Layer):
             raise ValueError("`attention_axes` must be an int, list, or tuple."
                              f"Received: attention_axes={attention_axes}")
         self._attention_axes = tuple(attention_axes) if attention_axes else None
-        self._kernel_initializer = initializers.get(kernel_initializer)
-        self._bias_initializer = initializers.get(bias_initializer)
-        self._kernel_regularizer = regularizers.get(kernel_regularizer)
-        self._bias_regularizer = regularizers.get(bias_regularizer)
-        self._kernel_constraint = constraints.get(kernel_constraint)
-        self._bias_constraint = constraints.get(bias_constraint)
+        # kept private, as Keras's MultiHeadAttention keeps them (its sublayers get them)
+        self._weight_options("_kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
+        self._weight_options("_bias", bias_initializer, bias_regularizer, bias_constraint)
         self._sub_activity_regularizer = regularizers.get(activity_regularizer)
         self._inverse_sqrt_key_dim = 1.0 / _pymath.sqrt(float(key_dim))
 

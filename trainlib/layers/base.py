@@ -38,6 +38,7 @@ from ..graph.tracing import FuncGraph
 from ..graph.variables import Module, Variable as _EngineVariable, autocast_scope, \
     current_autocast_dtype
 
+from ..graph.properties import read_only
 from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
 
@@ -321,6 +322,15 @@ class Layer(Module):
     # integer inputs become the compute dtype: Keras's ops promote them where the layer's
     # first op meets a floating weight or takes a mean (Dense, normalization, averaging)
     _promotes_integer_inputs = False
+
+    def _weight_options(self, weight, initializer, regularizer, constraint):
+        """Keeps what the user passed for weight `weight` ("kernel", "bias", ...) as
+        `<weight>_initializer`, `<weight>_regularizer` and `<weight>_constraint` (each resolved
+        from a name, a config or an object), the attributes Keras layers have ("_kernel" for
+        private ones)."""
+        setattr(self, f"{weight}_initializer", initializers.get(initializer))
+        setattr(self, f"{weight}_regularizer", regularizers_module.get(regularizer))
+        setattr(self, f"{weight}_constraint", constraints_module.get(constraint))
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -613,38 +623,21 @@ class Layer(Module):
             layer._clear_losses()
 
     # -- dtype policy
-    @property
-    def dtype_policy(self):
-        """The layer's `DTypePolicy`."""
-        return self._dtype_policy
-
-    @dtype_policy.setter
-    def dtype_policy(self, value):
+    def _set_dtype_policy(self, value):
         self._dtype_policy = mixed_precision.get(value)
 
-    @property
-    def dtype(self):
-        """The variable dtype, as Keras: a string ("float32")."""
-        return self._dtype_policy.variable_dtype
-
-    @dtype.setter
-    def dtype(self, value):
-        self._dtype_policy = mixed_precision.get(value)
-
-    @property
-    def compute_dtype(self):
-        """The dtype of the layer's math and outputs (a string, as Keras)."""
-        return self._dtype_policy.compute_dtype
-
-    @property
-    def variable_dtype(self):
-        """The dtype of the layer's weights (a string, as Keras)."""
-        return self._dtype_policy.variable_dtype
-
-    @property
-    def input_dtype(self):
-        """The dtype floating inputs are cast to (the compute dtype)."""
-        return self._dtype_policy.compute_dtype
+    # both accept a policy or its name; `dtype` reads back the variable dtype only
+    dtype_policy = read_only("_dtype_policy", "The layer's `DTypePolicy`.").setter(
+        _set_dtype_policy)
+    dtype = read_only("_dtype_policy.variable_dtype",
+                      'The variable dtype, as Keras: a string ("float32").').setter(
+        _set_dtype_policy)
+    compute_dtype = read_only("_dtype_policy.compute_dtype",
+                              "The dtype of the layer's math and outputs (a string, as Keras).")
+    variable_dtype = read_only("_dtype_policy.variable_dtype",
+                               "The dtype of the layer's weights (a string, as Keras).")
+    input_dtype = read_only("_dtype_policy.compute_dtype",
+                            "The dtype floating inputs are cast to (the compute dtype).")
 
     # -- building and calling
     def build(self, input_shape):

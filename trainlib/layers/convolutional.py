@@ -129,9 +129,7 @@ class BaseConv(Layer):
         self.data_format = standardize_data_format(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self._weight_options("bias", bias_initializer, bias_regularizer, bias_constraint)
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. "
                              f"Received: strides={self.strides} and "
@@ -173,9 +171,7 @@ class BaseConvolution(BaseConv):
                          bias_constraint, **kwargs)
         self.filters = positive(filters, "filters")
         self.groups = int(groups)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
+        self._weight_options("kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
         if self.groups <= 0:
             raise ValueError("The number of groups must be a positive integer. "
                              f"Received: groups={groups}.")
@@ -267,11 +263,12 @@ class Conv3D(BaseConvolution):
 
 
 def transpose_output_size(size, kernel, stride, padding, output_padding, dilation):
-    """One spatial dim of a transposed convolution's output, Keras's arithmetic."""
+    """One spatial dim of a transposed convolution's output, Keras's arithmetic (`padding`
+    "valid" or "same", either case; None for an unknown `size`)."""
     if size is None:
         return None
     kernel = (kernel - 1) * dilation + 1
-    if padding == "valid":
+    if padding.lower() == "valid":
         extra = max(kernel, stride) - kernel if output_padding is None else output_padding
         return (size - 1) * stride + kernel + extra
     if output_padding is None:
@@ -300,9 +297,7 @@ class BaseConvTranspose(BaseConv):
                                      f"all dimensions. At dimension {i}, `output_padding` is {p} "
                                      f"but `strides` is {s}. Received: output_padding="
                                      f"{self.output_padding}, strides={self.strides}")
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
+        self._weight_options("kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
 
     def build(self, input_shape):
         channels = channels_of(self, input_shape)
@@ -404,9 +399,8 @@ class BaseDepthwiseConv(BaseConv):
                          use_bias, bias_initializer, bias_regularizer, activity_regularizer,
                          bias_constraint, **kwargs)
         self.depth_multiplier = positive(depth_multiplier, "depth_multiplier")
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self._weight_options("depthwise", depthwise_initializer, depthwise_regularizer,
+                             depthwise_constraint)
 
     def _depthwise_weight(self, name, channels):
         return self.add_weight(
@@ -474,9 +468,8 @@ class BaseSeparableConv(BaseDepthwiseConv):
                          bias_initializer, depthwise_regularizer, bias_regularizer,
                          activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
         self.filters = positive(filters, "filters")
-        self.pointwise_initializer = initializers.get(pointwise_initializer)
-        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
-        self.pointwise_constraint = constraints.get(pointwise_constraint)
+        self._weight_options("pointwise", pointwise_initializer, pointwise_regularizer,
+                             pointwise_constraint)
 
     def build(self, input_shape):
         channels = channels_of(self, input_shape)

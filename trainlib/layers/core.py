@@ -49,12 +49,8 @@ class Dense(Layer):
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        self._weight_options("kernel", kernel_initializer, kernel_regularizer, kernel_constraint)
+        self._weight_options("bias", bias_initializer, bias_regularizer, bias_constraint)
 
     def build(self, input_shape):
         last = input_shape[-1]
@@ -182,9 +178,8 @@ class Embedding(Layer):
         check_unsupported(self, weights=(weights, None), lora_rank=(lora_rank, None),
                           quantization_config=(quantization_config, None))
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
-        self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self._weight_options("embeddings", embeddings_initializer, embeddings_regularizer,
+                             embeddings_constraint)
         self.autocast = False   # indices, not values: never cast to the compute dtype
         self.mask_zero = bool(mask_zero)
 

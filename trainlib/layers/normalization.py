@@ -28,12 +28,8 @@ class _Normalization(Layer):
                                  beta_regularizer, gamma_regularizer, beta_constraint,
                                  gamma_constraint):
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        self._weight_options("beta", beta_initializer, beta_regularizer, beta_constraint)
+        self._weight_options("gamma", gamma_initializer, gamma_regularizer, gamma_constraint)
 
     def _scale_and_shift_weights(self, shape):
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
@@ -88,15 +84,11 @@ class BatchNormalization(_Normalization):
         check_unsupported(self, renorm=(renorm, False), renorm_clipping=(renorm_clipping, None))
         self.synchronized, self.renorm_momentum = bool(synchronized), renorm_momentum
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
-        self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
+        self._scale_and_shift_options(center, scale, beta_initializer, gamma_initializer,
+                                      beta_regularizer, gamma_regularizer, beta_constraint,
+                                      gamma_constraint)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
 
     def build(self, input_shape):
         rank = len(input_shape)

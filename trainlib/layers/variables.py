@@ -15,6 +15,7 @@ import collections
 from ..graph.dtypes import as_dtype
 from .. import initializers
 from ..graph.context import state
+from ..graph.properties import read_only
 from ..graph.variables import Variable as _BaseVariable
 
 __all__ = ["Variable", "name_scope", "current_path"]
@@ -101,19 +102,10 @@ class Variable(_BaseVariable):
         self.regularizer = None
         self.constraint = None
 
-    @property
-    def name(self):
-        """The name given (no ":0")."""
-        return self._name
-
-    @property
-    def path(self):
-        """The enclosing layers' names and the variable's name, "/"-joined."""
-        return self._path
-
-    @property
-    def autocast(self):
-        return self._autocast
+    name = read_only("_name", 'The name given (no ":0").')
+    path = read_only("_path", 'The enclosing layers\' names and the variable\'s name, "/"-joined.')
+    autocast = read_only("_autocast", "Whether it reads as the compute dtype inside a "
+                                      "mixed-precision layer.")
 
     def __repr__(self):
         shape = tuple(self.shape.as_list()) if self.shape.rank is not None else None

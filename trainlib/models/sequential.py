@@ -104,21 +104,23 @@ class Sequential(Model):
         self._build_input_shape = input_shape
         self.built = True
 
+    def _symbolic(self, attribute, what):
+        """[the symbolic tensor at `attribute`] of the built model; AttributeError before."""
+        value = getattr(self, attribute, None) if self.built else None
+        if value is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined {what} yet: "
+                                 "give it an Input first, or build or call it")
+        return [value]
+
     @property
     def inputs(self):
         """The symbolic input (a one-element list), once the model is built."""
-        if not self.built or getattr(self, "_symbolic_input", None) is None:
-            raise AttributeError(f"Sequential model '{self.name}' has no defined inputs yet: "
-                                 "give it an Input first, or build or call it")
-        return [self._symbolic_input]
+        return self._symbolic("_symbolic_input", "inputs")
 
     @property
     def outputs(self):
         """The symbolic output of the last layer (a one-element list), once built."""
-        if not self.built or getattr(self, "_symbolic_output", None) is None:
-            raise AttributeError(f"Sequential model '{self.name}' has no defined outputs yet: "
-                                 "give it an Input first, or build or call it")
-        return [self._symbolic_output]
+        return self._symbolic("_symbolic_output", "outputs")
 
     @property
     def input(self):

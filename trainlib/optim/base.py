@@ -36,6 +36,7 @@ from ..naming import auto_name
 
 from . import flat as _flat, schedules
 from .schedules import LearningRateSchedule
+from ..graph.properties import read_only
 
 __all__ = ["Optimizer"]
 
@@ -141,10 +142,8 @@ class Optimizer:
             return floordiv(self._iterations.read_value(), self.gradient_accumulation_steps)
         return self._iterations
 
-    @property
-    def _iteration_counter(self):
-        """The Variable that counts calls of `apply` (what checkpoints save)."""
-        return self._iterations
+    _iteration_counter = read_only("_iterations", "The Variable that counts calls of `apply` "
+                                                  "(what checkpoints save).")
 
     # -- learning rate
     @property

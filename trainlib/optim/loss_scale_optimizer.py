@@ -10,6 +10,7 @@ Invariant: both branches are one `tl.cond`, so inside a train step the decision 
 part of the graph.
 """
 from ..graph.context import eager_scope
+from ..graph.properties import read_only
 from ..graph.ops import array as _array, control_flow as _control_flow, math as _math
 from ..graph.variables import Variable
 from ..graph import dtypes as _dt
@@ -83,14 +84,10 @@ class LossScaleOptimizer(Optimizer):
             [v for v in (self.step_counter, self.dynamic_scale) if v is not None]
         return own + list(self.inner_optimizer.variables)
 
-    @property
-    def iterations(self):
-        """The inner optimizer's count (its own `iteration` Variable stays unused, as Keras's)."""
-        return self.inner_optimizer.iterations
-
-    @property
-    def _iteration_counter(self):
-        return self.inner_optimizer._iteration_counter
+    iterations = read_only("inner_optimizer.iterations", "The inner optimizer's count (its own "
+                           "`iteration` Variable stays unused, as Keras's).")
+    _iteration_counter = read_only("inner_optimizer._iteration_counter",
+                                   "The inner optimizer's step counter.")
 
     @property
     def learning_rate(self):

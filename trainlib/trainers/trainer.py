@@ -38,6 +38,7 @@ from ..optim import LossScaleOptimizer, get as get_optimizer
 from .compile_utils import (CompileLoss, CompileMetrics, compile_config, compile_from_config,
                             output_names_for)
 from .epoch_iterator import _OUT_OF_DATA, EpochIterator
+from ..graph.properties import read_only
 
 __all__ = ["Trainer"]
 
@@ -71,10 +72,8 @@ class Trainer:
         self._distribute_strategy = get_strategy()
         self._distribute_strategy.track_model(self)
 
-    @property
-    def distribute_strategy(self):
-        """The distribution strategy the model trains under."""
-        return self._distribute_strategy
+    distribute_strategy = read_only("_distribute_strategy", "The distribution strategy the model "
+                                                            "trains under.")
 
     def _reset_compiled_functions(self):
         self.train_function = self.test_function = self.predict_function = None

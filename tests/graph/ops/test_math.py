@@ -692,6 +692,13 @@ def test_bad_axis_for_scalars_argmax_and_cumsum():
         tl.reduce_sum(tl.constant([1.0]), axis=0.5)
 
 
+@pytest.mark.parametrize("fn,op", [(tl.cumsum, "Cumsum"), (tl.math.cumprod, "Cumprod")])
+def test_scans_of_a_scalar_raise_as_tensorflow(fn, op):
+    # numpy would scan the scalar flattened, to shape (1,); TensorFlow has no axis to scan
+    with pytest.raises(tl.errors.InvalidArgumentError, match=f"{op}: .*range \\[0, 0\\)"):
+        fn(tl.constant(2.0))
+
+
 @pytest.mark.parametrize("fn,op", [(tl.sqrt, "Sqrt"), (tl.exp, "Exp"), (tl.math.log, "Log"),
                                    (tl.sigmoid, "Sigmoid"), (tl.tanh, "Tanh"), (tl.floor, "Floor"),
                                    (tl.math.reciprocal, "Reciprocal"), (tl.math.is_nan, "IsNan")])

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from . import native
 from .emit import Emitter, Namespace
 from .lower import GraphLowering
+from ..properties import read_only
 
 
 class Program:
@@ -175,10 +176,8 @@ class CompiledFunction:
         """The graph's output tensors."""
         return list(self.graph.outputs)
 
-    @property
-    def python_source(self):
-        """The generated Python code that runs this graph (also shown in tracebacks)."""
-        return self._program.source
+    python_source = read_only("_program.source", "The generated Python code that runs this graph "
+                                                 "(also shown in tracebacks).")
 
     @property
     def compile_seconds(self):

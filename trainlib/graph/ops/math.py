@@ -11,6 +11,7 @@ gradient rules ignore broadcasting (the autodiff driver sums it away).
 """
 import builtins as _builtins
 import collections as _collections
+import inspect as _inspect
 import math as _pymath
 import operator as _operator
 
@@ -134,16 +135,22 @@ def _unary_infer(name, allowed=None, out_dtype=None):
 ELEMENTWISE_COMPOSITES = set()
 
 
+def _map_composite(error, fn, *operands):
+    """`fn` mapped over the values of the operands when one is a registered composite (through
+    its `_tl_elementwise`), else `error` (why the operands did not convert) raised again."""
+    composite = next((o for o in operands if type(o) in ELEMENTWISE_COMPOSITES), None)
+    if composite is None:
+        raise error
+    return composite._tl_elementwise(fn, *operands)
+
+
 def binary(name, a, b, op_name):
     """Converts `a`, `b` with the weak-type rules, checks their dtype, applies `op_name`
     (a RaggedTensor operand: on its flat values, keeping its rows)."""
     try:
         a, b = convert_same_dtype(op_name, (a, b))
-    except TypeError:  # (only then: the common path pays nothing for composites)
-        ragged = a if type(a) in ELEMENTWISE_COMPOSITES else b
-        if type(ragged) not in ELEMENTWISE_COMPOSITES:
-            raise
-        return ragged._tl_elementwise(lambda x, y: binary(name, x, y, op_name), a, b)
+    except TypeError as e:  # (only then: the common path pays nothing for composites)
+        return _map_composite(e, lambda x, y: binary(name, x, y, op_name), a, b)
     _check_dtypes(op_name, (a, b))
     return apply(op_name, a, b)
 
@@ -152,12 +159,30 @@ def unary(op_name, x):
     """Converts `x`, checks its dtype, applies `op_name` (a RaggedTensor: on its flat values)."""
     try:
         x = convert_to_tensor(x)
-    except TypeError:
-        if type(x) not in ELEMENTWISE_COMPOSITES:
-            raise
-        return x._tl_elementwise(lambda v: unary(op_name, v), x)
+    except TypeError as e:
+        return _map_composite(e, lambda v: unary(op_name, v), x)
     _check_dtypes(op_name, (x,))
     return apply(op_name, x)
+
+
+# The public functions that only apply one op are declared in one line each, by these
+# factories: `exp = _unary_api("Exp", "exp", "doc")`. Their `name` argument is TensorFlow's
+# (ops take their names from the graph), accepted and unused.
+
+def _public(api_name, doc, fn):
+    fn.__name__ = fn.__qualname__ = api_name
+    fn.__doc__ = _inspect.cleandoc(doc)
+    return fn
+
+
+def _unary_api(op_name, api_name, doc):
+    """`api_name(x, name=None)`: op `op_name` on x (see `unary`), documented by `doc`."""
+    return _public(api_name, doc, lambda x, name=None: unary(op_name, x))
+
+
+def _binary_api(op_name, api_name, doc):
+    """`api_name(x, y, name=None)`: op `op_name` on x and y (see `binary`)."""
+    return _public(api_name, doc, lambda x, y, name=None: binary(api_name, x, y, op_name))
 
 
 def _register(name, kernel, infer, **fields):
@@ -220,14 +245,8 @@ def add(x, y, name=None):
         return apply("StringJoin", a, b, separator="")
 
 
-def subtract(x, y, name=None):
-    """Elementwise x - y with broadcasting (see `add`)."""
-    return binary("subtract", x, y, "Sub")
-
-
-def multiply(x, y, name=None):
-    """Elementwise x * y with broadcasting (see `add`)."""
-    return binary("multiply", x, y, "Mul")
+subtract = _binary_api("Sub", "subtract", "Elementwise x - y with broadcasting (see `add`).")
+multiply = _binary_api("Mul", "multiply", "Elementwise x * y with broadcasting (see `add`).")
 
 
 def _int_divisor_check(xp, y):
@@ -384,8 +403,8 @@ def divide(x, y, name=None):
     return truediv(x, y)
 
 
-def floordiv(x, y, name=None):
-    """Elementwise floor(x / y), rounding toward -inf as Python's `//`.
+floordiv = _binary_api("FloorDiv", "floordiv", """
+    Elementwise floor(x / y), rounding toward -inf as Python's `//`.
 
     Example:
         >>> tl.floordiv(tl.constant([-7, 7]), 2).numpy()
@@ -393,12 +412,10 @@ def floordiv(x, y, name=None):
 
     Raises:
         InvalidArgumentError: on mixed dtypes, unbroadcastable shapes, or integer division by zero.
-    """
-    return binary("floordiv", x, y, "FloorDiv")
+    """)
 
-
-def floormod(x, y, name=None):
-    """Elementwise remainder of floor division; the result has the sign of y, as Python's `%`.
+floormod = _binary_api("FloorMod", "floormod", """
+    Elementwise remainder of floor division; the result has the sign of y, as Python's `%`.
 
     Example:
         >>> tl.floormod(tl.constant([-7, 7]), 3).numpy()
@@ -406,41 +423,33 @@ def floormod(x, y, name=None):
 
     Raises:
         InvalidArgumentError: on mixed dtypes, unbroadcastable shapes, or integer division by zero.
-    """
-    return binary("floormod", x, y, "FloorMod")
+    """)
 
 
 mod = floormod
 
 
-def pow(x, y, name=None):  # noqa: A001 -- TensorFlow's name
-    """Elementwise x ** y (integers with integers; a negative integer power raises).
+pow = _binary_api("Pow", "pow", """
+    Elementwise x ** y (integers with integers; a negative integer power raises).
 
     Example:
         >>> tl.pow(tl.constant([2, 3]), 2).numpy()
         array([4, 9], dtype=int32)
-    """
-    return binary("pow", x, y, "Pow")
+    """)  # noqa: A001 -- TensorFlow's name
 
-
-def maximum(x, y, name=None):
-    """Elementwise max(x, y) with broadcasting; at ties the gradient goes to x.
+maximum = _binary_api("Maximum", "maximum", """
+    Elementwise max(x, y) with broadcasting; at ties the gradient goes to x.
 
     Example:
         >>> tl.maximum(0., tl.constant([-1.0, 2.0])).numpy()
         array([0., 2.], dtype=float32)
-    """
-    return binary("maximum", x, y, "Maximum")
+    """)
 
+minimum = _binary_api("Minimum", "minimum", """
+    Elementwise min(x, y) with broadcasting; at ties the gradient goes to x.""")
 
-def minimum(x, y, name=None):
-    """Elementwise min(x, y) with broadcasting; at ties the gradient goes to x."""
-    return binary("minimum", x, y, "Minimum")
-
-
-def squared_difference(x, y, name=None):
-    """Elementwise (x - y) ** 2 with broadcasting."""
-    return binary("squared_difference", x, y, "SquaredDifference")
+squared_difference = _binary_api("SquaredDifference", "squared_difference", """
+    Elementwise (x - y) ** 2 with broadcasting.""")
 
 
 def _add_n_infer(*xs):
@@ -615,138 +624,87 @@ _elementwise("IsInf", "isinf", _floating, out_dtype=_dt.bool, differentiable=Fal
              native="np.isinf({0})")
 
 
-def negative(x, name=None):
-    """Elementwise -x.
+negative = _unary_api("Neg", "negative", """
+    Elementwise -x.
 
     Example:
         >>> tl.negative(tl.constant([1, -2])).numpy()
         array([-1,  2], dtype=int32)
-    """
-    return unary("Neg", x)
+    """)
 
 
 _elementwise("Neg", "negative", _numeric, grad=lambda op, dy: (negative(dy),), c_expr="(-{0})",
              native="(-{0})")
 
 
-def abs(x, name=None):  # noqa: A001 -- TensorFlow's name
-    """Elementwise |x|; the gradient at 0 is 0 (sign(x)), as TensorFlow.
+abs = _unary_api("Abs", "abs", """
+    Elementwise |x|; the gradient at 0 is 0 (sign(x)), as TensorFlow.
 
     Example:
         >>> tl.abs(tl.constant([-1.5, 2.0])).numpy()
         array([1.5, 2. ], dtype=float32)
-    """
-    return unary("Abs", x)
+    """)  # noqa: A001 -- TensorFlow's name
 
+sign = _unary_api("Sign", "sign", "Elementwise -1, 0 or 1 by the sign of x (its gradient is zero).")
+square = _unary_api("Square", "square", "Elementwise x * x.")
 
-def sign(x, name=None):
-    """Elementwise -1, 0 or 1 by the sign of x (its gradient is zero)."""
-    return unary("Sign", x)
-
-
-def square(x, name=None):
-    """Elementwise x * x."""
-    return unary("Square", x)
-
-
-def exp(x, name=None):
-    """Elementwise e ** x (floating dtypes only; TypeError for integers).
+exp = _unary_api("Exp", "exp", """
+    Elementwise e ** x (floating dtypes only; TypeError for integers).
 
     Example:
         >>> tl.exp(tl.constant(0.0)).numpy()
         1.0
-    """
-    return unary("Exp", x)
+    """)
 
+log = _unary_api("Log", "log", "Elementwise natural logarithm (floating dtypes only).")
 
-def log(x, name=None):
-    """Elementwise natural logarithm (floating dtypes only)."""
-    return unary("Log", x)
+log1p = _unary_api("Log1p", "log1p", """
+    Elementwise log(1 + x), accurate for small x (floating dtypes only).""")
 
-
-def log1p(x, name=None):
-    """Elementwise log(1 + x), accurate for small x (floating dtypes only)."""
-    return unary("Log1p", x)
-
-
-def sqrt(x, name=None):
-    """Elementwise square root (floating dtypes only; TypeError for integers).
+sqrt = _unary_api("Sqrt", "sqrt", """
+    Elementwise square root (floating dtypes only; TypeError for integers).
 
     Example:
         >>> tl.sqrt(tl.constant([4.0, 9.0])).numpy()
         array([2., 3.], dtype=float32)
-    """
-    return unary("Sqrt", x)
+    """)
 
+rsqrt = _unary_api("Rsqrt", "rsqrt", "Elementwise 1 / sqrt(x) (floating dtypes only).")
+reciprocal = _unary_api("Reciprocal", "reciprocal", "Elementwise 1 / x (floating dtypes only).")
+sin = _unary_api("Sin", "sin", "Elementwise sine (floating dtypes only).")
+cos = _unary_api("Cos", "cos", "Elementwise cosine (floating dtypes only).")
+tanh = _unary_api("Tanh", "tanh", "Elementwise hyperbolic tangent (floating dtypes only).")
 
-def rsqrt(x, name=None):
-    """Elementwise 1 / sqrt(x) (floating dtypes only)."""
-    return unary("Rsqrt", x)
-
-
-def reciprocal(x, name=None):
-    """Elementwise 1 / x (floating dtypes only)."""
-    return unary("Reciprocal", x)
-
-
-def sin(x, name=None):
-    """Elementwise sine (floating dtypes only)."""
-    return unary("Sin", x)
-
-
-def cos(x, name=None):
-    """Elementwise cosine (floating dtypes only)."""
-    return unary("Cos", x)
-
-
-def tanh(x, name=None):
-    """Elementwise hyperbolic tangent (floating dtypes only)."""
-    return unary("Tanh", x)
-
-
-def sigmoid(x, name=None):
-    """Elementwise 1 / (1 + exp(-x)), computed without overflow (floating dtypes only).
+sigmoid = _unary_api("Sigmoid", "sigmoid", """
+    Elementwise 1 / (1 + exp(-x)), computed without overflow (floating dtypes only).
 
     Example:
         >>> tl.sigmoid(tl.constant(0.0)).numpy()
         0.5
-    """
-    return unary("Sigmoid", x)
+    """)
 
-
-def round(x, name=None):  # noqa: A001 -- TensorFlow's name
-    """Elementwise rounding to the nearest integer, halves to even (banker's rounding).
+round = _unary_api("Round", "round", """
+    Elementwise rounding to the nearest integer, halves to even (banker's rounding).
 
     Example:
         >>> tl.round(tl.constant([0.5, 1.5, 2.5])).numpy()
         array([0., 2., 2.], dtype=float32)
-    """
-    return unary("Round", x)
+    """)  # noqa: A001 -- TensorFlow's name
 
+floor = _unary_api("Floor", "floor", """
+    Elementwise largest integer not greater than x (floating dtypes only).""")
 
-def floor(x, name=None):
-    """Elementwise largest integer not greater than x (floating dtypes only)."""
-    return unary("Floor", x)
+ceil = _unary_api("Ceil", "ceil", """
+    Elementwise smallest integer not less than x (floating dtypes only).""")
 
+is_nan = _unary_api("IsNan", "is_nan", """
+    Elementwise x is NaN, as a bool tensor (floating dtypes only).""")
 
-def ceil(x, name=None):
-    """Elementwise smallest integer not less than x (floating dtypes only)."""
-    return unary("Ceil", x)
+is_finite = _unary_api("IsFinite", "is_finite", """
+    Elementwise x is neither infinite nor NaN, as a bool tensor (floating dtypes only).""")
 
-
-def is_nan(x, name=None):
-    """Elementwise x is NaN, as a bool tensor (floating dtypes only)."""
-    return unary("IsNan", x)
-
-
-def is_finite(x, name=None):
-    """Elementwise x is neither infinite nor NaN, as a bool tensor (floating dtypes only)."""
-    return unary("IsFinite", x)
-
-
-def is_inf(x, name=None):
-    """Elementwise x is +inf or -inf, as a bool tensor (floating dtypes only)."""
-    return unary("IsInf", x)
+is_inf = _unary_api("IsInf", "is_inf", """
+    Elementwise x is +inf or -inf, as a bool tensor (floating dtypes only).""")
 
 
 # ------------------------------------------------------------------ comparisons and logic
@@ -772,8 +730,8 @@ _elementwise("LogicalNot", "logical_not", _boolean, differentiable=False, c_expr
              native="(not {0})")
 
 
-def equal(x, y, name=None):
-    """Elementwise x == y as a bool tensor, with broadcasting.
+equal = _binary_api("Equal", "equal", """
+    Elementwise x == y as a bool tensor, with broadcasting.
 
     Raises:
         InvalidArgumentError: if the dtypes differ or the shapes do not broadcast.
@@ -781,53 +739,34 @@ def equal(x, y, name=None):
     Example:
         >>> tl.equal(tl.constant([1, 2]), 2).numpy()
         array([False,  True])
-    """
-    return binary("equal", x, y, "Equal")
+    """)
 
+not_equal = _binary_api("NotEqual", "not_equal", """
+    Elementwise x != y as a bool tensor (see `equal`).""")
 
-def not_equal(x, y, name=None):
-    """Elementwise x != y as a bool tensor (see `equal`)."""
-    return binary("not_equal", x, y, "NotEqual")
+greater = _binary_api("Greater", "greater", "Elementwise x > y as a bool tensor (see `equal`).")
 
+greater_equal = _binary_api("GreaterEqual", "greater_equal", """
+    Elementwise x >= y as a bool tensor (see `equal`).""")
 
-def greater(x, y, name=None):
-    """Elementwise x > y as a bool tensor (see `equal`)."""
-    return binary("greater", x, y, "Greater")
+less = _binary_api("Less", "less", "Elementwise x < y as a bool tensor (see `equal`).")
 
+less_equal = _binary_api("LessEqual", "less_equal", """
+    Elementwise x <= y as a bool tensor (see `equal`).""")
 
-def greater_equal(x, y, name=None):
-    """Elementwise x >= y as a bool tensor (see `equal`)."""
-    return binary("greater_equal", x, y, "GreaterEqual")
-
-
-def less(x, y, name=None):
-    """Elementwise x < y as a bool tensor (see `equal`)."""
-    return binary("less", x, y, "Less")
-
-
-def less_equal(x, y, name=None):
-    """Elementwise x <= y as a bool tensor (see `equal`)."""
-    return binary("less_equal", x, y, "LessEqual")
-
-
-def logical_and(x, y, name=None):
-    """Elementwise x AND y of bool tensors (TypeError for other dtypes; `&` uses it).
+logical_and = _binary_api("LogicalAnd", "logical_and", """
+    Elementwise x AND y of bool tensors (TypeError for other dtypes; `&` uses it).
 
     Example:
         >>> tl.logical_and(tl.constant([True, True]), [True, False]).numpy()
         array([ True, False])
-    """
-    return binary("logical_and", x, y, "LogicalAnd")
+    """)
 
+logical_or = _binary_api("LogicalOr", "logical_or", """
+    Elementwise x OR y of bool tensors (TypeError for other dtypes; `|` uses it).""")
 
-def logical_or(x, y, name=None):
-    """Elementwise x OR y of bool tensors (TypeError for other dtypes; `|` uses it)."""
-    return binary("logical_or", x, y, "LogicalOr")
-
-
-def logical_not(x, name=None):
-    """Elementwise NOT x of a bool tensor (TypeError for other dtypes; `~` uses it)."""
-    return unary("LogicalNot", x)
+logical_not = _unary_api("LogicalNot", "logical_not", """
+    Elementwise NOT x of a bool tensor (TypeError for other dtypes; `~` uses it).""")
 
 
 def logical_xor(x, y, name=None):
@@ -935,10 +874,8 @@ def cast(x, dtype, name=None):
     dtype = _dt.as_dtype(dtype)
     try:
         x = convert_to_tensor(x)
-    except TypeError:
-        if type(x) not in ELEMENTWISE_COMPOSITES:
-            raise
-        return x._tl_elementwise(lambda v: cast(v, dtype), x)
+    except TypeError as e:
+        return _map_composite(e, lambda v: cast(v, dtype), x)
     if x.dtype is dtype:
         return x
     return apply("Cast", x, DstT=dtype)
@@ -1498,8 +1435,14 @@ def _reduce(op_name, input_tensor, axis, keepdims):
     return apply(op_name, x, axis=_static_axis(axis), keepdims=bool(keepdims))
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """Sum over `axis` (all axes if None), in the input's dtype.
+def _reduce_api(op_name, api_name, doc):
+    """`api_name(input_tensor, axis=None, keepdims=False, name=None)`: op `op_name` over axis."""
+    return _public(api_name, doc, lambda input_tensor, axis=None, keepdims=False, name=None:
+                   _reduce(op_name, input_tensor, axis, keepdims))
+
+
+reduce_sum = _reduce_api("Sum", "reduce_sum", """
+    Sum over `axis` (all axes if None), in the input's dtype.
 
     Args:
         input_tensor: a numeric tensor.
@@ -1513,43 +1456,29 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     Example:
         >>> tl.reduce_sum(tl.constant([[1, 2], [3, 4]]), axis=0).numpy()
         array([4, 6], dtype=int32)
-    """
-    return _reduce("Sum", input_tensor, axis, keepdims)
+    """)
 
-
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """Mean over `axis` (see `reduce_sum`); integer means truncate toward zero, as TensorFlow.
+reduce_mean = _reduce_api("Mean", "reduce_mean", """
+    Mean over `axis` (see `reduce_sum`); integer means truncate toward zero, as TensorFlow.
 
     Example:
         >>> tl.reduce_mean(tl.constant([1, 2])).numpy()
         1
-    """
-    return _reduce("Mean", input_tensor, axis, keepdims)
+    """)
 
+reduce_max = _reduce_api("Max", "reduce_max", """
+    Maximum over `axis` (see `reduce_sum`); -inf (or the lowest integer) over nothing.""")
 
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    """Maximum over `axis` (see `reduce_sum`); -inf (or the lowest integer) over nothing."""
-    return _reduce("Max", input_tensor, axis, keepdims)
+reduce_min = _reduce_api("Min", "reduce_min", """
+    Minimum over `axis` (see `reduce_sum`); +inf (or the highest integer) over nothing.""")
 
+reduce_prod = _reduce_api("Prod", "reduce_prod", "Product over `axis` (see `reduce_sum`).")
 
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """Minimum over `axis` (see `reduce_sum`); +inf (or the highest integer) over nothing."""
-    return _reduce("Min", input_tensor, axis, keepdims)
+reduce_all = _reduce_api("All", "reduce_all", """
+    Logical AND over `axis` of a bool tensor (TypeError for other dtypes).""")
 
-
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    """Product over `axis` (see `reduce_sum`)."""
-    return _reduce("Prod", input_tensor, axis, keepdims)
-
-
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
-    """Logical AND over `axis` of a bool tensor (TypeError for other dtypes)."""
-    return _reduce("All", input_tensor, axis, keepdims)
-
-
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
-    """Logical OR over `axis` of a bool tensor (TypeError for other dtypes)."""
-    return _reduce("Any", input_tensor, axis, keepdims)
+reduce_any = _reduce_api("Any", "reduce_any", """
+    Logical OR over `axis` of a bool tensor (TypeError for other dtypes).""")
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
@@ -1616,29 +1545,48 @@ def argmin(input, axis=None, output_type=_dt.int64, name=None):  # noqa: A002
     return _arg("ArgMin", input, axis, output_type)
 
 
-def _cumsum_infer(x, axis=0, exclusive=False, reverse=False):
-    _require("Cumsum", x.dtype)
-    if x.shape.rank is not None:
-        _normalize_axes((axis,), x.shape.rank)
-    return spec(x.shape, x.dtype)
+# Cumsum and Cumprod: one scan, by its xp function and its identity (the exclusive scan's first)
+
+def _scan_infer(op_name):
+    def infer(x, axis=0, exclusive=False, reverse=False):
+        _require(op_name, x.dtype)
+        if x.shape.rank is not None:
+            _normalize_axes((axis,), x.shape.rank)
+        return spec(x.shape, x.dtype)
+    return infer
+
+
+def _scan_kernel(scan, identity):
+    """The kernel of a cumulative op: `xp.<scan>` along the axis, shifted one place with
+    `identity` first when exclusive, run from the end when reverse."""
+    def kernel(xp, x, axis=0, exclusive=False, reverse=False):
+        if reverse:
+            x = xp.flip(x, axis)
+        out = getattr(xp, scan)(x, axis=axis, dtype=x.dtype)
+        if exclusive and x.shape[axis]:
+            out = xp.roll(out, 1, axis)
+            first = [slice(None)] * x.ndim
+            first[axis] = 0
+            out[tuple(first)] = identity
+        return xp.flip(out, axis) if reverse else out
+    kernel.__name__ = scan
+    return kernel
+
+
+def _scan(op_name, x, axis, exclusive, reverse):
+    x = convert_to_tensor(x)
+    _check_dtypes(op_name, (x,))
+    if x.shape.rank == 0:  # numpy flattens a scalar; TensorFlow has no axis to scan
+        raise op_error(InvalidArgumentError, op_name,
+                       "Expected scan axis in the range [0, 0), but got 0")
+    return apply(op_name, x, axis=_operator.index(axis), exclusive=bool(exclusive),
+                 reverse=bool(reverse))
 
 
 _ALLOWED["Cumsum"] = _numeric
-
-
-@defop("Cumsum", infer=_cumsum_infer,
-       grad=lambda op, dy: (cumsum(dy, op.attrs["axis"], op.attrs["exclusive"],
-                                   not op.attrs["reverse"]),))
-def _cumsum(xp, x, axis=0, exclusive=False, reverse=False):
-    if reverse:
-        x = xp.flip(x, axis)
-    out = xp.cumsum(x, axis=axis, dtype=x.dtype)
-    if exclusive and x.shape[axis]:
-        out = xp.roll(out, 1, axis)
-        first = [slice(None)] * x.ndim
-        first[axis] = 0
-        out[tuple(first)] = 0
-    return xp.flip(out, axis) if reverse else out
+defop("Cumsum", infer=_scan_infer("Cumsum"),
+      grad=lambda op, dy: (cumsum(dy, op.attrs["axis"], op.attrs["exclusive"],
+                                  not op.attrs["reverse"]),))(_scan_kernel("cumsum", 0))
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -1652,12 +1600,7 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
         >>> tl.cumsum(tl.constant([1, 2, 3]), exclusive=True).numpy()
         array([0, 1, 3], dtype=int32)
     """
-    x = convert_to_tensor(x)
-    _check_dtypes("Cumsum", (x,))
-    if x.shape.rank == 0:  # numpy flattens a scalar; TensorFlow has no axis to scan
-        raise op_error(InvalidArgumentError, "Cumsum", "Expected scan axis in the range [0, 0), but got 0")
-    return apply("Cumsum", x, axis=_operator.index(axis), exclusive=bool(exclusive),
-                 reverse=bool(reverse))
+    return _scan("Cumsum", x, axis, exclusive, reverse)
 
 
 # W. J. Cody-style rational approximations as in Cephes `ndtr.c` (erf for
@@ -1794,59 +1737,34 @@ _elementwise("Expm1", "expm1", _floating,
              grad=lambda op, dy: (dy * exp(op.inputs[0]),), native="nm.expm1({0})")
 
 
-def tan(x, name=None):
-    """Elementwise tangent (floating dtypes only)."""
-    return unary("Tan", x)
+tan = _unary_api("Tan", "tan", "Elementwise tangent (floating dtypes only).")
 
+asin = _unary_api("Asin", "asin", """
+    Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1] (floating dtypes only).""")
 
-def asin(x, name=None):
-    """Elementwise arcsine, in [-pi/2, pi/2]; NaN outside [-1, 1] (floating dtypes only)."""
-    return unary("Asin", x)
+acos = _unary_api("Acos", "acos", """
+    Elementwise arccosine, in [0, pi]; NaN outside [-1, 1] (floating dtypes only).""")
 
+atan = _unary_api("Atan", "atan", """
+    Elementwise arctangent, in (-pi/2, pi/2) (floating dtypes only).""")
 
-def acos(x, name=None):
-    """Elementwise arccosine, in [0, pi]; NaN outside [-1, 1] (floating dtypes only)."""
-    return unary("Acos", x)
+sinh = _unary_api("Sinh", "sinh", "Elementwise hyperbolic sine (floating dtypes only).")
+cosh = _unary_api("Cosh", "cosh", "Elementwise hyperbolic cosine (floating dtypes only).")
+asinh = _unary_api("Asinh", "asinh", "Elementwise inverse hyperbolic sine (floating dtypes only).")
 
+acosh = _unary_api("Acosh", "acosh", """
+    Elementwise inverse hyperbolic cosine; NaN below 1 (floating dtypes only).""")
 
-def atan(x, name=None):
-    """Elementwise arctangent, in (-pi/2, pi/2) (floating dtypes only)."""
-    return unary("Atan", x)
+atanh = _unary_api("Atanh", "atanh", """
+    Elementwise inverse hyperbolic tangent; +-inf at +-1, NaN outside (floating dtypes only).""")
 
-
-def sinh(x, name=None):
-    """Elementwise hyperbolic sine (floating dtypes only)."""
-    return unary("Sinh", x)
-
-
-def cosh(x, name=None):
-    """Elementwise hyperbolic cosine (floating dtypes only)."""
-    return unary("Cosh", x)
-
-
-def asinh(x, name=None):
-    """Elementwise inverse hyperbolic sine (floating dtypes only)."""
-    return unary("Asinh", x)
-
-
-def acosh(x, name=None):
-    """Elementwise inverse hyperbolic cosine; NaN below 1 (floating dtypes only)."""
-    return unary("Acosh", x)
-
-
-def atanh(x, name=None):
-    """Elementwise inverse hyperbolic tangent; +-inf at +-1, NaN outside (floating dtypes only)."""
-    return unary("Atanh", x)
-
-
-def expm1(x, name=None):
-    """Elementwise exp(x) - 1, accurate for small x (floating dtypes only; `tl.math.expm1`).
+expm1 = _unary_api("Expm1", "expm1", """
+    Elementwise exp(x) - 1, accurate for small x (floating dtypes only; `tl.math.expm1`).
 
     Example:
         >>> tl.math.expm1(tl.constant(0.0)).numpy()
         0.0
-    """
-    return unary("Expm1", x)
+    """)
 
 
 def _atan2_grad(op, dy):
@@ -1904,29 +1822,23 @@ _elementwise2("DivNoNan", _div_no_nan_kernel, _floating,
               native="({T}(0) if {1} == 0 else {0} / {1})")
 
 
-def xlogy(x, y, name=None):
-    """x * log(y), and 0 wherever x is 0 (even where y is 0 or NaN); `tl.math.xlogy`.
+xlogy = _binary_api("Xlogy", "xlogy", """
+    x * log(y), and 0 wherever x is 0 (even where y is 0 or NaN); `tl.math.xlogy`.
 
     Example:
         >>> tl.math.xlogy(tl.constant([0.0, 2.0]), [0.0, 1.0]).numpy()
         array([0., 0.], dtype=float32)
-    """
-    return binary("xlogy", x, y, "Xlogy")
+    """)
 
+xdivy = _binary_api("Xdivy", "xdivy", "x / y, and 0 wherever x is 0 (`tl.math.xdivy`).")
 
-def xdivy(x, y, name=None):
-    """x / y, and 0 wherever x is 0 (`tl.math.xdivy`)."""
-    return binary("xdivy", x, y, "Xdivy")
-
-
-def divide_no_nan(x, y, name=None):
-    """x / y, and 0 wherever y is 0 (`tl.math.divide_no_nan`); floating dtypes.
+divide_no_nan = _binary_api("DivNoNan", "divide_no_nan", """
+    x / y, and 0 wherever y is 0 (`tl.math.divide_no_nan`); floating dtypes.
 
     Example:
         >>> tl.math.divide_no_nan(tl.constant([3.0, 1.0]), [0.0, 2.0]).numpy()
         array([0. , 0.5], dtype=float32)
-    """
-    return binary("divide_no_nan", x, y, "DivNoNan")
+    """)
 
 
 def _truncatediv_kernel(xp, x, y):
@@ -1949,8 +1861,8 @@ _elementwise2("TruncateDiv", _truncatediv_kernel, _numeric, differentiable=False
 _elementwise2("TruncateMod", _truncatemod_kernel, _numeric, differentiable=False)
 
 
-def truncatediv(x, y, name=None):
-    """Elementwise x / y rounded toward zero, as C (`tl.truncatediv`).
+truncatediv = _binary_api("TruncateDiv", "truncatediv", """
+    Elementwise x / y rounded toward zero, as C (`tl.truncatediv`).
 
     Raises:
         InvalidArgumentError: on integer division by zero or mixed dtypes.
@@ -1958,18 +1870,15 @@ def truncatediv(x, y, name=None):
     Example:
         >>> tl.truncatediv(tl.constant([-7, 7]), 2).numpy()
         array([-3,  3], dtype=int32)
-    """
-    return binary("truncatediv", x, y, "TruncateDiv")
+    """)
 
-
-def truncatemod(x, y, name=None):
-    """Elementwise remainder of truncating division; the result has the sign of x, as C's fmod.
+truncatemod = _binary_api("TruncateMod", "truncatemod", """
+    Elementwise remainder of truncating division; the result has the sign of x, as C's fmod.
 
     Example:
         >>> tl.truncatemod(tl.constant([-7, 7]), 3).numpy()
         array([-1,  1], dtype=int32)
-    """
-    return binary("truncatemod", x, y, "TruncateMod")
+    """)
 
 
 def log_sigmoid(x, name=None):
@@ -2044,13 +1953,6 @@ def softsign(features, name=None):
 
 # ------------------------------------------------------------------ cumprod
 
-def _cumprod_infer(x, axis=0, exclusive=False, reverse=False):
-    _require("Cumprod", x.dtype)
-    if x.shape.rank is not None:
-        _normalize_axes((axis,), x.shape.rank)
-    return spec(x.shape, x.dtype)
-
-
 _ALLOWED["Cumprod"] = _numeric
 
 
@@ -2062,17 +1964,7 @@ def _cumprod_grad(op, dy):
     return (out / x,)
 
 
-@defop("Cumprod", infer=_cumprod_infer, grad=_cumprod_grad)
-def _cumprod(xp, x, axis=0, exclusive=False, reverse=False):
-    if reverse:
-        x = xp.flip(x, axis)
-    out = xp.cumprod(x, axis=axis, dtype=x.dtype)
-    if exclusive and x.shape[axis]:
-        out = xp.roll(out, 1, axis)
-        first = [slice(None)] * x.ndim
-        first[axis] = 0
-        out[tuple(first)] = 1
-    return xp.flip(out, axis) if reverse else out
+defop("Cumprod", infer=_scan_infer("Cumprod"), grad=_cumprod_grad)(_scan_kernel("cumprod", 1))
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -2086,10 +1978,7 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
         >>> tl.math.cumprod(tl.constant([2, 3, 4]), exclusive=True).numpy()
         array([1, 2, 6], dtype=int32)
     """
-    x = convert_to_tensor(x)
-    _check_dtypes("Cumprod", (x,))
-    return apply("Cumprod", x, axis=_operator.index(axis), exclusive=bool(exclusive),
-                 reverse=bool(reverse))
+    return _scan("Cumprod", x, axis, exclusive, reverse)
 
 
 # ------------------------------------------------------------------ norms, counting
@@ -2110,14 +1999,13 @@ defop("EuclideanNorm", infer=_reduce_infer("EuclideanNorm", _numeric),
       grad=_euclidean_norm_grad)(_euclidean_norm_kernel)
 
 
-def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
-    """sqrt(sum(x ** 2)) over `axis` (see `reduce_sum`); integers give the truncated root.
+reduce_euclidean_norm = _reduce_api("EuclideanNorm", "reduce_euclidean_norm", """
+    sqrt(sum(x ** 2)) over `axis` (see `reduce_sum`); integers give the truncated root.
 
     Example:
         >>> tl.math.reduce_euclidean_norm(tl.constant([[1, 2, 3], [1, 1, 1]])).numpy()
         4
-    """
-    return _reduce("EuclideanNorm", input_tensor, axis, keepdims)
+    """)
 
 
 def count_nonzero(input, axis=None, keepdims=None, dtype=_dt.int64, name=None):  # noqa: A002

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..op import apply, convert_to_tensor, defop, spec
+from ..properties import read_only
 from ..tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec
 from . import array as _array
 from . import math as _math
@@ -110,15 +111,10 @@ class RaggedTensor:
         return cls.from_row_lengths(flat[keep.astype(np.int64)], lengths)
 
     # -------------------------------------------------- properties
-    @property
-    def values(self):
-        """The concatenated rows (a tensor, or a RaggedTensor for nested ragged dims)."""
-        return self._values
-
-    @property
-    def row_splits(self):
-        """int64 vector: row i is `values[row_splits[i]:row_splits[i+1]]`."""
-        return self._row_splits
+    values = read_only("_values", "The concatenated rows (a tensor, or a RaggedTensor for nested "
+                                  "ragged dims).")
+    row_splits = read_only("_row_splits", "int64 vector: row i is "
+                                          "`values[row_splits[i]:row_splits[i+1]]`.")
 
     @property
     def flat_values(self):
@@ -128,9 +124,7 @@ class RaggedTensor:
             v = v.values
         return v
 
-    @property
-    def dtype(self):
-        return self.flat_values.dtype
+    dtype = read_only("flat_values.dtype", "The dtype of the values.")
 
     @property
     def ragged_rank(self):
@@ -396,17 +390,9 @@ class RaggedTensorSpec:
         """The spec of a RaggedTensor."""
         return cls(value.shape, value.dtype, value.ragged_rank)
 
-    @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def ragged_rank(self):
-        return self._ragged_rank
+    shape = read_only("_shape", "The static shape (None for each ragged dimension).")
+    dtype = read_only("_dtype", "The dtype of the values.")
+    ragged_rank = read_only("_ragged_rank", "How many dimensions after the first are ragged.")
 
     @property
     def row_splits_dtype(self):

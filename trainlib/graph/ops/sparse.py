@@ -13,6 +13,7 @@ from ..op import convert_to_tensor
 from ..tensor import TensorShape
 from . import array as _array
 from . import math as _math
+from ..properties import read_only
 
 __all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul", "reduce_sum"]
 
@@ -34,9 +35,7 @@ class SparseTensor:
             raise ValueError(f"SparseTensor needs indices of shape [N, rank] and values of shape "
                              f"[N]; got {self.indices.shape} and {self.values.shape}")
 
-    @property
-    def dtype(self):
-        return self.values.dtype
+    dtype = read_only("values.dtype", "The dtype of the values.")
 
     @property
     def shape(self):

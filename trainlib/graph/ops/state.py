@@ -61,22 +61,19 @@ def _assign(xp, variable, value, **_static):
     return value
 
 
-def _assign_add(xp, variable, delta, **_static):
-    with variable._lock:
-        if variable._pinned is not None:
-            return _pinned_update(xp, variable, xp.add, delta)
-        variable._array = new = xp.add(variable._array, delta)
-        variable._owned = False  # returned: the caller holds it
-    return new
-
-
-def _assign_sub(xp, variable, delta, **_static):
-    with variable._lock:
-        if variable._pinned is not None:
-            return _pinned_update(xp, variable, xp.subtract, delta)
-        variable._array = new = xp.subtract(variable._array, delta)
-        variable._owned = False
-    return new
+def _update(ufunc):
+    """The kernel of AssignAdd/AssignSub (`ufunc` "add" or "subtract"): the Variable becomes
+    `ufunc(value, delta)`, which is returned."""
+    def kernel(xp, variable, delta, **_static):
+        fn = getattr(xp, ufunc)
+        with variable._lock:
+            if variable._pinned is not None:
+                return _pinned_update(xp, variable, fn, delta)
+            variable._array = new = fn(variable._array, delta)
+            variable._owned = False  # returned: the caller holds it
+        return new
+    kernel.__name__ = f"assign_{ufunc}"
+    return kernel
 
 
 def _pinned_update(xp, variable, fn, delta):
@@ -134,7 +131,8 @@ def _update_in_place(ufunc):
 defop("AssignVariableOp", infer=_assign_infer("assign"), stateful=True, differentiable=False,
       variable_access="assign", in_place=_assign_in_place)(_assign)
 defop("AssignAddVariableOp", infer=_assign_infer("assign_add"), stateful=True,
-      differentiable=False, variable_access="update", in_place=_update_in_place("add"))(_assign_add)
+      differentiable=False, variable_access="update", in_place=_update_in_place("add"))(
+    _update("add"))
 defop("AssignSubVariableOp", infer=_assign_infer("assign_sub"), stateful=True,
-      differentiable=False, variable_access="update",
-      in_place=_update_in_place("subtract"))(_assign_sub)
+      differentiable=False, variable_access="update", in_place=_update_in_place("subtract"))(
+    _update("subtract"))

@@ -23,6 +23,7 @@ from ..errors import InvalidArgumentError, op_error
 from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import SymbolicTensor, TensorShape, as_shape, is_tensor
 from . import array as _array
+from ..properties import read_only
 
 __all__ = ["TensorArray"]
 
@@ -300,20 +301,10 @@ class TensorArray:
         return ta
 
     # -- properties
-    @property
-    def dtype(self):
-        """The dtype of the elements."""
-        return self._dtype
-
-    @property
-    def element_shape(self):
-        """The static shape of the elements (None dims where unknown)."""
-        return self._element_shape
-
-    @property
-    def dynamic_size(self):
-        """Whether writes past the end grow the array."""
-        return self._dynamic_size
+    dtype = read_only("_dtype", "The dtype of the elements.")
+    element_shape = read_only("_element_shape", "The static shape of the elements (None dims "
+                                                "where unknown).")
+    dynamic_size = read_only("_dynamic_size", "Whether writes past the end grow the array.")
 
     def size(self, name=None):
         """The number of elements, an int32 scalar tensor."""

@@ -159,23 +159,30 @@ def _hw_of(x, data_format):
     return (x.shape[-3], x.shape[-2]) if data_format != "channels_first" else (x.shape[-2], x.shape[-1])
 
 
+def _complete(a, b, plus, minus):
+    """(a, b), the one of them that is None computed so that a + b == plus - minus."""
+    if a is None:
+        a = plus - minus - b
+    if b is None:
+        b = plus - minus - a
+    return a, b
+
+
+def _check_sizes(**sizes):
+    for name, v in sizes.items():
+        if v < 0:
+            raise ValueError(f"{name} must be >= 0. Received: {name}={v}")
+
+
 def pad_images(images, top_padding=None, left_padding=None, bottom_padding=None,
                right_padding=None, target_height=None, target_width=None, data_format=None):
     """`images` zero-padded on each side (sizes or target sizes given)."""
     x = _t(images)
     h, w = _hw_of(x, data_format)
-    if top_padding is None:
-        top_padding = target_height - bottom_padding - h
-    if bottom_padding is None:
-        bottom_padding = target_height - top_padding - h
-    if left_padding is None:
-        left_padding = target_width - right_padding - w
-    if right_padding is None:
-        right_padding = target_width - left_padding - w
-    for name, v in (("top_padding", top_padding), ("left_padding", left_padding),
-                    ("bottom_padding", bottom_padding), ("right_padding", right_padding)):
-        if v < 0:
-            raise ValueError(f"{name} must be >= 0. Received: {name}={v}")
+    top_padding, bottom_padding = _complete(top_padding, bottom_padding, target_height, h)
+    left_padding, right_padding = _complete(left_padding, right_padding, target_width, w)
+    _check_sizes(top_padding=top_padding, left_padding=left_padding,
+                 bottom_padding=bottom_padding, right_padding=right_padding)
     spatial = [[top_padding, bottom_padding], [left_padding, right_padding]]
     pads = spatial + [[0, 0]] if data_format != "channels_first" else [[0, 0]] + spatial
     if x.shape.rank == 4:
@@ -188,18 +195,10 @@ def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=N
     """`images` cropped on each side (sizes or target sizes given)."""
     x = _t(images)
     h, w = _hw_of(x, data_format)
-    if top_cropping is None:
-        top_cropping = h - target_height - bottom_cropping
-    if target_height is None:
-        target_height = h - bottom_cropping - top_cropping
-    if left_cropping is None:
-        left_cropping = w - target_width - right_cropping
-    if target_width is None:
-        target_width = w - right_cropping - left_cropping
-    for name, v in (("top_cropping", top_cropping), ("left_cropping", left_cropping),
-                    ("target_height", target_height), ("target_width", target_width)):
-        if v < 0:
-            raise ValueError(f"{name} must be >= 0. Received: {name}={v}")
+    top_cropping, target_height = _complete(top_cropping, target_height, h, bottom_cropping)
+    left_cropping, target_width = _complete(left_cropping, target_width, w, right_cropping)
+    _check_sizes(top_cropping=top_cropping, left_cropping=left_cropping,
+                 target_height=target_height, target_width=target_width)
     rows = slice(top_cropping, top_cropping + target_height)
     cols = slice(left_cropping, left_cropping + target_width)
     if data_format == "channels_first":

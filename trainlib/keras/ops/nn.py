@@ -25,6 +25,7 @@ from ...graph.ops import complex as _cx
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
 from ...graph.op import apply as _apply
+from ...layers.convolutional import transpose_output_size as _transpose_output_size
 from . import linalg as _klinalg
 from . import numpy as _knp
 from ._convert import FLOATX as _FLOATX, floating as _float, promote as _promote, tensor as _t
@@ -451,7 +452,7 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     ksz = list(kk.shape[:2])
     ss, dd = _hw(s, r), _hw(d, r)
     ops = (None, None) if op is None else ((0,) + op if r == 1 else op)
-    out_hw = [_keras_transpose_length(spatial[i], ksz[i], ss[i], dd[i], p, ops[i]) for i in range(2)]
+    out_hw = [_transpose_output_size(spatial[i], ksz[i], ss[i], p, ops[i], dd[i]) for i in range(2)]
     if r == 1:
         out_hw[0] = 1
     batch = _a.shape(y)[0:1]
@@ -465,22 +466,11 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
 def _conv_transpose3d(x, k, s, d, padding, output_padding):
     """A channels-last 3-D transposed convolution: the input gradient of a 3-D convolution
     whose input has Keras's output length (as the 2-D case)."""
-    out_len = [_keras_transpose_length(x.shape[i + 1], k.shape[i], s[i], d[i], padding,
-                                       output_padding[i]) for i in range(3)]
+    out_len = [_transpose_output_size(x.shape[i + 1], k.shape[i], s[i], padding,
+                                      output_padding[i], d[i]) for i in range(3)]
     like = _a.zeros(_a.concat([_a.shape(x)[0:1], out_len, [k.shape[3]]], 0), x.dtype)
     return _apply("Conv3DBackpropInputV2", like, k, x, strides=tuple(s), padding=padding,
                   explicit_paddings=None, dilations=tuple(d))
-
-
-def _keras_transpose_length(n, k, s, d, padding, output_padding):
-    """Keras's output length of a transposed convolution along one dim."""
-    kd = (k - 1) * d + 1
-    if padding == "VALID":
-        extra = max(kd, s) - kd if output_padding is None else output_padding
-        return (n - 1) * s + kd + extra
-    if output_padding is None:
-        return n * s
-    return (n - 1) * s + kd % 2 + output_padding
 
 
 def _pool(fn, inputs, pool_size, strides, padding, data_format, name):

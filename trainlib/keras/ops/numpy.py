@@ -365,28 +365,27 @@ def divide_no_nan(x1, x2):
     return _m.divide_no_nan(a, b)
 
 
+def _bool_as_int32(a, b):
+    """(a, b), promoted operands, as int32 when they are bool (integer division's rule)."""
+    if a.dtype.is_bool:
+        return _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
+    return a, b
+
+
 def floor_divide(x1, x2):
     """Elementwise floor division (NumPy's `//`)."""
-    a, b = _promote(x1, x2)
-    if a.dtype.is_bool:
-        a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
-    return _m.floordiv(a, b)
+    return _m.floordiv(*_bool_as_int32(*_promote(x1, x2)))
 
 
 def mod(x1, x2):
     """Elementwise remainder with the sign of the divisor (NumPy's `%`)."""
-    a, b = _promote(_strong(x1), _strong(x2))  # Keras converts both first: scalars are not weak
-    if a.dtype.is_bool:
-        a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
-    return _m.floormod(a, b)
+    # Keras converts both first: scalars are not weak
+    return _m.floormod(*_bool_as_int32(*_promote(_strong(x1), _strong(x2))))
 
 
 def fmod(x1, x2):
     """Elementwise remainder with the sign of the dividend (C's fmod)."""
-    a, b = _promote(x1, x2)
-    if a.dtype.is_bool:
-        a, b = _m.cast(a, _dt.int32), _m.cast(b, _dt.int32)
-    return _m.truncatemod(a, b)
+    return _m.truncatemod(*_bool_as_int32(*_promote(x1, x2)))
 
 
 power = _binary(_m.pow, "Elementwise `x1 ** x2` with Keras's dtype promotion.", "power")
@@ -716,22 +715,24 @@ def nanprod(x, axis=None, keepdims=False):
     return prod(_nan_filled(x, 1.0), axis, keepdims)
 
 
-def nanmax(x, axis=None, keepdims=False):
-    """Maximum ignoring NaN (NaN where all are NaN)."""
+def _nan_extremum(reduce, fill, x, axis, keepdims):
+    """`reduce` (max or min) ignoring NaN, NaN filled with `fill` (its identity); NaN where
+    all are NaN."""
     x = _t(x)
     if not x.dtype.is_floating:
-        return max(x, axis, keepdims)
-    out = max(_nan_filled(x, -_np.inf), axis, keepdims)
+        return reduce(x, axis, keepdims)
+    out = reduce(_nan_filled(x, fill), axis, keepdims)
     return _m.where(all(isnan(x), axis, keepdims), _m.cast(_np.nan, x.dtype) + out * 0, out)
+
+
+def nanmax(x, axis=None, keepdims=False):
+    """Maximum ignoring NaN (NaN where all are NaN)."""
+    return _nan_extremum(max, -_np.inf, x, axis, keepdims)
 
 
 def nanmin(x, axis=None, keepdims=False):
     """Minimum ignoring NaN (NaN where all are NaN)."""
-    x = _t(x)
-    if not x.dtype.is_floating:
-        return min(x, axis, keepdims)
-    out = min(_nan_filled(x, _np.inf), axis, keepdims)
-    return _m.where(all(isnan(x), axis, keepdims), _m.cast(_np.nan, x.dtype) + out * 0, out)
+    return _nan_extremum(min, _np.inf, x, axis, keepdims)
 
 
 def _nan_count(x, axis, keepdims):
@@ -777,26 +778,26 @@ def nancumprod(x, axis=None, dtype=None):
     return cumprod(_nan_filled(x, 1.0), axis, dtype)
 
 
-def cumsum(x, axis=None, dtype=None):
-    """Cumulative sum along `axis` (None: of the flattened tensor)."""
+def _scan(scan, x, axis, dtype):
+    """`scan` (tl's cumsum or cumprod) along `axis` (None: of the flattened tensor), in
+    `dtype` (default: x's, int32 for bool)."""
     x = _t(x)
     if dtype is not None:
         x = _m.cast(x, dtype)
     elif x.dtype.is_bool:
         x = _m.cast(x, _dt.int32)
     x, axis = _axis_or_flat(x, axis)
-    return _m.cumsum(x, axis=axis)
+    return scan(x, axis=axis)
+
+
+def cumsum(x, axis=None, dtype=None):
+    """Cumulative sum along `axis` (None: of the flattened tensor)."""
+    return _scan(_m.cumsum, x, axis, dtype)
 
 
 def cumprod(x, axis=None, dtype=None):
     """Cumulative product along `axis` (None: of the flattened tensor)."""
-    x = _t(x)
-    if dtype is not None:
-        x = _m.cast(x, dtype)
-    elif x.dtype.is_bool:
-        x = _m.cast(x, _dt.int32)
-    x, axis = _axis_or_flat(x, axis)
-    return _m.cumprod(x, axis=axis)
+    return _scan(_m.cumprod, x, axis, dtype)
 
 
 # ------------------------------------------------------------------ quantiles
