@@ -455,3 +455,14 @@ def test_multi_optimizer_delegates_by_path_and_round_trips():
     assert again.get_config() == opt.get_config()
     with pytest.raises(ValueError, match="cannot be"):
         optim.OptimizerMap(sgd)["x"] = optim.MultiOptimizer(optim.OptimizerMap(adam))
+
+
+def test_global_clipnorm_spreads_a_non_finite_norm_to_every_gradient_as_keras():
+    # Keras 3: scale = clip * min(1/norm, 1/clip) + (norm - norm): NaN for an inf norm
+    a, b = tl.Variable([1.0, 2.0]), tl.Variable([3.0])
+    opt = optim.SGD(0.1, global_clipnorm=1.0)
+    opt.apply([tl.constant([np.inf, 0.0]), tl.constant([1.0])], [a, b])
+    assert np.isnan(a.numpy()).all() and np.isnan(b.numpy()).all()
+    c = tl.Variable([3.0, 4.0])
+    optim.SGD(1.0, global_clipnorm=1.0).apply([tl.constant([3.0, 4.0])], [c])
+    np.testing.assert_allclose(c.numpy(), [3.0 - 0.6, 4.0 - 0.8], rtol=1e-6)

@@ -142,6 +142,7 @@ class Optimizer:
         self._variables = []
         self._index = {}
         self._slots_by_reference = {}  # (id(variable), slot name) -> the slot
+        self._step_prepared = False    # `_prepare_update_steps` ran in this step already
         self._flat_groups = None       # after the first update: [(FlatGroup, index)] per dtype
         self._flat_state = {}          # the attributes a build over the flat Variables set
         self._flat_building = None     # while that build runs: id(flat Variable) -> FlatGroup
@@ -412,6 +413,7 @@ class Optimizer:
         (`_apply(..., count=False)`, as `compile(remat=...)` does segment by segment):
         the moving averages of the weights (use_ema), then the count."""
         self._update_moving_averages()
+        self._step_prepared = False
         self._iterations.assign_add(constant(1, dtype=int64))
 
     def _apply(self, pairs, aggregate, count=True):
@@ -422,6 +424,8 @@ class Optimizer:
                              "depends on them and is computed inside the GradientTape.")
         if not self.built:
             self.build([v for _, v in pairs])
+        if count:
+            self._step_prepared = False
         grads = [g for g, _ in pairs_kept]
         variables = [v for _, v in pairs_kept]
         if aggregate:
@@ -444,6 +448,7 @@ class Optimizer:
                 v.assign(constraint(v))
         if count:
             self._iterations.assign_add(constant(1, dtype=int64))
+            self._step_prepared = False
 
     def _update(self, grads, variables, flat_grads=()):
         """Weight decay and `update_step` for (already clipped) `grads`: over the flat
@@ -454,7 +459,9 @@ class Optimizer:
         whole, singles = self._flat_partition(grads, variables)
         whole = [(group, _flat.flat_gradient(gs)) for group, gs in whole] + list(flat_grads)
         self._apply_weight_decay([v for _, v in singles], lr, whole)
-        self._prepare_update_steps()
+        if not self._step_prepared:   # once per step, also when it is applied in parts
+            self._prepare_update_steps()
+            self._step_prepared = True
         for group, flat_grad in whole:
             self._update_flat(group, flat_grad, lr)
         for g, v in singles:
@@ -656,5 +663,7 @@ def _clip_by_global_norm(grads, clip_norm):
         s = reduce_sum(square(cast(g, float32) if g.dtype is not float32 else g))
         total = s if total is None else total + s
     norm = sqrt(total)
-    scale = clip_norm * minimum(1.0 / norm, 1.0 / clip_norm)
+    # as Keras 3: `+ (norm - norm)` leaves a finite scale alone and makes it NaN when the
+    # norm is inf or NaN, so a non-finite gradient spoils every gradient, not only its own
+    scale = clip_norm * minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
     return [g * (scale if g.dtype is float32 else cast(scale, g.dtype)) for g in grads]
