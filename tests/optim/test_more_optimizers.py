@@ -252,13 +252,16 @@ def test_config_round_trips_and_names_the_keras_class(name, make, reference):
 def test_variables_follow_keras_order_names_and_kinds():
     # iterations, learning rate, [averages], then the slots interleaved per variable
     rng = np.random.default_rng(0)
-    variables = [tl.Variable(rng.normal(size=s).astype(np.float32), name=n)
-                 for s, n in (((3, 2), "kernel"), ((2,), "bias"))]
+    model = tl.keras.Sequential([tl.keras.layers.Input((3,)), tl.keras.layers.Dense(2, name="d")],
+                                name="net")
+    variables = model.trainable_variables
+    assert [v.path for v in variables] == ["net/d/kernel", "net/d/bias"]
     nadam = optim.Nadam(use_ema=True)
     nadam.build(variables)
-    assert [v.name.split(":")[0] for v in nadam.variables] == [
-        "iteration", "learning_rate", "kernel_average", "bias_average", "kernel_momentum",
-        "kernel_velocity", "bias_momentum", "bias_velocity", "variable"]
+    assert [v.name.split(":")[0] for v in nadam.variables] == ["iteration", "learning_rate"] + [
+        "net_d_" + n for n in ("kernel_average", "bias_average", "kernel_momentum",
+                                          "kernel_velocity", "bias_momentum", "bias_velocity")
+    ] + ["variable"]
     assert float(nadam.variables[-1].numpy()) == 1.0
     adafactor = optim.Adafactor()
     adafactor.build(variables)
@@ -268,7 +271,11 @@ def test_variables_follow_keras_order_names_and_kinds():
     muon = optim.Muon()
     muon.build(variables)
     assert [v.name.split(":")[0] for v in muon.variables[2:]] == [
-        "kernel_momentum", "bias_momentum", "bias_velocity"]
+        "net_d_kernel_momentum", "net_d_bias_momentum",
+        "net_d_bias_velocity"]
+    assert [v.name.split(":")[0] for v in adafactor.variables[2:]] == [
+        "kernel", "kernel", "net_d_kernel_velocity", "bias", "bias",
+        "net_d_bias_velocity"]
 
 
 def test_argument_checks_as_keras():

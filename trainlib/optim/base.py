@@ -212,7 +212,9 @@ class Optimizer:
             return self._flat_slot(reference_variable, name)
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
-        base = reference_variable.name.split(":")[0]
+        # named as Keras 3 names it: after the variable's path ("sequential_dense_kernel_momentum")
+        base = (getattr(reference_variable, "path", None) or
+                reference_variable.name.split(":")[0]).replace("/", "_")
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
