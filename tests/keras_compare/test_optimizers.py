@@ -65,6 +65,7 @@ OPTIMIZERS = {
     "lion_weight_decay": lambda o: o.Lion(0.003, beta_1=0.8, weight_decay=0.1),
     "lamb": lambda o: o.Lamb(0.01),
     "adafactor": lambda o: o.Adafactor(0.05),
+    "adafactor_schedule": lambda o: o.Adafactor(o.schedules.ExponentialDecay(0.3, 2, 0.5)),
     "adafactor_no_relative_step": lambda o: o.Adafactor(0.05, relative_step=False,
                                                         clip_threshold=0.5),
     "muon": lambda o: o.Muon(0.01),
