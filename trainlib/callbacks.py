@@ -6,7 +6,8 @@ per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
 `model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
 TerminateOnNaN, LambdaCallback, BackupAndRestore (atomic `.weights.h5` backups
 of the weights and the optimizer's state, named by epoch, so a killed `fit`
-resumes where the last backup left it). Invariant: logs are dicts of Python
+resumes where the last backup left it), SwapEMAWeights (the optimizer's moving averages
+in the model for evaluation). Invariant: logs are dicts of Python
 floats; nothing a callback writes is ever left half-written.
 """
 import contextlib
@@ -814,3 +815,87 @@ def _weight_image(w):
         w = np.transpose(w, (2, 0, 1))
         w = w.reshape(w.shape[0], w.shape[1], w.shape[2], 1)
     return w if w.ndim == 4 and w.shape[-1] in (1, 3, 4) else None
+
+
+class SwapEMAWeights(Callback):
+    """Swaps the model's weights with the optimizer's moving averages (`use_ema=True`)
+    for evaluation and prediction, and back afterwards (as Keras 3's).
+
+    The swap exchanges values in place (the raw weights wait in the average slots), so
+    nothing is copied twice; with `swap_on_epoch=True` the model also holds the averages
+    from each epoch's end to the next epoch's beginning, so callbacks after this one
+    (`ModelCheckpoint`) see them, and after the last epoch the averages are kept.
+
+    Args:
+        swap_on_epoch: also swap at epoch end and back at epoch begin (default False).
+
+    Raises:
+        ValueError: at the first swap, if the optimizer does not use EMA.
+
+    Example:
+        >>> model.compile(optimizer=tl.optim.SGD(use_ema=True), loss="mse")
+        >>> model.fit(x, y, validation_data=(xv, yv),
+        ...           callbacks=[tl.callbacks.SwapEMAWeights()])
+    """
+
+    def __init__(self, swap_on_epoch=False):
+        super().__init__()
+        self.swap_on_epoch = swap_on_epoch
+        self._ema_weights_in_model = False
+
+    def _ema_optimizers(self):
+        optimizer = getattr(self.model.optimizer, "inner_optimizer", self.model.optimizer)
+        inner = getattr(optimizer, "optimizers", None)
+        if inner is not None:   # a MultiOptimizer: those of its optimizers that use EMA
+            found = [o for o in inner if getattr(o, "use_ema", False)]
+            if not found:
+                raise ValueError("SwapEMAWeights must be used when at least one inner "
+                                 "optimizer has `use_ema=True` set. Received a MultiOptimizer "
+                                 "with all inner optimizers having `use_ema=False`.")
+            return found
+        if not getattr(optimizer, "use_ema", False):
+            raise ValueError("SwapEMAWeights must be used when `use_ema=True` is set on the "
+                             f"optimizer. Received: use_ema={getattr(optimizer, 'use_ema', None)}")
+        return [optimizer]
+
+    def _pairs(self):
+        return [(v, a) for o in self._ema_optimizers()
+                for v, a in zip(o._trainable_variables, o._model_variables_moving_average)]
+
+    def _swap_variables(self):
+        for variable, average in self._pairs():
+            raw = np.array(variable.numpy(), copy=True)
+            variable.assign(average.numpy())
+            average.assign(raw)
+
+    def _finalize_ema_values(self):
+        for variable, average in self._pairs():
+            average.assign(variable.numpy())
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.swap_on_epoch and self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.swap_on_epoch and not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+            if epoch == self.params.get("epochs", 0) - 1:
+                self._finalize_ema_values()
+
+    def on_test_begin(self, logs=None):
+        if not self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = True
+
+    def on_test_end(self, logs=None):
+        if self._ema_weights_in_model:
+            self._swap_variables()
+            self._ema_weights_in_model = False
+
+    on_predict_begin = on_test_begin
+    on_predict_end = on_test_end   # Keras 3.15 never swaps back here (`if not`): a bug
+
+
+__all__ += ["SwapEMAWeights"]

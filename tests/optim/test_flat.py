@@ -56,6 +56,19 @@ OPTIMIZERS = {
     "adagrad": lambda fused: tl.optim.Adagrad(0.05, fused=fused),
     "adam_schedule": lambda fused: tl.optim.Adam(
         tl.optim.schedules.ExponentialDecay(0.01, 10, 0.5), fused=fused),
+    # Keras 3.15's other elementwise optimizers, with EMA on some
+    "adadelta": lambda fused: tl.optim.Adadelta(1.0, fused=fused),
+    "adamax_ema": lambda fused: tl.optim.Adamax(0.01, use_ema=True, fused=fused),
+    "nadam": lambda fused: tl.optim.Nadam(0.01, fused=fused),
+    "ftrl_regularized": lambda fused: tl.optim.Ftrl(
+        0.1, l1_regularization_strength=0.01, l2_shrinkage_regularization_strength=0.01,
+        beta=0.1, fused=fused),
+    "lion_weight_decay": lambda fused: tl.optim.Lion(0.001, weight_decay=0.1, fused=fused),
+    "schedule_free_adamw_warmup": lambda fused: tl.optim.ScheduleFreeAdamW(
+        0.01, warmup_steps=5, fused=fused),
+    "sgd_ema_overwrite": lambda fused: tl.optim.SGD(
+        0.1, momentum=0.9, use_ema=True, ema_momentum=0.9, ema_overwrite_frequency=7,
+        fused=fused),
 }
 
 
@@ -147,6 +160,25 @@ def test_graph_reads_before_the_flat_write_see_the_old_values():
     np.testing.assert_array_equal(before.numpy(), old)
     np.testing.assert_array_equal(scaled.numpy(), old)
     np.testing.assert_array_equal(variables[0].numpy(), old - 1.0)
+
+
+def test_a_flat_read_still_used_after_a_write_of_its_buffer_keeps_the_old_value():
+    # a pinned Variable's write goes into its buffer in place even where the plan does not
+    # lower it in place: a read used after it must be a snapshot (ScheduleFreeAdamW's
+    # `momentum_old` read before `momentum.assign_sub`)
+    a, b = tl.Variable(np.array([1.0, 2.0], np.float32)), tl.Variable(np.array([3.0], np.float32))
+    group = flat.group_for([a, b], "test_flat_read_then_write")
+    out = tl.Variable(np.zeros(3, np.float32))
+
+    @tl.function
+    def step():
+        old = group.variable.read_value()
+        group.variable.assign_sub(tl.constant([1.0, 1.0, 1.0]))
+        out.assign(old * 2.0 + group.variable)
+
+    step()
+    np.testing.assert_array_equal(out.numpy(), [2.0, 4.0, 6.0] + np.array([0.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(a.numpy(), [0.0, 1.0])
 
 
 def test_a_second_optimizer_over_the_same_variables_shares_the_buffer_other_sets_fall_back():

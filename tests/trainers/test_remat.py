@@ -40,6 +40,26 @@ def test_remat_trains_bit_equal_to_the_plain_step(remat, regularized):
     assert runs[0][2] == runs[1][2] == 6
 
 
+@pytest.mark.parametrize("make", [lambda: tl.optim.Nadam(0.01, use_ema=True),
+                                  lambda: tl.optim.Adamax(0.01, use_ema=True,
+                                                          ema_overwrite_frequency=2)],
+                         ids=["nadam_ema", "adamax_ema_overwrite"])
+def test_remat_with_step_wide_optimizer_state_is_bit_equal(make):
+    # Nadam's momentum-cache product moves once per step and the moving averages follow the
+    # whole step, not once per segment
+    start = _model(depth=3).get_weights()
+    runs = []
+    for option in (False, 2):
+        model = _model(depth=3)
+        model.set_weights(start)
+        model.compile(optimizer=make(), remat=option,
+                      loss=tl.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(X, Y, batch_size=16, epochs=1, verbose=0, shuffle=False)
+        runs.append([v.numpy() for v in model.weights + model.optimizer.variables])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_remat_lowers_the_planned_peak_of_the_train_step():
     # deep, with a batch large enough for the activations to outweigh the weights' gradients
     x = np.tile(X, (8, 1))

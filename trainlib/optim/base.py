@@ -7,8 +7,9 @@ counter, slot creation in `build(var_list)`, gradient clipping (`clipnorm`,
 update (`apply(grads, variables)`, as Keras 3, or `apply_gradients(pairs)`):
 aggregate over replicas through the current distribution strategy (inside its
 `run` only), clip, decay weights, `update_step` per variable, apply the variables'
-constraints, count; and `scale_loss`, the train step's hook for loss scaling
-(identity here).
+constraints, count; the moving averages of the weights (`use_ema`, as Keras 3:
+an "average" slot per variable, `finalize_variable_values` at the end of `fit`); and
+`scale_loss`, the train step's hook for loss scaling (`loss_scale_factor`).
 Invariants: subclasses implement only `build` and `update_step`; all
 Variables (slots, counters) exist after `build`, which runs eagerly before
 (or, at the latest, on the first trace of) a train step.
@@ -26,11 +27,11 @@ from .. import initializers
 from ..distribute.strategy import current_strategy
 from ..graph.autodiff import GradientTape
 from ..graph.context import eager_scope
-from ..graph.dtypes import float32, int64
+from ..graph.dtypes import as_dtype, float32, int64
 from ..graph.ops.array import constant, ones_like, zeros_like
 from ..graph.ops.control_flow import cond
 from ..graph.ops.math import (cast, clip_by_value, equal, floordiv, floormod, maximum, minimum,
-                              reduce_sum, sqrt, square, where)
+                              not_equal, reduce_sum, sqrt, square, where)
 from ..graph.variables import Variable, children_changed
 from ..naming import auto_name
 
@@ -38,7 +39,7 @@ from . import flat as _flat, schedules
 from .schedules import LearningRateSchedule
 from ..graph.properties import read_only
 
-__all__ = ["Optimizer"]
+__all__ = ["Optimizer", "serialize"]
 
 
 def _warn_lr(what):
@@ -63,6 +64,13 @@ class Optimizer:
         clipnorm: clip each gradient to this L2 norm.
         clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
         global_clipnorm: clip all gradients together to this global L2 norm.
+        use_ema: keep an exponential moving average of every trained variable (slots
+            named "average", first among the slots), updated after each step.
+        ema_momentum: the average's momentum (default 0.99; the first step copies).
+        ema_overwrite_frequency: every this many steps, the variables take their averages.
+        loss_scale_factor: a fixed loss scale: the train step multiplies the loss by it
+            (`scale_loss`) and the update divides the gradients by it.
+        gradient_accumulation_steps: update every k-th call with the mean of k gradients.
         name: the optimizer's name.
         fused: update the variables as flat buffers (one per dtype) rather than one by
             one: None (default) when the class's `update_step` is elementwise
@@ -98,12 +106,17 @@ class Optimizer:
                                  f"Received: gradient_accumulation_steps="
                                  f"{gradient_accumulation_steps!r}")
         self.gradient_accumulation_steps = gradient_accumulation_steps or None
-        for option, value, default in (("use_ema", use_ema, False),
-                                       ("ema_overwrite_frequency", ema_overwrite_frequency, None),
-                                       ("loss_scale_factor", loss_scale_factor, None)):
-            if value != default:
-                raise NotImplementedError(f"{type(self).__name__}: {option}={value!r} is not "
-                                          f"supported by trainlib (only {default!r})")
+        if use_ema:  # checked as Keras 3 checks them, only when EMA is on
+            if not 0 <= ema_momentum <= 1:
+                raise ValueError("`ema_momentum` must be in the range [0, 1]. "
+                                 f"Received: ema_momentum={ema_momentum}")
+            if ema_overwrite_frequency and (not isinstance(ema_overwrite_frequency, int) or
+                                            ema_overwrite_frequency < 1):
+                raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. "
+                                 f"Received: ema_overwrite_frequency={ema_overwrite_frequency}")
+        self.use_ema = use_ema
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
         if fused and not self.elementwise_update:
             raise ValueError(f"{type(self).__name__}(fused=True): its update_step is not marked "
                              "elementwise (set the class attribute elementwise_update = True "
@@ -130,6 +143,7 @@ class Optimizer:
         self._variables = []
         self._index = {}
         self._slots_by_reference = {}  # (id(variable), slot name) -> the slot
+        self._step_prepared = False    # `_prepare_update_steps` ran in this step already
         self._flat_groups = None       # after the first update: [(FlatGroup, index)] per dtype
         self._flat_state = {}          # the attributes a build over the flat Variables set
         self._flat_building = None     # while that build runs: id(flat Variable) -> FlatGroup
@@ -181,7 +195,11 @@ class Optimizer:
         """Creates the slots for `var_list` (subclasses call super().build first)."""
         self._trainable_variables = list(var_list)
         self._index = {id(v): i for i, v in enumerate(self._trainable_variables)}
-        # as Keras: the accumulators come first among the slots
+        # as Keras: the moving averages (use_ema), then the accumulators come first among
+        # the slots, each in the order of var_list
+        self._model_variables_moving_average = [
+            self.add_variable_from_reference(v, "average") for v in var_list
+        ] if self.use_ema else []
         self._accumulated_gradients = [
             self.add_variable_from_reference(v, "gradient_accumulator") for v in var_list
         ] if self.gradient_accumulation_steps else []
@@ -193,12 +211,56 @@ class Optimizer:
             return self._flat_slot(reference_variable, name)
         init = initializers.get(initializer)
         shape, dtype = tuple(reference_variable.shape), reference_variable.dtype
-        base = reference_variable.name.split(":")[0]
+        # named as Keras 3 names it: after the variable's path ("sequential_dense_kernel_momentum")
+        base = (getattr(reference_variable, "path", None) or
+                reference_variable.name.split(":")[0]).replace("/", "_")
         v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=f"{base}_{name}",
                      dtype=dtype)
         self._variables.append(v)
         self._slots_by_reference[(id(reference_variable), name)] = v
         children_changed(self)   # a restored checkpoint may hold this slot's value
+        return v
+
+    def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
+        """Slots of one or more names for every variable, created interleaved per variable
+        (as Keras 3 orders them: a_0, b_0, a_1, b_1, ...).
+
+        Args:
+            trainable_variables: the reference Variables.
+            name: a slot name, or a list of them.
+            initializer: one initializer for all names, or a list (one per name).
+
+        Returns:
+            The list of slots for a single name; a tuple of lists for a list of names.
+        """
+        names = [name] if isinstance(name, str) else list(name)
+        inits = initializer if isinstance(initializer, (list, tuple)) else [initializer] * len(names)
+        if len(inits) != len(names):
+            raise ValueError(f"add_optimizer_variables got {len(names)} names and {len(inits)} "
+                             "initializers; pass one initializer, or one per name")
+        slots = tuple([] for _ in names)
+        for v in trainable_variables:
+            for out, slot_name, init in zip(slots, names, inits):
+                out.append(self.add_variable_from_reference(v, slot_name, init))
+        return slots[0] if isinstance(name, str) else slots
+
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="none",
+                     layout=None, name=None):
+        """An optimizer Variable of its own (not shaped after a model variable), tracked
+        in `variables` in creation order, as Keras 3's `add_variable`.
+
+        Args:
+            shape: its shape. initializer: an initializer or its name.
+            dtype: default float32. name: its name.
+        """
+        del aggregation, layout   # one process, no sharding: accepted for Keras's signature
+        init = initializers.get(initializer)
+        dtype = as_dtype(dtype) if dtype is not None else float32
+        shape = tuple(shape)
+        with eager_scope():
+            v = Variable(lambda: init(shape, dtype=dtype), trainable=False, name=name, dtype=dtype)
+        self._variables.append(v)
+        children_changed(self)
         return v
 
     # -- flat parameters
@@ -291,8 +353,11 @@ class Optimizer:
 
     # -- applying
     def scale_loss(self, loss):
-        """The loss the train step differentiates (Keras 3's hook for loss scaling: a
-        LossScaleOptimizer multiplies it by its scale; the base returns it unchanged)."""
+        """The loss the train step differentiates (Keras 3's hook for loss scaling): times
+        `loss_scale_factor` when set (the gradients are divided by it again before the
+        update; a LossScaleOptimizer multiplies by its dynamic scale)."""
+        if self.loss_scale_factor is not None:
+            return loss * self.loss_scale_factor
         return loss
 
     def apply(self, grads, trainable_variables=None):
@@ -346,7 +411,10 @@ class Optimizer:
 
     def _count_step(self):
         """`iterations += 1`: the end of a step whose variables were applied in parts
-        (`_apply(..., count=False)`, as `compile(remat=...)` does segment by segment)."""
+        (`_apply(..., count=False)`, as `compile(remat=...)` does segment by segment):
+        the moving averages of the weights (use_ema), then the count."""
+        self._update_moving_averages()
+        self._step_prepared = False
         self._iterations.assign_add(constant(1, dtype=int64))
 
     def _apply(self, pairs, aggregate, count=True):
@@ -357,16 +425,22 @@ class Optimizer:
                              "depends on them and is computed inside the GradientTape.")
         if not self.built:
             self.build([v for _, v in pairs])
+        if count:
+            self._step_prepared = False
         grads = [g for g, _ in pairs_kept]
         variables = [v for _, v in pairs_kept]
         if aggregate:
             grads = current_strategy().aggregate_gradients(grads)
         for v in variables:
             self._var_index(v)
+        if self.loss_scale_factor is not None:   # the train step scaled the loss by it
+            grads = [g / self.loss_scale_factor for g in grads]
         if self.gradient_accumulation_steps:
             self._accumulate_or_update(grads, variables)
         else:
             self._update(self._clip_gradients(grads), variables)
+        if count:
+            self._update_moving_averages()
         # as Keras: each variable's constraint (add_weight(constraint=...)) projects it after
         # the updates (on every call, accumulating or not), in the same graph as the step
         for v in variables:
@@ -374,7 +448,8 @@ class Optimizer:
             if constraint is not None:
                 v.assign(constraint(v))
         if count:
-            self._count_step()
+            self._iterations.assign_add(constant(1, dtype=int64))
+            self._step_prepared = False
 
     def _update(self, grads, variables, flat_grads=()):
         """Weight decay and `update_step` for (already clipped) `grads`: over the flat
@@ -385,6 +460,9 @@ class Optimizer:
         whole, singles = self._flat_partition(grads, variables)
         whole = [(group, _flat.flat_gradient(gs)) for group, gs in whole] + list(flat_grads)
         self._apply_weight_decay([v for _, v in singles], lr, whole)
+        if not self._step_prepared:   # once per step, also when it is applied in parts
+            self._prepare_update_steps()
+            self._step_prepared = True
         for group, flat_grad in whole:
             self._update_flat(group, flat_grad, lr)
         for g, v in singles:
@@ -426,6 +504,53 @@ class Optimizer:
 
         is_update_step = equal(floormod(self._iterations + 1, k), 0)
         cond(is_update_step, update, accumulate)
+
+    def _prepare_update_steps(self):
+        """Step-wide state the update steps share, updated once per update before them
+        (Keras 3's `_backend_update_step` prologue: Nadam's momentum-cache product)."""
+
+    # -- moving averages of the weights (use_ema)
+    def _average_pairs(self):
+        """[(variable, its moving average)] for every trained variable: a flat group's
+        buffer and its flat average where the variables are laid out flat, else one by one."""
+        flat_averages = self._flat_state.get("_model_variables_moving_average") or []
+        pairs, covered = [], set()
+        for group, average in zip(self._flat_groups or (), flat_averages):
+            pairs.append((group.variable, average))
+            covered.update(id(v) for v in group.members)
+        pairs.extend((v, a) for v, a in zip(self._trainable_variables,
+                                            self._model_variables_moving_average)
+                     if id(v) not in covered)
+        return pairs
+
+    def _update_moving_averages(self):
+        """As Keras 3, after the update: `average = m * average + (1 - m) * variable` with
+        `m = ema_momentum`, except `m = 0` on the first step (iterations == 0); every
+        `ema_overwrite_frequency` steps the variables take their averages' values."""
+        if not self.use_ema:
+            return
+        not_first_step = not_equal(self.iterations, constant(0, dtype=int64))
+        for variable, average in self._average_pairs():
+            momentum = cast(not_first_step, variable.dtype) * self.ema_momentum
+            average.assign(momentum * average + (1 - momentum) * variable)
+        if self.ema_overwrite_frequency:
+            def overwrite():
+                for variable, average in self._average_pairs():
+                    variable.assign(average)
+                return constant(True)
+
+            due = equal(floormod(self.iterations + 1, self.ema_overwrite_frequency), 0)
+            cond(due, overwrite, lambda: constant(False))
+
+    def finalize_variable_values(self, var_list):
+        """At the end of `fit`: with `use_ema`, the variables take their moving averages
+        (as Keras 3); otherwise nothing."""
+        if not self.use_ema or not self.built:
+            return
+        for v in var_list:
+            i = self._index.get(id(v))
+            if i is not None:
+                v.assign(self._model_variables_moving_average[i])
 
     def minimize(self, loss, var_list, tape=None):
         """Computes the gradients of `loss` with `tape` and applies them.
@@ -485,8 +610,10 @@ class Optimizer:
             lr = schedules.serialize(lr)
         return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "global_clipnorm": self.global_clipnorm,
-                "clipvalue": self.clipvalue, "use_ema": False, "ema_momentum": self.ema_momentum,
-                "ema_overwrite_frequency": None, "loss_scale_factor": None,
+                "clipvalue": self.clipvalue, "use_ema": self.use_ema,
+                "ema_momentum": self.ema_momentum,
+                "ema_overwrite_frequency": self.ema_overwrite_frequency,
+                "loss_scale_factor": self.loss_scale_factor,
                 "gradient_accumulation_steps": self.gradient_accumulation_steps}
 
     @classmethod
@@ -495,6 +622,20 @@ class Optimizer:
         if isinstance(config.get("learning_rate"), dict):
             config["learning_rate"] = schedules.deserialize(config["learning_rate"])
         return cls(**config)
+
+
+def serialize(optimizer):
+    """An optimizer as Keras 3 serializes it: `{"module": "keras.optimizers", "class_name",
+    "config", "registered_name"}`.
+
+    Example:
+        >>> tl.optim.serialize(tl.optim.SGD())["class_name"]
+        'SGD'
+    """
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"serialize expects an optimizer, got {type(optimizer).__name__}")
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__,
+            "config": optimizer.get_config(), "registered_name": None}
 
 
 class _NotFlat(Exception):
@@ -523,5 +664,7 @@ def _clip_by_global_norm(grads, clip_norm):
         s = reduce_sum(square(cast(g, float32) if g.dtype is not float32 else g))
         total = s if total is None else total + s
     norm = sqrt(total)
-    scale = clip_norm * minimum(1.0 / norm, 1.0 / clip_norm)
+    # as Keras 3: `+ (norm - norm)` leaves a finite scale alone and makes it NaN when the
+    # norm is inf or NaN, so a non-finite gradient spoils every gradient, not only its own
+    scale = clip_norm * minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
     return [g * (scale if g.dtype is float32 else cast(scale, g.dtype)) for g in grads]

@@ -155,6 +155,15 @@ def write_weights(model, f, include_optimizer=True):
             g.attrs["name"] = _snake(type(opt).__name__)
             for i, v in enumerate(opt_vars):
                 g.create_dataset(str(i), data=np.asarray(v.numpy()))
+            # a MultiOptimizer's inner optimizers are saveables of their own too, as Keras 3
+            # writes them (their variables are also in its `variables`, so reading ignores them)
+            used = {}
+            for inner in getattr(opt, "optimizers", None) or ():
+                name = _unique(_snake(type(inner).__name__), used)
+                g = h5.create_group(f"optimizer/optimizers/{name}/vars")
+                g.attrs["name"] = inner.name
+                for i, v in enumerate(inner.variables):
+                    g.create_dataset(str(i), data=np.asarray(v.numpy()))
 
 
 def save_weights_h5(model, filepath):

@@ -491,6 +491,9 @@ class Trainer:
             logs = epoch_logs
             if self.stop_training:
                 break
+        finalize = getattr(self.optimizer, "finalize_variable_values", None)
+        if finalize is not None and epochs > 0:
+            finalize(self.trainable_variables)   # as Keras 3: use_ema ends on the averages
         callbacks.on_train_end(logs)
         return callbacks.history
 

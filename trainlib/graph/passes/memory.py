@@ -290,19 +290,27 @@ class MemoryPlan:
                 continue
             # values that may alias the array: (span, aliases) per earlier read/write; two
             # Variables of one storage overlap where their spans in its buffer do
+            pinned = _storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0])
             earlier = []
             for op in handle_ops:
                 out = op.outputs[0]
                 reads = op.opdef.variable_access == "read"
                 used = id(out) in outputs or consumers.get(id(out))
                 span = _span(op.inputs[0])
-                if not reads and not used and all(
-                        self.last_use.get(id(a), -1) < position[id(op)] and id(a) not in outputs
-                        for other, group in earlier if _overlap(span, other) for a in group):
+                live = [earlier_op for other, group, earlier_op in earlier
+                        if _overlap(span, other) and any(
+                            self.last_use.get(id(a), -1) >= position[id(op)] or id(a) in outputs
+                            for a in group)]
+                if not reads and not used and not live:
                     self.in_place.add(id(op))
+                elif not reads and pinned:
+                    # a pinned Variable's kernel writes into its buffer in place too: the
+                    # reads still used after this write must hand out snapshots
+                    self.escaping_reads.update(id(e) for e in live
+                                               if e.opdef.variable_access == "read")
                 if used or reads:
                     group = list(aliases(out))
-                    earlier.append((span, group))
+                    earlier.append((span, group, op))
                     if reads and any(
                             id(a) in outputs or any(c.opdef.variable_access == "assign" and
                                                     c.inputs[1] is a
