@@ -759,3 +759,71 @@ def test_float32_elu_is_accurate_and_writes_into_planned_buffers():
     np.testing.assert_allclose(f(tl.constant(x)).numpy(), 3 * np.where(x > 0, 2 * x, np.expm1(2.0 * np.minimum(x, 0))),
                                rtol=3e-6, atol=1e-7)
     np.testing.assert_allclose(tl.nn.elu(x.astype(np.float64)).numpy(), want, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ batch slices on threads
+
+def _kernels_split_and_whole(monkeypatch, fn):
+    """fn() with trainlib's pool at three threads and every batch slice worth a hand-off, and
+    with one thread (one slice)."""
+    from trainlib.graph import threads
+    monkeypatch.setattr(threads, "MIN_SPLIT_WORK", 1)
+    slices = []
+    run_split = threads.run_split
+    monkeypatch.setattr(threads, "run_split",
+                        lambda part, ranges: slices.append(len(ranges)) or run_split(part, ranges))
+    try:
+        tl.config.threading.set_intra_op_parallelism_threads(3)
+        split = fn()
+        counts = slices[:]
+        tl.config.threading.set_intra_op_parallelism_threads(1)
+        whole = fn()
+    finally:
+        tl.config.threading.set_intra_op_parallelism_threads(0)
+        monkeypatch.undo()
+    assert len(counts) == len(split) and min(counts) > 1   # every kernel took several slices
+    return split, whole
+
+
+@given(geometry, st.integers(1, 2), st.sampled_from([1, 2]))
+def test_conv_and_pool_kernels_on_batch_slices_match_one_slice(g, dilation, groups):
+    """The conv and pooling kernels split the batch over the pool's threads: pooling gives the
+    same values to the bit, the matmuls to rounding (BLAS may block fewer rows otherwise, and
+    the filter gradient sums over the batch)."""
+    import pytest as _pytest
+    from trainlib.graph.ops import nn as nn_ops
+
+    dilation = dilation if g["stride"] == 1 else 1
+    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(1)
+    cg = g["c"] if groups == 1 else g["c"] + 1   # grouped, not depthwise (one channel a group)
+    x = rng.normal(size=(5, g["h"], g["w"], cg * groups)).astype(np.float32)
+    f = rng.normal(size=(g["k"], g["k"], cg, 2 * groups)).astype(np.float32)
+    attrs = dict(strides=(g["stride"],) * 2, padding=g["padding"], explicit_paddings=None,
+                 dilations=(dilation,) * 2)
+    pool = dict(ksize=(g["k"],) * 2, strides=(g["stride"],) * 2, padding=g["padding"])
+    y = nn_ops._conv_kernel(np, x, f, **attrs)
+    dy = rng.normal(size=y.shape).astype(np.float32)
+    pooled = nn_ops._max_pool(np, x, **pool)
+    dp = rng.normal(size=pooled.shape).astype(np.float32)
+    x_ties = rng.integers(0, 3, size=x.shape).astype(np.float32)   # tied maxima: first taken
+    pooled_ties = nn_ops._max_pool(np, x_ties, **pool)
+    cols = nn_ops._conv_patches(np, x, (g["k"],) * 2, **attrs)
+    outs = y.shape[1:3]
+
+    def run():
+        return [nn_ops._max_pool(np, x, **pool),
+                nn_ops._max_pool_grad(np, x, pooled, dp, **pool),
+                nn_ops._max_pool_grad(np, x_ties, pooled_ties, dp, **pool),
+                nn_ops._conv_kernel(np, x, f, **attrs),
+                nn_ops._conv_backprop_input(np, x, f, dy, **attrs),
+                nn_ops._conv_from_patches_kernel(np, cols, f, outs),
+                nn_ops._conv_backprop_filter(np, x, f, dy, **attrs),
+                nn_ops._filter_from_patches_kernel(np, cols, dy, f.shape)]
+
+    split, whole = _kernels_split_and_whole(_pytest.MonkeyPatch(), run)
+    for a, b in zip(split[:3], whole[:3]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(split[3:], whole[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)

@@ -18,6 +18,7 @@ import itertools as _itertools
 import math as _pymath
 
 from .. import dtypes as _dt
+from .. import threads as _threads
 from ..errors import InvalidArgumentError, op_error
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, \
     normalize_axis, same_dtype, spec
@@ -658,6 +659,18 @@ def _interleave(n):
     return (0,) + tuple(a for i in range(n) for a in (1 + i, 1 + n + i)) + (1 + 2 * n,)
 
 
+def _batch_ranges(xp, n, work):
+    """Slices [lo, hi) of a batch of `n` for trainlib's thread pool (`threads.split`), `work`
+    the elements the whole batch moves; one slice off numpy (CuPy runs on its device)."""
+    return _threads.split(n, work) if xp.__name__ == "numpy" else [(0, n)]
+
+
+def _by_batch(xp, n, work, part):
+    """Runs `part(lo, hi)` over batch slices on the pool (one call for small work or off
+    numpy); the results in slice order."""
+    return _threads.run_split(part, _batch_ranges(xp, n, work))
+
+
 def _patches(xp, x, window, strides, dilations, plan):
     """im2col: the (P, K*C) matrix of every window of the padded input (P = batch * output
     positions, K = window size), each row ordered (window..., C) as the filter's rows.
@@ -676,25 +689,46 @@ def _patches(xp, x, window, strides, dilations, plan):
     return xp.ascontiguousarray(view).reshape(p, k * x.shape[-1])
 
 
-def _col2im(xp, cols, x_shape, window, strides, dilations, plan):
+def _col2im(xp, cols, x_shape, window, strides, dilations, plan, out=None):
     """The adjoint of `_patches`: adds each window's values back where the window read them,
-    into an array of `x_shape`; `cols` is offset-major, (K, N, *outs, C), so each window
-    offset's values are one contiguous block. Tiling windows are one strided copy; overlapping
-    ones one strided accumulation per window offset."""
+    into an array of `x_shape` (written into `out` if given); `cols` is offset-major,
+    (K, N, *outs, C), so each window offset's values are one contiguous block. Tiling windows
+    are one strided copy; overlapping ones one strided accumulation per window offset."""
     outs, n = _outs(plan), len(window)
     padded = _padded_shape(x_shape, plan)
+    unpadded = padded == tuple(x_shape)
     if _tiles(window, strides, dilations, outs):
         covered = all(o * k == size for o, k, size in zip(outs, window, padded[1:-1]))
-        out = (xp.empty if covered else xp.zeros)(padded, dtype=cols.dtype)
+        if unpadded and out is not None:
+            acc = out
+            if not covered:
+                _zero_border(acc, window, outs)
+        else:
+            acc = (xp.empty if covered else xp.zeros)(padded, dtype=cols.dtype)
         by_offset = cols.reshape(tuple(window) + cols.shape[1:])
         # (k_0.., N, o_0.., C) -> (N, o_0, k_0, o_1, k_1, ..., C)
         perm = (n,) + tuple(a for i in range(n) for a in (n + 1 + i, i)) + (2 * n + 1,)
-        _tiled(out, window, outs)[...] = by_offset.transpose(perm)
+        _tiled(acc, window, outs)[...] = by_offset.transpose(perm)
     else:
-        out = xp.zeros(padded, dtype=cols.dtype)
+        if unpadded and out is not None:
+            acc = out
+            acc[...] = 0
+        else:
+            acc = xp.zeros(padded, dtype=cols.dtype)
         for k, s in enumerate(_window_slices(window, strides, dilations, outs)):
-            out[s] += cols[k]
-    return out[_interior(x_shape, plan)] if padded != tuple(x_shape) else out
+            acc[s] += cols[k]
+    result = acc if unpadded else acc[_interior(x_shape, plan)]
+    if out is None or result is out:
+        return result
+    out[...] = result
+    return out
+
+
+def _zero_border(a, window, outs):
+    """Zeros what tiling windows leave uncovered at the end of each spatial dim of `a`."""
+    for i, (k, o) in enumerate(zip(window, outs)):
+        if o * k < a.shape[1 + i]:
+            a[(slice(None),) * (1 + i) + (slice(o * k, None),)] = 0
 
 
 # ------------------------------------------------------------------ convolution (2-D and 3-D)
@@ -777,22 +811,30 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
         o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
         return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
                          f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
-    return _conv_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), f,
-                              out_shape)
+    out = xp.empty(out_shape, dtype=x.dtype)
+
+    def part(lo, hi):   # im2col and matmul of a batch slice, written into its rows of `out`
+        cols = _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan)
+        _conv_from_patches(xp, cols, f, out[lo:hi])
+    _by_batch(xp, x.shape[0], p * k * x.shape[-1], part)
+    return out
 
 
-def _conv_from_patches(xp, cols, f, out_shape):
-    """A convolution's output from the im2col patches of its input: one matmul, or one
-    batched matmul (G, P, K*Cg) @ (G, K*Cg, Og) over the groups."""
+def _conv_from_patches(xp, cols, f, out):
+    """A convolution's output from the im2col patches of its input, written into `out`
+    (batch, *outs, out channels; C-contiguous): one matmul, or one batched matmul
+    (G, P, K*Cg) @ (G, K*Cg, Og) over the groups."""
     p, cg, co = cols.shape[0], f.shape[-2], f.shape[-1]
     k = _prod(f.shape[:-2])
     groups = cols.shape[1] // (k * cg)
     if groups == 1:
-        return xp.matmul(cols, f.reshape(k * cg, co)).reshape(out_shape)
+        xp.matmul(cols, f.reshape(k * cg, co), out=out.reshape(p, co))
+        return out
     og = co // groups
     a = cols.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
     b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
-    return xp.matmul(a, b).transpose(1, 0, 2).reshape(out_shape)
+    out[...] = xp.matmul(a, b).transpose(1, 0, 2).reshape(out.shape)
+    return out
 
 
 def _backprop_input_grad(op, g):
@@ -822,15 +864,22 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
         for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
             dx[window] += xp.einsum("...cm,cm->...c", dy4, f3[i])
         return dx[_interior(x.shape, plan)]
-    if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
-        cols = xp.matmul(dy.reshape(p, co), f.reshape(k, cg, co).transpose(0, 2, 1))
-    else:
-        og = co // groups
-        a = dy.reshape(p, groups, og).transpose(1, 0, 2)
-        b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
-        cols = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(2, 1, 0, 3)
-    cols = cols.reshape((k,) + dy.shape[:-1] + (cg * groups,))
-    return _col2im(xp, cols, x.shape, f.shape[:rank], strides, dilations, plan)
+    dx = xp.empty(x.shape, dtype=dy.dtype)
+
+    def part(lo, hi):   # a batch slice's share of dx, written into its rows
+        d, rows = dy[lo:hi], (hi - lo) * (p // x.shape[0])
+        if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
+            cols = xp.matmul(d.reshape(rows, co), f.reshape(k, cg, co).transpose(0, 2, 1))
+        else:
+            og = co // groups
+            a = d.reshape(rows, groups, og).transpose(1, 0, 2)
+            b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
+            cols = xp.matmul(a, b).reshape(groups, rows, k, cg).transpose(2, 1, 0, 3)
+        cols = cols.reshape((k,) + d.shape[:-1] + (cg * groups,))
+        _col2im(xp, cols, dx[lo:hi].shape, f.shape[:rank], strides, dilations, plan,
+                out=dx[lo:hi])
+    _by_batch(xp, x.shape[0], p * k * x.shape[-1], part)
+    return dx
 
 
 def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
@@ -874,8 +923,17 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
         o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
         return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
                          dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
-    return _filter_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), dy,
-                                f.shape)
+    return _sum_parts(_by_batch(xp, x.shape[0], p * k * x.shape[-1], lambda lo, hi: _filter_from_patches(
+        xp, _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan), dy[lo:hi], f.shape)))
+
+
+def _sum_parts(parts):
+    """The batch slices' partial sums added in slice order (the same bits for the same
+    thread count), into the first."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def _filter_from_patches(xp, cols, dy, filter_shape):
@@ -930,11 +988,19 @@ def _from_patches_infer(cols, f, outs):
 
 def _conv_from_patches_kernel(xp, cols, f, outs):
     n = cols.shape[0] // max(_prod(outs), 1)
-    return _conv_from_patches(xp, cols, f, (n,) + tuple(outs) + (f.shape[-1],))
+    out = xp.empty((n,) + tuple(outs) + (f.shape[-1],), dtype=cols.dtype)
+    rows = _prod(outs)
+
+    def part(lo, hi):
+        _conv_from_patches(xp, cols[lo * rows:hi * rows], f, out[lo:hi])
+    _by_batch(xp, n, cols.size, part)
+    return out
 
 
 def _filter_from_patches_kernel(xp, cols, dy, filter_shape):
-    return _filter_from_patches(xp, cols, dy, tuple(filter_shape))
+    n, rows = dy.shape[0], _prod(dy.shape[1:-1])
+    return _sum_parts(_by_batch(xp, n, cols.size, lambda lo, hi: _filter_from_patches(
+        xp, cols[lo * rows:hi * rows], dy[lo:hi], tuple(filter_shape))))
 
 
 defop("ConvPatches", infer=_patches_infer, differentiable=False)(_conv_patches)
@@ -1143,11 +1209,15 @@ def _pool_windows(xp, x, ksize, strides, padding, value):
             _window_slices(ksize, strides, (1,) * len(ksize), _outs(plan)))
 
 
-def _window_reduce(ufunc, xpad, slices):
-    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes."""
+def _window_reduce(ufunc, xpad, slices, out=None):
+    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes (into `out`
+    if given)."""
     if len(slices) == 1:
-        return xpad[slices[0]].copy()
-    out = ufunc(xpad[slices[0]], xpad[slices[1]])
+        if out is None:
+            return xpad[slices[0]].copy()
+        out[...] = xpad[slices[0]]
+        return out
+    out = ufunc(xpad[slices[0]], xpad[slices[1]], out=out)
     for s in slices[2:]:
         ufunc(out, xpad[s], out=out)
     return out
@@ -1158,20 +1228,24 @@ def _dim_slices(dim, k, s, o):
     return [(slice(None),) * (1 + dim) + (slice(i, i + (o - 1) * s + 1, s),) for i in range(k)]
 
 
-def _pool_reduce(ufunc, xpad, ksize, strides, outs):
-    """`ufunc` (maximum, add) over every pooling window; never a view of `xpad`. Tiling
-    windows fold over the window offsets (prod(k_i) - 1 passes over the output); overlapping
-    ones one spatial dim at a time (a box window is separable): sum(k_i - 1) passes over
-    shrinking arrays."""
+def _pool_reduce(ufunc, xpad, ksize, strides, outs, out=None):
+    """`ufunc` (maximum, add) over every pooling window (into `out` if given); never a view of
+    `xpad`. Tiling windows fold over the window offsets (prod(k_i) - 1 passes over the
+    output); overlapping ones one spatial dim at a time (a box window is separable):
+    sum(k_i - 1) passes over shrinking arrays."""
     if _tiles(ksize, strides, (1,) * len(ksize), outs):
-        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs))
-    out, reduced = xpad, False
+        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs),
+                              out)
+    acc, reduced = xpad, False
     for dim, (k, s, o) in enumerate(zip(ksize, strides, outs)):
         if k == 1:
-            out = out[_dim_slices(dim, 1, s, o)[0]]
+            acc = acc[_dim_slices(dim, 1, s, o)[0]]
         else:
-            out, reduced = _window_reduce(ufunc, out, _dim_slices(dim, k, s, o)), True
-    return out if reduced else out.copy()
+            acc, reduced = _window_reduce(ufunc, acc, _dim_slices(dim, k, s, o)), True
+    if out is not None:
+        out[...] = acc
+        return out
+    return acc if reduced else acc.copy()
 
 
 def _pool_spread(xp, g, padded, ksize, strides, outs):
@@ -1214,7 +1288,10 @@ def _max_pool(xp, x, ksize, strides, padding):
         plan = _pool_plan(x.shape, ksize, strides, padding)
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
     plan = _pool_plan(x.shape, ksize, strides, padding)
-    return _pool_reduce(xp.maximum, _pad(xp, x, plan, -xp.inf), ksize, strides, _outs(plan))
+    out = xp.empty(_pooled_shape(x.shape, plan), dtype=x.dtype)
+    _by_batch(xp, x.shape[0], x.size, lambda lo, hi: _pool_reduce(
+        xp.maximum, _pad(xp, x[lo:hi], plan, -xp.inf), ksize, strides, _outs(plan), out[lo:hi]))
+    return out
 
 
 def _route_to_first_max(xp, mask, dy, out):
@@ -1229,9 +1306,17 @@ def _route_to_first_max(xp, mask, dy, out):
 def _max_pool_grad(xp, x, y, dy, ksize, strides, padding):
     """Routes each output gradient to the first maximum of its window (as TensorFlow), `y` the
     pooled output: masks per window offset, no argmax. Tiling windows (stride = ksize) write
-    each input position once."""
+    each input position once. Batch slices run on the thread pool."""
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
+    dx = xp.empty(x.shape, dtype=dy.dtype)
+    _by_batch(xp, x.shape[0], x.size, lambda lo, hi: _max_pool_grad_into(
+        xp, x[lo:hi], y[lo:hi], dy[lo:hi], ksize, strides, padding, dx[lo:hi]))
+    return dx
+
+
+def _max_pool_grad_into(xp, x, y, dy, ksize, strides, padding, out):
+    """`_max_pool_grad` of one batch slice, written into `out` (the slice's rows of dx)."""
     xpad, plan, slices = _pool_windows(xp, x, ksize, strides, padding, -xp.inf)
     n, outs = len(ksize), _outs(plan)
     if _tiles(ksize, strides, (1,) * n, outs):
@@ -1246,16 +1331,18 @@ def _max_pool_grad(xp, x, y, dy, ksize, strides, padding):
             hit = xp.greater(mask[s], taken, out=mask[s])   # a maximum no earlier offset took
             if i < len(offsets):
                 taken |= hit
-        covered = all(o * k == size for o, k, size in zip(outs, ksize, xpad.shape[1:-1]))
-        dx = (xp.empty if covered else xp.zeros)(xpad.shape, dtype=dy.dtype)
+        dx = out if xpad.shape == x.shape else xp.empty(xpad.shape, dtype=dy.dtype)
+        _zero_border(dx, ksize, outs)
         _route_to_first_max(xp, mask, dy[expand], _tiled(dx, ksize, outs))
     else:
-        dx = xp.zeros(xpad.shape, dtype=dy.dtype)
+        dx = out if xpad.shape == x.shape else xp.empty(xpad.shape, dtype=dy.dtype)
+        dx[...] = 0
         routed = xp.empty_like(dy)
         for s, mask in zip(slices, _first_max_masks(xp, xpad, slices, y)):
             _route_to_first_max(xp, mask, dy, routed)
             dx[s] += routed
-    return dx[_interior(x.shape, plan)] if dx.shape != x.shape else dx
+    if dx is not out:
+        out[...] = dx[_interior(x.shape, plan)]
 
 
 def _max_pool_grad_grad(xp, x, y, g, ksize, strides, padding):
