@@ -22,12 +22,18 @@ _determinism = False
 _blas_default = None   # the BLAS thread count at the first change, restored by 0
 
 
+_cpus = {}   # pid -> the count, asked once per process (the kernels ask on every call)
+
+
 def cpu_count():
-    """The cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    """The cores this process may run on (its CPU affinity when it first asked), at least 1."""
+    pid = os.getpid()
+    if pid not in _cpus:
+        try:
+            _cpus[pid] = len(os.sched_getaffinity(0)) or 1
+        except (AttributeError, OSError):
+            _cpus[pid] = os.cpu_count() or 1
+    return _cpus[pid]
 
 
 def pool_threads():
@@ -68,12 +74,16 @@ def drop_pool():
 MIN_SPLIT_WORK = 1 << 17   # elements a batch slice should move at least to be worth a hand-off
 
 
-def split(n, work, min_work=None, pieces_per_thread=2):
+PIECES_PER_THREAD = 2   # batch slices per thread (see `split`)
+
+
+def split(n, work, min_work=None, pieces_per_thread=None):
     """[lo, hi) ranges of `n` rows (batch entries) for the pool: `pieces_per_thread` per thread
     (so a thread that gets its core back late leaves fewer rows to wait for), none smaller than
     `min_work` of the `work` units all rows hold together; one range when threads are off
     (`pool_threads()` is 1) or the work is small (a hand-off costs tens of microseconds)."""
     threads, min_work = pool_threads(), min_work or MIN_SPLIT_WORK
+    pieces_per_thread = pieces_per_thread or PIECES_PER_THREAD
     if threads < 2 or n < 2 or work < 2 * min_work:
         return [(0, n)]
     pieces = min(n, threads * pieces_per_thread, max(work // min_work, 2))

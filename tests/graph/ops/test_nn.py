@@ -790,7 +790,6 @@ def test_conv_and_pool_kernels_on_batch_slices_match_one_slice(g, dilation, grou
     """The conv and pooling kernels split the batch over the pool's threads: pooling gives the
     same values to the bit, the matmuls to rounding (BLAS may block fewer rows otherwise, and
     the filter gradient sums over the batch)."""
-    import pytest as _pytest
     from trainlib.graph.ops import nn as nn_ops
 
     dilation = dilation if g["stride"] == 1 else 1
@@ -822,8 +821,35 @@ def test_conv_and_pool_kernels_on_batch_slices_match_one_slice(g, dilation, grou
                 nn_ops._conv_backprop_filter(np, x, f, dy, **attrs),
                 nn_ops._filter_from_patches_kernel(np, cols, dy, f.shape)]
 
-    split, whole = _kernels_split_and_whole(_pytest.MonkeyPatch(), run)
+    split, whole = _kernels_split_and_whole(pytest.MonkeyPatch(), run)
     for a, b in zip(split[:3], whole[:3]):
         np.testing.assert_array_equal(a, b)
     for a, b in zip(split[3:], whole[3:]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)
+
+
+def test_relu_its_gradient_and_bias_add_on_row_slices_match_one_slice():
+    from trainlib.graph.ops import nn as nn_ops
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(7, 3, 5, 4)).astype(np.float32)
+    x[0, 0, 0, :2] = [np.nan, -np.inf]   # a select, not a product: NaN outside the mask gives 0
+    dy = rng.normal(size=x.shape).astype(np.float32)
+    dy[1, 1, 1, 1] = np.inf
+    bias = rng.normal(size=4).astype(np.float32)
+    buffer = np.empty_like(x)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(nn_ops, "_ELEMENTWISE_SLICE", 1)
+
+    def run():
+        into = nn_ops._relu(np, x, out=buffer).copy()
+        return [nn_ops._relu(np, x), into, nn_ops._relu_grad(np, dy, np.maximum(x, 0)),
+                nn_ops._relu_grad(np, np.where(np.isnan(x), 0, x), dy),
+                nn_ops._bias_add(np, x, bias)]
+
+    split, whole = _kernels_split_and_whole(monkeypatch, run)
+    for a, b in zip(split, whole):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(split[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(split[2], np.where(x > 0, dy, 0))
+    np.testing.assert_array_equal(split[4], x + bias)

@@ -89,13 +89,34 @@ def _keep_where(xp, mask, x):
     return (x.view(ints) * mask).view(x.dtype)
 
 
+# elements a row slice of an elementwise kernel should hold at least to go to another thread
+_ELEMENTWISE_SLICE = 1 << 18
+
+
+def _on_rows(xp, like, part, out=None):
+    """An elementwise kernel over row slices (axis 0) of arrays shaped as `like`, on trainlib's
+    pool for large arrays: `part(lo, hi, out_rows)` writes each slice into `out` (made if
+    None). None where the work is one slice (the caller takes its plain path)."""
+    if like.ndim == 0 or xp.__name__ != "numpy":
+        return None
+    ranges = _threads.split(like.shape[0], like.size, _ELEMENTWISE_SLICE)
+    if len(ranges) == 1:
+        return None
+    out = xp.empty(like.shape, dtype=like.dtype) if out is None else out
+    _threads.run_split(lambda lo, hi: part(lo, hi, out[lo:hi]), ranges)
+    return out
+
+
 def _masked_grad(grad_op):
     return lambda op, g: (apply(grad_op, g, op.inputs[1], **op.attrs), None)
 
 
 def _relu(xp, x, out=None, tmp=None):
-    """max(x, 0); with `out`, written there (its fused form)."""
-    return xp.maximum(x, x.dtype.type(0), out=out)
+    """max(x, 0); with `out`, written there (its fused form). Large arrays by row slices on the
+    pool."""
+    zero = x.dtype.type(0)
+    done = _on_rows(xp, x, lambda lo, hi, rows: xp.maximum(x[lo:hi], zero, out=rows), out)
+    return xp.maximum(x, zero, out=out) if done is None else done
 
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
@@ -106,6 +127,13 @@ defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
        fresh_output=True, native="({0} if {1} > 0 else {T}(0))")
 def _relu_grad(xp, dy, y):
+    ints = _SAME_SIZE_INT.get(dy.dtype.itemsize)
+    if ints is not None and dy.shape == y.shape:
+        zero = y.dtype.type(0)
+        done = _on_rows(xp, dy, lambda lo, hi, rows: xp.multiply(
+            dy[lo:hi].view(ints), y[lo:hi] > zero, out=rows.view(ints)))
+        if done is not None:
+            return done
     return _keep_where(xp, y > 0, dy)
 
 
@@ -1596,6 +1624,10 @@ def _bias_add_infer(value, bias):
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
+    if value.dtype == bias.dtype:   # large values by row slices on the pool
+        done = _on_rows(xp, value, lambda lo, hi, rows: xp.add(value[lo:hi], bias, out=rows))
+        if done is not None:
+            return done
     return value + bias
 
 
