@@ -763,9 +763,10 @@ def test_float32_elu_is_accurate_and_writes_into_planned_buffers():
 
 # ------------------------------------------------------------------ batch slices on threads
 
-def _kernels_split_and_whole(monkeypatch, fn):
+def _kernels_split_and_whole(monkeypatch, fn, splitting=None):
     """fn() with trainlib's pool at three threads and every batch slice worth a hand-off, and
-    with one thread (one slice)."""
+    with one thread (one slice); `splitting` of the kernels fn calls (default all) must have
+    split."""
     from trainlib.graph import threads
     monkeypatch.setattr(threads, "MIN_SPLIT_WORK", 1)
     slices = []
@@ -781,7 +782,7 @@ def _kernels_split_and_whole(monkeypatch, fn):
     finally:
         tl.config.threading.set_intra_op_parallelism_threads(0)
         monkeypatch.undo()
-    assert len(counts) == len(split) and min(counts) > 1   # every kernel took several slices
+    assert len(counts) == (len(split) if splitting is None else splitting) and min(counts) > 1
     return split, whole
 
 
@@ -853,3 +854,44 @@ def test_relu_its_gradient_and_bias_add_on_row_slices_match_one_slice():
     np.testing.assert_array_equal(split[0], np.maximum(x, 0))
     np.testing.assert_array_equal(split[2], np.where(x > 0, dy, 0))
     np.testing.assert_array_equal(split[4], x + bias)
+
+
+@pytest.mark.parametrize("stride,multiplier,padding", [(1, 1, "SAME"), (1, 2, "VALID"),
+                                                      (2, 1, "SAME"), (1, 3, "SAME")])
+def test_depthwise_kernels_on_batch_slices_match_one_slice_and_the_dense_conv(
+        stride, multiplier, padding, monkeypatch):
+    """Depthwise convolution: a multiply-add per window offset over batch pieces on the pool;
+    the same values as the dense convolution with a block-diagonal filter."""
+    from trainlib.graph.ops import nn as nn_ops
+
+    monkeypatch.setattr(nn_ops, "_DEPTHWISE_PIECE", 1)   # one image a piece
+    rng = np.random.default_rng(5)
+    c = 3
+    x = rng.normal(size=(6, 7, 6, c))
+    f = rng.normal(size=(3, 3, 1, c * multiplier))
+    attrs = dict(strides=(stride,) * 2, padding=padding, explicit_paddings=None,
+                 dilations=(1, 1))
+    dense = np.zeros((3, 3, c, c * multiplier))
+    for ch in range(c):
+        dense[:, :, ch, ch * multiplier:(ch + 1) * multiplier] = f[:, :, 0, ch * multiplier:
+                                                                       (ch + 1) * multiplier]
+    y = nn_ops._conv_kernel(np, x, dense, **attrs)
+    dy = rng.normal(size=y.shape)
+
+    def run():
+        return [nn_ops._conv_kernel(np, x, f, **attrs),
+                nn_ops._conv_backprop_input(np, x, f, dy, **attrs),
+                nn_ops._conv_backprop_filter(np, x, f, dy, **attrs)]
+
+    # (a strided input gradient adds each offset's share into the whole batch: one slice)
+    split, whole = _kernels_split_and_whole(monkeypatch, run, 3 if stride == 1 else 2)
+    np.testing.assert_array_equal(split[0], whole[0])
+    for a, b in zip(split, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(split[0], y, atol=1e-12)
+    np.testing.assert_allclose(split[1], nn_ops._conv_backprop_input(np, x, dense, dy, **attrs),
+                               atol=1e-12)
+    dense_df = nn_ops._conv_backprop_filter(np, x, dense, dy, **attrs)
+    want = np.stack([dense_df[:, :, ch, ch * multiplier:(ch + 1) * multiplier]
+                     for ch in range(c)], axis=2).reshape(f.shape)
+    np.testing.assert_allclose(split[2], want, atol=1e-12)

@@ -822,8 +822,41 @@ def _conv_geometry(x_shape, f, strides, padding, explicit_paddings, dilations):
         x_shape[-1] // max(f.shape[-2], 1)
 
 
-# einsum letters of the output positions and of the window offsets, per spatial dim
-_DEPTHWISE_AXES = ("opq", "uvw")
+# Depthwise convolution works on pieces of the batch whose output stays in the cache
+# (about this many elements) through the multiply-add of every window offset, the pieces of
+# a batch slice on one of the pool's threads.
+_DEPTHWISE_PIECE = 1 << 16
+
+
+def _depthwise_pieces(xp, n, out, work, piece):
+    """piece(a, b) over consecutive batch ranges of about `_DEPTHWISE_PIECE` output elements
+    each, the batch slices on the pool; `out` the (batch, ...) output, `work` the passes over
+    it."""
+    per = max(1, _DEPTHWISE_PIECE // max(out[0].size, 1))
+
+    def part(lo, hi):
+        for a in range(lo, hi, per):
+            piece(a, min(a + per, hi))
+    _by_batch(xp, n, out.size * work, part)
+
+
+def _offset_mac(xp, src, slices, w, out):
+    """The depthwise correlation of one batch piece: out (n, *outs, C, M) = the sum over window
+    offsets k of src[slices[k]] (n, *outs, C) times w[k] (C, M), channel by channel: one
+    multiply and one add per offset (an einsum over the strided window view runs no BLAS and
+    several times slower)."""
+    one = w.shape[-1] == 1   # no trailing dim of 1: numpy's inner loop would run 1 element long
+    acc, w = (out[..., 0], w[..., 0]) if one else (out, w)
+    tmp = None
+    for k, s in enumerate(slices):
+        term = src[s] if one else src[s][..., None]
+        if k == 0:
+            xp.multiply(term, w[k], out=acc)
+            continue
+        if tmp is None:
+            tmp = xp.empty(acc.shape, dtype=acc.dtype)
+        xp.add(acc, xp.multiply(term, w[k], out=tmp), out=acc)
+    return out
 
 
 def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
@@ -834,11 +867,13 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     if p == 0:
         return xp.zeros(out_shape, dtype=x.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
-        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
-        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-        return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
-                         f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
+    if cg == 1 and groups > 1:   # depthwise: a multiply-add per window offset
+        out = xp.empty(out_shape, dtype=x.dtype)
+        by_channel = out.reshape(out_shape[:-1] + (groups, og))
+        slices = _window_slices(f.shape[:rank], strides, dilations, _outs(plan))
+        _depthwise_pieces(xp, x.shape[0], by_channel, len(slices), lambda a, b: _offset_mac(
+            xp, _pad(xp, x[a:b], plan), slices, f.reshape(k, groups, og), by_channel[a:b]))
+        return out
     out = xp.empty(out_shape, dtype=x.dtype)
 
     def part(lo, hi):   # im2col and matmul of a batch slice, written into its rows of `out`
@@ -921,13 +956,29 @@ def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
             for i, (kk, d, p) in enumerate(zip(window, dilations, plan))]
     if min(v for pair in pads for v in pair) < 0:
         return None
-    dyp = _pad(xp, dy, [(None, before, after) for before, after in pads])
-    groups = x_shape[-1]
-    view = _window_view(xp, dyp, window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
-    view = view.reshape(view.shape[:-1] + (groups, f.shape[-1] // groups))
-    flipped = f.reshape(window + (groups, f.shape[-1] // groups))[(slice(None, None, -1),) * rank]
-    o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-    return xp.einsum(f"n{o}{w}cm,{w}cm->n{o}c", view, flipped)
+    groups, m = x_shape[-1], f.shape[-1] // x_shape[-1]
+    k = _prod(window)
+    flipped = f.reshape((k, groups, m))[::-1]   # row-major offsets reversed: every dim flipped
+    slices = _window_slices(window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
+    padding = [(None, before, after) for before, after in pads]
+    dx = xp.empty(x_shape, dtype=dy.dtype)
+    if m == 1:
+        _depthwise_pieces(xp, x_shape[0], dx, len(slices), lambda a, b: _offset_mac(
+            xp, _pad(xp, dy[a:b], padding), slices, flipped, dx[a:b, ..., None]))
+        return dx
+
+    def piece(a, b):   # several filters per channel: each offset's products summed over them
+        dyp = _pad(xp, dy[a:b], padding)
+        dyp = dyp.reshape(dyp.shape[:-1] + (groups, m))
+        acc = dx[a:b]
+        for i, s in enumerate(slices):
+            term = xp.einsum("...cm,cm->...c", dyp[s], flipped[i])
+            if i == 0:
+                acc[...] = term
+            else:
+                acc += term
+    _depthwise_pieces(xp, x_shape[0], dx, len(slices), piece)
+    return dx
 
 
 def _backprop_filter_grad(op, g):
@@ -946,11 +997,12 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
     if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
-        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
-        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-        return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
-                         dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
+    if cg == 1 and groups > 1:   # depthwise: per window offset, a product summed over positions
+        slices = _window_slices(f.shape[:rank], strides, dilations, _outs(plan))
+        by_channel = dy.reshape(dy.shape[:-1] + (groups, og))
+        return _sum_parts(_by_batch(xp, x.shape[0], dy.size * len(slices), lambda lo, hi: (
+            _offset_products(xp, _pad(xp, x[lo:hi], plan), slices, by_channel[lo:hi])))
+        ).reshape(f.shape)
     return _sum_parts(_by_batch(xp, x.shape[0], p * k * x.shape[-1], lambda lo, hi: _filter_from_patches(
         xp, _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan), dy[lo:hi], f.shape)))
 
@@ -962,6 +1014,18 @@ def _sum_parts(parts):
     for part in parts[1:]:
         total += part
     return total
+
+
+def _offset_products(xp, src, slices, dy):
+    """A depthwise filter gradient's share of a batch slice: (K, C, M), per window offset k
+    the sum over positions of src[slices[k]] (n, *outs, C) times dy (n, *outs, C, M), one
+    einsum each (a multiply and a sum in one pass)."""
+    positions = "nopq"[:dy.ndim - 2]
+    if dy.shape[-1] == 1:
+        spec, d = f"{positions}c,{positions}c->c", dy[..., 0]
+    else:
+        spec, d = f"{positions}c,{positions}cm->cm", dy
+    return xp.stack([xp.einsum(spec, src[s], d).reshape(dy.shape[-2:]) for s in slices])
 
 
 def _filter_from_patches(xp, cols, dy, filter_shape):
