@@ -10,7 +10,9 @@ row), JAX a `jax.jit` of `value_and_grad` plus Keras 3's Adam by hand.
 
 Each round times every implementation of every case once (a block of calls lasting about
 50 ms, 20 ms with --quick), in an order rotated per round, so load that comes and goes hits
-all of them alike; the table shows medians over rounds and trainlib's ratio to each.
+all of them alike, with a pause of 0.2 s before each block so that the threads a library
+leaves spinning after its block (OpenBLAS's for tens of ms) do not run into the next one's;
+the table shows medians over rounds and trainlib's ratio to each.
 
 Run from the repository root (TensorFlow and JAX are not trainlib dependencies; without them
 the script compares trainlib with numpy only):
@@ -357,6 +359,9 @@ def _calls_for(fn, block_s):
         number *= 2
 
 
+PAUSE_S = 0.2   # between blocks
+
+
 def measure(cases, rounds, block_s):
     """{(case index, column): [seconds per step, one per round]}, rounds interleaved."""
     plan = [(i, col, fn, per_call, _calls_for(fn, block_s))
@@ -365,6 +370,10 @@ def measure(cases, rounds, block_s):
     for r in range(rounds):
         shift = r % len(plan)
         for i, col, fn, per_call, number in plan[shift:] + plan[:shift]:
+            # idle threads of the block before (OpenBLAS's workers spin for tens of ms after
+            # a call) would take the cores from this one: the same column would always pay,
+            # since rotating the order keeps who follows whom
+            time.sleep(PAUSE_S)
             start = time.perf_counter()
             for _ in range(number):
                 fn()
