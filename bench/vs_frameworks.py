@@ -18,8 +18,8 @@ Run from the repository root (TensorFlow and JAX are not trainlib dependencies; 
 the script compares trainlib with numpy only):
     PYTHONPATH=$PWD ~/tfref/bin/python bench/vs_frameworks.py [--quick] [--rounds N]
         [--threads N] [--cases cnn,rnn,...]
---threads N gives numpy's BLAS, TensorFlow's and XLA's pools N threads each (default: each
-library's own default, all cores).
+--threads N gives numpy's BLAS, trainlib's pool, TensorFlow's and XLA's pools N threads each
+(default: each library's own default, all cores).
 """
 import argparse
 import os
@@ -35,7 +35,7 @@ def _parse():
     parser.add_argument("--quick", action="store_true", help="3 rounds of 20 ms blocks")
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 7, quick 3)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="threads for BLAS, TensorFlow and XLA (default: their own)")
+                        help="threads for BLAS, trainlib's pool, TensorFlow and XLA (default: their own)")
     parser.add_argument("--cases", default=",".join(CASES),
                         help=f"comma-separated subset of {','.join(CASES)}")
     return parser.parse_args()
@@ -57,6 +57,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _models as M  # noqa: E402
 
 import trainlib as tl  # noqa: E402
+
+if ARGS.threads:   # trainlib's own pool (the conv/pooling kernels' batch slices) too
+    tl.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 
 try:
     import tensorflow as tf  # noqa: E402
