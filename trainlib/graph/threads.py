@@ -4,11 +4,12 @@
 Owns: how many threads one op may use (`intra_op`: numpy's BLAS and trainlib's own pool of
 worker threads, so the two never add up to more threads than that), that pool (the fused
 elementwise op's blocks and the batch slices of the convolution and pooling kernels run on
-it; BLAS is held at one thread while they do), the count of
-ops run side by side (`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops
-one after another), the BLAS library's thread count (set through its own C entry point,
-found among the loaded libraries, or through threadpoolctl when that is installed: no
-dependency), and the process-wide op-determinism switch.
+it, `split`/`run_split`; BLAS is held at one thread while they do), which matrix products
+are too small for BLAS's threads (`small_product`), the count of ops run side by side
+(`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops one after another),
+the BLAS library's thread count (set through its own C entry point, found among the loaded
+libraries, or through threadpoolctl when that is installed: no dependency), and the
+process-wide op-determinism switch.
 Invariants: 0 means "the default" (one thread per core for the pool; BLAS left as it
 started); nothing here imports from trainlib, so any module may read it.
 """
