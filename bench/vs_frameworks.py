@@ -10,14 +10,16 @@ row), JAX a `jax.jit` of `value_and_grad` plus Keras 3's Adam by hand.
 
 Each round times every implementation of every case once (a block of calls lasting about
 50 ms, 20 ms with --quick), in an order rotated per round, so load that comes and goes hits
-all of them alike; the table shows medians over rounds and trainlib's ratio to each.
+all of them alike, with a pause of 0.2 s before each block so that the threads a library
+leaves spinning after its block (OpenBLAS's for tens of ms) do not run into the next one's;
+the table shows medians over rounds and trainlib's ratio to each.
 
 Run from the repository root (TensorFlow and JAX are not trainlib dependencies; without them
 the script compares trainlib with numpy only):
     PYTHONPATH=$PWD ~/tfref/bin/python bench/vs_frameworks.py [--quick] [--rounds N]
         [--threads N] [--cases cnn,rnn,...]
---threads N gives numpy's BLAS, TensorFlow's and XLA's pools N threads each (default: each
-library's own default, all cores).
+--threads N gives numpy's BLAS, trainlib's pool, TensorFlow's and XLA's pools N threads each
+(default: each library's own default, all cores).
 """
 import argparse
 import os
@@ -33,7 +35,7 @@ def _parse():
     parser.add_argument("--quick", action="store_true", help="3 rounds of 20 ms blocks")
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 7, quick 3)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="threads for BLAS, TensorFlow and XLA (default: their own)")
+                        help="threads for BLAS, trainlib's pool, TensorFlow and XLA (default: their own)")
     parser.add_argument("--cases", default=",".join(CASES),
                         help=f"comma-separated subset of {','.join(CASES)}")
     return parser.parse_args()
@@ -55,6 +57,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _models as M  # noqa: E402
 
 import trainlib as tl  # noqa: E402
+
+if ARGS.threads:   # trainlib's own pool (the conv/pooling kernels' batch slices) too
+    tl.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 
 try:
     import tensorflow as tf  # noqa: E402
@@ -357,6 +362,9 @@ def _calls_for(fn, block_s):
         number *= 2
 
 
+PAUSE_S = 0.2   # between blocks
+
+
 def measure(cases, rounds, block_s):
     """{(case index, column): [seconds per step, one per round]}, rounds interleaved."""
     plan = [(i, col, fn, per_call, _calls_for(fn, block_s))
@@ -365,6 +373,10 @@ def measure(cases, rounds, block_s):
     for r in range(rounds):
         shift = r % len(plan)
         for i, col, fn, per_call, number in plan[shift:] + plan[:shift]:
+            # idle threads of the block before (OpenBLAS's workers spin for tens of ms after
+            # a call) would take the cores from this one: the same column would always pay,
+            # since rotating the order keeps who follows whom
+            time.sleep(PAUSE_S)
             start = time.perf_counter()
             for _ in range(number):
                 fn()

@@ -9,6 +9,7 @@ from .graph.backend import get_soft_device_placement, set_soft_device_placement 
 from .graph.backend import gpu_available as _gpu_available
 from .graph import optimizer_config as optimizer  # noqa: F401 -- tl.config.optimizer.*
 from .graph.context import process as _process
+from .graph import allocator as _allocator
 from .graph import threads as _threads
 
 
@@ -141,7 +142,8 @@ class _Experimental:
         """Makes two runs of the same seeded program give bit-identical results.
 
         trainlib's kernels are deterministic already (numpy's, its BLAS's for a fixed thread
-        count, the fused op's blocks, which split elementwise work only); what this adds is
+        count, the fused op's blocks, the conv and pooling kernels' batch slices, whose
+        partial sums are added in a fixed order for a fixed thread count); what this adds is
         TensorFlow's rule: a random op with neither a global nor an op seed raises
         RuntimeError instead of drawing from OS entropy, so set one first
         (`tl.random.set_seed`). Run with the same thread settings (`tl.config.threading`)
@@ -158,6 +160,20 @@ class _Experimental:
     def is_op_determinism_enabled():
         """True while op determinism is on."""
         return _threads.determinism_enabled()
+
+    @staticmethod
+    def set_keep_freed_memory(enabled):
+        """Whether memory that numpy frees stays in the process for the next array (on by
+        default: a step that makes arrays of the same sizes every call then never page-faults
+        on memory it just gave back) or goes back to the system at once, as glibc does by
+        default. Only glibc's allocator is tuned; returns whether it could be.
+        TRAINLIB_KEEP_FREED_MEMORY=0 in the environment turns it off from import."""
+        return _allocator.keep(bool(enabled))
+
+    @staticmethod
+    def get_keep_freed_memory():
+        """Whether freed memory is kept for reuse now."""
+        return _allocator.kept()
 
     list_physical_devices = staticmethod(list_devices)
     get_visible_devices = staticmethod(get_visible_devices)

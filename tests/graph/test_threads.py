@@ -100,3 +100,78 @@ def test_intra_op_setting_caps_blas_and_the_pool():
     tl.config.threading.set_inter_op_parallelism_threads(0)
     with pytest.raises(ValueError, match="int >= 0"):
         tl.config.threading.set_intra_op_parallelism_threads(-1)
+
+
+@pytest.fixture
+def three_threads(monkeypatch):
+    """trainlib's pool at three threads, and every batch slice worth a hand-off."""
+    tl.config.threading.set_intra_op_parallelism_threads(3)
+    monkeypatch.setattr(threads, "MIN_SPLIT_WORK", 1)
+    try:
+        yield
+    finally:
+        tl.config.threading.set_intra_op_parallelism_threads(0)
+
+
+def test_split_gives_contiguous_ranges_only_for_work_worth_threads(three_threads):
+    ranges = threads.split(64, 10 ** 6)
+    assert len(ranges) == 6 and ranges[0][0] == 0 and ranges[-1][1] == 64
+    assert all(hi == lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))
+    assert threads.split(5, 10 ** 6) == [(i, i + 1) for i in range(5)]   # never an empty range
+    assert threads.split(64, 1000, min_work=1000) == [(0, 64)]           # too little work
+    tl.config.threading.set_intra_op_parallelism_threads(1)
+    assert threads.split(64, 10 ** 6) == [(0, 64)]                       # threads off
+
+
+def test_run_split_runs_ranges_in_order_with_blas_at_one_thread(three_threads):
+    import threading
+
+    threads.set_blas_threads(2)
+    seen = []
+
+    def part(lo, hi):
+        seen.append((threading.current_thread().name, threads.blas_threads()))
+        return np.arange(lo, hi)
+
+    ranges = threads.split(40, 10 ** 6)
+    parts = threads.run_split(part, ranges)
+    np.testing.assert_array_equal(np.concatenate(parts), np.arange(40))
+    if threads.blas_threads():   # a BLAS that could be asked: held at 1 inside, restored after
+        assert {blas for _, blas in seen} == {1} and threads.blas_threads() == 2
+
+
+def test_run_split_from_a_worker_of_the_pool_does_not_wait_on_itself(three_threads):
+    # every worker runs an outer range that splits again: the inner ranges queue behind the
+    # outer ones, and each caller runs the ones no worker took
+    inner = lambda lo, hi: hi - lo   # noqa: E731
+    outer = lambda lo, hi: sum(threads.run_split(inner, threads.split(100, 10 ** 6)))  # noqa: E731
+    assert threads.run_split(outer, threads.split(9, 10 ** 6)) == [100] * len(threads.split(9, 10 ** 6))
+
+
+def test_run_split_raises_the_first_error_after_the_other_ranges_end(three_threads):
+    def part(lo, hi):
+        if lo == 0:
+            raise ValueError("range 0")
+        return lo
+
+    with pytest.raises(ValueError, match="range 0"):
+        threads.run_split(part, threads.split(12, 10 ** 6))
+
+
+def test_small_matrix_products_run_on_one_blas_thread(three_threads):
+    from trainlib.graph.ops import math as math_ops
+
+    assert threads.small_product(64 * 1600 * 10)
+    assert not threads.small_product(32 * 64 * 128)       # BLAS keeps it on one thread itself
+    assert not threads.small_product(256 * 1024 * 1024)   # big enough for BLAS's threads
+    a = np.random.default_rng(0).standard_normal((64, 1600)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((1600, 10)).astype(np.float32)
+    seen = []
+    one = threads.one_blas_thread(lambda: seen.append(threads.blas_threads()) or a @ b)
+    if threads.blas_threads():
+        assert seen == [1]
+    # one BLAS thread may sum in another order than several
+    np.testing.assert_allclose(one, a @ b, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(math_ops._matmul(np, a, b), one)
+    assert math_ops._macs((5, 64, 1600), (1600, 10)) == 5 * 64 * 1600 * 10
+    assert math_ops._macs((1600, 64), (10, 1600), True, True) == 64 * 1600 * 10

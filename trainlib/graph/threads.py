@@ -2,14 +2,18 @@
 `tl.config.experimental.enable_op_determinism`.
 
 Owns: how many threads one op may use (`intra_op`: numpy's BLAS and trainlib's own pool of
-the fused elementwise op, so the two never add up to more threads than that), the count of
-ops run side by side (`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops
-one after another), the BLAS library's thread count (set through its own C entry point,
-found among the loaded libraries, or through threadpoolctl when that is installed: no
-dependency), and the process-wide op-determinism switch.
+worker threads, so the two never add up to more threads than that), that pool (the fused
+elementwise op's blocks and the batch slices of the convolution and pooling kernels run on
+it, `split`/`run_split`; BLAS is held at one thread while they do), which matrix products
+are too small for BLAS's threads (`small_product`), the count of ops run side by side
+(`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops one after another),
+the BLAS library's thread count (set through its own C entry point, found among the loaded
+libraries, or through threadpoolctl when that is installed: no dependency), and the
+process-wide op-determinism switch.
 Invariants: 0 means "the default" (one thread per core for the pool; BLAS left as it
 started); nothing here imports from trainlib, so any module may read it.
 """
+import concurrent.futures
 import ctypes
 import os
 
@@ -19,18 +23,135 @@ _determinism = False
 _blas_default = None   # the BLAS thread count at the first change, restored by 0
 
 
+_cpus = {}   # pid -> the count, asked once per process (the kernels ask on every call)
+
+
 def cpu_count():
-    """The cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    """The cores this process may run on (its CPU affinity when it first asked), at least 1."""
+    pid = os.getpid()
+    if pid not in _cpus:
+        try:
+            _cpus[pid] = len(os.sched_getaffinity(0)) or 1
+        except (AttributeError, OSError):
+            _cpus[pid] = os.cpu_count() or 1
+    return _cpus[pid]
 
 
 def pool_threads():
-    """Threads trainlib's own pool (the fused op's blocks) uses: the intra-op setting, else
-    one per core."""
+    """Threads trainlib's own pool (the fused op's blocks, the conv and pooling kernels' batch
+    slices) uses: the intra-op setting, else one per core."""
     return _intra_op or cpu_count()
+
+
+# ------------------------------------------------------------------ the worker pool
+
+_POOL = []   # [executor, pid, threads] of the pool made last
+
+
+def pool(threads=None):
+    """trainlib's pool of `threads` (default `pool_threads()`) worker threads, made on first use
+    and made again in a forked child (the parent's threads are not there) or for a new count
+    (the old pool's threads end when idle)."""
+    threads = threads or pool_threads()
+    if _POOL and _POOL[1:] != [os.getpid(), threads]:
+        old, pid = _POOL[0], _POOL[1]
+        _POOL.clear()
+        if pid == os.getpid():
+            old.shutdown(wait=False)
+    if not _POOL:
+        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=threads,
+                                                            thread_name_prefix="trainlib"),
+                      os.getpid(), threads))
+    return _POOL[0]
+
+
+def drop_pool():
+    """Shuts the pool down (the next `pool()` makes a new one)."""
+    if _POOL:
+        _POOL[0].shutdown()
+    _POOL.clear()
+
+
+MIN_SPLIT_WORK = 1 << 17   # elements a batch slice should move at least to be worth a hand-off
+
+
+PIECES_PER_THREAD = 2   # batch slices per thread (see `split`)
+
+
+def split(n, work, min_work=None, pieces_per_thread=None):
+    """[lo, hi) ranges of `n` rows (batch entries) for the pool: `pieces_per_thread` per thread
+    (so a thread that gets its core back late leaves fewer rows to wait for), none smaller than
+    `min_work` of the `work` units all rows hold together; one range when threads are off
+    (`pool_threads()` is 1) or the work is small (a hand-off costs tens of microseconds)."""
+    threads, min_work = pool_threads(), min_work or MIN_SPLIT_WORK
+    pieces_per_thread = pieces_per_thread or PIECES_PER_THREAD
+    if threads < 2 or n < 2 or work < 2 * min_work:
+        return [(0, n)]
+    pieces = min(n, threads * pieces_per_thread, max(work // min_work, 2))
+    bounds = [n * i // pieces for i in range(pieces + 1)]
+    return [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+
+
+def run_split(fn, ranges):
+    """[fn(lo, hi) for each range]: the first on the calling thread, the others on the pool
+    (any not yet started when the caller is free it runs itself), with BLAS held at one
+    thread meanwhile, so the pool's threads are the only ones and never oversubscribe the
+    cores. numpy releases the GIL in its loops and BLAS, so the ranges run in parallel."""
+    if len(ranges) == 1:
+        return [fn(*ranges[0])]
+    libraries = _blas_libraries()
+    if not libraries and _threadpoolctl() is not None:
+        with _threadpoolctl().threadpool_limits(limits=1, user_api="blas"):
+            return _run_ranges(fn, ranges)
+    before = int(libraries[0][0]()) if libraries else 0
+    if before > 1:
+        set_blas_threads(1)
+    try:
+        return _run_ranges(fn, ranges)
+    finally:
+        if before > 1:
+            set_blas_threads(before)
+
+
+# Matrix products of at most this many multiply-adds run on one BLAS thread: below it a
+# second thread saves microseconds, but OpenBLAS's workers then spin for tens of milliseconds
+# waiting for more work, on the cores trainlib's pool (and the next kernels) need.
+SMALL_PRODUCT = 1 << 23
+# OpenBLAS runs products of at most this many multiply-adds on one thread by itself
+BLAS_SINGLE_BELOW = 1 << 18
+
+
+def small_product(macs):
+    """Whether a matrix product of `macs` multiply-adds is one trainlib keeps on one BLAS
+    thread (more than BLAS keeps there by itself, at most `SMALL_PRODUCT`)."""
+    return BLAS_SINGLE_BELOW < macs <= SMALL_PRODUCT and pool_threads() > 1
+
+
+def one_blas_thread(fn, *args):
+    """fn(*args) with BLAS held at one thread (restored after)."""
+    libraries = _blas_libraries()
+    before = int(libraries[0][0]()) if libraries else 0
+    if before <= 1:
+        return fn(*args)
+    set_blas_threads(1)
+    try:
+        return fn(*args)
+    finally:
+        set_blas_threads(before)
+
+
+def _run_ranges(fn, ranges):
+    futures = [pool().submit(fn, lo, hi) for lo, hi in ranges[1:]]
+    try:
+        first = fn(*ranges[0])
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        concurrent.futures.wait(futures)
+        raise
+    # a range no worker took yet runs here (so a caller that is itself one of the pool's
+    # workers never waits on a range queued behind it)
+    return [first] + [fn(*r) if f.cancel() else f.result() for r, f in zip(ranges[1:], futures)]
 
 
 def get_intra_op():

@@ -759,3 +759,139 @@ def test_float32_elu_is_accurate_and_writes_into_planned_buffers():
     np.testing.assert_allclose(f(tl.constant(x)).numpy(), 3 * np.where(x > 0, 2 * x, np.expm1(2.0 * np.minimum(x, 0))),
                                rtol=3e-6, atol=1e-7)
     np.testing.assert_allclose(tl.nn.elu(x.astype(np.float64)).numpy(), want, rtol=1e-15)
+
+
+# ------------------------------------------------------------------ batch slices on threads
+
+def _kernels_split_and_whole(monkeypatch, fn, splitting=None):
+    """fn() with trainlib's pool at three threads and every batch slice worth a hand-off, and
+    with one thread (one slice); `splitting` of the kernels fn calls (default all) must have
+    split."""
+    from trainlib.graph import threads
+    monkeypatch.setattr(threads, "MIN_SPLIT_WORK", 1)
+    slices = []
+    run_split = threads.run_split
+    monkeypatch.setattr(threads, "run_split",
+                        lambda part, ranges: slices.append(len(ranges)) or run_split(part, ranges))
+    try:
+        tl.config.threading.set_intra_op_parallelism_threads(3)
+        split = fn()
+        counts = slices[:]
+        tl.config.threading.set_intra_op_parallelism_threads(1)
+        whole = fn()
+    finally:
+        tl.config.threading.set_intra_op_parallelism_threads(0)
+        monkeypatch.undo()
+    assert len(counts) == (len(split) if splitting is None else splitting) and min(counts) > 1
+    return split, whole
+
+
+@given(geometry, st.integers(1, 2), st.sampled_from([1, 2]))
+def test_conv_and_pool_kernels_on_batch_slices_match_one_slice(g, dilation, groups):
+    """The conv and pooling kernels split the batch over the pool's threads: pooling gives the
+    same values to the bit, the matmuls to rounding (BLAS may block fewer rows otherwise, and
+    the filter gradient sums over the batch)."""
+    from trainlib.graph.ops import nn as nn_ops
+
+    dilation = dilation if g["stride"] == 1 else 1
+    if g["padding"] == "VALID" and (g["k"] - 1) * dilation + 1 > min(g["h"], g["w"]):
+        return
+    rng = np.random.default_rng(1)
+    cg = g["c"] if groups == 1 else g["c"] + 1   # grouped, not depthwise (one channel a group)
+    x = rng.normal(size=(5, g["h"], g["w"], cg * groups)).astype(np.float32)
+    f = rng.normal(size=(g["k"], g["k"], cg, 2 * groups)).astype(np.float32)
+    attrs = dict(strides=(g["stride"],) * 2, padding=g["padding"], explicit_paddings=None,
+                 dilations=(dilation,) * 2)
+    pool = dict(ksize=(g["k"],) * 2, strides=(g["stride"],) * 2, padding=g["padding"])
+    y = nn_ops._conv_kernel(np, x, f, **attrs)
+    dy = rng.normal(size=y.shape).astype(np.float32)
+    pooled = nn_ops._max_pool(np, x, **pool)
+    dp = rng.normal(size=pooled.shape).astype(np.float32)
+    x_ties = rng.integers(0, 3, size=x.shape).astype(np.float32)   # tied maxima: first taken
+    pooled_ties = nn_ops._max_pool(np, x_ties, **pool)
+    cols = nn_ops._conv_patches(np, x, (g["k"],) * 2, **attrs)
+    outs = y.shape[1:3]
+
+    def run():
+        return [nn_ops._max_pool(np, x, **pool),
+                nn_ops._max_pool_grad(np, x, pooled, dp, **pool),
+                nn_ops._max_pool_grad(np, x_ties, pooled_ties, dp, **pool),
+                nn_ops._conv_kernel(np, x, f, **attrs),
+                nn_ops._conv_backprop_input(np, x, f, dy, **attrs),
+                nn_ops._conv_from_patches_kernel(np, cols, f, outs),
+                nn_ops._conv_backprop_filter(np, x, f, dy, **attrs),
+                nn_ops._filter_from_patches_kernel(np, cols, dy, f.shape)]
+
+    split, whole = _kernels_split_and_whole(pytest.MonkeyPatch(), run)
+    for a, b in zip(split[:3], whole[:3]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(split[3:], whole[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)
+
+
+def test_relu_its_gradient_and_bias_add_on_row_slices_match_one_slice():
+    from trainlib.graph.ops import nn as nn_ops
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(7, 3, 5, 4)).astype(np.float32)
+    x[0, 0, 0, :2] = [np.nan, -np.inf]   # a select, not a product: NaN outside the mask gives 0
+    dy = rng.normal(size=x.shape).astype(np.float32)
+    dy[1, 1, 1, 1] = np.inf
+    bias = rng.normal(size=4).astype(np.float32)
+    buffer = np.empty_like(x)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(nn_ops, "_ELEMENTWISE_SLICE", 1)
+
+    def run():
+        into = nn_ops._relu(np, x, out=buffer).copy()
+        return [nn_ops._relu(np, x), into, nn_ops._relu_grad(np, dy, np.maximum(x, 0)),
+                nn_ops._relu_grad(np, np.where(np.isnan(x), 0, x), dy),
+                nn_ops._bias_add(np, x, bias)]
+
+    split, whole = _kernels_split_and_whole(monkeypatch, run)
+    for a, b in zip(split, whole):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(split[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(split[2], np.where(x > 0, dy, 0))
+    np.testing.assert_array_equal(split[4], x + bias)
+
+
+@pytest.mark.parametrize("stride,multiplier,padding", [(1, 1, "SAME"), (1, 2, "VALID"),
+                                                      (2, 1, "SAME"), (1, 3, "SAME")])
+def test_depthwise_kernels_on_batch_slices_match_one_slice_and_the_dense_conv(
+        stride, multiplier, padding, monkeypatch):
+    """Depthwise convolution: a multiply-add per window offset over batch pieces on the pool;
+    the same values as the dense convolution with a block-diagonal filter."""
+    from trainlib.graph.ops import nn as nn_ops
+
+    monkeypatch.setattr(nn_ops, "_DEPTHWISE_PIECE", 1)   # one image a piece
+    rng = np.random.default_rng(5)
+    c = 3
+    x = rng.normal(size=(6, 7, 6, c))
+    f = rng.normal(size=(3, 3, 1, c * multiplier))
+    attrs = dict(strides=(stride,) * 2, padding=padding, explicit_paddings=None,
+                 dilations=(1, 1))
+    dense = np.zeros((3, 3, c, c * multiplier))
+    for ch in range(c):
+        dense[:, :, ch, ch * multiplier:(ch + 1) * multiplier] = f[:, :, 0, ch * multiplier:
+                                                                       (ch + 1) * multiplier]
+    y = nn_ops._conv_kernel(np, x, dense, **attrs)
+    dy = rng.normal(size=y.shape)
+
+    def run():
+        return [nn_ops._conv_kernel(np, x, f, **attrs),
+                nn_ops._conv_backprop_input(np, x, f, dy, **attrs),
+                nn_ops._conv_backprop_filter(np, x, f, dy, **attrs)]
+
+    # (a strided input gradient adds each offset's share into the whole batch: one slice)
+    split, whole = _kernels_split_and_whole(monkeypatch, run, 3 if stride == 1 else 2)
+    np.testing.assert_array_equal(split[0], whole[0])
+    for a, b in zip(split, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(split[0], y, atol=1e-12)
+    np.testing.assert_allclose(split[1], nn_ops._conv_backprop_input(np, x, dense, dy, **attrs),
+                               atol=1e-12)
+    dense_df = nn_ops._conv_backprop_filter(np, x, dense, dy, **attrs)
+    want = np.stack([dense_df[:, :, ch, ch * multiplier:(ch + 1) * multiplier]
+                     for ch in range(c)], axis=2).reshape(f.shape)
+    np.testing.assert_allclose(split[2], want, atol=1e-12)

@@ -4,6 +4,7 @@ import pytest
 
 import trainlib as tl
 from trainlib.graph.op import apply
+from trainlib.graph import threads
 from trainlib.graph.ops import fused
 from trainlib.graph.passes import fuse, prune
 
@@ -130,12 +131,6 @@ def test_cupy_elementwise_kernel_is_compiled_once():
     assert len([k for k in fused._CUPY if k[0] == program]) == 1
 
 
-def _drop_pool():
-    if fused._POOL:
-        fused._POOL[0].shutdown()
-    fused._POOL.clear()
-
-
 def test_blocked_jit_runs_slices_on_threads_with_the_same_result():
     x = tl.constant(np.random.default_rng(3).standard_normal(300_000).astype(np.float32))
     fn = tl.function(lambda a: tl.tanh(a * 2.0 + 1.0) * tl.sigmoid(a) - a * a, jit_compile=True)
@@ -145,12 +140,12 @@ def test_blocked_jit_runs_slices_on_threads_with_the_same_result():
         fused.THREADS = 1
         one = fn(x).numpy()
         fused.THREADS = 3
-        _drop_pool()  # a pool sized for three threads
+        threads.drop_pool()  # a pool sized for three threads
         assert len(fused._chunks(300_000, fused.BLOCK, 1)) == 3
         three = fn(x).numpy()
     finally:
         fused.THREADS, fused.BLOCK = saved
-        _drop_pool()
+        threads.drop_pool()
     np.testing.assert_array_equal(one, three)
 
 

@@ -270,25 +270,10 @@ class _BlockedRunner:
 
 THREADS = None  # worker threads for blocked runs (None: tl.config.threading's intra-op
 #                 setting, else one per core this process may use)
-_POOL = []
 
 
 def _pool():
-    import os  # noqa: PLC0415
-    threads = _threads()
-    if _POOL and _POOL[1:] != [os.getpid(), threads]:
-        # a forked child (the parent's threads are not here) or a new thread count
-        # (tl.config.threading): the old pool's threads end when idle
-        old, pid = _POOL[0], _POOL[1]
-        _POOL.clear()
-        if pid == os.getpid():
-            old.shutdown(wait=False)
-    if not _POOL:
-        import concurrent.futures  # noqa: PLC0415
-        _POOL.extend((concurrent.futures.ThreadPoolExecutor(max_workers=threads,
-                                                            thread_name_prefix="trainlib-fused"),
-                      os.getpid(), threads))
-    return _POOL[0]
+    return _threads_setting.pool(_threads())
 
 
 def _threads():

@@ -18,6 +18,7 @@ import operator as _operator
 import numpy as _np
 
 from .. import dtypes as _dt
+from .. import threads as _threads
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, defufunc, normalize_axis, same_dtype, spec
 from ..tensor import Tensor, is_tensor
@@ -1058,17 +1059,35 @@ def _matmul_direct(op):
     flags = (op.attrs.get("transpose_a"), op.attrs.get("transpose_b"))
     if any(flags) and not all(t.shape.rank == 2 for t in op.inputs):
         return None
+    a, b = op.inputs
+    shapes = a.shape.as_list(), b.shape.as_list()
+    if None not in shapes[0] + shapes[1] and _threads.small_product(_macs(*shapes, *flags)):
+        return None   # the kernel, which holds BLAS at one thread
     return "matmul", tuple("{}.T" if flag else "{}" for flag in flags)
+
+
+def _macs(a_shape, b_shape, transpose_a=False, transpose_b=False):
+    """Multiply-adds of a (batched) matrix product of these shapes."""
+    m, k = (a_shape[-1], a_shape[-2]) if transpose_a else (a_shape[-2], a_shape[-1])
+    n = b_shape[-2] if transpose_b else b_shape[-1]
+    batch = 1
+    for d in (a_shape[:-2] if len(a_shape) >= len(b_shape) else b_shape[:-2]):
+        batch *= d
+    return batch * m * n * k
 
 
 @defop("MatMul", infer=_matmul_infer, grad=_matmul_grad, direct=_matmul_direct, fresh_output=True)
 def _matmul(xp, a, b, transpose_a=False, transpose_b=False):
+    """A product that BLAS would thread but that is small (`threads.small_product`) runs on one
+    BLAS thread."""
     if a.ndim < 2 or b.ndim < 2:  # numpy would take vectors; TensorFlow does not
         raise ValueError("MatMul needs inputs of rank >= 2")
     if transpose_a:
         a = xp.swapaxes(a, -1, -2)
     if transpose_b:
         b = xp.swapaxes(b, -1, -2)
+    if xp.__name__ == "numpy" and _threads.small_product(_macs(a.shape, b.shape)):
+        return _threads.one_blas_thread(xp.matmul, a, b)
     return xp.matmul(a, b)
 
 

@@ -18,6 +18,7 @@ import itertools as _itertools
 import math as _pymath
 
 from .. import dtypes as _dt
+from .. import threads as _threads
 from ..errors import InvalidArgumentError, op_error
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, \
     normalize_axis, same_dtype, spec
@@ -88,13 +89,34 @@ def _keep_where(xp, mask, x):
     return (x.view(ints) * mask).view(x.dtype)
 
 
+# elements a row slice of an elementwise kernel should hold at least to go to another thread
+_ELEMENTWISE_SLICE = 1 << 18
+
+
+def _on_rows(xp, like, part, out=None):
+    """An elementwise kernel over row slices (axis 0) of arrays shaped as `like`, on trainlib's
+    pool for large arrays: `part(lo, hi, out_rows)` writes each slice into `out` (made if
+    None). None where the work is one slice (the caller takes its plain path)."""
+    if like.ndim == 0 or xp.__name__ != "numpy":
+        return None
+    ranges = _threads.split(like.shape[0], like.size, _ELEMENTWISE_SLICE)
+    if len(ranges) == 1:
+        return None
+    out = xp.empty(like.shape, dtype=like.dtype) if out is None else out
+    _threads.run_split(lambda lo, hi: part(lo, hi, out[lo:hi]), ranges)
+    return out
+
+
 def _masked_grad(grad_op):
     return lambda op, g: (apply(grad_op, g, op.inputs[1], **op.attrs), None)
 
 
 def _relu(xp, x, out=None, tmp=None):
-    """max(x, 0); with `out`, written there (its fused form)."""
-    return xp.maximum(x, x.dtype.type(0), out=out)
+    """max(x, 0); with `out`, written there (its fused form). Large arrays by row slices on the
+    pool."""
+    zero = x.dtype.type(0)
+    done = _on_rows(xp, x, lambda lo, hi, rows: xp.maximum(x[lo:hi], zero, out=rows), out)
+    return xp.maximum(x, zero, out=out) if done is None else done
 
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
@@ -105,6 +127,13 @@ defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
 @defop("ReluGrad", infer=_grad_infer("ReluGrad"), elementwise=True, grad=_masked_grad("ReluGrad"),
        fresh_output=True, native="({0} if {1} > 0 else {T}(0))")
 def _relu_grad(xp, dy, y):
+    ints = _SAME_SIZE_INT.get(dy.dtype.itemsize)
+    if ints is not None and dy.shape == y.shape:
+        zero = y.dtype.type(0)
+        done = _on_rows(xp, dy, lambda lo, hi, rows: xp.multiply(
+            dy[lo:hi].view(ints), y[lo:hi] > zero, out=rows.view(ints)))
+        if done is not None:
+            return done
     return _keep_where(xp, y > 0, dy)
 
 
@@ -658,6 +687,18 @@ def _interleave(n):
     return (0,) + tuple(a for i in range(n) for a in (1 + i, 1 + n + i)) + (1 + 2 * n,)
 
 
+def _batch_ranges(xp, n, work):
+    """Slices [lo, hi) of a batch of `n` for trainlib's thread pool (`threads.split`), `work`
+    the elements the whole batch moves; one slice off numpy (CuPy runs on its device)."""
+    return _threads.split(n, work) if xp.__name__ == "numpy" else [(0, n)]
+
+
+def _by_batch(xp, n, work, part):
+    """Runs `part(lo, hi)` over batch slices on the pool (one call for small work or off
+    numpy); the results in slice order."""
+    return _threads.run_split(part, _batch_ranges(xp, n, work))
+
+
 def _patches(xp, x, window, strides, dilations, plan):
     """im2col: the (P, K*C) matrix of every window of the padded input (P = batch * output
     positions, K = window size), each row ordered (window..., C) as the filter's rows.
@@ -676,25 +717,46 @@ def _patches(xp, x, window, strides, dilations, plan):
     return xp.ascontiguousarray(view).reshape(p, k * x.shape[-1])
 
 
-def _col2im(xp, cols, x_shape, window, strides, dilations, plan):
+def _col2im(xp, cols, x_shape, window, strides, dilations, plan, out=None):
     """The adjoint of `_patches`: adds each window's values back where the window read them,
-    into an array of `x_shape`; `cols` is offset-major, (K, N, *outs, C), so each window
-    offset's values are one contiguous block. Tiling windows are one strided copy; overlapping
-    ones one strided accumulation per window offset."""
+    into an array of `x_shape` (written into `out` if given); `cols` is offset-major,
+    (K, N, *outs, C), so each window offset's values are one contiguous block. Tiling windows
+    are one strided copy; overlapping ones one strided accumulation per window offset."""
     outs, n = _outs(plan), len(window)
     padded = _padded_shape(x_shape, plan)
+    unpadded = padded == tuple(x_shape)
     if _tiles(window, strides, dilations, outs):
         covered = all(o * k == size for o, k, size in zip(outs, window, padded[1:-1]))
-        out = (xp.empty if covered else xp.zeros)(padded, dtype=cols.dtype)
+        if unpadded and out is not None:
+            acc = out
+            if not covered:
+                _zero_border(acc, window, outs)
+        else:
+            acc = (xp.empty if covered else xp.zeros)(padded, dtype=cols.dtype)
         by_offset = cols.reshape(tuple(window) + cols.shape[1:])
         # (k_0.., N, o_0.., C) -> (N, o_0, k_0, o_1, k_1, ..., C)
         perm = (n,) + tuple(a for i in range(n) for a in (n + 1 + i, i)) + (2 * n + 1,)
-        _tiled(out, window, outs)[...] = by_offset.transpose(perm)
+        _tiled(acc, window, outs)[...] = by_offset.transpose(perm)
     else:
-        out = xp.zeros(padded, dtype=cols.dtype)
+        if unpadded and out is not None:
+            acc = out
+            acc[...] = 0
+        else:
+            acc = xp.zeros(padded, dtype=cols.dtype)
         for k, s in enumerate(_window_slices(window, strides, dilations, outs)):
-            out[s] += cols[k]
-    return out[_interior(x_shape, plan)] if padded != tuple(x_shape) else out
+            acc[s] += cols[k]
+    result = acc if unpadded else acc[_interior(x_shape, plan)]
+    if out is None or result is out:
+        return result
+    out[...] = result
+    return out
+
+
+def _zero_border(a, window, outs):
+    """Zeros what tiling windows leave uncovered at the end of each spatial dim of `a`."""
+    for i, (k, o) in enumerate(zip(window, outs)):
+        if o * k < a.shape[1 + i]:
+            a[(slice(None),) * (1 + i) + (slice(o * k, None),)] = 0
 
 
 # ------------------------------------------------------------------ convolution (2-D and 3-D)
@@ -760,8 +822,41 @@ def _conv_geometry(x_shape, f, strides, padding, explicit_paddings, dilations):
         x_shape[-1] // max(f.shape[-2], 1)
 
 
-# einsum letters of the output positions and of the window offsets, per spatial dim
-_DEPTHWISE_AXES = ("opq", "uvw")
+# Depthwise convolution works on pieces of the batch whose output stays in the cache
+# (about this many elements) through the multiply-add of every window offset, the pieces of
+# a batch slice on one of the pool's threads.
+_DEPTHWISE_PIECE = 1 << 16
+
+
+def _depthwise_pieces(xp, n, out, work, piece):
+    """piece(a, b) over consecutive batch ranges of about `_DEPTHWISE_PIECE` output elements
+    each, the batch slices on the pool; `out` the (batch, ...) output, `work` the passes over
+    it."""
+    per = max(1, _DEPTHWISE_PIECE // max(out[0].size, 1))
+
+    def part(lo, hi):
+        for a in range(lo, hi, per):
+            piece(a, min(a + per, hi))
+    _by_batch(xp, n, out.size * work, part)
+
+
+def _offset_mac(xp, src, slices, w, out):
+    """The depthwise correlation of one batch piece: out (n, *outs, C, M) = the sum over window
+    offsets k of src[slices[k]] (n, *outs, C) times w[k] (C, M), channel by channel: one
+    multiply and one add per offset (an einsum over the strided window view runs no BLAS and
+    several times slower)."""
+    one = w.shape[-1] == 1   # no trailing dim of 1: numpy's inner loop would run 1 element long
+    acc, w = (out[..., 0], w[..., 0]) if one else (out, w)
+    tmp = None
+    for k, s in enumerate(slices):
+        term = src[s] if one else src[s][..., None]
+        if k == 0:
+            xp.multiply(term, w[k], out=acc)
+            continue
+        if tmp is None:
+            tmp = xp.empty(acc.shape, dtype=acc.dtype)
+        xp.add(acc, xp.multiply(term, w[k], out=tmp), out=acc)
+    return out
 
 
 def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
@@ -772,27 +867,37 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
     if p == 0:
         return xp.zeros(out_shape, dtype=x.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
-        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
-        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-        return xp.einsum(f"n{o}{w}c,{w}cm->n{o}cm", view,
-                         f.reshape(f.shape[:rank] + (groups, og))).reshape(out_shape)
-    return _conv_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), f,
-                              out_shape)
+    if cg == 1 and groups > 1:   # depthwise: a multiply-add per window offset
+        out = xp.empty(out_shape, dtype=x.dtype)
+        by_channel = out.reshape(out_shape[:-1] + (groups, og))
+        slices = _window_slices(f.shape[:rank], strides, dilations, _outs(plan))
+        _depthwise_pieces(xp, x.shape[0], by_channel, len(slices), lambda a, b: _offset_mac(
+            xp, _pad(xp, x[a:b], plan), slices, f.reshape(k, groups, og), by_channel[a:b]))
+        return out
+    out = xp.empty(out_shape, dtype=x.dtype)
+
+    def part(lo, hi):   # im2col and matmul of a batch slice, written into its rows of `out`
+        cols = _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan)
+        _conv_from_patches(xp, cols, f, out[lo:hi])
+    _by_batch(xp, x.shape[0], p * k * x.shape[-1], part)
+    return out
 
 
-def _conv_from_patches(xp, cols, f, out_shape):
-    """A convolution's output from the im2col patches of its input: one matmul, or one
-    batched matmul (G, P, K*Cg) @ (G, K*Cg, Og) over the groups."""
+def _conv_from_patches(xp, cols, f, out):
+    """A convolution's output from the im2col patches of its input, written into `out`
+    (batch, *outs, out channels; C-contiguous): one matmul, or one batched matmul
+    (G, P, K*Cg) @ (G, K*Cg, Og) over the groups."""
     p, cg, co = cols.shape[0], f.shape[-2], f.shape[-1]
     k = _prod(f.shape[:-2])
     groups = cols.shape[1] // (k * cg)
     if groups == 1:
-        return xp.matmul(cols, f.reshape(k * cg, co)).reshape(out_shape)
+        xp.matmul(cols, f.reshape(k * cg, co), out=out.reshape(p, co))
+        return out
     og = co // groups
     a = cols.reshape(p, k, groups, cg).transpose(2, 0, 1, 3).reshape(groups, p, k * cg)
     b = f.reshape(k, cg, groups, og).transpose(2, 0, 1, 3).reshape(groups, k * cg, og)
-    return xp.matmul(a, b).transpose(1, 0, 2).reshape(out_shape)
+    out[...] = xp.matmul(a, b).transpose(1, 0, 2).reshape(out.shape)
+    return out
 
 
 def _backprop_input_grad(op, g):
@@ -822,15 +927,22 @@ def _conv_backprop_input(xp, x, f, dy, strides, padding, explicit_paddings, dila
         for i, window in enumerate(_window_slices(f.shape[:rank], strides, dilations, _outs(plan))):
             dx[window] += xp.einsum("...cm,cm->...c", dy4, f3[i])
         return dx[_interior(x.shape, plan)]
-    if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
-        cols = xp.matmul(dy.reshape(p, co), f.reshape(k, cg, co).transpose(0, 2, 1))
-    else:
-        og = co // groups
-        a = dy.reshape(p, groups, og).transpose(1, 0, 2)
-        b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
-        cols = xp.matmul(a, b).reshape(groups, p, k, cg).transpose(2, 1, 0, 3)
-    cols = cols.reshape((k,) + dy.shape[:-1] + (cg * groups,))
-    return _col2im(xp, cols, x.shape, f.shape[:rank], strides, dilations, plan)
+    dx = xp.empty(x.shape, dtype=dy.dtype)
+
+    def part(lo, hi):   # a batch slice's share of dx, written into its rows
+        d, rows = dy[lo:hi], (hi - lo) * (p // x.shape[0])
+        if groups == 1:   # (P, Co) @ (K, Co, C): each offset's share a contiguous (P, C) block
+            cols = xp.matmul(d.reshape(rows, co), f.reshape(k, cg, co).transpose(0, 2, 1))
+        else:
+            og = co // groups
+            a = d.reshape(rows, groups, og).transpose(1, 0, 2)
+            b = f.reshape(k, cg, groups, og).transpose(2, 3, 0, 1).reshape(groups, og, k * cg)
+            cols = xp.matmul(a, b).reshape(groups, rows, k, cg).transpose(2, 1, 0, 3)
+        cols = cols.reshape((k,) + d.shape[:-1] + (cg * groups,))
+        _col2im(xp, cols, dx[lo:hi].shape, f.shape[:rank], strides, dilations, plan,
+                out=dx[lo:hi])
+    _by_batch(xp, x.shape[0], p * k * x.shape[-1], part)
+    return dx
 
 
 def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
@@ -844,13 +956,29 @@ def _depthwise_input_grad(xp, x_shape, f, dy, dilations, plan):
             for i, (kk, d, p) in enumerate(zip(window, dilations, plan))]
     if min(v for pair in pads for v in pair) < 0:
         return None
-    dyp = _pad(xp, dy, [(None, before, after) for before, after in pads])
-    groups = x_shape[-1]
-    view = _window_view(xp, dyp, window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
-    view = view.reshape(view.shape[:-1] + (groups, f.shape[-1] // groups))
-    flipped = f.reshape(window + (groups, f.shape[-1] // groups))[(slice(None, None, -1),) * rank]
-    o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-    return xp.einsum(f"n{o}{w}cm,{w}cm->n{o}c", view, flipped)
+    groups, m = x_shape[-1], f.shape[-1] // x_shape[-1]
+    k = _prod(window)
+    flipped = f.reshape((k, groups, m))[::-1]   # row-major offsets reversed: every dim flipped
+    slices = _window_slices(window, (1,) * rank, dilations, tuple(x_shape[1:-1]))
+    padding = [(None, before, after) for before, after in pads]
+    dx = xp.empty(x_shape, dtype=dy.dtype)
+    if m == 1:
+        _depthwise_pieces(xp, x_shape[0], dx, len(slices), lambda a, b: _offset_mac(
+            xp, _pad(xp, dy[a:b], padding), slices, flipped, dx[a:b, ..., None]))
+        return dx
+
+    def piece(a, b):   # several filters per channel: each offset's products summed over them
+        dyp = _pad(xp, dy[a:b], padding)
+        dyp = dyp.reshape(dyp.shape[:-1] + (groups, m))
+        acc = dx[a:b]
+        for i, s in enumerate(slices):
+            term = xp.einsum("...cm,cm->...c", dyp[s], flipped[i])
+            if i == 0:
+                acc[...] = term
+            else:
+                acc += term
+    _depthwise_pieces(xp, x_shape[0], dx, len(slices), piece)
+    return dx
 
 
 def _backprop_filter_grad(op, g):
@@ -869,13 +997,35 @@ def _conv_backprop_filter(xp, x, f, dy, strides, padding, explicit_paddings, dil
     if p == 0:
         return xp.zeros(f.shape, dtype=dy.dtype)
     og = co // groups
-    if cg == 1 and groups > 1:   # depthwise: one einsum over the strided window view
-        view = _window_view(xp, _pad(xp, x, plan), f.shape[:rank], strides, dilations, _outs(plan))
-        o, w = _DEPTHWISE_AXES[0][:rank], _DEPTHWISE_AXES[1][:rank]
-        return xp.einsum(f"n{o}{w}c,n{o}cm->{w}cm", view,
-                         dy.reshape(dy.shape[:-1] + (groups, og))).reshape(f.shape)
-    return _filter_from_patches(xp, _patches(xp, x, f.shape[:rank], strides, dilations, plan), dy,
-                                f.shape)
+    if cg == 1 and groups > 1:   # depthwise: per window offset, a product summed over positions
+        slices = _window_slices(f.shape[:rank], strides, dilations, _outs(plan))
+        by_channel = dy.reshape(dy.shape[:-1] + (groups, og))
+        return _sum_parts(_by_batch(xp, x.shape[0], dy.size * len(slices), lambda lo, hi: (
+            _offset_products(xp, _pad(xp, x[lo:hi], plan), slices, by_channel[lo:hi])))
+        ).reshape(f.shape)
+    return _sum_parts(_by_batch(xp, x.shape[0], p * k * x.shape[-1], lambda lo, hi: _filter_from_patches(
+        xp, _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan), dy[lo:hi], f.shape)))
+
+
+def _sum_parts(parts):
+    """The batch slices' partial sums added in slice order (the same bits for the same
+    thread count), into the first."""
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+def _offset_products(xp, src, slices, dy):
+    """A depthwise filter gradient's share of a batch slice: (K, C, M), per window offset k
+    the sum over positions of src[slices[k]] (n, *outs, C) times dy (n, *outs, C, M), one
+    einsum each (a multiply and a sum in one pass)."""
+    positions = "nopq"[:dy.ndim - 2]
+    if dy.shape[-1] == 1:
+        spec, d = f"{positions}c,{positions}c->c", dy[..., 0]
+    else:
+        spec, d = f"{positions}c,{positions}cm->cm", dy
+    return xp.stack([xp.einsum(spec, src[s], d).reshape(dy.shape[-2:]) for s in slices])
 
 
 def _filter_from_patches(xp, cols, dy, filter_shape):
@@ -930,11 +1080,19 @@ def _from_patches_infer(cols, f, outs):
 
 def _conv_from_patches_kernel(xp, cols, f, outs):
     n = cols.shape[0] // max(_prod(outs), 1)
-    return _conv_from_patches(xp, cols, f, (n,) + tuple(outs) + (f.shape[-1],))
+    out = xp.empty((n,) + tuple(outs) + (f.shape[-1],), dtype=cols.dtype)
+    rows = _prod(outs)
+
+    def part(lo, hi):
+        _conv_from_patches(xp, cols[lo * rows:hi * rows], f, out[lo:hi])
+    _by_batch(xp, n, cols.size, part)
+    return out
 
 
 def _filter_from_patches_kernel(xp, cols, dy, filter_shape):
-    return _filter_from_patches(xp, cols, dy, tuple(filter_shape))
+    n, rows = dy.shape[0], _prod(dy.shape[1:-1])
+    return _sum_parts(_by_batch(xp, n, cols.size, lambda lo, hi: _filter_from_patches(
+        xp, cols[lo * rows:hi * rows], dy[lo:hi], tuple(filter_shape))))
 
 
 defop("ConvPatches", infer=_patches_infer, differentiable=False)(_conv_patches)
@@ -1143,11 +1301,15 @@ def _pool_windows(xp, x, ksize, strides, padding, value):
             _window_slices(ksize, strides, (1,) * len(ksize), _outs(plan)))
 
 
-def _window_reduce(ufunc, xpad, slices):
-    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes."""
+def _window_reduce(ufunc, xpad, slices, out=None):
+    """`ufunc` (maximum, add) folded over the window offsets' slices: K - 1 passes (into `out`
+    if given)."""
     if len(slices) == 1:
-        return xpad[slices[0]].copy()
-    out = ufunc(xpad[slices[0]], xpad[slices[1]])
+        if out is None:
+            return xpad[slices[0]].copy()
+        out[...] = xpad[slices[0]]
+        return out
+    out = ufunc(xpad[slices[0]], xpad[slices[1]], out=out)
     for s in slices[2:]:
         ufunc(out, xpad[s], out=out)
     return out
@@ -1158,20 +1320,24 @@ def _dim_slices(dim, k, s, o):
     return [(slice(None),) * (1 + dim) + (slice(i, i + (o - 1) * s + 1, s),) for i in range(k)]
 
 
-def _pool_reduce(ufunc, xpad, ksize, strides, outs):
-    """`ufunc` (maximum, add) over every pooling window; never a view of `xpad`. Tiling
-    windows fold over the window offsets (prod(k_i) - 1 passes over the output); overlapping
-    ones one spatial dim at a time (a box window is separable): sum(k_i - 1) passes over
-    shrinking arrays."""
+def _pool_reduce(ufunc, xpad, ksize, strides, outs, out=None):
+    """`ufunc` (maximum, add) over every pooling window (into `out` if given); never a view of
+    `xpad`. Tiling windows fold over the window offsets (prod(k_i) - 1 passes over the
+    output); overlapping ones one spatial dim at a time (a box window is separable):
+    sum(k_i - 1) passes over shrinking arrays."""
     if _tiles(ksize, strides, (1,) * len(ksize), outs):
-        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs))
-    out, reduced = xpad, False
+        return _window_reduce(ufunc, xpad, _window_slices(ksize, strides, (1,) * len(ksize), outs),
+                              out)
+    acc, reduced = xpad, False
     for dim, (k, s, o) in enumerate(zip(ksize, strides, outs)):
         if k == 1:
-            out = out[_dim_slices(dim, 1, s, o)[0]]
+            acc = acc[_dim_slices(dim, 1, s, o)[0]]
         else:
-            out, reduced = _window_reduce(ufunc, out, _dim_slices(dim, k, s, o)), True
-    return out if reduced else out.copy()
+            acc, reduced = _window_reduce(ufunc, acc, _dim_slices(dim, k, s, o)), True
+    if out is not None:
+        out[...] = acc
+        return out
+    return acc if reduced else acc.copy()
 
 
 def _pool_spread(xp, g, padded, ksize, strides, outs):
@@ -1214,24 +1380,37 @@ def _max_pool(xp, x, ksize, strides, padding):
         plan = _pool_plan(x.shape, ksize, strides, padding)
         return xp.zeros(_pooled_shape(x.shape, plan), dtype=x.dtype)
     plan = _pool_plan(x.shape, ksize, strides, padding)
-    return _pool_reduce(xp.maximum, _pad(xp, x, plan, -xp.inf), ksize, strides, _outs(plan))
+    out = xp.empty(_pooled_shape(x.shape, plan), dtype=x.dtype)
+    _by_batch(xp, x.shape[0], x.size, lambda lo, hi: _pool_reduce(
+        xp.maximum, _pad(xp, x[lo:hi], plan, -xp.inf), ksize, strides, _outs(plan), out[lo:hi]))
+    return out
 
 
 def _route_to_first_max(xp, mask, dy, out):
-    """out = dy where mask, else 0; a multiply (np.where on broadcast operands is several times
-    slower) unless dy holds inf or NaN, whose product with 0 would not be 0."""
-    if bool(xp.isfinite(dy).all()):
-        xp.multiply(mask, dy, out=out)
-    else:
+    """out = dy where mask, else 0: the integer product of dy's bits and the mask (a select:
+    inf or NaN outside the mask still gives 0, and no pass to look for them; np.where on
+    broadcast operands is several times slower)."""
+    ints = _SAME_SIZE_INT.get(dy.dtype.itemsize)
+    if ints is None or out.dtype != dy.dtype:
         out[...] = xp.where(mask, dy, dy.dtype.type(0))
+    else:
+        xp.multiply(dy.view(ints), mask, out=out.view(ints))
 
 
 def _max_pool_grad(xp, x, y, dy, ksize, strides, padding):
     """Routes each output gradient to the first maximum of its window (as TensorFlow), `y` the
     pooled output: masks per window offset, no argmax. Tiling windows (stride = ksize) write
-    each input position once."""
+    each input position once. Batch slices run on the thread pool."""
     if 0 in x.shape or 0 in dy.shape:
         return xp.zeros(x.shape, dtype=dy.dtype)
+    dx = xp.empty(x.shape, dtype=dy.dtype)
+    _by_batch(xp, x.shape[0], x.size, lambda lo, hi: _max_pool_grad_into(
+        xp, x[lo:hi], y[lo:hi], dy[lo:hi], ksize, strides, padding, dx[lo:hi]))
+    return dx
+
+
+def _max_pool_grad_into(xp, x, y, dy, ksize, strides, padding, out):
+    """`_max_pool_grad` of one batch slice, written into `out` (the slice's rows of dx)."""
     xpad, plan, slices = _pool_windows(xp, x, ksize, strides, padding, -xp.inf)
     n, outs = len(ksize), _outs(plan)
     if _tiles(ksize, strides, (1,) * n, outs):
@@ -1246,16 +1425,18 @@ def _max_pool_grad(xp, x, y, dy, ksize, strides, padding):
             hit = xp.greater(mask[s], taken, out=mask[s])   # a maximum no earlier offset took
             if i < len(offsets):
                 taken |= hit
-        covered = all(o * k == size for o, k, size in zip(outs, ksize, xpad.shape[1:-1]))
-        dx = (xp.empty if covered else xp.zeros)(xpad.shape, dtype=dy.dtype)
+        dx = out if xpad.shape == x.shape else xp.empty(xpad.shape, dtype=dy.dtype)
+        _zero_border(dx, ksize, outs)
         _route_to_first_max(xp, mask, dy[expand], _tiled(dx, ksize, outs))
     else:
-        dx = xp.zeros(xpad.shape, dtype=dy.dtype)
+        dx = out if xpad.shape == x.shape else xp.empty(xpad.shape, dtype=dy.dtype)
+        dx[...] = 0
         routed = xp.empty_like(dy)
         for s, mask in zip(slices, _first_max_masks(xp, xpad, slices, y)):
             _route_to_first_max(xp, mask, dy, routed)
             dx[s] += routed
-    return dx[_interior(x.shape, plan)] if dx.shape != x.shape else dx
+    if dx is not out:
+        out[...] = dx[_interior(x.shape, plan)]
 
 
 def _max_pool_grad_grad(xp, x, y, g, ksize, strides, padding):
@@ -1509,6 +1690,10 @@ def _bias_add_infer(value, bias):
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
+    if value.dtype == bias.dtype:   # large values by row slices on the pool
+        done = _on_rows(xp, value, lambda lo, hi, rows: xp.add(value[lo:hi], bias, out=rows))
+        if done is not None:
+            return done
     return value + bias
 
 
