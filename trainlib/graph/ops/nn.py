@@ -522,12 +522,13 @@ def _sparse_ce_and_grad(xp, labels, logits):
     shifted = rows - rows.max(axis=1, keepdims=True)
     e = xp.exp(shifted)
     total = e.sum(axis=1, keepdims=True)
-    flat = labels.reshape(-1)
+    at = xp.arange(0, rows.size, n) + labels.reshape(-1)   # each row's label, in the flat rows
     # log(sum) - s[label] is exactly -(s[label] - log(sum)), the forward kernel's value
     loss = xp.log(total[:, 0])
-    loss -= shifted[xp.arange(len(rows)), flat]
+    loss -= shifted.reshape(-1).take(at)
     grad = xp.divide(e, total, out=e)
-    grad -= flat[:, None] == xp.arange(n, dtype=flat.dtype)   # minus the one-hot rows
+    flat = grad.reshape(-1)
+    flat[at] = flat.take(at) - 1   # minus the one-hot rows: p - 1 at the label, p - 0 is p
     return loss.reshape(labels.shape), grad.reshape(logits.shape)
 
 
