@@ -310,6 +310,28 @@ def test_shared_conv_patches_on_strict_xp():
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)
 
 
+def test_shared_softmax_cross_entropy_on_strict_xp():
+    """The softmax_sharing pass's SparseSoftmaxCrossEntropyWithLogitsAndGrad in a strict graph
+    gives what the numpy backend gives."""
+    logits = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    labels = np.array([0, 4, 2, 2], np.int32)
+
+    def step(y, x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            loss = tl.reduce_mean(tl.nn.sparse_softmax_cross_entropy_with_logits(y, x))
+        return loss, tape.gradient(loss, x)
+    want = [t.numpy() for t in tl.function(step)(tl.constant(labels), tl.constant(logits))]
+    with strict():
+        fn = tl.function(step)
+        got = fn(tl.constant(labels), tl.constant(logits))
+        types = [op.type for op in fn.get_concrete_function(tl.constant(labels), tl.constant(logits))
+                 .optimized_graph.get_operations()]
+        assert "SparseSoftmaxCrossEntropyWithLogitsAndGrad" in types
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)
+
+
 def test_gradient_driver_ops_on_strict_xp():
     """SumToShapeOf / BroadcastToShapeOf: gradients of broadcasting with unknown dims."""
     with strict():

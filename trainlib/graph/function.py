@@ -17,6 +17,8 @@ import inspect
 import warnings
 import weakref
 
+import numpy
+
 from . import dtypes as _dt, nest
 from .autodiff import recording
 from .nest import flatten, pack_as
@@ -417,6 +419,7 @@ class ConcreteFunction(CompiledFunction):
         self.optimized_graph = None
         self._callable = None
         self._simple_output = None
+        self._dict_output = None
         self._arity = len(arg_structure)  # positional arguments after canonicalization
         self._tensor_args_only = all(isinstance(a, TensorSpec) for a in arg_structure)
 
@@ -461,6 +464,9 @@ class ConcreteFunction(CompiledFunction):
                       [_capture_feed(v) for v, _ in self.optimized_graph.captures], state.xp)
         s = self._output_structure
         self._simple_output = isinstance(s, _OutputSlot)
+        # a flat dict of outputs (a train step's logs): {key: index}, filled without pack_as
+        self._dict_output = {k: v.index for k, v in s.items()} if type(s) is dict and \
+            all(isinstance(v, _OutputSlot) for v in s.values()) else None
 
     @property
     def captured_inputs(self):
@@ -575,6 +581,8 @@ class ConcreteFunction(CompiledFunction):
         if self._simple_output:
             return Tensor(results[0], dtypes[0])
         tensors = [Tensor(r, d) for r, d in zip(results, dtypes)]
+        if self._dict_output is not None:
+            return {k: tensors[i] for k, i in self._dict_output.items()}
         return _fill_outputs(self._output_structure, tensors)
 
     def pretty_printed_signature(self, verbose=True):
@@ -656,9 +664,13 @@ def _capture_feed(value):
 
 def _flat_feeds(value, feeds, as_tensors=False):
     """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
+    host = state.xp is numpy
     for leaf in flatten(value):
         if isinstance(leaf, Tensor):
             feeds.append(leaf if as_tensors else leaf._value)
+        elif host and type(leaf) is numpy.ndarray:   # the common array case, as below
+            array = leaf.copy()
+            feeds.append(Tensor(array) if as_tensors else array)
         elif is_array_like(leaf):
             array = transfer(state.xp, leaf)
             # the caller's array: copied, as a tensor made of it would be (an output may be it)

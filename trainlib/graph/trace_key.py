@@ -14,6 +14,8 @@ dict items are in sorted key order, as graph/nest.py walks them.
 """
 import weakref
 
+from numpy import ndarray as _ndarray
+
 from . import dtypes as _dt, nest
 from .tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec
 from .variables import Variable
@@ -163,6 +165,8 @@ def key_of(value):
     """The key of one argument (hashable, comparable)."""
     if type(value) is Tensor:  # the hot case first
         return (TensorKey, value.dtype, value._value.shape)
+    if type(value) is _ndarray:  # then numpy arrays (fit's batches): as the general rule below
+        return (TensorKey, _dt.from_numpy(value.dtype), value.shape)
     if isinstance(value, (bool, int, float)):
         return (ValueKey, float, value if value == value else "nan")
     if isinstance(value, (str, type(None))):

@@ -100,6 +100,8 @@ def _class_weights(y, class_weight):
 
 
 def _slice(structure, index):
+    if type(structure) is np.ndarray:   # one array (the usual x or y): no structure to walk
+        return structure[index]
     return pack_as(structure, [None if a is None else a[index] for a in flatten(structure)])
 
 

@@ -366,3 +366,35 @@ def test_small_regions_keep_numpys_calls_by_default(monkeypatch):
     large = [np.ones((30, 100), np.float32), np.ones(100, np.float32)]
     assert native.run(program, small) is None
     np.testing.assert_allclose(native.run(program, large), np.tanh(1.0), rtol=1e-6)
+
+
+def test_a_jit_optimizer_step_updates_its_slots_in_place():
+    rng = np.random.default_rng(3)
+    x = tl.constant(rng.standard_normal((8, 60)).astype(np.float32))
+    y = tl.constant(rng.integers(0, 5, 8).astype(np.int32))
+
+    def trainer(jit):
+        tl.keras.utils.set_random_seed(0)
+        model = tl.Sequential([tl.layers.Input((60,)), tl.layers.Dense(40, activation="relu"),
+                               tl.layers.Dense(5)])
+        opt = tl.optim.Adam(1e-2)
+        loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        @tl.function(jit_compile=jit)
+        def step(x, y):
+            with tl.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                    model.trainable_variables))
+            return loss
+        return model, step
+    model, step = trainer(True)
+    plain_model, plain_step = trainer(False)
+    for _ in range(3):
+        got, want = step(x, y), plain_step(x, y)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    source = step.get_concrete_function(x, y).python_source
+    assert "k_fused_elementwise" in source and "k_assign_add_variable_op" not in source
+    assert "ip_assign_add_variable_op" in source
+    for a, b in zip(model.get_weights(), plain_model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -145,6 +145,19 @@ def test_what_must_not_be_simplified():
     assert "Mul" in _types(g)
 
 
+def test_selects_on_constant_conditions_take_their_branch():
+    y = np.array([4.0, 5.0, 6.0, 7.0], np.float32)
+    g = _optimized(lambda x, y: tl.exp(tl.where(tl.constant([True] * 4), x, y)), X, y)
+    assert _types(g) == ["Placeholder", "Placeholder", "Exp"]
+    g = _optimized(lambda x, y: tl.exp(tl.where(tl.constant(False), x, y)), X, y)
+    assert _types(g) == ["Placeholder", "Placeholder", "Exp"]
+    # a mixed condition, or a branch the select would broadcast, stays a select
+    g = _optimized(lambda x, y: tl.where(tl.constant([True, False, True, True]), x, y), X, y)
+    assert "SelectV2" in _types(g)
+    g = _optimized(lambda x, y: tl.where(tl.constant(True), x[0], y), X, y)
+    assert "SelectV2" in _types(g)
+
+
 def test_graph_output_identity_of_an_input_stays():
     f = tl.function(lambda x: x * 1)
     assert np.array_equal(f(tl.constant(X)).numpy(), X, equal_nan=True)

@@ -135,17 +135,19 @@ def run(program, arrays, constants=(), reduce=None):
         return None
     kernel, serial, shapes, out_shape, out_dtype, view_shape, extra = plan
     out = np.empty(out_shape, out_dtype)
-    operands = [a.reshape(s) if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(s)
-                for a, s in zip(arrays, shapes)]
+    # reshaped only where the loop's shape differs (a reshape costs more than the check)
+    operands = [a if a.shape == s and a.flags.c_contiguous else
+                np.ascontiguousarray(a).reshape(s) for a, s in zip(arrays, shapes)]
+    view = out if view_shape == out_shape else out.reshape(view_shape)
     if serial is None:
-        kernel(*operands, out.reshape(view_shape), *extra)
+        kernel(*operands, view, *extra)
     elif _PARALLEL.acquire(blocking=False):
         try:
-            kernel(*operands, out.reshape(view_shape), *extra)
+            kernel(*operands, view, *extra)
         finally:
             _PARALLEL.release()
     else:   # another thread runs a parallel kernel now: the serial form
-        serial()(*operands, out.reshape(view_shape), *extra)
+        serial()(*operands, view, *extra)
     return out
 
 

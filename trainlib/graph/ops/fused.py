@@ -93,7 +93,18 @@ def _run_plain(xp, arrays, program):
     return values[-1]
 
 
-@defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True)
+def _fresh(out, arrays):
+    """`out`, copied if it is an input or a view (the last step may hand back what it got):
+    the op's result is always a new array (its `fresh_output`)."""
+    if getattr(out, "base", None) is not None or any(out is a for a in arrays):
+        return out.copy()
+    return out
+
+
+# fresh_output: the memory plan may then update a Variable in place from it (an optimizer's
+# fused step reads the slot it writes)
+@defop("FusedElementwise", infer=_fused_infer, differentiable=False, elementwise=True,
+       fresh_output=True)
 def _fused(xp, *arrays, program, jit_compile=False, constants=()):
     if jit_compile:
         name = getattr(xp, "__name__", "")
@@ -117,7 +128,7 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
                 out = runner(arrays)
                 if out is not None:
                     return out
-    return _run_plain(xp, arrays, program)
+    return _fresh(_run_plain(xp, arrays, program), arrays)
 
 
 def _reduction_infer(*inputs, program, reduce, jit_compile=False, constants=()):

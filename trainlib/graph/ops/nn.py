@@ -492,7 +492,15 @@ def _sparse_ce_infer(labels, logits):
     return spec(logits.shape[:-1] if logits.shape.rank is not None else labels.shape, logits.dtype)
 
 
+_UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
+
+
 def _check_labels(xp, labels, num_classes):
+    if labels.size == 0:
+        return
+    # one reduction: read as unsigned, a negative label is larger than any class count
+    if labels.view(_UNSIGNED[labels.dtype.itemsize]).max() < num_classes:
+        return
     bad = (labels < 0) | (labels >= num_classes)
     if bool(xp.any(bad)):
         value = int(labels[bad].ravel()[0])
@@ -523,6 +531,34 @@ def _sparse_ce(xp, labels, logits):
 def _sparse_ce_grad(xp, labels, logits):
     """softmax(logits) - one_hot(labels): the loss's gradient per unit incoming gradient."""
     return _sparse_softmax_minus_onehot(xp, labels, logits)
+
+
+def _sparse_ce_and_grad_infer(labels, logits):
+    return _sparse_ce_infer(labels, logits), spec(logits.shape, logits.dtype)
+
+
+@defop("SparseSoftmaxCrossEntropyWithLogitsAndGrad", infer=_sparse_ce_and_grad_infer,
+       differentiable=False, num_outputs=2)
+def _sparse_ce_and_grad(xp, labels, logits):
+    """(SparseSoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogitsGrad) of the
+    same inputs from one softmax, bit for bit what the two kernels give (TensorFlow's own
+    op returns both): `graph/passes/xent.py` puts it in the place of such a pair."""
+    n = logits.shape[-1]
+    if labels.shape != logits.shape[:-1] or labels.size == 0 or n == 0:
+        return _sparse_ce(xp, labels, logits), _sparse_ce_grad(xp, labels, logits)
+    _check_labels(xp, labels, n)
+    rows = logits.reshape(-1, n)
+    shifted = rows - rows.max(axis=1, keepdims=True)
+    e = xp.exp(shifted)
+    total = e.sum(axis=1, keepdims=True)
+    at = xp.arange(0, rows.size, n) + labels.reshape(-1)   # each row's label, in the flat rows
+    # log(sum) - s[label] is exactly -(s[label] - log(sum)), the forward kernel's value
+    loss = xp.log(total[:, 0])
+    loss -= shifted.reshape(-1).take(at)
+    grad = xp.divide(e, total, out=e)
+    flat = grad.reshape(-1)
+    flat[at] = flat.take(at) - 1   # minus the one-hot rows: p - 1 at the label, p - 0 is p
+    return loss.reshape(labels.shape), grad.reshape(logits.shape)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):

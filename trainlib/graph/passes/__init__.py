@@ -12,7 +12,8 @@
   5. arithmetic simplification, which leaves dead ops behind;
   6. conv patch sharing after the rewrites (CSE has merged the inputs that
      convolutions and their filter gradients read): one im2col per input and
-     geometry;
+     geometry; softmax sharing likewise (one softmax for a sparse cross-entropy
+     and its gradient);
   7. dead code elimination (prune again) removes them, before fusion so
      that dead ops never join a fused cluster's use counts;
   8. fusion last: it runs after autodiff and after every rewrite, on the
@@ -29,6 +30,7 @@ from .fuse import fuse, worth_fusing
 from .prune import prune
 from .read_forwarding import forward_reads
 from .simplify import simplify
+from .xent import share_softmax
 
 # (report name, option name, pass(graph, options) -> graph)
 PIPELINE = (
@@ -38,6 +40,7 @@ PIPELINE = (
     ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
     ("conv_patch_sharing", "conv_patch_sharing", lambda g, o: share_patches(g)),
+    ("softmax_sharing", "softmax_sharing", lambda g, o: share_softmax(g)),
     ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
     ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True, min_elements=worth_fusing())
      if o.get("jit_compile") else g),

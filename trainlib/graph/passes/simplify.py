@@ -1,7 +1,9 @@
 """Arithmetic simplification: algebraic identities that leave every value unchanged.
 
 Owns: x*1, 1*x, x+0, 0+x, x-0, x/1 -> x (only when the constant does not
-broadcast x to a bigger shape and the dtype is x's); -(-x) -> x; transpose of
+broadcast x to a bigger shape and the dtype is x's); a select whose constant
+condition is all true (all false) -> its first (second) branch, when that has
+the output's shape; -(-x) -> x; transpose of
 transpose (perms composed, an identity perm dropped); reshape of reshape (the
 outer one reads the original); a reshape to the input's own fully-defined
 shape; a cast to the same dtype; Identity (and StopGradient, which after
@@ -47,6 +49,20 @@ def _neutral_operand(op):
     return None
 
 
+def _chosen_operand(op):
+    """The branch a SelectV2 with a constant condition, all true or all false, always picks
+    (when neither the condition nor the other branch broadcasts it bigger), else None."""
+    value = const_value(op.inputs[0])
+    if value is None or value.size == 0:
+        return None
+    x = op.inputs[1] if bool(value.all()) else op.inputs[2] if not value.any() else None
+    out = op.outputs[0]
+    if x is None or not x.shape.is_fully_defined() or not out.shape.is_fully_defined() or \
+            x.shape.as_list() != out.shape.as_list() or x.dtype is not out.dtype:
+        return None
+    return x
+
+
 def _perm(op):
     perm = op.attrs.get("perm")
     rank = op.inputs[0].shape.rank
@@ -60,6 +76,10 @@ def _rewrite(op):
     t = op.type
     if t in ("Mul", "AddV2", "Sub", "RealDiv"):
         x = _neutral_operand(op)
+        if x is not None:
+            become(op, "Identity", [x], {})
+    elif t == "SelectV2":
+        x = _chosen_operand(op)
         if x is not None:
             become(op, "Identity", [x], {})
     elif t == "Neg":
