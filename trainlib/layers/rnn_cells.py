@@ -83,18 +83,25 @@ class _DropoutCell(Layer):
     _input_mask = None
     _recurrent_mask = None
 
-    def _init_cell(self, units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                   bias_initializer, dropout, recurrent_dropout, seed):
-        """Sets the arguments every built-in cell takes."""
+    def _init_cell(self, args):
+        """The constructor of every built-in cell: `args` is its `locals()` (its arguments,
+        `kwargs` the Layer's); sets those all cells take, and `recurrent_activation` and
+        `implementation` where the cell has them."""
+        units = _check_units(args["units"])
+        super().__init__(**args["kwargs"])
+        _unsupported(self, args)
         self.units = units
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.dropout = min(1.0, max(0.0, float(dropout)))
-        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
-        self.seed = seed
+        self.activation = activations.get(args["activation"])
+        if "recurrent_activation" in args:
+            self.recurrent_activation = activations.get(args["recurrent_activation"])
+            self.implementation = args["implementation"]
+        self.use_bias = args["use_bias"]
+        self.kernel_initializer = initializers.get(args["kernel_initializer"])
+        self.recurrent_initializer = initializers.get(args["recurrent_initializer"])
+        self.bias_initializer = initializers.get(args["bias_initializer"])
+        self.dropout = min(1.0, max(0.0, float(args["dropout"])))
+        self.recurrent_dropout = min(1.0, max(0.0, float(args["recurrent_dropout"])))
+        self.seed = args["seed"]
 
     def _mask_like(self, x, rate):
         return _nn.dropout(_array.ones_like(x), rate=rate, seed=self.seed)
@@ -139,6 +146,14 @@ class _DropoutCell(Layer):
         save=True)` kept (the default activations, whose derivatives read their outputs);
         otherwise a time loop's gradient recomputes `gates` under a tape."""
         return False
+
+    def project_inputs(self, inputs, training=False):
+        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
+        x = _project(self._masked_inputs(inputs, training), self.kernel)
+        return x + self.bias if self.bias is not None else x
+
+    def _recurrent_weights(self):
+        return (self.recurrent_kernel,)
 
     def _build_kernels(self, input_shape, gates):
         u = self.units
@@ -223,11 +238,7 @@ class SimpleRNNCell(_DropoutCell):
                  kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self._init_cell(units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                        bias_initializer, dropout, recurrent_dropout, seed)
+        self._init_cell(locals())
         self.state_size = self.units
         self.output_size = self.units
 
@@ -235,14 +246,6 @@ class SimpleRNNCell(_DropoutCell):
         self._build_kernels(input_shape, 1)
         self.bias = self.add_weight(name="bias", shape=(self.units,),
                                     initializer=self.bias_initializer) if self.use_bias else None
-
-    def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
-        x = _project(self._masked_inputs(inputs, training), self.kernel)
-        return x + self.bias if self.bias is not None else x
-
-    def _recurrent_weights(self):
-        return (self.recurrent_kernel,)
 
     def saving_gates(self, x, m, states, save=False):
         """`gates`, and with `save` what `gates_grad` reads: [h]."""
@@ -301,13 +304,7 @@ class LSTMCell(_DropoutCell):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, implementation=2, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self._init_cell(units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                        bias_initializer, dropout, recurrent_dropout, seed)
-        self.implementation = implementation
-        self.recurrent_activation = activations.get(recurrent_activation)
+        self._init_cell(locals())
         self.unit_forget_bias = unit_forget_bias
         self.state_size = [self.units, self.units]
         self.output_size = self.units
@@ -318,14 +315,6 @@ class LSTMCell(_DropoutCell):
             name="bias", shape=(4 * self.units,),
             initializer=lstm_bias_initializer(self.bias_initializer, self.unit_forget_bias,
                                               self.units)) if self.use_bias else None
-
-    def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
-        x = _project(self._masked_inputs(inputs, training), self.kernel)
-        return x + self.bias if self.bias is not None else x
-
-    def _recurrent_weights(self):
-        return (self.recurrent_kernel,)
 
     def saving_gates(self, x, m, states, save=False):
         """`gates`, and with `save` what `gates_grad` reads: [i, f, g, o joined, tanh(c)]."""
@@ -396,13 +385,7 @@ class GRUCell(_DropoutCell):
                  bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, reset_after=True,
                  seed=None, implementation=2, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self._init_cell(units, activation, use_bias, kernel_initializer, recurrent_initializer,
-                        bias_initializer, dropout, recurrent_dropout, seed)
-        self.implementation = implementation
-        self.recurrent_activation = activations.get(recurrent_activation)
+        self._init_cell(locals())
         self.reset_after = reset_after
         self.state_size = self.units
         self.output_size = self.units
