@@ -411,7 +411,8 @@ def test_a_loop_iteration_is_plain_calls_no_identity_kernels():
     x, w, u = (rng.normal(size=s).astype(np.float32) for s in ((6, 4, 3), (3, 8), (8, 8)))
     src = rnn.get_concrete_function(*(tl.constant(a) for a in (x, w, u))).python_source
     loop = src[src.index("while True:"):]
-    assert "k_identity" not in src and "xp_less(" in loop and "k_gather_v2(xp" in loop
+    assert "k_identity" not in src and "k_gather_v2(xp" in loop
+    assert "xp_less(" not in loop and " < c_" in loop   # the condition: a scalar comparison
     assert "] if 0 <= " in loop   # the row read is a view
     h, seq = rnn(*(tl.constant(a) for a in (x, w, u)))
     want_h, want = np.zeros((4, 8), np.float32), []
@@ -573,3 +574,16 @@ def test_a_split_of_static_sizes_is_written_as_slices(sizes):
         np.split(x, np.cumsum([s if s > 0 else 8 - 1 for s in sizes])[:-1], axis=-1)
     for got, w in zip(f(tl.constant(x)), want):
         np.testing.assert_array_equal(got.numpy(), w)
+
+
+@pytest.mark.parametrize("op", [tl.less, tl.less_equal, tl.greater, tl.greater_equal, tl.equal,
+                                tl.not_equal])
+@pytest.mark.parametrize("a,b", [(1, 2), (2, 2), (3.0, float("nan")), (-1.5, -2.5)])
+def test_scalar_comparisons_are_operators_with_the_ufunc_results(op, a, b):
+    f = tl.function(lambda x, y: op(x, y))
+    x, y = tl.constant(a), tl.constant(b)
+    src = f.get_concrete_function(x, y).python_source
+    assert "xp_" not in src.split("return")[0].split("\n", 1)[1]
+    got = f(x, y)
+    want = getattr(np, op.__name__)(np.asarray(a, x.dtype.np), np.asarray(b, y.dtype.np))
+    assert got.dtype == tl.bool and got.numpy() == want

@@ -69,6 +69,12 @@ def _assign(targets, values):
     return f"{_tuple(targets)} = {_tuple(values)}"
 
 
+# comparisons of two scalars written as operators (numpy scalars and 0-d arrays compare as
+# the ufunc does, and no comparison overflows)
+_SCALAR_COMPARISONS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+                       "equal": "==", "not_equal": "!="}
+
+
 def _scalar_text(value):
     """A short text for a scalar constant (`2`, `0.5`, `-1`), or None."""
     if getattr(value, "ndim", None) != 0 or getattr(value, "dtype", None) is None or \
@@ -272,6 +278,17 @@ class GraphLowering:
     def lower_direct(self, op, env, indent, call):
         ufunc, templates = call
         args = [env[id(t)] for t in op.inputs]
+        if templates is None and ufunc in _SCALAR_COMPARISONS and \
+                all(t.shape.rank == 0 for t in op.inputs):
+            # two scalars (a loop's condition): numpy's scalar operator, a tenth of a ufunc
+            # call's cost, the same np.bool_; a constant as a numpy scalar (a 0-d array would
+            # take the ufunc's path again)
+            args = [self.em.bind(f"{a}_scalar", t.op.attrs["value"][()], key=("scalar", id(t)))
+                    if t.op.type == "Const" and hasattr(t.op.attrs["value"], "shape") else a
+                    for a, t in zip(args, op.inputs)]
+            self.emit(indent, f"{self.define(op, env)} = {args[0]} {_SCALAR_COMPARISONS[ufunc]} "
+                              f"{args[1]}", op)
+            return self.free(op, indent)
         if templates is not None:
             args = [template.format(a) for template, a in zip(templates, args)]
         plan = self.plan
