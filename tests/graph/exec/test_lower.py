@@ -587,3 +587,29 @@ def test_scalar_comparisons_are_operators_with_the_ufunc_results(op, a, b):
     got = f(x, y)
     want = getattr(np, op.__name__)(np.asarray(a, x.dtype.np), np.asarray(b, y.dtype.np))
     assert got.dtype == tl.bool and got.numpy() == want
+
+
+def test_a_loop_gradient_saves_its_iterations_in_buffers_kept_between_calls():
+    """With maximum_iterations, the forward loop's saved rows have a static shape: large ones
+    are slots the loop copies its start into, not fresh arrays per call."""
+    rng = np.random.default_rng(3)
+    x = tl.constant(rng.normal(size=(64, 32, 64)).astype(np.float32))
+    u = tl.constant(rng.normal(size=(64, 64)).astype(np.float32) * 0.1)
+
+    def grads(x, u):
+        with tl.GradientTape() as tape:
+            tape.watch(u)
+            _, h = tl.while_loop(lambda i, h: i < 64,
+                                 lambda i, h: (i + 1, tl.tanh(tl.gather(x, i) + h @ u)),
+                                 (tl.constant(0), tl.zeros([32, 64])), maximum_iterations=64)
+            loss = tl.reduce_sum(h * h)
+        # (scaled: a new array; what a loop returns may be a view of what it read)
+        return tape.gradient(loss, u) * 2.0
+
+    traced = tl.function(grads)
+    src = traced.get_concrete_function(x, u).python_source
+    forward = src[:src.index("while True:")]
+    assert "[...] = " in forward   # the saved rows: 64 x 32 x 64 float32 in a slot
+    want = grads(x, u).numpy()
+    for _ in range(2):
+        np.testing.assert_allclose(traced(x, u).numpy(), want, rtol=1e-4, atol=1e-5)
