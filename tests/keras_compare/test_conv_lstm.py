@@ -82,3 +82,25 @@ def test_conv_lstm_with_a_mask_and_in_a_model():
     x = RNG.normal(size=(2, 4, 5, 5, 2)).astype(np.float32)
     x[0, 2:] = 0.0
     close(km(x), tm(x), "masked model")
+
+
+def test_conv_lstm_dropout_config_round_trip_and_inference_match_keras():
+    """A Keras ConvLSTM2D with dropout and recurrent_dropout: its config builds the trainlib
+    layer (and back), and outside training both give the same outputs (no dropout); in
+    training both drop (their random streams differ)."""
+    k = keras.layers.ConvLSTM2D(3, 2, padding="same", return_sequences=True, dropout=0.3,
+                                recurrent_dropout=0.2, seed=5)
+    x = RNG.normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
+    kout = k(x)
+    t = tl.keras.layers.ConvLSTM2D.from_config(k.get_config())
+    t.build(x.shape)
+    t.set_weights(k.get_weights())
+    kc, tc = k.get_config(), t.get_config()
+    assert tc["dropout"] == kc["dropout"] == 0.3 and tc["recurrent_dropout"] == 0.2
+    assert tc["seed"] == kc["seed"] == 5
+    close(kout, t(x), "inference output")
+    close(kout, tl.function(lambda v: t(v, training=False))(x), "traced inference output")
+    again = keras.layers.ConvLSTM2D.from_config(t.get_config())
+    assert again.get_config()["dropout"] == 0.3
+    assert not np.allclose(np.asarray(k(x, training=True)), np.asarray(kout))
+    assert not np.allclose(t(x, training=True).numpy(), np.asarray(kout))

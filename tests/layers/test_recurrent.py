@@ -531,3 +531,111 @@ def test_conv_lstm2d_channels_first_equals_channels_last():
 def _symbolic(layer):
     inp = tl.layers.Input((3, 2, 5, 4))
     return inp, layer(inp)[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_own_step_gradient_equals_the_tape_of_the_step(kind, monkeypatch):
+    """The cells' `gates_grad` (from the saved activations) against the fused loop's other
+    form, which differentiates `gates` under a tape from the saved matmul output."""
+    x = _x()
+    layer = getattr(layers, kind)(3, return_sequences=True, return_state=True)
+    layer(x)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 1, 0, 1]], bool)
+
+    def grads(masked):
+        xv = tl.constant(x)
+        with tl.GradientTape() as tape:
+            tape.watch(xv)
+            outs = _flat(layer(xv, mask=mask if masked else None))
+            loss = tl.add_n([tl.reduce_sum(tl.sin(o) * float(i + 1)) for i, o in enumerate(outs)])
+        return tape.gradient(loss, [xv] + list(layer.trainable_weights))
+
+    def run():
+        return [[g.numpy() for g in tl.function(grads)(m)] for m in (False, True)]
+
+    assert layer.cell.own_gradient
+    own = run()
+    monkeypatch.setattr(type(layer.cell), "own_gradient", False)
+    taped = run()
+    for a_list, b_list in zip(own, taped):
+        for a, b in zip(a_list, b_list):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: layers.SimpleRNN(3, activation="relu", return_sequences=True, dtype="float64"),
+    lambda: layers.LSTM(3, recurrent_activation="hard_sigmoid", return_state=True,
+                        dtype="float64"),
+    lambda: layers.GRU(3, activation="softsign", dtype="float64"),
+], ids=["simple_rnn", "lstm", "gru"])
+def test_other_activations_take_the_taped_step_gradient(make):
+    x = RNG.normal(size=(2, 4, 3))
+    layer = make()
+    layer(x)
+    assert not layer.cell.own_gradient and layer._fused()
+    check = tl.function(lambda v: tl.add_n([tl.reduce_sum(tl.sin(o)) for o in _flat(layer(v))]))
+    with tl.GradientTape() as tape:
+        xv = tl.constant(x)
+        tape.watch(xv)
+        loss = check(xv)
+    got = tape.gradient(loss, xv).numpy()
+    fd = _finite_difference(lambda: float(check(tl.constant(x))), x)
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_conv_lstm_dropout_masks_each_gate_as_keras_does(monkeypatch):
+    """ConvLSTM `dropout` / `recurrent_dropout`: four masks each (one per gate i, f, c, o),
+    drawn once per call and applied at every step, against a numpy reference of the
+    formula with the masks the call drew; inactive unless training."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 4, 6, 3))
+    layer = tl.layers.ConvLSTM1D(2, 3, padding="same", return_sequences=True, dropout=0.4,
+                                 recurrent_dropout=0.3, seed=7, dtype="float64")
+    plain = tl.layers.ConvLSTM1D(2, 3, padding="same", return_sequences=True, dtype="float64")
+    inference = layer(x).numpy()
+    plain(x)
+    plain.set_weights(layer.get_weights())
+    np.testing.assert_array_equal(inference, plain(x).numpy())   # training=False: no dropout
+    np.testing.assert_array_equal(layer(x, training=False).numpy(), inference)
+
+    drawn = {}
+    draw = type(layer.cell).make_dropout_masks
+
+    def keep(cell, step_input, state, training):
+        draw(cell, step_input, state, training)
+        drawn["input"] = [m.numpy() for m in cell._input_masks]
+        drawn["recurrent"] = [m.numpy() for m in cell._recurrent_masks]
+
+    monkeypatch.setattr(type(layer.cell), "make_dropout_masks", keep)
+    out = layer(x, training=True).numpy()
+    dm, rm = drawn["input"], drawn["recurrent"]
+    assert [m.shape for m in dm] == [(2, 6, 3)] * 4 and [m.shape for m in rm] == [(2, 6, 2)] * 4
+    for masks, rate in ((dm, 0.4), (rm, 0.3)):
+        for m in masks:
+            assert set(np.unique(m)) <= {0.0, 1.0 / (1.0 - rate)}
+        assert not all(np.array_equal(masks[0], m) for m in masks[1:])   # one per gate
+    kernel, recurrent, bias = [w.numpy() for w in layer.weights]
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+    h = c = np.zeros((2, 6, 2))
+    for t in range(4):
+        z = np.concatenate([_conv1d_same_reference(x[:, t] * dm[g], kernel[..., 2 * g:2 * g + 2])
+                            + _conv1d_same_reference(h * rm[g], recurrent[..., 2 * g:2 * g + 2])
+                            for g in range(4)], -1) + bias
+        i, f, g, o = np.split(z, 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        h = sigmoid(o) * np.tanh(c)
+        np.testing.assert_allclose(out[:, t], h, rtol=1e-10, atol=1e-12)
+    assert layer.cell._input_masks is None   # forgotten after the call
+    monkeypatch.undo()
+
+    traced = tl.function(lambda v, training: layer(v, training=training))
+    np.testing.assert_allclose(traced(tl.constant(x), False).numpy(), inference, rtol=1e-12)
+    one, two = traced(tl.constant(x), True).numpy(), traced(tl.constant(x), True).numpy()
+    assert one.shape == inference.shape and not np.allclose(one, inference)
+    assert not np.array_equal(one, two)   # new masks on every call
+    with tl.GradientTape() as tape:   # differentiable through the masks
+        tape.watch(layer.trainable_weights)
+        loss = tl.reduce_sum(layer(x, training=True))
+    assert all(g is not None for g in tape.gradient(loss, layer.trainable_weights))

@@ -60,6 +60,10 @@ class OpDef:
             where the op takes its kernel call (GatherV2 of one row: `params[i]`).
         in_place: `in_place(xp, *arrays, **attrs)` updating input 0 where it lies, for
             writes whose old value nobody reads (Variable updates, loop-owned buffers).
+        row_write: `row_write(op)` -> `(condition, statement)` templates over the inputs, or
+            None: a loop-owned in-place write emitted as the plain statement while the
+            condition holds (TensorArrayWrite of one row in range: `buf[i] = v`), else as the
+            `in_place` call.
         variable_access: `"read"`, `"assign"` (stores its input as the new value) or
             `"update"` (stores a newly computed value) for the Variable ops.
         subgraphs: the attr names holding branch/body graphs (If, While).
@@ -80,12 +84,12 @@ class OpDef:
     __slots__ = ("name", "kernel", "infer", "grad", "stateful", "differentiable", "elementwise",
                  "num_outputs", "ufunc", "direct", "fresh_output", "inline", "in_place",
                  "variable_access", "subgraphs", "control", "into", "c_expr", "native", "infix",
-                 "host")
+                 "host", "row_write")
 
     def __init__(self, name, kernel, infer, grad=None, stateful=False, differentiable=True,
                  elementwise=False, num_outputs=1, *, ufunc=None, direct=None, fresh_output=False,
                  inline=None, in_place=None, variable_access=None, subgraphs=(), control=None,
-                 into=None, c_expr=None, native=None, infix=None, host=False):
+                 into=None, c_expr=None, native=None, infix=None, host=False, row_write=None):
         self.name = name
         self.kernel = kernel
         self.infer = infer
@@ -107,6 +111,7 @@ class OpDef:
         self.native = native
         self.infix = infix
         self.host = host
+        self.row_write = row_write
 
     def __repr__(self):
         return f"OpDef({self.name})"

@@ -10,12 +10,13 @@ Invariant: the cell works on channels-last values; a channels-first layer transp
 inputs, initial states and outputs around the loop.
 """
 from .. import activations, constraints, initializers, regularizers
-from ..graph.ops import array as _array, math as _math
+from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, register
 from .convolutional import (convolve, standardize_data_format, standardize_padding,
                             standardize_tuple, to_channels_last, to_data_format)
 from .recurrent import RNN, _CellLayer, cell_layer_config
+from .rnn_cells import lstm_bias_initializer, lstm_gates
 
 __all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"]
 
@@ -64,10 +65,8 @@ class ConvLSTMCell(Layer):
         self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, dropout))
         self.recurrent_dropout = min(1.0, max(0.0, recurrent_dropout))
-        if self.dropout or self.recurrent_dropout:
-            raise NotImplementedError("ConvLSTM dropout / recurrent_dropout are not supported "
-                                      "by trainlib yet")
         self.seed = seed
+        self._input_masks = self._recurrent_masks = None
         self.state_size = [-1, -1]    # (batch, *spatial, filters) each: made by get_initial_state
 
     def build(self, input_shape):
@@ -92,17 +91,11 @@ class ConvLSTMCell(Layer):
             name="recurrent_kernel", shape=self.kernel_size + (f, 4 * f),
             initializer=self.recurrent_initializer, regularizer=self.recurrent_regularizer,
             constraint=self.recurrent_constraint)
-        if self.use_bias:
-            init = self.bias_initializer
-            if self.unit_forget_bias:
-                def init(shape, dtype=None, _base=self.bias_initializer):
-                    return _array.concat([_base((f,), dtype=dtype), _array.ones((f,), dtype=dtype),
-                                          _base((2 * f,), dtype=dtype)], 0)
-            self.bias = self.add_weight(name="bias", shape=(4 * f,), initializer=init,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
-        else:
-            self.bias = None
+        self.bias = self.add_weight(
+            name="bias", shape=(4 * f,),
+            initializer=lstm_bias_initializer(self.bias_initializer, self.unit_forget_bias, f),
+            regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
+            if self.use_bias else None
 
     def get_initial_state(self, batch_size=None):
         """Zero states [h, c] of shape (batch, *output spatial, filters)."""
@@ -110,17 +103,49 @@ class ConvLSTMCell(Layer):
             else (batch_size,) + self.output_size
         return [_array.zeros(shape, dtype=self.compute_dtype) for _ in range(2)]
 
-    def _input_conv(self, x):
-        z = convolve(x, self.kernel, self.strides, self.padding, self.dilation_rate)
+    # -- dropout, as Keras's: one mask per gate (i, f, c, o) for the inputs and one per gate
+    # for the previous output, drawn once per RNN call and reused at every step
+
+    def _gate_masks(self, like, rate, training):
+        if not training or not 0.0 < rate < 1.0:
+            return None
+        return [_nn.dropout(_array.ones_like(like), rate=rate, seed=self.seed)
+                for _ in range(4)]
+
+    def make_dropout_masks(self, step_input, state, training):
+        """Draws this call's masks (shaped like one step's input and like `state`)."""
+        self._input_masks = self._gate_masks(step_input, self.dropout, training)
+        self._recurrent_masks = self._gate_masks(state, self.recurrent_dropout, training)
+
+    def reset_dropout_masks(self):
+        """Forgets the masks of the last RNN call."""
+        self._input_masks = self._recurrent_masks = None
+
+    def _per_gate(self, x, masks, kernel, conv):
+        """conv(x, kernel), or with dropout masks the four gates' conv(x * mask, kernel
+        quarter) joined."""
+        if masks is None:
+            return conv(x, kernel)
+        f = self.filters
+        return _array.concat([conv(x * m, kernel[..., g * f:(g + 1) * f])
+                              for g, m in enumerate(masks)], -1)
+
+    def _input_conv(self, x, masks=None, shape=None):
+        """conv(x, kernel) + bias over images x (reshaped to `shape` first: a sequence's
+        steps folded into the batch), per gate under `masks` (broadcast over x)."""
+        def conv(v, k):
+            v = v if shape is None else _array.reshape(v, shape)
+            return convolve(v, k, self.strides, self.padding, self.dilation_rate)
+        z = self._per_gate(x, masks, self.kernel, conv)
         return z + self.bias if self.bias is not None else z
 
     def project_inputs(self, sequences, training=False):
         """The input convolution (plus bias) of every step at once: time-major
-        (T, B, *spatial, C) -> (T, B, *output spatial, 4 filters)."""
+        (T, B, *spatial, C) -> (T, B, *output spatial, 4 filters); with input dropout each
+        gate convolves the inputs under its own mask (the same at every step)."""
         lead = _array.shape(sequences)[:2]
-        flat = _array.reshape(sequences, [-1] + list(self.spatial_dims) +
-                              [sequences.shape[-1]])
-        z = self._input_conv(flat)
+        z = self._input_conv(sequences, self._input_masks if training else None,
+                             [-1] + list(self.spatial_dims) + [sequences.shape[-1]])
         z = _array.reshape(z, _array.concat([lead, list(self.output_size[:-1]) +
                                              [4 * self.filters]], 0))
         return _array.ensure_shape(z, list(sequences.shape[:2]) + list(self.output_size[:-1]) +
@@ -130,19 +155,19 @@ class ConvLSTMCell(Layer):
         return (self.recurrent_kernel,)
 
     def projected_step(self, z_x, states, weights, training=False):
-        """One step on the hoisted input convolution `z_x`: (h, [h, c])."""
+        """One step on the hoisted input convolution `z_x`: (h, [h, c]); with recurrent
+        dropout each gate convolves the previous output under its own mask."""
         h_prev, c_prev = states
-        z = z_x + convolve(h_prev, weights[0], (1,) * self.rank, "same", (1,) * self.rank)
-        z_i, z_f, z_c, z_o = _array.split(z, 4, axis=-1)
-        i = self.recurrent_activation(z_i)
-        f = self.recurrent_activation(z_f)
-        c = f * c_prev + i * self.activation(z_c)
-        h = self.recurrent_activation(z_o) * self.activation(c)
+        ones = (1,) * self.rank
+        z = z_x + self._per_gate(h_prev, self._recurrent_masks if training else None,
+                                 weights[0], lambda v, k: convolve(v, k, ones, "same", ones))
+        h, c, _, _ = lstm_gates(z, c_prev, self.activation, self.recurrent_activation)
         return h, [h, c]
 
     def call(self, inputs, states, training=False):
-        return self.projected_step(self._input_conv(inputs), list(states),
-                                   self.step_weights(), training)
+        return self.projected_step(
+            self._input_conv(inputs, self._input_masks if training else None), list(states),
+            self.step_weights(), training)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,

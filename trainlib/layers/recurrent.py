@@ -147,6 +147,15 @@ def _repeat(count, steps, python, body, loop_vars, reverse=False):
                                maximum_iterations=steps if steps is not None else None))[1:]
 
 
+def _rows(count, steps, like, size, dtype):
+    """A (count, batch, *size) zeros buffer for a loop's TensorArrayWrite rows, the batch
+    that of `like` (`size`: an int or a tuple of static dims), its static dims kept."""
+    dims = list(size) if isinstance(size, (tuple, list)) else [size]
+    batch = like.shape[0] if like.shape[0] is not None else _array.shape(like)[0]
+    buffer = _array.zeros(_array.stack([count, batch, *dims]), dtype=dtype)
+    return _array.ensure_shape(buffer, [steps, like.shape[0], *dims])
+
+
 def _rows_like(count, steps, row):
     """A (count, *row.shape) zeros buffer, static dims kept, for TensorArrayWrite rows."""
     buffer = _array.zeros(_array.concat([_array.reshape(count, [1]), _array.shape(row)], 0),
@@ -162,10 +171,11 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
                     zero_output_for_mask=False, unroll=False, training=False):
     """`time_loop` for a built-in cell whose step is `gates(x_t, recurrent_input(h) @ U + b,
     states)`, with its own gradient (backpropagation through time written once for all
-    such cells): the forward loop saves each step's states, matmul input and matmul output;
-    the backward loop differentiates `gates` locally and does one matmul per step
-    (dm @ U^T); the recurrent kernel's and bias's gradients are one matmul / one sum over
-    all steps after it.
+    such cells): the forward loop saves each step's states and matmul input, and either
+    what the cell's `gates_grad` reads (its activations: no recomputation, for the default
+    activations) or the matmul output (then the backward loop differentiates `gates` under
+    a tape); the backward loop does one matmul per step (dm @ U^T); the recurrent kernel's
+    and bias's gradients are one matmul / one sum over all steps after it.
 
     Args:
         cell: a SimpleRNNCell, LSTMCell or GRUCell (reset_after).
@@ -186,6 +196,7 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
     n_states = len(states)
     time_mask = _array.expand_dims(mask, -1) if mask is not None else None
     args = [inputs, kernel] + ([rbias] if rbias is not None else []) + list(states)
+    own = cell.own_gradient   # the step's gradient from its saved activations
 
     @custom_gradient
     def run(xs, recurrent_kernel, *rest):
@@ -194,15 +205,17 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
         count = _array.shape(xs)[0]
 
         matmul_input = cell.recurrent_input_fn(training)
-
         h_in0 = matmul_input(init[0])
         # without recurrent dropout the matmul reads the saved previous output itself
         own_h_in = h_in0 is not init[0]
-        m0 = _math.matmul(h_in0, recurrent_kernel)
-        out0 = _array.zeros_like(init[0])
+        units = recurrent_kernel.shape[0]
+        kept = cell.saved_sizes if own else [recurrent_kernel.shape[1]]
         saved = [_rows_like(count, steps, s) for s in init] + \
-            ([_rows_like(count, steps, h_in0)] if own_h_in else []) + [_rows_like(count, steps, m0)]
-        seq = [_rows_like(count, steps, out0)] if return_sequences else []
+            ([_rows_like(count, steps, h_in0)] if own_h_in else []) + \
+            [_rows(count, steps, init[0], size, xs.dtype) for size in kept]
+        seq = [_rows(count, steps, init[0], cell.output_size, xs.dtype)] if return_sequences \
+            else []
+        out0 = _array.zeros_like(init[0])
 
         def body(t, *carry):
             old = list(carry[:n_states])
@@ -212,7 +225,7 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
             m = _math.matmul(h_in, recurrent_kernel)
             if bias is not None:
                 m = m + bias
-            out, new = cell.gates(_array.gather(xs, t), m, old)
+            out, new, keep_rows = cell.saving_gates(_array.gather(xs, t), m, old, save=own)
             if time_mask is not None:
                 keep = _array.gather(time_mask, t)
                 new = [_math.where(keep, n, o) for n, o in zip(new, old)]
@@ -222,7 +235,8 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
                 prev = carried
             else:
                 prev = out
-            rows = old + ([h_in] if own_h_in else []) + [m] + ([out] if return_sequences else [])
+            rows = old + ([h_in] if own_h_in else []) + (keep_rows if own else [m]) + \
+                ([out] if return_sequences else [])
             return (*new, prev, *[_write(b, t, r) for b, r in zip(buffers, rows)])
 
         result = _repeat(count, steps, python, body, [*init, out0, *saved, *seq])
@@ -236,18 +250,22 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
             dys = [_array.zeros_like(p) if d is None else d for d, p in zip(dys, produced)]
             d_last, d_seq = dys[0], (dys[1] if return_sequences else None)
             d_final = dys[2 if return_sequences else 1:]
-            old_rows, m_rows = saved_rows[:n_states], saved_rows[-1]
-            hin_rows = saved_rows[-2] if own_h_in else old_rows[0]
+            old_rows = saved_rows[:n_states]
+            hin_rows = saved_rows[n_states] if own_h_in else old_rows[0]
+            kept_rows = saved_rows[n_states + own_h_in:]
             shared = cell.sums_inputs   # d(x_t) is d(m_t): one buffer holds both
+            carries_last = time_mask is not None   # else the last output is the final h
 
             def back(t, *carry):
-                d_states, d_carried = list(carry[:n_states]), carry[n_states]
-                d_m_buf = carry[n_states + 1]
-                d_x_buf = None if shared else carry[n_states + 2]
+                d_states = list(carry[:n_states])
+                rest_carry = carry[n_states + carries_last:]
+                d_m_buf = rest_carry[0]
+                d_x_buf = None if shared else rest_carry[1]
                 old = [_array.gather(r, t) for r in old_rows]
-                x_t, m_t = _array.gather(xs, t), _array.gather(m_rows, t)
                 d_seq_t = _array.gather(d_seq, t) if d_seq is not None else None
+                d_pass = d_prev = None
                 if time_mask is not None:
+                    d_carried = carry[n_states]
                     keep = _array.gather(time_mask, t)
                     zeros = _array.zeros_like(d_carried)
                     if d_seq_t is not None and not zero_output_for_mask:
@@ -259,41 +277,50 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
                     d_new = [_math.where(keep, d, _array.zeros_like(d)) for d in d_states]
                     d_pass = [_math.where(keep, _array.zeros_like(d), d) for d in d_states]
                 else:
-                    d_out = d_carried if d_seq_t is None else d_carried + d_seq_t
-                    d_prev = _array.zeros_like(d_carried)
-                    d_new, d_pass = d_states, None
-                with GradientTape() as tape:
-                    tape.watch([x_t, m_t] + old)
-                    out, new = cell.gates(x_t, m_t, old)
-                grads = tape.gradient([out] + list(new), [x_t, m_t] + old,
-                                      output_gradients=[d_out] + d_new)
-                d_x, d_m = grads[0], grads[1]
-                d_old = [g if g is not None else _array.zeros_like(o)
-                         for g, o in zip(grads[2:], old)]
+                    d_out, d_new = d_seq_t, d_states
+                if d_out is not None:   # a built-in cell's output is its new h
+                    d_new = [d_new[0] + d_out] + d_new[1:]
+                if own:
+                    d_x, d_m, d_old = cell.gates_grad(
+                        [_array.gather(r, t) for r in kept_rows], old, d_new)
+                else:
+                    x_t, m_t = _array.gather(xs, t), _array.gather(kept_rows[0], t)
+                    with GradientTape() as tape:
+                        tape.watch([x_t, m_t] + old)
+                        _, new = cell.gates(x_t, m_t, old)
+                    grads = tape.gradient(list(new), [x_t, m_t] + old, output_gradients=d_new)
+                    d_x, d_m, d_old = grads[0], grads[1], list(grads[2:])
                 if d_pass is not None:
-                    d_old = [a + b for a, b in zip(d_old, d_pass)]
+                    d_old = [p if g is None else g + p for g, p in zip(d_old, d_pass)]
                 # through the matmul input back to the previous output (recurrent dropout too)
-                with GradientTape() as tape:
-                    tape.watch(old[0])
-                    h_in = matmul_input(old[0])
                 d_hin = _math.matmul(d_m, recurrent_kernel, transpose_b=True)
-                d_old[0] = d_old[0] + tape.gradient(h_in, old[0], output_gradients=d_hin)
+                if own_h_in:
+                    with GradientTape() as tape:
+                        tape.watch(old[0])
+                        h_in = matmul_input(old[0])
+                    d_hin = tape.gradient(h_in, old[0], output_gradients=d_hin)
+                d_old[0] = d_hin if d_old[0] is None else d_old[0] + d_hin
+                d_old = [_array.zeros_like(o) if g is None else g for g, o in zip(d_old, old)]
                 written = [_write(d_m_buf, t, d_m)] + ([] if shared else [_write(d_x_buf, t, d_x)])
-                return (*d_old, d_prev, *written)
+                return (*d_old, *([d_prev] if carries_last else []), *written)
 
-            back_vars = [*d_final, d_last, _rows_like(count, steps, m0)] + \
-                ([] if shared else [_array.zeros_like(xs)])
+            if carries_last:
+                start = [*d_final, d_last]
+            else:
+                start = [d_final[0] + d_last, *d_final[1:]]
+            d_m_rows = _rows(count, steps, init[0], recurrent_kernel.shape[1], xs.dtype)
+            back_vars = start + [d_m_rows] + ([] if shared else [_array.zeros_like(xs)])
             result = _repeat(count, steps, python, back, back_vars, reverse=True)
-            d_init, d_m_all = result[:n_states], result[n_states + 1]
-            d_xs = d_m_all if shared else result[n_states + 2]
-            flat_hin = _array.reshape(hin_rows, [-1, recurrent_kernel.shape[0]])
+            d_init = result[:n_states]
+            d_m_all = result[n_states + carries_last]
+            d_xs = d_m_all if shared else result[n_states + carries_last + 1]
+            flat_hin = _array.reshape(hin_rows, [-1, units])
             flat_dm = _array.reshape(d_m_all, [-1, recurrent_kernel.shape[1]])
             d_kernel = _math.matmul(flat_hin, flat_dm, transpose_a=True)
             d_bias = [_math.reduce_sum(flat_dm, axis=0)] if bias is not None else []
             return [d_xs, d_kernel, *d_bias, *d_init]
 
         return (last, *([outputs] if return_sequences else []), *final), grad
-
     result = list(run(*args))
     last, outputs = result[0], (result[1] if return_sequences else None)
     return last, outputs, result[2 if return_sequences else 1:]

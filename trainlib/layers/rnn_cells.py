@@ -40,6 +40,35 @@ def _project(inputs, kernel):
     return _array.reshape(flat, lead + [kernel.shape[1]])
 
 
+def lstm_gates(z, c_prev, activation, recurrent_activation):
+    """Keras's LSTM step after its pre-activations `z` (gate order i, f, c, o on the last
+    axis), shared by LSTMCell and the convolutional LSTM: returns (h, c, (i, f, g, o), tc)
+    with g = activation(z_c) and tc = activation(c)."""
+    z_i, z_f, z_c, z_o = _array.split(z, 4, axis=-1)
+    if recurrent_activation is activations.sigmoid:
+        # one kernel for the three gates (its c quarter unused): per-call cost dominates
+        # at these sizes
+        i, f, _, o = _array.split(activations.sigmoid(z), 4, axis=-1)
+    else:
+        i, f, o = (recurrent_activation(v) for v in (z_i, z_f, z_o))
+    g = activation(z_c)
+    c = f * c_prev + i * g
+    tc = activation(c)
+    return o * tc, c, (i, f, g, o), tc
+
+
+def lstm_bias_initializer(base, unit_forget_bias, units):
+    """An LSTM's bias initializer (4 `units`, gate order i, f, c, o): `base`, with the
+    forget gate's quarter at one when `unit_forget_bias` (Keras's default)."""
+    if not unit_forget_bias:
+        return base
+
+    def init(shape, dtype=None):
+        return _array.concat([base((units,), dtype=dtype), _array.ones((units,), dtype=dtype),
+                              base((2 * units,), dtype=dtype)], 0)
+    return init
+
+
 def _unsupported(cell, kwargs):
     check_unsupported(cell, **{k: (kwargs.get(k), None) for k in (
         "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
@@ -54,10 +83,25 @@ class _DropoutCell(Layer):
     _input_mask = None
     _recurrent_mask = None
 
-    def _init_dropout(self, dropout, recurrent_dropout, seed):
-        self.dropout = min(1.0, max(0.0, float(dropout)))
-        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
-        self.seed = seed
+    def _init_cell(self, args):
+        """The constructor of every built-in cell: `args` is its `locals()` (its arguments,
+        `kwargs` the Layer's); sets those all cells take, and `recurrent_activation` and
+        `implementation` where the cell has them."""
+        units = _check_units(args["units"])
+        super().__init__(**args["kwargs"])
+        _unsupported(self, args)
+        self.units = units
+        self.activation = activations.get(args["activation"])
+        if "recurrent_activation" in args:
+            self.recurrent_activation = activations.get(args["recurrent_activation"])
+            self.implementation = args["implementation"]
+        self.use_bias = args["use_bias"]
+        self.kernel_initializer = initializers.get(args["kernel_initializer"])
+        self.recurrent_initializer = initializers.get(args["recurrent_initializer"])
+        self.bias_initializer = initializers.get(args["bias_initializer"])
+        self.dropout = min(1.0, max(0.0, float(args["dropout"])))
+        self.recurrent_dropout = min(1.0, max(0.0, float(args["recurrent_dropout"])))
+        self.seed = args["seed"]
 
     def _mask_like(self, x, rate):
         return _nn.dropout(_array.ones_like(x), rate=rate, seed=self.seed)
@@ -89,6 +133,34 @@ class _DropoutCell(Layer):
 
     fused = True   # the step is `gates(x, recurrent_input(h) @ U + b, states)`
     sums_inputs = True   # `gates` reads x and m only as x + m (their gradients are one)
+
+    def gates(self, x, m, states):
+        """The step after its one matmul `m` (previous output @ recurrent_kernel, plus the
+        recurrent bias): (output, new states)."""
+        out, new_states, _ = self.saving_gates(x, m, states)
+        return out, new_states
+
+    @property
+    def own_gradient(self):
+        """True when `gates_grad` differentiates a step from what `saving_gates(...,
+        save=True)` kept (the default activations, whose derivatives read their outputs);
+        otherwise a time loop's gradient recomputes `gates` under a tape."""
+        return False
+
+    def project_inputs(self, inputs, training=False):
+        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
+        x = _project(self._masked_inputs(inputs, training), self.kernel)
+        return x + self.bias if self.bias is not None else x
+
+    def _recurrent_weights(self):
+        return (self.recurrent_kernel,)
+
+    def _build_kernels(self, input_shape, gates):
+        u = self.units
+        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], gates * u),
+                                      initializer=self.kernel_initializer)
+        self.recurrent_kernel = self.add_weight(name="recurrent_kernel", shape=(u, gates * u),
+                                                initializer=self.recurrent_initializer)
 
     def recurrent_input(self, h, training=False):
         """The previous output as the recurrent matmul reads it (recurrent dropout applied)."""
@@ -166,40 +238,35 @@ class SimpleRNNCell(_DropoutCell):
                  kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
                  kernel_constraint=None, recurrent_constraint=None, bias_constraint=None,
                  dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self.units = units
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self._init_dropout(dropout, recurrent_dropout, seed)
+        self._init_cell(locals())
         self.state_size = self.units
         self.output_size = self.units
 
     def build(self, input_shape):
-        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], self.units),
-                                      initializer=self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight(name="recurrent_kernel",
-                                                shape=(self.units, self.units),
-                                                initializer=self.recurrent_initializer)
+        self._build_kernels(input_shape, 1)
         self.bias = self.add_weight(name="bias", shape=(self.units,),
                                     initializer=self.bias_initializer) if self.use_bias else None
 
-    def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
-        x = _project(self._masked_inputs(inputs, training), self.kernel)
-        return x + self.bias if self.bias is not None else x
-
-    def _recurrent_weights(self):
-        return (self.recurrent_kernel,)
-
-    def gates(self, x, m, states):
-        """The step after its one matmul `m` (previous output @ recurrent_kernel)."""
+    def saving_gates(self, x, m, states, save=False):
+        """`gates`, and with `save` what `gates_grad` reads: [h]."""
         h = self.activation(x + m)
-        return h, [h]
+        return h, [h], ([h] if save else [])
+
+    @property
+    def saved_sizes(self):
+        """The last dims of what `saving_gates` keeps per step."""
+        return [self.units]
+
+    @property
+    def own_gradient(self):
+        return self.activation is activations.tanh
+
+    def gates_grad(self, saved, old, d_new):
+        """(d_x, d_m, d_old) of one step from `saved` and the gradient of its new states
+        (output included); None stands for zeros."""
+        (h,) = saved
+        d_z = d_new[0] * (1.0 - h * h)
+        return d_z, d_z, [None]
 
     def get_config(self):
         return {**super().get_config(), **self._base_config()}
@@ -237,60 +304,50 @@ class LSTMCell(_DropoutCell):
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, seed=None, implementation=2, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self.units = units
-        self.implementation = implementation
-        self.activation = activations.get(activation)
-        self.recurrent_activation = activations.get(recurrent_activation)
-        self.use_bias = use_bias
+        self._init_cell(locals())
         self.unit_forget_bias = unit_forget_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self._init_dropout(dropout, recurrent_dropout, seed)
         self.state_size = [self.units, self.units]
         self.output_size = self.units
 
     def build(self, input_shape):
+        self._build_kernels(input_shape, 4)
+        self.bias = self.add_weight(
+            name="bias", shape=(4 * self.units,),
+            initializer=lstm_bias_initializer(self.bias_initializer, self.unit_forget_bias,
+                                              self.units)) if self.use_bias else None
+
+    def saving_gates(self, x, m, states, save=False):
+        """`gates`, and with `save` what `gates_grad` reads: [i, f, g, o joined, tanh(c)]."""
+        h, c, gates, tc = lstm_gates(x + m, states[1], self.activation,
+                                     self.recurrent_activation)
+        return h, [h, c], ([_array.concat(list(gates), -1), tc] if save else [])
+
+    @property
+    def saved_sizes(self):
+        """The last dims of what `saving_gates` keeps per step."""
+        return [4 * self.units, self.units]
+
+    @property
+    def own_gradient(self):
+        return self.activation is activations.tanh and \
+            self.recurrent_activation is activations.sigmoid
+
+    def gates_grad(self, saved, old, d_new):
+        """(d_x, d_m, d_old) of one step from `saved` and the gradient of its new states
+        (output included); None stands for zeros."""
+        a, tc = saved
+        d_h, d_c_next = d_new
+        i, f, g, o = _array.split(a, 4, axis=-1)
+        d_c = d_h * o * (1.0 - tc * tc)
+        if d_c_next is not None:
+            d_c = d_c + d_c_next
+        d_a = _array.concat([d_c * g, d_c * old[1], d_c * i, d_h * tc], -1)
+        # sigmoid' = a (1 - a) on i, f, o and tanh' = (1 - g)(1 + g) on g: (1 - a)(a + k)
+        # with k one on the g quarter
         u = self.units
-        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], 4 * u),
-                                      initializer=self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight(name="recurrent_kernel", shape=(u, 4 * u),
-                                                initializer=self.recurrent_initializer)
-        if self.use_bias:
-            init = self.bias_initializer
-            if self.unit_forget_bias:
-                def init(shape, dtype=None, _base=self.bias_initializer):
-                    return _array.concat([_base((u,), dtype=dtype), _array.ones((u,), dtype=dtype),
-                                          _base((2 * u,), dtype=dtype)], 0)
-            self.bias = self.add_weight(name="bias", shape=(4 * u,), initializer=init)
-        else:
-            self.bias = None
-
-    def project_inputs(self, inputs, training=False):
-        """inputs @ kernel + bias, for one step (B, F) or all steps, time-major (T, B, F)."""
-        x = _project(self._masked_inputs(inputs, training), self.kernel)
-        return x + self.bias if self.bias is not None else x
-
-    def _recurrent_weights(self):
-        return (self.recurrent_kernel,)
-
-    def gates(self, x, m, states):
-        """The step after its one matmul `m` (h_prev @ recurrent_kernel): (h, [h, c])."""
-        z = x + m
-        z_i, z_f, z_c, z_o = _array.split(z, 4, axis=-1)
-        c_prev = states[1]
-        if self.recurrent_activation is activations.sigmoid:
-            # one kernel for the three gates (its c quarter unused): per-call cost dominates
-            # at these sizes, forwards and in the backward loop's recomputation
-            i, f, _, o = _array.split(activations.sigmoid(z), 4, axis=-1)
-        else:
-            i, f, o = (self.recurrent_activation(v) for v in (z_i, z_f, z_o))
-        c = f * c_prev + i * self.activation(z_c)
-        h = o * self.activation(c)
-        return h, [h, c]
+        k = _array.constant([0.0] * (2 * u) + [1.0] * u + [0.0] * u, dtype=a.dtype)
+        d_z = d_a * (1.0 - a) * (a + k)
+        return d_z, d_z, [None, d_c * f]
 
     def get_config(self):
         config = self._base_config()
@@ -328,28 +385,14 @@ class GRUCell(_DropoutCell):
                  bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
                  bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, reset_after=True,
                  seed=None, implementation=2, **kwargs):
-        units = _check_units(units)
-        super().__init__(**kwargs)
-        _unsupported(self, locals())
-        self.units = units
-        self.implementation = implementation
-        self.activation = activations.get(activation)
-        self.recurrent_activation = activations.get(recurrent_activation)
-        self.use_bias = use_bias
+        self._init_cell(locals())
         self.reset_after = reset_after
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self._init_dropout(dropout, recurrent_dropout, seed)
         self.state_size = self.units
         self.output_size = self.units
 
     def build(self, input_shape):
         u = self.units
-        self.kernel = self.add_weight(name="kernel", shape=(input_shape[-1], 3 * u),
-                                      initializer=self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight(name="recurrent_kernel", shape=(u, 3 * u),
-                                                initializer=self.recurrent_initializer)
+        self._build_kernels(input_shape, 3)
         shape = (2, 3 * u) if self.reset_after else (3 * u,)
         self.bias = self.add_weight(name="bias", shape=shape, initializer=self.bias_initializer) \
             if self.use_bias else None
@@ -387,17 +430,46 @@ class GRUCell(_DropoutCell):
         h = z * h_prev + (1.0 - z) * hh
         return h, [h]
 
-    def gates(self, x, m, states):
-        """The step after its one matmul `m` (h_prev @ recurrent_kernel + recurrent bias);
-        `reset_after` only."""
+    def saving_gates(self, x, m, states, save=False):
+        """`gates` (`reset_after` only), and with `save` what `gates_grad` reads: [z and r
+        joined, hh, the recurrent matmul's h part]."""
         h_prev = states[0]
-        x_z, x_r, x_h = _array.split(x, 3, axis=-1)
-        r_z, r_r, r_h = _array.split(m, 3, axis=-1)
-        z = self.recurrent_activation(x_z + r_z)
-        r = self.recurrent_activation(x_r + r_r)
-        hh = self.activation(x_h + r * r_h)
+        u = self.units
+        x_zr, x_h = _array.split(x, [2 * u, u], axis=-1)
+        m_zr, m_h = _array.split(m, [2 * u, u], axis=-1)
+        if self.recurrent_activation is activations.sigmoid:   # one kernel for both gates
+            zr = activations.sigmoid(x_zr + m_zr)
+            z, r = _array.split(zr, 2, axis=-1)
+        else:
+            x_z, x_r = _array.split(x_zr, 2, axis=-1)
+            m_z, m_r = _array.split(m_zr, 2, axis=-1)
+            z = self.recurrent_activation(x_z + m_z)
+            r = self.recurrent_activation(x_r + m_r)
+            zr = None
+        hh = self.activation(x_h + r * m_h)
         h = z * h_prev + (1.0 - z) * hh
-        return h, [h]
+        return h, [h], ([zr, hh, m_h] if save else [])
+
+    @property
+    def saved_sizes(self):
+        """The last dims of what `saving_gates` keeps per step."""
+        return [2 * self.units, self.units, self.units]
+
+    @property
+    def own_gradient(self):
+        return self.reset_after and self.activation is activations.tanh and \
+            self.recurrent_activation is activations.sigmoid
+
+    def gates_grad(self, saved, old, d_new):
+        """(d_x, d_m, d_old) of one step from `saved` and the gradient of its new state
+        (output included)."""
+        zr, hh, m_h = saved
+        d_h = d_new[0]
+        z, r = _array.split(zr, 2, axis=-1)
+        d_pre_h = d_h * (1.0 - z) * (1.0 - hh * hh)
+        d_zr = _array.concat([d_h * (old[0] - hh), d_pre_h * m_h], -1) * zr * (1.0 - zr)
+        return (_array.concat([d_zr, d_pre_h], -1), _array.concat([d_zr, d_pre_h * r], -1),
+                [d_h * z])
 
     def get_config(self):
         config = self._base_config()

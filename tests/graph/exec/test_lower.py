@@ -411,7 +411,8 @@ def test_a_loop_iteration_is_plain_calls_no_identity_kernels():
     x, w, u = (rng.normal(size=s).astype(np.float32) for s in ((6, 4, 3), (3, 8), (8, 8)))
     src = rnn.get_concrete_function(*(tl.constant(a) for a in (x, w, u))).python_source
     loop = src[src.index("while True:"):]
-    assert "k_identity" not in src and "xp_less(" in loop and "k_gather_v2(xp" in loop
+    assert "k_identity" not in src and "k_gather_v2(xp" in loop
+    assert "xp_less(" not in loop and " < c_" in loop   # the condition: a scalar comparison
     assert "] if 0 <= " in loop   # the row read is a view
     h, seq = rnn(*(tl.constant(a) for a in (x, w, u)))
     want_h, want = np.zeros((4, 8), np.float32), []
@@ -471,3 +472,144 @@ def test_a_steady_call_allocates_only_what_it_returns():
         tracemalloc.stop()
     # the result (400 kB) and small change; the unplanned graph would hold 3-4 such arrays
     assert out.numpy().nbytes <= peak < 1.25 * out.numpy().nbytes
+
+
+def test_large_values_read_through_views_take_private_slots_unless_they_escape():
+    @tl.function(autograph=False)
+    def f(x, w, v):
+        y = tl.reshape(x @ w, [256, 256])    # 256 kB read through a view: a slot of its own
+        z = tl.reshape(x @ w + 1.0, [-1])   # a view of it is returned: never a slot
+        return y @ v, z
+
+    rng = np.random.default_rng(0)
+    args = [rng.normal(size=s).astype(np.float32) for s in ((256, 64), (64, 256), (256, 8))]
+    cf = f.get_concrete_function(*(tl.constant(a) for a in args))
+    assert cf._program.memory["slots"] == 1
+    assert cf._program.memory["persistent_bytes"] == 256 * 256 * 4
+    pool = cf._program.buffers
+    results = []
+    for scale in (1.0, -2.0):
+        a = [args[0] * scale, args[1], args[2]]
+        out, z = f(*(tl.constant(b) for b in a))
+        results.append((out.numpy(), z.numpy()))
+        np.testing.assert_allclose(out.numpy(), (a[0] @ a[1]) @ a[2], rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(z.numpy(), (a[0] @ a[1] + 1.0).reshape(-1), rtol=1e-5,
+                                   atol=1e-4)
+    for out, z in results:
+        for buf in pool.free[0]:
+            assert not np.shares_memory(out, buf) and not np.shares_memory(z, buf)
+    np.testing.assert_allclose(results[0][1], (args[0] @ args[1] + 1.0).reshape(-1),
+                               rtol=1e-5, atol=1e-4)   # not overwritten by the second call
+
+
+def test_a_loop_owned_buffer_takes_a_slot_when_it_does_not_escape():
+    def make(returned):
+        @tl.function(autograph=False)
+        def f(x, v):
+            steps = x.shape[0]
+            ta = tl.TensorArray(tl.float32, size=steps, element_shape=[64, 64])
+            _, ta = tl.while_loop(lambda i, ta: i < steps,
+                                  lambda i, ta: (i + 1, ta.write(i, tl.gather(x, i) * 2.0)),
+                                  (tl.constant(0), ta))
+            rows = tl.reshape(ta.stack(), [-1, 64])   # (16 * 64, 64): 256 kB
+            return (rows @ v, rows) if returned else rows @ v
+        return f
+
+    rng = np.random.default_rng(1)
+    x, v = rng.normal(size=(16, 64, 64)).astype(np.float32), rng.normal(size=(64, 4)).astype(np.float32)
+    want = (x * 2.0).reshape(-1, 64) @ v
+    kept = make(False)
+    src = kept.get_concrete_function(tl.constant(x), tl.constant(v)).python_source
+    assert "[...] = " in src and ".copy()" not in src
+    first = kept(tl.constant(x), tl.constant(v)).numpy()
+    second = kept(tl.constant(-x), tl.constant(v)).numpy()
+    np.testing.assert_allclose(first, want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(second, -want, rtol=1e-4, atol=1e-3)
+    escaping = make(True)
+    src = escaping.get_concrete_function(tl.constant(x), tl.constant(v)).python_source
+    assert ".copy()" in src and "[...] = " not in src
+    _, rows = escaping(tl.constant(x), tl.constant(v))
+    escaping(tl.constant(-x), tl.constant(v))
+    np.testing.assert_allclose(rows.numpy(), (x * 2.0).reshape(-1, 64))   # still its own
+
+
+def test_a_loop_step_writes_rows_by_assignment_and_reuses_its_temporaries():
+    @tl.function(autograph=False)
+    def f(x, u):
+        ta = tl.TensorArray(tl.float32, size=5)
+
+        def body(i, h, ta):
+            h = tl.tanh(tl.gather(x, i) + h @ u) * 0.5
+            return i + 1, h, ta.write(i, h)
+
+        _, h, ta = tl.while_loop(lambda i, h, ta: i < 5, body,
+                                 (tl.constant(0), tl.zeros([3, 4]), ta))
+        return ta.stack()
+
+    rng = np.random.default_rng(2)
+    x, u = rng.normal(size=(5, 3, 4)).astype(np.float32), rng.normal(size=(4, 4)).astype(np.float32)
+    loop = f.get_concrete_function(tl.constant(x), tl.constant(u)).python_source
+    loop = loop[loop.index("while True:"):]
+    assert "[loop_var" in loop and "] = " in loop      # the row write is an assignment
+    assert "out=" in loop                               # step temporaries written in place
+    h, want = np.zeros((3, 4), np.float32), []
+    for t in range(5):
+        h = np.tanh(x[t] + h @ u) * 0.5
+        want.append(h)
+    for _ in range(2):
+        np.testing.assert_allclose(f(tl.constant(x), tl.constant(u)).numpy(), np.stack(want),
+                                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sizes", [4, [2, 3, 3], [1, -1]])
+def test_a_split_of_static_sizes_is_written_as_slices(sizes):
+    @tl.function
+    def f(x):
+        return [p * 1.0 for p in tl.split(x, sizes, axis=-1)]
+
+    x = np.arange(24, dtype=np.float32).reshape(3, 8)
+    src = f.get_concrete_function(tl.constant(x)).python_source
+    assert "k_split" not in src and "[:, 0:" in src
+    want = np.split(x, 4, axis=-1) if sizes == 4 else \
+        np.split(x, np.cumsum([s if s > 0 else 8 - 1 for s in sizes])[:-1], axis=-1)
+    for got, w in zip(f(tl.constant(x)), want):
+        np.testing.assert_array_equal(got.numpy(), w)
+
+
+@pytest.mark.parametrize("op", [tl.less, tl.less_equal, tl.greater, tl.greater_equal, tl.equal,
+                                tl.not_equal])
+@pytest.mark.parametrize("a,b", [(1, 2), (2, 2), (3.0, float("nan")), (-1.5, -2.5)])
+def test_scalar_comparisons_are_operators_with_the_ufunc_results(op, a, b):
+    f = tl.function(lambda x, y: op(x, y))
+    x, y = tl.constant(a), tl.constant(b)
+    src = f.get_concrete_function(x, y).python_source
+    assert "xp_" not in src.split("return")[0].split("\n", 1)[1]
+    got = f(x, y)
+    want = getattr(np, op.__name__)(np.asarray(a, x.dtype.np), np.asarray(b, y.dtype.np))
+    assert got.dtype == tl.bool and got.numpy() == want
+
+
+def test_a_loop_gradient_saves_its_iterations_in_buffers_kept_between_calls():
+    """With maximum_iterations, the forward loop's saved rows have a static shape: large ones
+    are slots the loop copies its start into, not fresh arrays per call."""
+    rng = np.random.default_rng(3)
+    x = tl.constant(rng.normal(size=(64, 32, 64)).astype(np.float32))
+    u = tl.constant(rng.normal(size=(64, 64)).astype(np.float32) * 0.1)
+
+    def grads(x, u):
+        with tl.GradientTape() as tape:
+            tape.watch(u)
+            _, h = tl.while_loop(lambda i, h: i < 64,
+                                 lambda i, h: (i + 1, tl.tanh(tl.gather(x, i) + h @ u)),
+                                 (tl.constant(0), tl.zeros([32, 64])), maximum_iterations=64)
+            loss = tl.reduce_sum(h * h)
+        # (scaled: a new array; what a loop returns may be a view of what it read)
+        return tape.gradient(loss, u) * 2.0
+
+    traced = tl.function(grads)
+    src = traced.get_concrete_function(x, u).python_source
+    forward = src[:src.index("while True:")]
+    assert "[...] = " in forward   # the saved rows: 64 x 32 x 64 float32 in a slot
+    want = grads(x, u).numpy()
+    for _ in range(2):
+        np.testing.assert_allclose(traced(x, u).numpy(), want, rtol=1e-4, atol=1e-5)

@@ -19,7 +19,7 @@ import re
 
 from ..backend import several_devices
 from ..op import get_opdef
-from ..passes.memory import direct_call, nbytes
+from ..passes.memory import MemoryPlan, direct_call, loop_owned, nbytes
 from .emit import snake_case
 
 _SIMPLE = (bool, int, float, str, type(None))
@@ -67,6 +67,12 @@ def _assign(targets, values):
     if len(targets) == 1:
         return f"{targets[0]} = {values[0]}"
     return f"{_tuple(targets)} = {_tuple(values)}"
+
+
+# comparisons of two scalars written as operators (numpy scalars and 0-d arrays compare as
+# the ufunc does, and no comparison overflows)
+_SCALAR_COMPARISONS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+                       "equal": "==", "not_equal": "!="}
 
 
 def _scalar_text(value):
@@ -188,9 +194,14 @@ class GraphLowering:
             self.plan = outer
 
     def inline(self, graph, input_names, indent):
-        """Emits a branch/body graph with its inputs bound to `input_names`; returns output names."""
+        """Emits a branch/body graph with its inputs bound to `input_names`; returns output names.
+        Its own memory plan lets its elementwise ops write into buffers made in the same
+        pass through it that die there (a loop step's temporaries), never into its inputs
+        or outputs."""
         env = {id(t): name for t, name in zip(graph.inputs, input_names)}
-        self.graph_body(graph, env, indent)
+        plan = MemoryPlan(graph, nested=True)
+        plan.names = {}
+        self.graph_body(graph, env, indent, plan)
         return [env[id(t)] for t in graph.outputs]
 
     def lower(self, op, env, indent):
@@ -267,6 +278,17 @@ class GraphLowering:
     def lower_direct(self, op, env, indent, call):
         ufunc, templates = call
         args = [env[id(t)] for t in op.inputs]
+        if templates is None and ufunc in _SCALAR_COMPARISONS and \
+                all(t.shape.rank == 0 for t in op.inputs):
+            # two scalars (a loop's condition): numpy's scalar operator, a tenth of a ufunc
+            # call's cost, the same np.bool_; a constant as a numpy scalar (a 0-d array would
+            # take the ufunc's path again)
+            args = [self.em.bind(f"{a}_scalar", t.op.attrs["value"][()], key=("scalar", id(t)))
+                    if t.op.type == "Const" and hasattr(t.op.attrs["value"], "shape") else a
+                    for a, t in zip(args, op.inputs)]
+            self.emit(indent, f"{self.define(op, env)} = {args[0]} {_SCALAR_COMPARISONS[ufunc]} "
+                              f"{args[1]}", op)
+            return self.free(op, indent)
         if templates is not None:
             args = [template.format(a) for template, a in zip(templates, args)]
         plan = self.plan
@@ -311,12 +333,16 @@ class GraphLowering:
 
     def lower_inline(self, op, env, indent, template):
         args = [env[id(t)] for t in op.inputs]
+        if len(op.outputs) != 1:   # a tuple of expressions (a Split's slices)
+            outs = [self.define(op, env, i) for i in range(len(op.outputs))]
+            self.emit(indent, f"{_tuple(outs)} = {template.format(*args)}", op)
+            return self.free(op, indent)
         name = self.define(op, env)
         if self.plan is not None and id(op) in self.plan.escaping_reads:
             # the caller will hold this array: the kernel marks it as no longer the Variable's own
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
             self.emit(indent, f"{name} = {call}", op)
-        elif self.plan is None and op.opdef.variable_access == "read":
+        elif (self.plan is None or self.plan.nested) and op.opdef.variable_access == "read":
             # no plan orders the writes here (a branch, a loop body): a pinned Variable's
             # writes still go into its buffer in place, so its reads take a snapshot
             call = f"{self.kernel(op.opdef)}(xp, {', '.join(args)})"
@@ -334,7 +360,19 @@ class GraphLowering:
                         if not k.startswith("_") and is_literal(v))
         fn = self.in_place(op.opdef)
         name = self.define(op, env)
-        self.emit(indent, f"{name} = {fn}(xp, {', '.join(args)}{attrs})", op)
+        call = f"{fn}(xp, {', '.join(args)}{attrs})"
+        row = op.opdef.row_write(op) if op.opdef.row_write is not None else None
+        if row is None:
+            self.emit(indent, f"{name} = {call}", op)
+            return
+        # a loop's step writing one row of its own buffer: a plain assignment, the in-place
+        # form for anything else (growing, several rows, a shape it must refuse)
+        check, assign = row
+        self.emit(indent, f"if {check.format(*args)}:", op)
+        self.em.emit(indent + 1, assign.format(*args))
+        self.em.emit(indent + 1, f"{name} = {args[0]}")
+        self.em.emit(indent, "else:")
+        self.em.emit(indent + 1, f"{name} = {call}")
 
     def lower_row_sum(self, op, env, indent):
         """`acc + GatherV2Grad(dy, i, params)` as `acc[i] += dy` into the loop's own `acc`."""
@@ -395,72 +433,6 @@ def _lower_if(lo, op, env, indent):
             lo.emit(indent, "else:", op)
 
 
-def _consumers(body):
-    """id(tensor) -> the ops of `body` that read it."""
-    consumers = {}
-    for o in body.operations:
-        for t in o.inputs:
-            consumers.setdefault(id(t), []).append(o)
-    return consumers
-
-
-def _carried_only_to(body, consumers, out, i):
-    """True if `out` is only carried to the next iteration, as loop variable `i` (directly or
-    through one Identity): then nothing else can alias it."""
-    after = consumers.get(id(out), [])
-    if not after:
-        carried = out
-    elif len(after) == 1 and after[0].type == "Identity" and \
-            not consumers.get(id(after[0].outputs[0])):
-        carried = after[0].outputs[0]
-    else:
-        return False
-    return [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]
-
-
-def _loop_owned_writes(body, n_vars, consumers):
-    """{loop variable index: its in-place write} for buffers the loop may write in place:
-    the body's only use of the variable is one write by an op with an `in_place` form
-    (besides reads of its shape, which an in-place write keeps), whose result is only
-    carried to the next iteration, so no other value can alias it."""
-    owned = {}
-    for i, p in enumerate(body.inputs[:n_vars]):
-        users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
-        if len(users) != 1:
-            continue
-        write = users[0]
-        if write.opdef.in_place is None or write.opdef.variable_access is not None or \
-                write.inputs[0] is not p or any(t is p for t in write.inputs[1:]):
-            continue
-        if _carried_only_to(body, consumers, write.outputs[0], i):
-            owned[i] = write
-    return owned
-
-
-def _loop_owned_sums(body, n_vars, consumers, owned):
-    """{loop variable index: (its AddV2, the GatherV2Grad added)} for a While gradient's sum
-    of a captured tensor's row gradients, `acc = acc + GatherV2Grad(dy, i, params)` along
-    axis 0, where the sum is all the body does with `acc` and carries it on in its own
-    place: lowered as `acc[i] += dy` into a buffer the loop owns (TensorScatterAdd's
-    in-place form), instead of a dense gradient and a full-size add per iteration."""
-    sums = {}
-    for i, p in enumerate(body.inputs[:n_vars]):
-        users = consumers.get(id(p), [])
-        if i in owned or len(users) != 1 or users[0].type != "AddV2":
-            continue
-        add = users[0]
-        grad = add.inputs[1] if add.inputs[0] is p else add.inputs[0]
-        if grad is p or grad.op.type != "GatherV2Grad" or grad.op.attrs.get("axis", 0) != 0 or \
-                grad.op.attrs.get("batch_dims", 0) != 0 or len(consumers.get(id(grad), [])) != 1 \
-                or any(t is grad for t in body.outputs) or grad.dtype is not p.dtype or \
-                not p.shape.is_fully_defined() or p.shape != grad.shape or \
-                add.outputs[0].shape != p.shape or grad.op.inputs[1].shape.rank not in (0, 1):
-            continue
-        if _carried_only_to(body, consumers, add.outputs[0], i):
-            sums[i] = (add, grad.op)
-    return sums
-
-
 def _lower_while(lo, op, env, indent):
     n_vars = len(op.outputs)
     cond_key, body_key = op.opdef.subgraphs
@@ -468,14 +440,18 @@ def _lower_while(lo, op, env, indent):
     loop_vars = [lo.em.fresh(_loop_var_name(op.attrs[body_key].inputs[i], ins[i], i))
                  for i in range(n_vars)]
     captures = ins[n_vars:]
-    consumers = _consumers(op.attrs[body_key])
-    owned = _loop_owned_writes(op.attrs[body_key], n_vars, consumers)
-    sums = _loop_owned_sums(op.attrs[body_key], n_vars, consumers, owned)
+    owned, sums = loop_owned(op)
+    slots = lo.plan.slots if lo.plan is not None else {}
     for i, (var, init) in enumerate(zip(loop_vars, ins[:n_vars])):
         # a buffer the loop writes in place starts as the loop's own copy (the value that
-        # enters may be a constant or the caller's)
-        lo.emit(indent, f"{var} = {init}.copy()" if i in owned or i in sums else
-                f"{var} = {init}", op)
+        # enters may be a constant or the caller's): in its slot when the plan gave it one
+        slot = slots.get(id(op.outputs[i])) if i in owned or i in sums else None
+        if slot is not None:
+            lo.emit(indent, f"{var} = {lo.slot_names[slot]}", op)
+            lo.em.emit(indent, f"{var}[...] = {init}")
+        else:
+            lo.emit(indent, f"{var} = {init}.copy()" if i in owned or i in sums else
+                    f"{var} = {init}", op)
     lo.in_place_ops.update(id(w) for w in owned.values())
     for add, grad in sums.values():
         lo.row_sums[id(add)] = grad

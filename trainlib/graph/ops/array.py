@@ -1171,7 +1171,31 @@ def _split_infer(x, num_split, axis):
     return tuple(spec(dims, x.dtype) for _ in _py.range(num_split))
 
 
-@defop("Split", infer=_split_infer, num_outputs=None,
+def _slices_inline(op, sizes):
+    """A compiled graph splits along a static axis as basic slices (views, as the kernels
+    return) written out, `x[:, 0:64], x[:, 64:128]`, without a kernel call; None when the
+    rank or a size is not known while compiling."""
+    x = op.inputs[0]
+    if x.shape.rank is None or None in sizes:
+        return None
+    axis = normalize_axis(op.attrs["axis"], x.shape.rank)
+    parts, start = [], 0
+    for size in sizes:
+        parts.append("{0}[" + ":, " * axis + f"{start}:{start + size}]")
+        start += size
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
+
+
+def _split_inline(op):
+    rank = op.inputs[0].shape.rank
+    if not rank:
+        return None
+    axis = normalize_axis(op.attrs["axis"], rank)
+    return _slices_inline(op, [t.shape[axis] if t.shape.rank == rank else None
+                               for t in op.outputs])
+
+
+@defop("Split", infer=_split_infer, num_outputs=None, inline=_split_inline,
        grad=lambda op, *dys: (concat(list(dys), axis=op.attrs["axis"]),))
 def _split(xp, x, num_split, axis):
     if x.shape[axis] % num_split:
@@ -1220,7 +1244,13 @@ def _split_v_infer(x, size_splits_tensor=None, num_split=None, axis=0, size_spli
     return tuple(spec(dims[:axis] + [s] + dims[axis + 1:], x.dtype) for s in sizes)
 
 
-@defop("SplitV", infer=_split_v_infer, num_outputs=None,
+def _split_v_inline(op):
+    if len(op.inputs) != 1:   # sizes read at run time
+        return None
+    return _split_inline(op)
+
+
+@defop("SplitV", infer=_split_v_infer, num_outputs=None, inline=_split_v_inline,
        grad=lambda op, *dys: _first_only(op, concat(list(dys), axis=op.attrs["axis"])))
 def _split_v(xp, x, size_splits_tensor=None, num_split=None, axis=0, size_splits=None):
     sizes = _ints(size_splits_tensor) if size_splits_tensor is not None else size_splits

@@ -504,7 +504,9 @@ class _Accumulator:
             buffer = _array.zeros([rows] + shape.as_list(), dtype=init.dtype) \
                 if shape.is_fully_defined() else _array.expand_dims(init, 0)[:0]
             self.state = [buffer]
-            self.invariants = [TensorShape([None]).concatenate(place.shape)]
+            # preallocated, it keeps its rows (a static shape: the executor may keep its
+            # memory between calls); else it grows
+            self.invariants = [TensorShape([rows or None]).concatenate(place.shape)]
         else:  # per iteration its shape; "flat" also its values, flattened, and their offset
             self.state = [_array.zeros([0, rank], dtype=_dt.int32)]
             self.invariants = [TensorShape([None, rank])]

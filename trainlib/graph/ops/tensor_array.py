@@ -188,7 +188,19 @@ def _data(array):
     return None if data is None else data["data"][0]
 
 
-defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad, in_place=_write_in_place)(_write)
+def _row_write(op):
+    """A step's write of one row of a loop-owned buffer of known row shape: `buf[i] = v`
+    while i is in range and v has the row's shape (else `_write_in_place`, which grows the
+    buffer or names the error)."""
+    buffer, index, value = op.inputs
+    if index.shape.rank != 0 or value.shape.rank is None or buffer.shape.rank is None or \
+            value.shape.rank != buffer.shape.rank - 1:
+        return None
+    return "0 <= {1} < len({0}) and {2}.shape == {0}.shape[1:]", "{0}[{1}] = {2}"
+
+
+defop("TensorArrayWrite", infer=_write_infer, grad=_write_grad, in_place=_write_in_place,
+      row_write=_row_write)(_write)
 
 
 # ------------------------------------------------------------------ the class

@@ -22,6 +22,11 @@ before its first piece's producer, which (a direct call whose result only feeds 
 """
 
 
+# glibc's malloc maps a block this large (or larger) fresh from the system: a value that big
+# made anew on every call page-faults its way in
+PRIVATE_MIN_BYTES = 128 * 1024
+
+
 def direct_call(op):
     """`(xp function name, argument templates or None)` when `op` lowers to a plain xp call
     that accepts out= (its OpDef's `ufunc`, or what its `direct` rule says), else None."""
@@ -65,7 +70,9 @@ class MemoryPlan:
         persistent_bytes: the bytes of the slots of known shape.
     """
 
-    def __init__(self, graph, persistent=False):
+    nested = False   # a branch or loop body's plan (`nested=True`): see __init__
+
+    def __init__(self, graph, persistent=False, nested=False):
         ops = [op for op in graph.operations if op.type not in ("Placeholder", "Const")]
         self.last_use = {}
         for i, op in enumerate(ops):
@@ -172,7 +179,63 @@ class MemoryPlan:
             int(np_prod(shape)) * dtype.itemsize for shape, dtype in self.slot_specs
             if None not in shape)
         self.total_intermediate_bytes = peak_unplanned
-        self._plan_variable_writes(ops, direct, outputs)
+        if persistent:
+            self._private_slots(ops, direct, outputs)
+        if nested:
+            # a branch or loop body: its Variable reads may alias values from outside it, so
+            # its writes are not planned here (they take their kernels)
+            self.nested = True
+            self.in_place, self.escaping_reads = set(), set()
+        else:
+            self._plan_variable_writes(ops, direct, outputs)
+
+    def _private_slots(self, ops, direct, outputs):
+        """Slots for large values (`PRIVATE_MIN_BYTES` and more) that no reuse planned and
+        whose arrays, or views of them, never outlive the call: a direct call's result read
+        through views (a reshape feeding a matmul, a loop reading its rows) and the buffers
+        a While writes in place. Each is its own slot (nothing else is written into it), so
+        only escaping matters: no graph output, Variable or stateful op may reach it
+        through ops that may return views. Without a slot each would be memory the
+        allocator maps fresh from the system, page by page, on every call."""
+        consumers = {}
+        for op in ops:
+            for t in op.inputs:
+                consumers.setdefault(id(t), []).append(op)
+
+        def escapes(t):
+            seen, stack = {id(t)}, [t]
+            while stack:
+                x = stack.pop()
+                if id(x) in outputs:
+                    return True
+                for c in consumers.get(id(x), ()):
+                    if direct[id(c)] is not None:   # a new array (or one the plan gave it)
+                        continue
+                    if c.stateful or c.opdef.variable_access is not None or \
+                            _stateful_inside(c):
+                        return True
+                    if c.opdef.fresh_output:
+                        continue
+                    for out in c.outputs:   # may be (or hold) a view of it
+                        if id(out) not in seen:
+                            seen.add(id(out))
+                            stack.append(out)
+            return False
+
+        for op in ops:
+            if op.opdef.control == "while":
+                owned, sums = loop_owned(op)
+                candidates = [op.outputs[i] for i in (*owned, *sums)]
+            elif direct[id(op)] is not None and len(op.outputs) == 1 and \
+                    id(op) not in self.out_buffer and id(op) not in self.out_view:
+                candidates = op.outputs
+            else:
+                continue
+            for t in candidates:
+                if id(t) in self.slots or nbytes(t) < PRIVATE_MIN_BYTES or escapes(t):
+                    continue
+                self.slots[id(t)] = len(self.slot_specs)
+                self.slot_specs.append((t.shape.as_tuple(), t.dtype.np))
 
     def _dynamic_slots(self, ops, direct, consumers_direct, outputs):
         """Slots for elementwise direct results of unknown dims that cannot escape: their
@@ -352,3 +415,90 @@ def _storage_key(handle):
     variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
     group = getattr(variable, "_pinned", None)
     return id(group) if group is not None else id(handle)
+
+
+# -- the buffers a While writes in place (read by the executor's While lowering too)
+
+def _consumers(body):
+    """id(tensor) -> the ops of `body` that read it."""
+    consumers = {}
+    for o in body.operations:
+        for t in o.inputs:
+            consumers.setdefault(id(t), []).append(o)
+    return consumers
+
+
+def _carried_only_to(body, consumers, out, i):
+    """True if `out` is only carried to the next iteration, as loop variable `i` (directly or
+    through one Identity): then nothing else can alias it."""
+    after = consumers.get(id(out), [])
+    if not after:
+        carried = out
+    elif len(after) == 1 and after[0].type == "Identity" and \
+            not consumers.get(id(after[0].outputs[0])):
+        carried = after[0].outputs[0]
+    else:
+        return False
+    return [j for j, t in enumerate(body.outputs) if t is carried or t is out] == [i]
+
+
+def loop_owned_writes(body, n_vars, consumers):
+    """{loop variable index: its in-place write} for buffers the loop may write in place:
+    the body's only use of the variable is one write by an op with an `in_place` form
+    (besides reads of its shape, which an in-place write keeps), whose result is only
+    carried to the next iteration, so no other value can alias it."""
+    owned = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        users = [o for o in consumers.get(id(p), []) if o.type != "Shape"]  # shape reads stay valid
+        if len(users) != 1:
+            continue
+        write = users[0]
+        if write.opdef.in_place is None or write.opdef.variable_access is not None or \
+                write.inputs[0] is not p or any(t is p for t in write.inputs[1:]):
+            continue
+        if _carried_only_to(body, consumers, write.outputs[0], i):
+            owned[i] = write
+    return owned
+
+
+def loop_owned_sums(body, n_vars, consumers, owned):
+    """{loop variable index: (its AddV2, the GatherV2Grad added)} for a While gradient's sum
+    of a captured tensor's row gradients, `acc = acc + GatherV2Grad(dy, i, params)` along
+    axis 0, where the sum is all the body does with `acc` and carries it on in its own
+    place: lowered as `acc[i] += dy` into a buffer the loop owns (TensorScatterAdd's
+    in-place form), instead of a dense gradient and a full-size add per iteration."""
+    sums = {}
+    for i, p in enumerate(body.inputs[:n_vars]):
+        users = consumers.get(id(p), [])
+        if i in owned or len(users) != 1 or users[0].type != "AddV2":
+            continue
+        add = users[0]
+        grad = add.inputs[1] if add.inputs[0] is p else add.inputs[0]
+        if grad is p or grad.op.type != "GatherV2Grad" or grad.op.attrs.get("axis", 0) != 0 or \
+                grad.op.attrs.get("batch_dims", 0) != 0 or len(consumers.get(id(grad), [])) != 1 \
+                or any(t is grad for t in body.outputs) or grad.dtype is not p.dtype or \
+                not p.shape.is_fully_defined() or p.shape != grad.shape or \
+                add.outputs[0].shape != p.shape or grad.op.inputs[1].shape.rank not in (0, 1):
+            continue
+        if _carried_only_to(body, consumers, add.outputs[0], i):
+            sums[i] = (add, grad.op)
+    return sums
+
+
+def loop_owned(op):
+    """({loop variable index: its in-place write}, {index: (AddV2, GatherV2Grad)}) for the
+    While `op`: the buffers its body writes in place (`loop_owned_writes`,
+    `loop_owned_sums`), each the loop's own copy of the value that enters."""
+    body = op.attrs[op.opdef.subgraphs[1]]
+    consumers = _consumers(body)
+    owned = loop_owned_writes(body, len(op.outputs), consumers)
+    return owned, loop_owned_sums(body, len(op.outputs), consumers, owned)
+
+
+def _stateful_inside(op):
+    """True when a branch or body graph of `op` (at any depth) holds a stateful op."""
+    for key in op.opdef.subgraphs:
+        for inner in op.attrs[key].operations:
+            if inner.stateful or _stateful_inside(inner):
+                return True
+    return False
