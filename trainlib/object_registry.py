@@ -1,12 +1,25 @@
 """Keras 3's `get` / `serialize` / `deserialize` for a family of small named objects
-(regularizers, constraints): one table of names per family, one form of config.
+(regularizers, constraints, losses, metrics): one table of names per family, one form of
+config; `Configurable`, the `from_config` they share.
 
 Owns: resolving an identifier (None, a name, a config dict, a class, an instance or a
 plain function) against a family's name table, and the config Keras 3 writes for such
 an object (`{"module", "class_name", "config", "registered_name"}`).
 """
 
-__all__ = ["Family"]
+__all__ = ["Family", "Configurable"]
+
+
+class Configurable:
+    """An object rebuilt from its config: `from_config(c)` is `cls(**c)`, c from `get_config()`."""
+
+    def get_config(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_config()")
+
+    @classmethod
+    def from_config(cls, config):
+        """The object `config` (a `get_config()` dict) describes."""
+        return cls(**config)
 
 
 class Family:
