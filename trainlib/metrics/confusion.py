@@ -356,14 +356,18 @@ class AUC(Metric):
             setattr(self, name, self.add_variable(shape, name=name))
         self._built = True
 
+    def build_state(self, y_true_shape, y_pred_shape):
+        if self._built:   # multi_label without num_labels: the labels come with the data
+            return
+        if y_pred_shape.rank != 2 or y_pred_shape[-1] is None:
+            raise ValueError("`y_pred` must have rank 2 when `multi_label=True`. Found shape "
+                             f"{y_pred_shape}")
+        self._build(int(y_pred_shape[-1]))
+
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds the batch's weighted counts at every threshold."""
         y_pred = op_lib.convert_to_tensor(y_pred)
-        if not self._built:   # multi_label without num_labels: the labels come with the data
-            if y_pred.shape.rank != 2 or y_pred.shape[-1] is None:
-                raise ValueError("`y_pred` must have rank 2 when `multi_label=True`. Found shape "
-                                 f"{y_pred.shape}")
-            self._build(int(y_pred.shape[-1]))
+        self.build_state(None, y_pred.shape)
         if self.from_logits:
             y_pred = math_ops.sigmoid(y_pred)
         update_confusion_matrix_variables(
