@@ -112,6 +112,7 @@ def test_new_losses_train_as_keras(loss):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_masked_sequence_loss_matches_keras(reduction, weighted):
     # Embedding(mask_zero=True) -> LSTM(return_sequences) -> Dense: the mask reaches the loss
+    # and the metrics
     rng = np.random.default_rng(3)
     x = rng.integers(1, 9, (12, 6))
     for i, length in enumerate(rng.integers(2, 7, 12)):
@@ -127,10 +128,12 @@ def test_masked_sequence_loss_matches_keras(reduction, weighted):
                              k.layers.LSTM(3, return_sequences=True), k.layers.Dense(2)])
 
     km, tm = pair(build, lambda k: dict(optimizer=k.optimizers.SGD(0.1),
-                                        loss=k.losses.MeanSquaredError(reduction=reduction)))
+                                        loss=k.losses.MeanSquaredError(reduction=reduction),
+                                        metrics=["mae"], weighted_metrics=["mse"]))
     ke = km.evaluate(x, y, sample_weight=sw, batch_size=12, verbose=0)
     te = tm.evaluate(x, y, sample_weight=sw, batch_size=12, verbose=0)
-    np.testing.assert_allclose(te, ke, rtol=1e-5)
+    np.testing.assert_allclose(te, ke, rtol=1e-5)   # the loss and the masked metrics
+    ke = ke[0]
     # the masked loss differs from the unmasked one, so the test sees the mask
     unmasked = keras.losses.MeanSquaredError(reduction=reduction)(
         y, np.asarray(km.predict(x, verbose=0)), sample_weight=sw)

@@ -167,6 +167,10 @@ class MeanMetricWrapper(Mean):
             self._direction = "down"
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        """Adds `fn`'s values; a mask on `y_pred` (`_keras_mask`) leaves masked entries out."""
+        mask = getattr(y_pred, "_keras_mask", None)
+        if mask is not None:
+            sample_weight = _losses.apply_mask(sample_weight, mask, self.dtype, "sum")
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
     def get_config(self):
