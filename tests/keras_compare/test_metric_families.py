@@ -25,6 +25,11 @@ def _binary(rng, n=24, k=3):
     return y, p
 
 
+def _logits(rng, n=24, k=2):
+    y = (rng.random((n, k)) > 0.5).astype(np.float32)
+    return y, (2.0 * y - 1.0 + 1.5 * rng.normal(size=(n, k))).astype(np.float32)
+
+
 def _multiclass(rng, n=24, k=4):
     y = np.eye(k, dtype=np.float32)[rng.integers(0, k, n)]
     return y, rng.random((n, k)).astype(np.float32)
@@ -65,6 +70,7 @@ METRICS = {
     "auc_multi_label": ("AUC", {"multi_label": True, "num_labels": 3}, _binary, True),
     "auc_multi_label_lazy": ("AUC", {"multi_label": True, "label_weights": [1.0, 2.0, 0.5]},
                              _binary, True),
+    "auc_pr_from_logits": ("AUC", {"curve": "PR", "from_logits": True}, _logits, True),
     "auc_label_weights": ("AUC", {"label_weights": [1.0, 2.0, 0.5]}, _binary, False),
     "f1_none": ("F1Score", {}, _multiclass, True),
     "f1_macro_threshold": ("F1Score", {"average": "macro", "threshold": 0.5}, _binary, True),
