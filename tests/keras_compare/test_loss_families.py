@@ -152,3 +152,20 @@ def test_mask_on_predictions_weighs_a_direct_loss_call():
         ours = tl.losses.MeanAbsoluteError(reduction=reduction)(y[..., None], p[..., None])
         theirs = keras.losses.MeanAbsoluteError(reduction=reduction)(y[..., None], kp[..., None])
         np.testing.assert_allclose(ours.numpy(), np.asarray(theirs), rtol=1e-6)
+
+
+def test_binary_crossentropy_of_a_softmax_output_reads_its_logits_in_the_train_graph():
+    # Keras keeps the logits of its sigmoid/softmax activations on the output, traced too
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(32, 5)).astype(np.float32)
+    y = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 32)]
+
+    def build(k):
+        return k.Sequential([k.layers.Input(shape=(5,)), k.layers.Dense(4, "softmax")])
+
+    km, tm = pair(build, lambda k: dict(optimizer=k.optimizers.SGD(0.5),
+                                        loss="binary_crossentropy",
+                                        metrics=["binary_crossentropy"]))
+    fit_both(km, tm, x, y, epochs=2, batch_size=8)
+    np.testing.assert_allclose(tm.evaluate(x, y, verbose=0), km.evaluate(x, y, verbose=0),
+                               rtol=1e-5)
