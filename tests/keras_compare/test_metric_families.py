@@ -173,3 +173,24 @@ def test_metric_serialize_round_trips_in_keras_form():
         assert _plain(k.get_config()) == metric.get_config()
         back = tl.metrics.deserialize(keras.metrics.serialize(k))
         assert type(back) is type(metric) and back.get_config() == metric.get_config()
+
+
+def test_new_losses_and_metrics_compiled_into_keras_files_both_ways(tmp_path):
+    rng = np.random.default_rng(7)
+    x = rng.random((8, 4)).astype(np.float32)
+    y = (rng.random((8, 3)) > 0.5).astype(np.float32)
+    model = tl.keras.Sequential([tl.keras.layers.Input(shape=(4,)),
+                                 tl.keras.layers.Dense(3, "sigmoid")])
+    model.compile(optimizer="sgd", loss=tl.keras.losses.Tversky(alpha=0.3, beta=0.7),
+                  metrics=[tl.keras.metrics.F1Score(average="macro"),
+                           tl.keras.metrics.AUC(curve="PR"), tl.keras.metrics.BinaryIoU()])
+    model.fit(x, y, verbose=0)
+    model.save(tmp_path / "t.keras")
+    k = keras.models.load_model(tmp_path / "t.keras")
+    assert type(k.loss).__name__ == "Tversky" and k.loss.get_config()["alpha"] == 0.3
+    expected = model.evaluate(x, y, verbose=0)
+    np.testing.assert_allclose(k.evaluate(x, y, verbose=0), expected, rtol=1e-5)
+    k.save(tmp_path / "k.keras")
+    back = tl.keras.models.load_model(tmp_path / "k.keras")
+    assert type(back.loss) is tl.losses.Tversky
+    np.testing.assert_allclose(back.evaluate(x, y, verbose=0), expected, rtol=1e-5)
