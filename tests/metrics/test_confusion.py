@@ -3,6 +3,8 @@ metrics, AUC (ROC against the exact rank statistic, PR sums, multi-label), and u
 traced graph."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import trainlib as tl
 from trainlib import metrics
@@ -145,3 +147,23 @@ def test_confusion_metrics_update_in_a_traced_graph():
     assert step.experimental_get_tracing_count() == 1
     for m, e in zip(ms, eager):
         np.testing.assert_allclose(m.result().numpy(), e.result().numpy(), rtol=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda n: st.tuples(
+    hnp.arrays(np.float32, (n, 2), elements=st.sampled_from([0.0, 1.0])),
+    hnp.arrays(np.float32, (n, 2), elements=st.floats(0, 1, width=32)),
+    hnp.arrays(np.float32, (n,), elements=st.floats(0, 4, width=32)))))
+def test_counts_are_weighted_numpy_counts_for_any_batch(batch):
+    # thresholds exact in float32, so float32 and float64 comparisons agree
+    y, p, w = batch
+    thresholds = [0.0, 0.25, 0.5, 0.75, 1.0]
+    ms = {key: getattr(metrics, cls)(thresholds=thresholds) for key, cls in (
+        ("tp", "TruePositives"), ("fp", "FalsePositives"), ("tn", "TrueNegatives"),
+        ("fn", "FalseNegatives"))}
+    for m in ms.values():
+        m.update_state(y, p, sample_weight=w)
+    for key, m in ms.items():
+        np.testing.assert_allclose(m.result().numpy(),
+                                   [_counts(y, p, w, t)[key] for t in thresholds],
+                                   rtol=1e-5, atol=1e-5)
