@@ -9,6 +9,8 @@ the base of the other loss families.
 Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
 epsilon 1e-7 before the log, so no loss is ever infinite.
 """
+import sys
+
 from ..graph import dtypes
 from ..graph import op as op_lib
 from ..graph.ops import array as array_ops
@@ -405,7 +407,10 @@ def _wrapper(cls_name, fn, default_name, doc, positional=(), **defaults):
         LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, dtype=dtype,
                                      **{**defaults, **kwargs})
 
-    return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc})
+    # the class belongs to the module that asked for it (as namedtuple does)
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc,
+                                                  "__module__": module})
 
 
 MeanSquaredError = _wrapper("MeanSquaredError", mean_squared_error, "mean_squared_error",
