@@ -2,9 +2,9 @@
 
 Owns: the name -> function table and `get`/`serialize`. Each activation is a
 thin call of public ops, so it traces and differentiates like any op.
-`sigmoid` and `softmax` remember their eager inputs (`logits_of`), as Keras 3
-keeps `_keras_logits`, so the cross-entropy losses compute from the logits
-(traced outputs are recognized by their Sigmoid/Softmax op instead).
+`sigmoid` and `softmax` remember their inputs (`logits_of`), eager and traced, as
+Keras 3 keeps `_keras_logits`, so the cross-entropy losses compute from the logits
+(other traced outputs are recognized by their Sigmoid/Softmax op).
 """
 import weakref
 
@@ -13,13 +13,15 @@ from .graph.op import convert_to_tensor
 from .graph.ops import array as array_ops
 from .graph.ops import math as math_ops
 from .graph.ops import nn as nn_ops
-from .graph.tensor import Tensor
+from .graph.tensor import _TensorBase
 
-_EAGER_LOGITS = {}   # id(eager output) -> (weak reference to it, its logits)
+_EAGER_LOGITS = {}   # id(output) -> (weak reference to it, its logits)
 
 
 def _keep_logits(output, logits):
-    if isinstance(output, Tensor):
+    # traced outputs too: Keras's losses read `_keras_logits` whatever the op (the sigmoid
+    # cross-entropy of a softmax output is taken of the softmax's logits, eager and traced)
+    if isinstance(output, _TensorBase):
         key = id(output)
         _EAGER_LOGITS[key] = (weakref.ref(output, lambda _: _EAGER_LOGITS.pop(key, None)), logits)
     return output

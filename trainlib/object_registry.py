@@ -1,6 +1,6 @@
 """Keras 3's `get` / `serialize` / `deserialize` for a family of small named objects
-(regularizers, constraints, initializers): one table of names per family, one form of
-config.
+(regularizers, constraints, initializers, losses, metrics): one table of names per family,
+one form of config.
 
 Owns: resolving an identifier (None, a name, a config dict, a class, an instance or a
 plain function) against a family's name table, the config Keras 3 writes for such

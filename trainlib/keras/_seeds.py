@@ -11,13 +11,14 @@ from ..graph import dtypes as _dt
 from ..graph.ops import array as _a
 from ..graph.ops import random as _random
 from ..graph.variables import Variable as _Variable
+from ..object_registry import Configurable
 
 __all__ = ["SeedGenerator", "draw_seed"]
 
 _COUNTER = 0
 
 
-class SeedGenerator:
+class SeedGenerator(Configurable):
     """The state of a random stream: seeded draws advance it, so repeated calls differ.
 
     Args:
@@ -58,10 +59,6 @@ class SeedGenerator:
 
     def get_config(self):
         return {"seed": self._initial_seed, "name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
 
 def draw_seed(seed):

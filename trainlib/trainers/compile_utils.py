@@ -236,6 +236,8 @@ class CompileMetrics(metrics_module.Metric):
             for i, ids in enumerate(per_output(spec, argument)):
                 for identifier in ids or ():
                     metric = metrics_module.get(identifier, spec_of(ys[i]), outs[i])
+                    if ys[i] is not None:
+                        metric.build_state(spec_of(ys[i]).shape, outs[i].shape)
                     entries.append((i, metric, weighted))
         keys, counters = [], {}
         for i, m, weighted in entries:

@@ -1,29 +1,32 @@
-"""`tl.losses`: Keras 3's losses as classes (with reduction) and as per-sample functions.
+"""`tl.losses` core: Keras 3's losses as classes (with reduction) and as per-sample functions.
 
 Owns: the per-sample formulas (`mean_squared_error`, ... : one value per
 sample, averaged over the last axis as Keras does), `Loss.__call__`
 (sample weighting and the reduction: "sum_over_batch_size" (default, the mean
 of the weighted per-sample values) and its Keras 3 alias "mean", "sum",
 "mean_with_sample_weight" (divided by the sum of the weights) or "none"), and
-name resolution for `Model.compile`.
+the base of the other loss families.
 Invariant: probabilities are clipped to [epsilon, 1 - epsilon] with Keras's
 epsilon 1e-7 before the log, so no loss is ever infinite.
 """
-from .graph import dtypes
-from .graph import op as op_lib
-from .graph.ops import array as array_ops
-from .graph.ops import math as math_ops
-from .graph.ops import nn as nn_ops
-from .graph import tensor as tensor_lib
-from . import activations
-from .naming import auto_name
+import sys
+
+from ..graph import dtypes
+from ..graph import op as op_lib
+from ..graph.ops import array as array_ops
+from ..graph.ops import math as math_ops
+from ..graph.ops import nn as nn_ops
+from ..graph import tensor as tensor_lib
+from .. import activations
+from ..naming import auto_name
+from ..object_registry import Configurable
 
 __all__ = ["Loss", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy",
            "LossFunctionWrapper", "mean_squared_error", "mean_absolute_error",
            "mean_absolute_percentage_error", "huber", "binary_crossentropy",
            "categorical_crossentropy", "sparse_categorical_crossentropy", "mse", "mae", "mape",
-           "get", "serialize", "deserialize",
+           "reduce_weighted_values", "squeeze_or_expand_to_same_rank", "apply_mask",
            "MeanSquaredLogarithmicError", "KLDivergence", "Hinge", "SquaredHinge",
            "CategoricalHinge", "LogCosh", "Poisson", "CosineSimilarity",
            "mean_squared_logarithmic_error", "kl_divergence", "hinge", "squared_hinge",
@@ -187,12 +190,15 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     _check_shapes("binary_crossentropy", y_true, y_pred)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    return math_ops.reduce_mean(_binary_crossentropy_terms(y_true, y_pred, from_logits), axis=axis)
+
+
+def _binary_crossentropy_terms(y_true, y_pred, from_logits):
+    """Elementwise -(y log p + (1 - y) log(1 - p)), p clipped (or from logits, stably)."""
     if from_logits:
-        per = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    else:
-        p = math_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
-        per = -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
-    return math_ops.reduce_mean(per, axis=axis)
+        return nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    p = math_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    return -(y_true * math_ops.log(p) + (1.0 - y_true) * math_ops.log(1.0 - p))
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -248,28 +254,65 @@ logcosh = log_cosh
 
 # ------------------------------------------------------------------ classes
 
-def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size"):
-    """Applies `sample_weight` (broadcast) to per-sample `values` and reduces them, as Keras 3.
+def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
+    """`x1` and `x2` with a trailing 1 squeezed (or, for rank 1, the other expanded) so their
+    ranks agree where they differ by one, as Keras 3 pairs values with weights."""
+    r1, r2 = x1.shape.rank, x2.shape.rank
+    if r1 is None or r2 is None:
+        return x1, x2
+    if r1 == r2 + 1 and x1.shape[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = array_ops.expand_dims(x2, -1)
+        else:
+            x1 = array_ops.squeeze(x1, axis=-1)
+    elif r2 == r1 + 1 and x2.shape[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = array_ops.expand_dims(x1, -1)
+        else:
+            x2 = array_ops.squeeze(x2, axis=-1)
+    return x1, x2
+
+
+def _divide_no_nan(a, b):
+    return math_ops.where(b != 0, a / math_ops.where(b != 0, b, array_ops.ones_like(b)),
+                          array_ops.zeros_like(a))
+
+
+def apply_mask(sample_weight, mask, dtype, reduction):
+    """`sample_weight` times a mask's weights, as Keras 3: for the averaging reductions a kept
+    entry weighs (entries / kept entries), so the mean runs over the kept entries only."""
+    if mask is None:
+        return sample_weight
+    mask = op_lib.convert_to_tensor(mask)
+    if reduction in ("mean", "sum_over_batch_size"):
+        total = math_ops.cast(array_ops.size(mask), dtype)
+        kept = math_ops.reduce_sum(math_ops.cast(mask, dtype))
+        ones = array_ops.ones_like(mask, dtype=dtype)
+        float_mask = math_ops.where(math_ops.cast(mask, dtypes.bool),
+                                    _divide_no_nan(total, kept) * ones, ones * 0.0)
+    else:
+        float_mask = math_ops.cast(mask, dtype)
+    if sample_weight is None:
+        return float_mask
+    sample_weight = math_ops.cast(op_lib.convert_to_tensor(sample_weight), dtype)
+    float_mask, sample_weight = squeeze_or_expand_to_same_rank(float_mask, sample_weight)
+    return sample_weight * float_mask
+
+
+def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch_size",
+                           mask=None):
+    """Applies `sample_weight` (broadcast) and `mask` to per-sample `values` and reduces
+    them, as Keras 3.
 
     "sum_over_batch_size" and "mean" divide the weighted sum by the number of
     values, "mean_with_sample_weight" by the sum of the weights, "sum" does not
-    divide; "none"/None, and scalar or empty values, are returned as they are.
+    divide; "none"/None, and scalar or empty values, are returned as they are. A
+    boolean `mask` (the `_keras_mask` of the predictions) becomes weights first (`apply_mask`).
     """
+    sample_weight = apply_mask(sample_weight, mask, values.dtype, reduction)
     if sample_weight is not None:
         sample_weight = math_ops.cast(op_lib.convert_to_tensor(sample_weight), values.dtype)
-        rv, rw = values.shape.rank, sample_weight.shape.rank
-        # keras squeeze_or_expand_to_same_rank(values, sample_weight)
-        if rv is not None and rw is not None:
-            if rv == rw + 1 and values.shape[-1] == 1:
-                if rw == 1:
-                    sample_weight = array_ops.expand_dims(sample_weight, -1)
-                else:
-                    values = array_ops.squeeze(values, axis=-1)
-            elif rw == rv + 1 and sample_weight.shape[-1] == 1:
-                if rv == 1:
-                    values = array_ops.expand_dims(values, -1)
-                else:
-                    sample_weight = array_ops.squeeze(sample_weight, axis=-1)
+        values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)
         values = values * sample_weight
     if reduction in ("none", None) or values.shape.rank == 0 or tuple(values.shape) == (0,):
         return values
@@ -280,12 +323,10 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
         divisor = math_ops.reduce_sum(sample_weight)
     else:
         divisor = math_ops.cast(array_ops.size(values), values.dtype)
-    # divide_no_nan
-    return math_ops.where(divisor != 0, total / math_ops.where(divisor != 0, divisor, array_ops.ones_like(divisor)),
-                    array_ops.zeros_like(total))
+    return _divide_no_nan(total, divisor)
 
 
-class Loss:
+class Loss(Configurable):
     """Base class: `loss(y_true, y_pred, sample_weight=None)` = reduce(weighted `call` values).
 
     Args:
@@ -309,48 +350,67 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        # a mask on the predictions (a masking layer's `_keras_mask`) weighs the values, as Keras 3
+        in_mask = getattr(y_pred, "_keras_mask", None)
         # as Keras 3, losses compute in their dtype (float32): float16 outputs of a
         # mixed-precision model are cast up first
         dtype = dtypes.as_dtype(self.dtype or "float32")
         y_pred, y_true = (math_ops.cast(v, dtype) if tensor_lib.is_tensor(v) and v.dtype.is_floating and
                           v.dtype.size < dtype.size else v for v in (y_pred, y_true))
-        return reduce_weighted_values(self.call(y_true, y_pred), sample_weight, self.reduction)
+        values = self.call(y_true, y_pred)
+        out_mask = getattr(values, "_keras_mask", None)
+        mask = in_mask if out_mask is None else out_mask if in_mask is None else \
+            math_ops.logical_and(in_mask, out_mask)
+        return reduce_weighted_values(values, sample_weight, self.reduction, mask=mask)
 
     def get_config(self):
         return {"name": self.name, "reduction": self.reduction}
 
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
-
 
 class LossFunctionWrapper(Loss):
-    """A Loss around a per-sample function `fn(y_true, y_pred, **kwargs)`."""
+    """A Loss around a per-sample function `fn(y_true, y_pred, **kwargs)`.
 
-    def __init__(self, fn, reduction="sum_over_batch_size", name=None, **kwargs):
-        super().__init__(name=name or fn.__name__, reduction=reduction)
+    As Keras 3, a trailing 1 is squeezed (or added) first so the two ranks agree.
+    """
+
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+        super().__init__(name=name or fn.__name__, reduction=reduction, dtype=dtype)
         self.fn, self._fn_kwargs = fn, kwargs
 
     def call(self, y_true, y_pred):
+        if tensor_lib.is_tensor(y_true) and tensor_lib.is_tensor(y_pred):
+            y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):
         return {**super().get_config(), **self._fn_kwargs}
 
 
-def _wrapper(cls_name, fn, default_name, doc, **defaults):
-    def __init__(self, reduction="sum_over_batch_size", name=default_name, **kwargs):
-        options = {**defaults, **kwargs}
-        unknown = set(options) - set(defaults)
+def _wrapper(cls_name, fn, default_name, doc, positional=(), **defaults):
+    """A LossFunctionWrapper class around `fn`: its options `defaults` (keyword arguments,
+    those in `positional` also by position first, then reduction and name, as Keras orders them)."""
+    order = tuple(positional) + ("reduction", "name")
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(order):
+            raise TypeError(f"{cls_name} takes at most {len(order)} positional arguments "
+                            f"({', '.join(order)}), got {len(args)}")
+        for key, value in zip(order, args):
+            if key in kwargs:
+                raise TypeError(f"{cls_name} got multiple values for argument {key!r}")
+            kwargs[key] = value
+        reduction = kwargs.pop("reduction", "sum_over_batch_size")
+        name, dtype = kwargs.pop("name", default_name), kwargs.pop("dtype", None)
+        unknown = set(kwargs) - set(defaults)
         if unknown:
             raise TypeError(f"{cls_name} got unexpected keyword arguments {sorted(unknown)}")
-        LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, **options)
+        LossFunctionWrapper.__init__(self, fn, reduction=reduction, name=name, dtype=dtype,
+                                     **{**defaults, **kwargs})
 
-    def from_config(cls, config):
-        return cls(**config)
-
+    # the class belongs to the module that asked for it (as namedtuple does)
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
     return type(cls_name, (LossFunctionWrapper,), {"__init__": __init__, "__doc__": doc,
-                                                  "from_config": classmethod(from_config)})
+                                                  "__module__": module})
 
 
 MeanSquaredError = _wrapper("MeanSquaredError", mean_squared_error, "mean_squared_error",
@@ -389,66 +449,3 @@ SparseCategoricalCrossentropy = _wrapper(
     "sparse_categorical_crossentropy",
     "Cross-entropy of integer labels and probabilities (or logits with from_logits=True).",
     from_logits=False, ignore_class=None)
-
-
-
-
-_CLASSES = {c.__name__: c for c in (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
-                                     Huber, BinaryCrossentropy, CategoricalCrossentropy,
-                                     SparseCategoricalCrossentropy, MeanSquaredLogarithmicError,
-                                     KLDivergence, Hinge, SquaredHinge, CategoricalHinge, LogCosh,
-                                     Poisson, CosineSimilarity)}
-_FUNCTIONS = {"mean_squared_error": mean_squared_error, "mse": mean_squared_error,
-              "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
-              "mean_absolute_percentage_error": mean_absolute_percentage_error,
-              "mape": mean_absolute_percentage_error, "huber": huber, "huber_loss": huber,
-              "binary_crossentropy": binary_crossentropy,
-              "categorical_crossentropy": categorical_crossentropy,
-              "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
-              "mean_squared_logarithmic_error": mean_squared_logarithmic_error,
-              "msle": mean_squared_logarithmic_error, "kl_divergence": kl_divergence,
-              "kld": kl_divergence, "kullback_leibler_divergence": kl_divergence,
-              "hinge": hinge, "squared_hinge": squared_hinge,
-              "categorical_hinge": categorical_hinge, "log_cosh": log_cosh, "logcosh": log_cosh,
-              "poisson": poisson, "cosine_similarity": cosine_similarity}
-
-
-def get(identifier):
-    """A loss callable from a name ("mse", "sparse_categorical_crossentropy", ...), class, or callable.
-
-    Raises:
-        ValueError: for an unknown name.
-    """
-    if identifier is None or isinstance(identifier, Loss):
-        return identifier
-    if isinstance(identifier, type) and issubclass(identifier, Loss):
-        return identifier()
-    if isinstance(identifier, str):
-        if identifier in _CLASSES:
-            return _CLASSES[identifier]()
-        fn = _FUNCTIONS.get(identifier)
-        if fn is None:
-            raise ValueError(f"Unknown loss {identifier!r}; expected one of {sorted(_FUNCTIONS)}")
-        return fn
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"Could not interpret loss {identifier!r}")
-
-
-def serialize(loss):
-    """A JSON-able description of a loss: `{"class_name", "config"}`, or a function's name."""
-    if isinstance(loss, Loss):
-        return {"class_name": type(loss).__name__, "config": loss.get_config()}
-    return getattr(loss, "__name__", None)
-
-
-def deserialize(config):
-    """The loss described by `serialize`'s output (or by a name such as "mse")."""
-    if isinstance(config, str):
-        return get(config)
-    cls = _CLASSES.get(config["class_name"])
-    if cls is None:
-        raise ValueError(f"Unknown loss class {config['class_name']!r}")
-    return cls.from_config(config["config"])
