@@ -17,7 +17,10 @@ from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
                         GroupedQueryAttention, GroupQueryAttention, MultiHeadAttention)
 from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
-from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
+from .normalization import GroupNormalization, RMSNormalization, UnitNormalization  # noqa: F401
+from .input_spec import InputSpec  # noqa: F401
+from .spectral_normalization import SpectralNormalization  # noqa: F401
+from .wrapper import Wrapper  # noqa: F401
 from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
@@ -41,7 +44,8 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
            "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
-           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
+           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "RMSNormalization", "InputSpec",
+           "SpectralNormalization", "Wrapper", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
 
