@@ -33,6 +33,15 @@ LAYERS = {
     "SpectralNormalization_conv_training": (
         lambda L: L.SpectralNormalization(L.Conv2D(3, 2)), [(2, 5, 5, 2)],
         {"training": True}),
+    "AdaptiveAveragePooling1D": (lambda L: L.AdaptiveAveragePooling1D(3), [(2, 7, 3)], {}),
+    "AdaptiveMaxPooling1D_channels_first": (
+        lambda L: L.AdaptiveMaxPooling1D(4, data_format="channels_first"), [(2, 3, 5)], {}),
+    "AdaptiveAveragePooling2D": (lambda L: L.AdaptiveAveragePooling2D((2, 3)), [(2, 5, 7, 2)],
+                                 {}),
+    "AdaptiveMaxPooling2D_channels_first": (
+        lambda L: L.AdaptiveMaxPooling2D(3, data_format="channels_first"), [(2, 2, 6, 4)], {}),
+    "AdaptiveAveragePooling3D": (lambda L: L.AdaptiveAveragePooling3D(2), [(1, 3, 4, 5, 2)], {}),
+    "AdaptiveMaxPooling3D": (lambda L: L.AdaptiveMaxPooling3D((3, 2, 2)), [(1, 4, 3, 5, 2)], {}),
 }
 
 
@@ -121,7 +130,9 @@ def compare_layer(name, make, xs, kwargs, rtol=RTOL, atol=ATOL):
 
 
 SYMBOLIC = {"RMSNormalization": [(None, 3, 5)], "SpectralNormalization_dense": [(None, 5)],
-            "SpectralNormalization_conv_training": [(None, 5, 5, 2)]}
+            "SpectralNormalization_conv_training": [(None, 5, 5, 2)],
+            "AdaptiveAveragePooling2D": [(None, 5, 7, 2)],
+            "AdaptiveMaxPooling1D_channels_first": [(None, 3, 5)]}
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))

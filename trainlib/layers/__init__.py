@@ -21,6 +21,8 @@ from .normalization import GroupNormalization, RMSNormalization, UnitNormalizati
 from .input_spec import InputSpec  # noqa: F401
 from .spectral_normalization import SpectralNormalization  # noqa: F401
 from .wrapper import Wrapper  # noqa: F401
+from . import adaptive_pooling as _adaptive_pooling
+from .adaptive_pooling import *  # noqa: F401,F403
 from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
@@ -46,7 +48,7 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
            "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "RMSNormalization", "InputSpec",
            "SpectralNormalization", "Wrapper", "register", "serialize", "deserialize"] + \
-    _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
+    _convolutional.__all__ + _adaptive_pooling.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
 
 # Keras 3's second names for the same classes (keras.layers.MaxPool2D is MaxPooling2D)
