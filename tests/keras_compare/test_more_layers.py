@@ -42,6 +42,14 @@ LAYERS = {
         lambda L: L.AdaptiveMaxPooling2D(3, data_format="channels_first"), [(2, 2, 6, 4)], {}),
     "AdaptiveAveragePooling3D": (lambda L: L.AdaptiveAveragePooling3D(2), [(1, 3, 4, 5, 2)], {}),
     "AdaptiveMaxPooling3D": (lambda L: L.AdaptiveMaxPooling3D((3, 2, 2)), [(1, 4, 3, 5, 2)], {}),
+    "ReversibleEmbedding_reverse_tied": (lambda L: L.ReversibleEmbedding(7, 4), [(2, 3, 4)],
+                                         {"reverse": True}),
+    "ReversibleEmbedding_reverse_untied_capped": (
+        lambda L: L.ReversibleEmbedding(7, 4, tie_weights=False, logit_soft_cap=0.5,
+                                        embeddings_initializer="random_normal"),
+        [(3, 4)], {"reverse": True}),
+    "Pipeline": (lambda L: L.Pipeline([L.Dense(3), L.Rescaling(0.5, offset=1.0),
+                                       L.Dense(2, activation="tanh")]), [(2, 4)], {}),
 }
 
 
@@ -82,10 +90,12 @@ def _comparable(config):
     name and build shape are its own)."""
     config = json.loads(json.dumps(config))
     config.pop("name")
-    if isinstance(config.get("layer"), dict):
-        config["layer"]["config"].pop("name")
-        config["layer"].pop("build_config", None)
-        config["layer"]["config"].pop("quantization_config", None)
+    inner = [config["layer"]] if isinstance(config.get("layer"), dict) else \
+        config.get("layers", []) if isinstance(config.get("layers"), list) else []
+    for layer in inner:
+        layer["config"].pop("name")
+        layer.pop("build_config", None)
+        layer["config"].pop("quantization_config", None)
     return config
 
 
@@ -93,13 +103,13 @@ def compare_layer(name, make, xs, kwargs, rtol=RTOL, atol=ATOL):
     """Builds both layers on `xs`, copies Keras's weights, and compares outputs, gradients
     and weights afterwards (eager, then graph from the same starting weights), and configs."""
     klayer, tlayer = make(keras.layers), make(tl.layers)
-    klayer(_arg([tf.constant(x) for x in xs]))
-    tlayer(_arg([tl.constant(x) for x in xs]))
+    klayer(_arg([tf.constant(x) for x in xs]), **kwargs)
+    tlayer(_arg([tl.constant(x) for x in xs]), **kwargs)
     kweights = [np.array(w) for w in klayer.get_weights()]
     assert [w.shape for w in kweights] == [tuple(w.shape) for w in tlayer.get_weights()], \
         "weight order or shapes differ"
     tlayer.set_weights(kweights)
-    kout = klayer(_arg([tf.constant(x) for x in xs]))
+    kout = klayer(_arg([tf.constant(x) for x in xs]), **kwargs)
     cot = np.random.default_rng(1).normal(size=kout.shape).astype(np.float32)
     klayer.set_weights(kweights)
     ky, kgrads = _keras_run(klayer, xs, cot, kwargs)
@@ -150,3 +160,42 @@ def test_input_spec_config_matches_keras():
         kspec, tspec = keras.layers.InputSpec(**kwargs), tl.keras.layers.InputSpec(**kwargs)
         assert tspec.get_config() == kspec.get_config()
         assert repr(tspec) == repr(kspec)
+
+
+def test_reversible_embedding_forward_and_mask_match_keras():
+    make = lambda L: L.ReversibleEmbedding(6, 3, mask_zero=True)  # noqa: E731
+    klayer, tlayer = make(keras.layers), make(tl.keras.layers)
+    ids = np.array([[1, 0, 5], [2, 3, 0]])
+    kout = klayer(ids)
+    tlayer(ids)
+    tlayer.set_weights(klayer.get_weights())
+    tout = tlayer(ids)
+    close(np.asarray(kout), tout.numpy(), "forward lookup")
+    np.testing.assert_array_equal(np.asarray(kout._keras_mask), tout._keras_mask.numpy())
+    kshape, tshape = functional_shapes(make, [(None, 5)], "int32")
+    assert tshape == kshape
+
+
+@pytest.mark.parametrize("mode", ["int", "one_hot"])
+def test_hashed_crossing_matches_keras(mode):
+    ints = np.array([1, -4, 7, 2 ** 35])
+    small = np.array([3, 3, 0, 9], np.int32)
+    words = np.array(["a", "bc", "", "a longer word"])
+    klayer = keras.layers.HashedCrossing(11, output_mode=mode)
+    tlayer = tl.keras.layers.HashedCrossing(11, output_mode=mode)
+    for inputs in ((ints, small), (ints[:, None], words[:, None]), (words, small, ints),
+                   (np.array(5), np.array("x"))):
+        want = np.asarray(klayer(tuple(tf.constant(x) for x in inputs)))
+        got = tlayer(tuple(tl.constant(x) for x in inputs))
+        assert got.dtype.name == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+    graph = tl.function(lambda a, b: tlayer((a, b)))
+    np.testing.assert_array_equal(graph(ints, small).numpy(),
+                                  np.asarray(klayer((tf.constant(ints), tf.constant(small)))))
+    kconfig, tconfig = klayer.get_config(), tlayer.get_config()
+    assert {k: v for k, v in tconfig.items() if k != "name"} == \
+        {k: v for k, v in kconfig.items() if k != "name"}
+    assert tl.keras.layers.HashedCrossing.from_config(tconfig).get_config() == tconfig
+    kshape, tshape = functional_shapes(
+        lambda L: L.HashedCrossing(11, output_mode=mode), [(None, 1), (None, 1)], "int64")
+    assert tshape == kshape

@@ -21,6 +21,8 @@ from .normalization import GroupNormalization, RMSNormalization, UnitNormalizati
 from .input_spec import InputSpec  # noqa: F401
 from .spectral_normalization import SpectralNormalization  # noqa: F401
 from .wrapper import Wrapper  # noqa: F401
+from .pipeline import Pipeline  # noqa: F401
+from .reversible_embedding import ReversibleEmbedding  # noqa: F401
 from . import adaptive_pooling as _adaptive_pooling
 from .adaptive_pooling import *  # noqa: F401,F403
 from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
@@ -28,7 +30,7 @@ from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             RandomFlip, Rescaling)
 from .image_preprocessing import (CenterCrop, RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
                                   RandomZoom, Resizing)
-from .hashing import Hashing  # noqa: F401
+from .hashing import HashedCrossing, Hashing  # noqa: F401
 from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
@@ -47,7 +49,8 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
            "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
            "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "RMSNormalization", "InputSpec",
-           "SpectralNormalization", "Wrapper", "register", "serialize", "deserialize"] + \
+           "SpectralNormalization", "Wrapper", "HashedCrossing", "Pipeline",
+           "ReversibleEmbedding", "register", "serialize", "deserialize"] + \
     _convolutional.__all__ + _adaptive_pooling.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
     _activations.__all__ + _regularization.__all__
 
