@@ -100,3 +100,22 @@ def test_single_images_and_functional_shapes_match_keras(name):
     for k in (keras, tl.keras):
         outs.append(tuple(make(k.layers, None)(k.Input((9, 7, 3))).shape))
     assert outs[1] == outs[0]
+
+
+def test_color_jitter_matches_keras_with_fixed_factors():
+    # fixed draws (a pair of equal numbers) make the composition comparable; Keras's own
+    # layer handles channels_last only
+    def make(L):
+        return L.RandomColorJitter(brightness_factor=(0.2, 0.2), saturation_factor=(0.7, 0.7),
+                                   hue_factor=(0.0, 0.0))
+    x = _images("channels_last")
+    klayer, tlayer = make(keras.layers), make(tl.keras.layers)
+    close(np.asarray(klayer(tf.constant(x))), tlayer(tl.constant(x)).numpy(), "jitter", 1e-4,
+          2e-3)
+    np.testing.assert_array_equal(tlayer(x, training=False).numpy(), x)
+    kconfig, tconfig = klayer.get_config(), tlayer.get_config()
+    kconfig.pop("name"), tconfig.pop("name")
+    assert tconfig == kconfig
+    again = type(tlayer).from_config(tlayer.get_config()).get_config()
+    again.pop("name")
+    assert again == tconfig

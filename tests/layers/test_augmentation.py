@@ -97,6 +97,18 @@ def test_hue_and_saturation_against_colorsys():
     np.testing.assert_allclose(_apply(saturation, ds, x), want_s, atol=2e-5)
 
 
+def test_color_jitter_chains_brightness_saturation_and_hue():
+    jitter = L.RandomColorJitter(value_range=(0, 1), brightness_factor=(0.1, 0.1),
+                                 saturation_factor=(0.5, 0.5))
+    x = IMAGES / 255.0
+    brighter = np.clip(x + 0.1, 0, 1)
+    hsv = np.array([[[colorsys.rgb_to_hsv(*p) for p in row] for row in img] for img in brighter])
+    hsv[..., 1] = np.clip(hsv[..., 1] * (0.5 / (1 - 0.5 + 1e-7)), 0, 1)
+    want = np.array([[[colorsys.hsv_to_rgb(*p) for p in row] for row in img] for img in hsv])
+    np.testing.assert_allclose(jitter(x).numpy(), want, atol=3e-5)
+    assert [type(s).__name__ for s in jitter._steps] == ["RandomBrightness", "RandomSaturation"]
+
+
 def test_autocontrast_and_equalization_formulas():
     out = L.AutoContrast()(IMAGES, training=False).numpy()     # applied at inference too
     low = IMAGES.min(axis=(1, 2), keepdims=True)
@@ -211,7 +223,7 @@ ALL = [lambda: L.RandomShear(0.3), lambda: L.RandomPerspective(), lambda: L.Rand
        lambda: L.RandomColorDegeneration(0.5), lambda: L.RandomInvert(),
        lambda: L.RandomPosterization(4), lambda: L.RandomSharpness(0.5),
        lambda: L.Solarization(0.5, 0.5), lambda: L.Equalization(), lambda: L.MixUp(),
-       lambda: L.CutMix()]
+       lambda: L.CutMix(), lambda: L.RandomColorJitter(contrast_factor=0.5, hue_factor=0.2)]
 
 
 @pytest.mark.parametrize("make", ALL)

@@ -1,6 +1,7 @@
 """Colour augmentation layers, as Keras 3's: RandomGrayscale, RandomHue, RandomSaturation,
 RandomColorDegeneration, RandomInvert, RandomPosterization, RandomSharpness, Solarization,
-AutoContrast and Equalization.
+AutoContrast, Equalization and RandomColorJitter (the brightness, contrast, saturation and hue
+layers in a row).
 
 Owns: each layer's draws (`get_random_transformation`, Keras's dict keys) and formula
 (`transform_images`), on BaseImageAugmentation's protocol (image_augmentation.py): drawn
@@ -18,10 +19,11 @@ from ..graph.ops import array as _array, bitwise as _bitwise, image as _image, m
 
 from .base import register
 from .image_augmentation import BaseImageAugmentation, _per_image, _to_range
+from .preprocessing import RandomBrightness, RandomContrast
 
 __all__ = ["RandomGrayscale", "RandomHue", "RandomSaturation", "RandomColorDegeneration",
            "RandomInvert", "RandomPosterization", "RandomSharpness", "Solarization",
-           "AutoContrast", "Equalization"]
+           "AutoContrast", "Equalization", "RandomColorJitter"]
 
 _EPSILON = 1e-7   # Keras's backend.epsilon()
 
@@ -366,3 +368,46 @@ class Equalization(BaseImageAugmentation):
         config = super().get_config()
         config.pop("seed")
         return {**config, "bins": self.bins, "value_range": self.value_range}
+
+
+@register
+class RandomColorJitter(BaseImageAugmentation):
+    """Applies, in order, RandomBrightness, RandomContrast, RandomSaturation and RandomHue
+    (each only if its factor is given, all on `value_range`) while training, as Keras 3's:
+    each sub-layer draws its own factors (the given transformation is not used).
+
+    Example:
+        >>> layer = tl.keras.layers.RandomColorJitter(brightness_factor=0.2, hue_factor=0.1)
+        >>> layer(tl.ones((2, 4, 4, 3))).shape
+        TensorShape([2, 4, 4, 3])
+    """
+
+    def __init__(self, value_range=(0, 255), brightness_factor=None, contrast_factor=None,
+                 saturation_factor=None, hue_factor=None, seed=None, data_format=None,
+                 **kwargs):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        self.value_range = value_range
+        self.brightness_factor, self.contrast_factor = brightness_factor, contrast_factor
+        self.saturation_factor, self.hue_factor = saturation_factor, hue_factor
+        self._steps = [make(factor, value_range=value_range, seed=seed)
+                       for make, factor in ((RandomBrightness, brightness_factor),
+                                            (RandomContrast, contrast_factor),
+                                            (RandomSaturation, saturation_factor),
+                                            (RandomHue, hue_factor)) if factor is not None]
+
+    def get_random_transformation(self, data, training=True, seed=None):
+        return None
+
+    def transform_images(self, images, transformation=None, training=True):
+        x = self._cast(images)
+        if not training:
+            return x
+        for step in self._steps:   # NHWC in: the sub-layers keep their channels_last default
+            x = self._from_nhwc(step(self._nhwc(x), training=True))
+        return self._cast(x)
+
+    def get_config(self):
+        return {**super().get_config(), "value_range": self.value_range,
+                "brightness_factor": self.brightness_factor,
+                "contrast_factor": self.contrast_factor,
+                "saturation_factor": self.saturation_factor, "hue_factor": self.hue_factor}
