@@ -132,8 +132,10 @@ def test_random_ops_draw_on_strict_xp_and_follow_set_seed():
         return [tl.random.uniform([3, 2]), tl.random.uniform([5], 0, 10, dtype=tl.int64),
                 tl.random.normal([4], seed=3), tl.random.truncated_normal([50], dtype=tl.float64),
                 tl.random.categorical(tl.math.log([[0.5, 0.5]]), 6),
-                tl.random.shuffle(tl.range(6)), tl.random.uniform(tl.constant([2, 2]))]
+                tl.random.shuffle(tl.range(6)), tl.random.uniform(tl.constant([2, 2])),
+                gamma_draws(tl.constant([3]), 2.0, seed=2)]
 
+    from trainlib.graph.ops.random import gamma_draws
     with strict():
         tl.random.set_seed(5)
         first = draws()

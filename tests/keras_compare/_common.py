@@ -118,3 +118,14 @@ def close_optimizers(kopt, topt, what="optimizer", rtol=RTOL, atol=ATOL):
     for i, (a, b) in enumerate(zip(kv, tv)):
         close(a, b, f"{what} variable {i} ({knames[i]} / {tnames[i]})", rtol, atol)
     assert int(kopt.iterations.numpy()) == int(topt.iterations.numpy())
+
+
+def functional_shapes(make, batch_shapes, dtype="float32"):
+    """(keras's, trainlib's) output shapes of `make(layers_module)` called on functional-API
+    Inputs of `batch_shapes` and `dtype` (one input: the tensor itself, several: a list)."""
+    import keras  # noqa: PLC0415
+    outs = []
+    for k in (keras, tl.keras):
+        inputs = [k.layers.Input(batch_shape=s, dtype=dtype) for s in batch_shapes]
+        outs.append(tuple(make(k.layers)(inputs if len(inputs) > 1 else inputs[0]).shape))
+    return outs

@@ -35,3 +35,16 @@ def test_gradient_reaches_values_and_dense():
             y = lib.reduce_sum(lib.sparse.sparse_dense_matmul(st, w) ** 2)
         return tape.gradient(y, [v, w])
     check(program)
+
+
+def test_cross_hashed_dense_equals_tensorflow():
+    import numpy as np  # noqa: PLC0415
+    ints = np.array([[1], [-5], [3], [2 ** 40]], np.int64)
+    small = np.array([[7], [8], [-9], [0]], np.int32)
+    words = np.array([[b"x"], [b"yy"], [b""], [b"a long word to hash"]], object)
+    for columns, buckets in (([ints, small], 17), ([ints, words, small], 1000),
+                             ([words, words], 0)):
+        want = tf.sparse.to_dense(tf.sparse.cross_hashed([tf.constant(c) for c in columns],
+                                                         buckets)).numpy()
+        got = tl.sparse.cross_hashed_dense([tl.constant(c) for c in columns], buckets).numpy()
+        np.testing.assert_array_equal(got, want)

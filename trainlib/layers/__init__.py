@@ -17,13 +17,25 @@ from .attention import (AdditiveAttention, Attention, EinsumDense,  # noqa: F401
                         GroupedQueryAttention, GroupQueryAttention, MultiHeadAttention)
 from .alpha_dropout import AlphaDropout  # noqa: F401
 from .lambda_layer import Lambda  # noqa: F401
-from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
+from .normalization import GroupNormalization, RMSNormalization, UnitNormalization  # noqa: F401
+from .input_spec import InputSpec  # noqa: F401
+from .spectral_normalization import SpectralNormalization  # noqa: F401
+from .wrapper import Wrapper  # noqa: F401
+from . import image_augmentation as _image_augmentation
+from .image_augmentation import *  # noqa: F401,F403
+from . import color_augmentation as _color_augmentation
+from .color_augmentation import *  # noqa: F401,F403
+from .image_mixing import CutMix, MixUp  # noqa: F401
+from .pipeline import Pipeline  # noqa: F401
+from .reversible_embedding import ReversibleEmbedding  # noqa: F401
+from . import adaptive_pooling as _adaptive_pooling
+from .adaptive_pooling import *  # noqa: F401,F403
 from .preprocessing import (CategoryEncoding, Discretization,  # noqa: F401
                             IntegerLookup, Normalization, RandomBrightness, RandomContrast,
                             RandomFlip, Rescaling)
 from .image_preprocessing import (CenterCrop, RandomCrop, RandomRotation, RandomTranslation,  # noqa: F401
                                   RandomZoom, Resizing)
-from .hashing import Hashing  # noqa: F401
+from .hashing import HashedCrossing, Hashing  # noqa: F401
 from .conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from .text import StringLookup, TextVectorization  # noqa: F401
 from .recurrent import (GRU, LSTM, RNN, Bidirectional, SimpleRNN,  # noqa: F401
@@ -41,9 +53,12 @@ __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Dense", "Activation",
            "GroupNormalization", "UnitNormalization", "Normalization", "Rescaling", "CenterCrop",
            "RandomFlip", "RandomBrightness", "RandomContrast", "CategoryEncoding",
            "Discretization", "IntegerLookup", "Hashing", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "Resizing", "RandomCrop", "RandomRotation",
-           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "register", "serialize", "deserialize"] + \
-    _convolutional.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
-    _activations.__all__ + _regularization.__all__
+           "RandomZoom", "RandomTranslation", "StringLookup", "TextVectorization", "RMSNormalization", "InputSpec",
+           "SpectralNormalization", "Wrapper", "HashedCrossing", "Pipeline", "MixUp", "CutMix",
+           "ReversibleEmbedding", "register", "serialize", "deserialize"] + \
+    _convolutional.__all__ + _adaptive_pooling.__all__ + _pooling.__all__ + _reshaping.__all__ + _merging.__all__ + \
+    _activations.__all__ + _regularization.__all__ + _image_augmentation.__all__ + \
+    _color_augmentation.__all__
 
 # Keras 3's second names for the same classes (keras.layers.MaxPool2D is MaxPooling2D)
 _ALIASES = {"AvgPool1D": "AveragePooling1D", "AvgPool2D": "AveragePooling2D",

@@ -41,6 +41,7 @@ from ..graph.variables import Module, Variable as _EngineVariable, autocast_scop
 from ..graph.properties import read_only
 from ..naming import auto_name, unique_name
 from .variables import Variable, name_scope
+from .input_spec import assert_input_compatibility
 
 __all__ = ["Layer", "InputLayer", "Input", "KerasTensor", "Node", "register",
            "deserialize", "dtype_policy_config", "check_unsupported", "get_keras_mask",
@@ -322,6 +323,8 @@ class Layer(Module):
     # integer inputs become the compute dtype: Keras's ops promote them where the layer's
     # first op meets a floating weight or takes a mean (Dense, normalization, averaging)
     _promotes_integer_inputs = False
+    # an InputSpec (or one per input) the first argument is checked against, as Keras's
+    input_spec = None
 
     def _weight_options(self, weight, initializer, regularizer, constraint):
         """Keeps what the user passed for weight `weight` ("kernel", "bias", ...) as
@@ -832,8 +835,11 @@ class Layer(Module):
         if state.graph is not None:  # as Keras: a user's call() gets AutoGraph while tracing
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
+        assert_input_compatibility(self.input_spec, args[0], self.name)
         with name_scope(self.name, owner=self):
-            self._maybe_build(args, kwargs)
+            if not self.built:
+                self._maybe_build(args, kwargs)
+                assert_input_compatibility(self.input_spec, args[0], self.name)  # build may set it
             _training_stack.append(bool(training) if training is not None else False)
             try:
                 if change_scope:

@@ -1,5 +1,6 @@
-"""The `Hashing` preprocessing layer, as Keras 3's: values (strings, or integers and floats
-through their decimal text) hashed into `num_bins` bins.
+"""The hashing preprocessing layers, as Keras 3's: `Hashing` (values, strings or integers and
+floats through their decimal text, hashed into `num_bins` bins) and `HashedCrossing` (two or
+more integer/string features crossed into one hashed bin, `SparseCrossHashed`).
 
 Owns: the layer. The hashes are the string ops' (`tl.strings.to_hash_bucket_fast`, FarmHash
 Fingerprint64, or with a `salt` `to_hash_bucket_strong`, SipHash-2-4), so the bins equal
@@ -9,7 +10,7 @@ import numbers
 
 from ..graph import dtypes as _dt
 from ..graph.op import convert_to_tensor
-from ..graph.ops import array as _array, math as _math, strings as _strings
+from ..graph.ops import array as _array, math as _math, sparse as _sparse, strings as _strings
 from ..graph.ops.ragged import RaggedTensor
 from .base import Layer, register
 from .preprocessing import CategoryEncoding
@@ -105,3 +106,79 @@ class Hashing(Layer):
         return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt,
                 "mask_value": self.mask_value, "output_mode": self.output_mode,
                 "sparse": self.sparse}
+
+
+@register
+class HashedCrossing(Layer):
+    """Crosses two or more integer or string features into one hashed feature, as Keras 3's
+    (TensorFlow's `sparse.cross_hashed`: FingerprintCat64 over the features, modulo
+    `num_bins`).
+
+    Args:
+        num_bins: the number of hash bins.
+        output_mode: "int" (default: the bin, int64) or "one_hot" (float32 unless `dtype`).
+        sparse: not supported (dense outputs only).
+
+    Inputs are a list or tuple of tensors of one shape: `()`, `(batch,)` or `(batch, 1)`.
+
+    Example:
+        >>> layer = tl.keras.layers.HashedCrossing(num_bins=5)
+        >>> layer((tl.constant([1, 2]), tl.constant(["a", "b"]))).shape
+        TensorShape([2])
+    """
+
+    def __init__(self, num_bins, output_mode="int", sparse=False, name=None, dtype=None,
+                 **kwargs):
+        if output_mode == "int" and dtype is None:
+            dtype = "int64"
+        super().__init__(name=name, dtype=dtype, **kwargs)
+        if sparse:
+            raise NotImplementedError("HashedCrossing(sparse=True) is not supported")
+        if output_mode not in ("int", "one_hot"):
+            raise ValueError("Invalid value for argument `output_mode`. Expected one of "
+                             f"('int', 'one_hot'). Received: output_mode={output_mode}")
+        self.num_bins, self.output_mode, self.sparse = num_bins, output_mode, sparse
+        self.autocast = False
+
+    def call(self, inputs):
+        if not isinstance(inputs, (list, tuple)):
+            raise ValueError("`HashedCrossing` should be called on a list or tuple of inputs. "
+                             f"Received: inputs={inputs}")
+        if len(inputs) < 2:
+            raise ValueError("`HashedCrossing` should be called on at least two inputs. "
+                             f"Received: inputs={inputs}")
+        inputs = [convert_to_tensor(x) for x in inputs]
+        shape = tuple(inputs[0].shape)
+        if len(shape) > 2 or (len(shape) == 2 and shape[-1] != 1):
+            raise ValueError("All `HashedCrossing` inputs should have shape `()`, `(batch_size)` "
+                             f"or `(batch_size, 1)`. Received: inputs={inputs}")
+        if not all(tuple(x.shape) == shape for x in inputs[1:]):
+            raise ValueError("All `HashedCrossing` inputs should have equal shape. Received: "
+                             f"inputs={inputs}")
+        if not all(x.dtype.is_integer or x.dtype is _dt.string for x in inputs):
+            raise ValueError("All `HashedCrossing` inputs should have an integer or string "
+                             f"dtype. Received: inputs={inputs}")
+        out = _sparse.cross_hashed_dense(inputs, self.num_bins)
+        if self.output_mode == "one_hot":
+            if out.shape.rank == 0:    # as Keras's encoding: one scalar is a batch of one
+                out = _array.expand_dims(out, 0)
+            elif out.shape[-1] == 1:
+                out = _array.squeeze(out, [-1])
+            return _array.one_hot(out, self.num_bins, dtype=_dt.as_dtype(self.compute_dtype))
+        dtype = _dt.as_dtype(self.compute_dtype)
+        return out if dtype is _dt.int64 else _math.cast(out, dtype)
+
+    def compute_output_shape(self, input_shape):
+        if len(input_shape) != 2 or not all(isinstance(s, tuple) for s in input_shape):
+            raise ValueError("Expected as input a list/tuple of 2 tensors. Received "
+                             f"input_shape={input_shape}")
+        first = tuple(input_shape[0])
+        if self.output_mode == "int":
+            return first
+        if not first:
+            return (self.num_bins,)
+        return (first if first[-1] != 1 else first[:-1]) + (self.num_bins,)
+
+    def get_config(self):
+        return {"num_bins": self.num_bins, "output_mode": self.output_mode,
+                "sparse": self.sparse, "name": self.name, "dtype": self.dtype}

@@ -1,5 +1,5 @@
 """Normalization layers: BatchNormalization (moving statistics), LayerNormalization,
-GroupNormalization and UnitNormalization.
+GroupNormalization, UnitNormalization and RMSNormalization.
 
 Owns: Keras 3's defaults (BatchNormalization momentum 0.99, epsilon 1e-3;
 LayerNormalization epsilon 1e-3) and update rule
@@ -12,7 +12,8 @@ from ..graph.ops import array as _array, math as _math
 
 from .base import Layer, check_unsupported, register
 
-__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization", "UnitNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization", "UnitNormalization",
+           "RMSNormalization"]
 
 
 class _Normalization(Layer):
@@ -322,3 +323,55 @@ class UnitNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+@register
+class RMSNormalization(Layer):
+    """Root-mean-square normalization (Zhang & Sennrich 2019), as Keras 3's:
+    `x * rsqrt(mean(x**2 over axis) + epsilon) * scale`, computed in at least float32 and
+    cast back; `scale` (ones) has the shape of the normalized axes.
+
+    Args:
+        axis: the axis or axes normalized (default -1); a list is sorted, an int becomes
+            `[axis]` once built (as Keras's config shows).
+        epsilon: added to the mean square (default 1e-6).
+
+    Example:
+        >>> tl.keras.layers.RMSNormalization()(tl.constant([[3.0, 4.0]])).shape
+        TensorShape([1, 2])
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon = axis, epsilon
+
+    def build(self, input_shape):
+        if isinstance(self.axis, (list, tuple)):
+            self.axis = sorted(self.axis)
+            shape = tuple(input_shape[dim] for dim in self.axis)
+        else:
+            shape = (input_shape[self.axis],)
+            self.axis = [self.axis]
+        self.scale = self.add_weight(name="scale", shape=shape, initializer="ones")
+
+    def call(self, x):
+        source = x.dtype
+        if source.is_floating and source.size < 4 or not source.is_floating:
+            x = _math.cast(x, _dt.float32)
+        rank = x.shape.rank
+        if rank == 0:
+            x = _array.expand_dims(x, 0)
+        mean_square = _math.reduce_mean(_math.square(x), axis=self.axis, keepdims=True)
+        out = x * _math.rsqrt(mean_square + _array.constant(self.epsilon, x.dtype))
+        out = out * _math.cast(self.scale, x.dtype)
+        return _math.cast(out, source) if out.dtype is not source else out
+
+    def compute_output_shape(self, input_shape):
+        for axis in (self.axis if isinstance(self.axis, (list, tuple)) else [self.axis]):
+            if axis >= len(input_shape) or axis < -len(input_shape):
+                raise ValueError(f"Axis {axis} is out of bounds for input shape {input_shape}. "
+                                 f"Received: axis={self.axis}")
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon}

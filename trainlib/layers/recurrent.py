@@ -22,6 +22,7 @@ from ..graph.ops import tensor_array as _tensor_array  # noqa: F401 -- defines T
 
 from ..saving.serialization_lib import serialize_keras_object as serialize
 from .base import Layer, register, deserialize
+from .wrapper import Wrapper
 from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _call_cell
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed"]
@@ -822,7 +823,7 @@ class Bidirectional(Layer):
 
 
 @register
-class TimeDistributed(Layer):
+class TimeDistributed(Wrapper):
     """Applies a layer to every time step of (batch, time, ...) inputs (axis 1).
 
     The time steps are folded into the batch, so the wrapped layer runs once
@@ -841,8 +842,7 @@ class TimeDistributed(Layer):
         if not isinstance(layer, Layer):
             raise ValueError("Please initialize `TimeDistributed` layer with a "
                              f"`keras.layers.Layer` instance. Received: {layer}")
-        super().__init__(**kwargs)
-        self.layer = layer
+        super().__init__(layer, **kwargs)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -869,17 +869,4 @@ class TimeDistributed(Layer):
         kwargs = {"training": training} if self.layer._call_takes_training else {}
         out = self.layer(folded, **kwargs)
         return _array.reshape(out, dims(inputs, (0, 1)) + dims(out, range(1, out.shape.rank)))
-
-    def get_config(self):
-        return {**super().get_config(), "layer": serialize(self.layer)}
-
-    @classmethod
-    def _from_config_custom(cls, config, custom_objects=None):
-        config = dict(config)
-        return cls(deserialize(config.pop("layer"), custom_objects), **config)
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        """A new TimeDistributed from `get_config`'s dict."""
-        return cls._from_config_custom(config, custom_objects)
 

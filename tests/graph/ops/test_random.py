@@ -137,3 +137,19 @@ def test_shuffle_permutes_the_first_axis():
     assert sorted(y[:, 0].tolist()) == list(range(0, 20, 2))
     np.testing.assert_array_equal(y[:, 1] - y[:, 0], 1)
     assert not np.array_equal(y, x)
+
+
+def test_random_gamma_op_moments_seed_and_run_time_shapes():
+    from trainlib.graph.ops.random import gamma_draws
+    draws = gamma_draws([40000], tl.constant([0.3, 2.0, 5.0]), seed=4).numpy()
+    assert draws.shape == (40000, 3) and (draws > 0).all()
+    np.testing.assert_allclose(draws.mean(0), [0.3, 2.0, 5.0], rtol=0.05)   # mean alpha
+    np.testing.assert_allclose(draws.var(0), [0.3, 2.0, 5.0], rtol=0.1)     # variance alpha
+    scaled = gamma_draws([40000], 2.0, beta=4.0, seed=5).numpy()
+    np.testing.assert_allclose(scaled.mean(), 0.5, rtol=0.05)
+    tl.random.set_seed(3)
+    first = gamma_draws([4], 1.5, seed=7).numpy()
+    tl.random.set_seed(3)
+    np.testing.assert_array_equal(gamma_draws([4], 1.5, seed=7).numpy(), first)
+    traced = tl.function(lambda n: gamma_draws(tl.stack([n]), tl.constant([1.0, 2.0]), seed=1))
+    assert traced(tl.constant(6)).shape == (6, 2) and traced(tl.constant(2)).shape == (2, 2)

@@ -1,5 +1,6 @@
 """tl.SparseTensor and tl.sparse against numpy, eager and traced."""
 import numpy as np
+import pytest
 
 import trainlib as tl
 
@@ -37,3 +38,44 @@ def test_traced_matmul_and_gradient():
         y = loss()
     assert float(y) == DENSE.sum() * 2
     np.testing.assert_allclose(tape.gradient(y, w).numpy(), DENSE.sum(0)[:, None] * np.ones((1, 2)))
+
+
+def _cat64_reference(fp1, fp2):
+    """FingerprintCat64 on numpy uint64 arrays (wrapping arithmetic), independent of the
+    kernel's Python ints."""
+    mul = np.uint64(0xC6A4A7935BD1E995)
+
+    def shift_mix(v):
+        return v ^ (v >> np.uint64(47))
+    with np.errstate(over="ignore"):
+        out = fp1 ^ mul
+        out ^= shift_mix(fp2 * mul) * mul
+        out = out * mul
+        return shift_mix(shift_mix(out) * mul)
+
+
+def test_cross_hashed_dense_chains_fingerprint_cat64():
+    from trainlib.graph.ops.farmhash import fingerprint64
+    a = np.array([[1], [-5], [3], [2 ** 40]], np.int64)
+    b = np.array([[7], [8], [-9], [0]], np.int32)
+    words = np.array([[b"x"], [b"yy"], [b""], [b"x"]], object)
+    want = np.full((4, 1), 0xDECAFCAFFE, np.uint64)
+    for column in (a.view(np.uint64), b.astype(np.int64).view(np.uint64),
+                   np.array([[fingerprint64(w)] for w in words.ravel()], np.uint64)):
+        want = _cat64_reference(want, column)
+    got = tl.sparse.cross_hashed_dense([a, b, tl.constant(words)], num_buckets=17)
+    assert got.dtype == tl.int64 and got.shape == (4, 1)
+    np.testing.assert_array_equal(got.numpy(), (want % np.uint64(17)).astype(np.int64))
+    unbounded = tl.sparse.cross_hashed_dense([a, b], hash_key=3)
+    want = _cat64_reference(_cat64_reference(np.full((4, 1), 3, np.uint64), a.view(np.uint64)),
+                            b.astype(np.int64).view(np.uint64))
+    np.testing.assert_array_equal(unbounded.numpy(),
+                                  (want % np.uint64(2 ** 63 - 1)).astype(np.int64))
+    traced = tl.function(lambda x, y: tl.sparse.cross_hashed_dense([x, y], 17))
+    np.testing.assert_array_equal(traced(a, b).numpy(),
+                                  tl.sparse.cross_hashed_dense([a, b], 17).numpy())
+    with pytest.raises(ValueError, match="one shape"):
+        tl.sparse.cross_hashed_dense([a, a[:2]])
+    np.testing.assert_array_equal(   # as TensorFlow: other numbers are cast to int64
+        tl.sparse.cross_hashed_dense([a, np.abs(b) + 0.5], 17).numpy(),
+        tl.sparse.cross_hashed_dense([a, np.abs(b)], 17).numpy())

@@ -1,8 +1,10 @@
 """String hashes as TensorFlow computes them, in pure Python: FarmHash Fingerprint64
 (farmhashna::Hash64, behind `StringToHashBucketFast` and Keras's Hashing layer) and keyed
-SipHash-2-4 (behind `StringToHashBucketStrong`).
+SipHash-2-4 (behind `StringToHashBucketStrong`), and FingerprintCat64 (behind
+`SparseCrossHashed`).
 
-Owns: `fingerprint64(bytes) -> int` and `siphash24(key0, key1, bytes) -> int` (unsigned 64-bit).
+Owns: `fingerprint64(bytes) -> int`, `siphash24(key0, key1, bytes) -> int` and
+`fingerprint_cat64(int, int) -> int` (unsigned 64-bit).
 Invariant: values equal TensorFlow's for every input (tests/tf_compare check them).
 """
 _M = (1 << 64) - 1
@@ -180,3 +182,16 @@ def siphash24(key0, key1, s):
     v[2] ^= 0xff
     v = _sip_rounds(v, 4)
     return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+_KMUL = 0xC6A4A7935BD1E995
+
+
+def fingerprint_cat64(fp1, fp2):
+    """TensorFlow's FingerprintCat64: two unsigned 64-bit fingerprints combined into one
+    (the order matters), as `tf.sparse.cross_hashed` chains its features."""
+    result = fp1 ^ _KMUL
+    result ^= (_shift_mix((fp2 * _KMUL) & _M) * _KMUL) & _M
+    result = (result * _KMUL) & _M
+    result = (_shift_mix(result) * _KMUL) & _M
+    return _shift_mix(result)

@@ -287,6 +287,64 @@ def _shuffle_infer(value, seed):
     return spec(value.shape, value.dtype)
 
 
+def standard_gamma(xp, rng, a):
+    """Gamma(a, 1) draws by Marsaglia and Tsang's method (normal and uniform draws only, which
+    every array module's generator has); a < 1 boosted as Gamma(a + 1) * U ** (1 / a)."""
+    boost = a < 1
+    shape_ = xp.where(boost, a + 1.0, a)
+    d = shape_ - 1.0 / 3.0
+    c = 1.0 / xp.sqrt(9.0 * d)
+    out = xp.zeros(a.shape)
+    todo = xp.ones(a.shape, dtype=bool)
+    while bool(todo.any()):
+        x = rng.standard_normal(a.shape)
+        v = (1.0 + c * x) ** 3
+        u = rng.random(a.shape)
+        safe_v = xp.where(v > 0, v, 1.0)
+        ok = (v > 0) & (xp.log(u) < 0.5 * x * x + d - d * safe_v + d * xp.log(safe_v))
+        out = xp.where(todo & ok, d * safe_v, out)
+        todo = todo & ~ok
+    u = rng.random(a.shape)
+    return xp.where(boost, out * u ** (1.0 / xp.where(boost, a, 1.0)), out)
+
+
+def _gamma_infer(*inputs, shape, dtype, seed):
+    alpha = inputs[-1]
+    if not dtype.is_floating:
+        raise TypeError(f"RandomGamma does not support dtype {dtype.name}")
+    if shape is not None:
+        return spec(tuple(shape) + tuple(alpha.shape.as_list() or ()), dtype)
+    n = inputs[0].shape[0] if inputs[0].shape.rank == 1 else None
+    return spec(None if n is None else [None] * n + alpha.shape.as_list(), dtype)
+
+
+@defop("RandomGamma", infer=_gamma_infer, stateful=True, differentiable=False)
+def _random_gamma(xp, *inputs, shape, dtype, seed):
+    alpha = inputs[-1]
+    dims = _dims(inputs[:-1], shape) + tuple(alpha.shape)
+    a = xp.broadcast_to(alpha.astype(xp.float64), dims)
+    return standard_gamma(xp, _generator(xp, seed), a).astype(dtype.np, copy=False)
+
+
+def gamma_draws(shape, alpha, beta=None, dtype=_dt.float32, seed=None):
+    """Gamma(alpha, rate beta) draws of shape `shape + alpha.shape` by the stateful
+    `RandomGamma` op (TensorFlow's), for shapes known only when the op runs (`shape` a 1-D
+    integer tensor: a batch size inside a traced step); `tl.random.gamma` is the stateless
+    draw of static shapes.
+
+    Example:
+        >>> from trainlib.graph.ops.random import gamma_draws
+        >>> gamma_draws(tl.constant([3]), 2.0).shape
+        TensorShape([3])
+    """
+    dtype = _float_dtype(dtype, "gamma")
+    inputs, attrs = _shape_args(shape)
+    alpha = convert_to_tensor(alpha, dtype=dtype)
+    g = apply("RandomGamma", *inputs, alpha, dtype=dtype, seed=None if seed is None else int(seed),
+              **attrs)
+    return g if beta is None else g / convert_to_tensor(beta, dtype=dtype)
+
+
 @defop("RandomShuffle", infer=_shuffle_infer, stateful=True, differentiable=False)
 def _random_shuffle(xp, value, seed):
     # argsort of uniform keys: a permutation on numpy and cupy generators alike

@@ -1,6 +1,6 @@
 """Sparse tensors: `tl.SparseTensor` (indices, values, dense_shape) and the `tl.sparse`
 basics TensorFlow's guide uses (`to_dense`, `from_dense`, `add`, `sparse_dense_matmul`,
-`reduce_sum`).
+`reduce_sum`), and `SparseCrossHashed`, the hashed feature cross of dense columns.
 
 Owns: the SparseTensor value type. Invariants: `indices` is int64 [N, rank], `values` [N],
 `dense_shape` int64 [rank]; the math goes through dense ops (`ScatterNd`, `MatMul`,
@@ -9,13 +9,15 @@ reductions), so gradients reach `values` and dense operands as they do for dense
 import numpy as np
 
 from .. import dtypes as _dt
-from ..op import convert_to_tensor
+from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
 from . import array as _array
 from . import math as _math
 from ..properties import read_only
+from .farmhash import fingerprint64, fingerprint_cat64
 
-__all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul", "reduce_sum"]
+__all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul", "reduce_sum",
+           "cross_hashed_dense"]
 
 
 class SparseTensor:
@@ -88,3 +90,54 @@ def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=
     if output_is_sparse:
         return from_dense(reduce_sum(sp_input, axis, keepdims))
     return _math.reduce_sum(to_dense(sp_input), axis=axis, keepdims=bool(keepdims))
+
+
+# ------------------------------------------------------------------ hashed crossing
+
+_DEFAULT_HASH_KEY = 0xDECAFCAFFE   # TensorFlow's default key of cross_hashed
+
+
+def _cross_infer(*columns, num_buckets, hash_key):
+    for c in columns:
+        if not (c.dtype is _dt.string or c.dtype.is_integer):
+            raise TypeError(f"SparseCrossHashed: columns must be integer or string, got "
+                            f"{c.dtype.name}")
+    return spec(columns[0].shape, _dt.int64)
+
+
+@defop("SparseCrossHashed", infer=_cross_infer, differentiable=False, host=True)
+def _cross_hashed(xp, *columns, num_buckets, hash_key):
+    flat = [c.reshape(-1) for c in columns]
+    out = xp.empty(flat[0].shape, dtype="int64")
+    modulus = num_buckets if num_buckets > 0 else (1 << 63) - 1
+    for i in range(out.shape[0]):
+        hashed = hash_key
+        for column in flat:
+            value = column[i]
+            feature = fingerprint64(value) if isinstance(value, bytes) else \
+                int(value) & ((1 << 64) - 1)
+            hashed = fingerprint_cat64(hashed, feature)
+        out[i] = hashed % modulus
+    return out.reshape(columns[0].shape)
+
+
+def cross_hashed_dense(columns, num_buckets=0, hash_key=None):
+    """The hashed cross of same-shaped dense columns (one feature per row each), as
+    TensorFlow's `SparseCrossHashed` of single-valued columns: per row, the key
+    `hash_key` (default 0xDECAFCAFFE) chained through FingerprintCat64 with each column's
+    feature (an integer's own 64 bits, other numbers cast to int64 first, a string's FarmHash Fingerprint64), modulo
+    `num_buckets` (0: modulo 2**63 - 1). An int64 tensor of the columns' shape.
+
+    Example:
+        >>> tl.sparse.cross_hashed_dense([tl.constant([1, 2]), tl.constant([3, 3])], 5).shape
+        TensorShape([2])
+    """
+    columns = [convert_to_tensor(c) for c in columns]
+    shapes = {tuple(c.shape) for c in columns}
+    if len(shapes) != 1:
+        raise ValueError(f"cross_hashed_dense: columns must have one shape, got {sorted(shapes)}")
+    # as TensorFlow's: every non-string column is cast to int64
+    columns = [c if c.dtype in (_dt.string, _dt.int64) else _math.cast(c, _dt.int64)
+               for c in columns]
+    return apply("SparseCrossHashed", *columns, num_buckets=int(num_buckets),
+                 hash_key=int(hash_key if hash_key is not None else _DEFAULT_HASH_KEY))

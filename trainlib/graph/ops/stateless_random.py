@@ -85,31 +85,10 @@ def _uniform_int(xp, seed, shape, dtype, minval, maxval):
     return _rng(xp, seed).integers(minval, maxval, size=shape, dtype=dtype.np)
 
 
-def _standard_gamma(xp, rng, a):
-    """Gamma(a, 1) draws by Marsaglia and Tsang's method (normal and uniform draws only, which
-    every array module's generator has); a < 1 boosted as Gamma(a + 1) * U ** (1 / a)."""
-    boost = a < 1
-    shape_ = xp.where(boost, a + 1.0, a)
-    d = shape_ - 1.0 / 3.0
-    c = 1.0 / xp.sqrt(9.0 * d)
-    out = xp.zeros(a.shape)
-    todo = xp.ones(a.shape, dtype=bool)
-    while bool(todo.any()):
-        x = rng.standard_normal(a.shape)
-        v = (1.0 + c * x) ** 3
-        u = rng.random(a.shape)
-        safe_v = xp.where(v > 0, v, 1.0)
-        ok = (v > 0) & (xp.log(u) < 0.5 * x * x + d - d * safe_v + d * xp.log(safe_v))
-        out = xp.where(todo & ok, d * safe_v, out)
-        todo = todo & ~ok
-    u = rng.random(a.shape)
-    return xp.where(boost, out * u ** (1.0 / xp.where(boost, a, 1.0)), out)
-
-
 @defop("StatelessRandomGammaV3", infer=_infer("float"), differentiable=False)
 def _gamma(xp, seed, alpha, shape, dtype):
     a = xp.broadcast_to(alpha.astype(xp.float64), shape)
-    return _standard_gamma(xp, _rng(xp, seed), a).astype(dtype.np, copy=False)
+    return _random.standard_gamma(xp, _rng(xp, seed), a).astype(dtype.np, copy=False)
 
 
 @defop("StatelessRandomBinomial", infer=_infer("any"), differentiable=False)

@@ -17,6 +17,7 @@ from ...graph.ops import array as _a
 from ...graph.ops import linalg as _la
 from ...graph.ops import math as _m
 from ...graph.ops import stateless_random as _sr
+from ...layers.image_augmentation import homography_transforms as _homography
 from .._seeds import draw_seed as _draw_seed
 from . import nn as _knn
 from ._convert import floating as _float, tensor as _t
@@ -413,22 +414,6 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
 
 
 # ------------------------------------------------------------------ perspective, 3-D patches, SSIM
-
-def _homography(start, end):
-    """The 8 projective coefficients mapping `end` points onto `start` points ([N, 4, 2] each),
-    by solving the 8x8 linear system of the four correspondences."""
-    rows, target = [], []
-    zero = _a.zeros_like(start[:, 0, 0])
-    one = _a.ones_like(zero)
-    for i in range(4):
-        sx, sy = start[:, i, 0], start[:, i, 1]
-        ex, ey = end[:, i, 0], end[:, i, 1]
-        rows.append(_a.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
-        rows.append(_a.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
-        target += [sx, sy]
-    coefficients = _la.solve(_a.stack(rows, 1), _a.expand_dims(_a.stack(target, -1), -1))
-    return _a.reshape(coefficients, [-1, 8])
-
 
 def perspective_transform(images, start_points, end_points, interpolation="bilinear",
                           fill_value=0, data_format=None):

@@ -26,6 +26,7 @@ from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
 from ...graph.op import apply as _apply
 from ...layers.convolutional import transpose_output_size as _transpose_output_size
+from ...layers.adaptive_pooling import adaptive_pool as _adaptive_pool
 from . import linalg as _klinalg
 from . import numpy as _knp
 from ._convert import FLOATX as _FLOATX, floating as _float, promote as _promote, tensor as _t
@@ -499,32 +500,20 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
     return _pool(_nn.avg_pool2d, inputs, pool_size, strides, padding, data_format, "average_pool")
 
 
-def _adaptive(reduce, inputs, output_size, data_format, name):
+def _adaptive(mode, inputs, output_size, data_format):
     x = _float(inputs)
-    df = _data_format(data_format)
-    r = x.shape.rank - 2
-    sizes = _tuple(output_size, r, "output_size")
-    axes = list(range(1, r + 1)) if df == "channels_last" else list(range(2, r + 2))
-    for ax, out_n in zip(axes, sizes):
-        n = x.shape[ax]
-        parts = []
-        for i in range(out_n):
-            start = (i * n) // out_n
-            end = -((-(i + 1) * n) // out_n)
-            key = tuple([slice(None)] * ax + [slice(start, end)])
-            parts.append(reduce(_a.getitem(x, key), ax, keepdims=True))
-        x = _a.concat(parts, ax)
-    return x
+    return _adaptive_pool(x, _tuple(output_size, x.shape.rank - 2, "output_size"),
+                          _data_format(data_format), mode)
 
 
 def adaptive_average_pool(inputs, output_size, data_format=None):
-    """Average pooling to a fixed `output_size` (PyTorch's bins: floor start, ceil end)."""
-    return _adaptive(_m.reduce_mean, inputs, output_size, data_format, "adaptive_average_pool")
+    """Average pooling to a fixed `output_size` (Keras's bins: floor start, ceil end)."""
+    return _adaptive("average", inputs, output_size, data_format)
 
 
 def adaptive_max_pool(inputs, output_size, data_format=None):
-    """Max pooling to a fixed `output_size` (PyTorch's bins: floor start, ceil end)."""
-    return _adaptive(_m.reduce_max, inputs, output_size, data_format, "adaptive_max_pool")
+    """Max pooling to a fixed `output_size` (Keras's bins: floor start, ceil end)."""
+    return _adaptive("max", inputs, output_size, data_format)
 
 
 def depth_to_space(x, block_size, data_format="channels_last"):
