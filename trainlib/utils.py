@@ -7,11 +7,11 @@ needs the optional `graphviz` Python package and the Graphviz `dot` program,
 and their absence is a clear error naming both installs, raised before
 anything is written. `.dot`/`.gv` paths need neither: the text is written as is.
 """
-import importlib.util
 from pathlib import Path
 
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
+from .graph.visualize import TEXT_FORMATS, render_dot
 from .graph.ops import random as tl_random
 from .data_utils import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
@@ -21,6 +21,7 @@ from .downloads import get_file  # noqa: F401
 from .image_generator import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 from .backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401
 from .models.functional import get_source_inputs  # noqa: F401
+from .models.plot import model_to_dot, plot_model  # noqa: F401
 from .progbar import Progbar  # noqa: F401
 from .saving.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
                                          get_custom_objects, get_registered_name,
@@ -38,14 +39,10 @@ __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from
            "get_custom_objects", "get_registered_name", "get_registered_object",
            "register_keras_serializable", "serialize_keras_object", "deserialize_keras_object",
            "disable_interactive_logging", "enable_interactive_logging",
-           "is_interactive_logging_enabled", "Progbar"]
+           "is_interactive_logging_enabled", "Progbar", "model_to_dot", "plot_model"]
 
 Sequence = PyDataset  # tf.keras 2's name of it
 
-_TEXT_FORMATS = ("dot", "gv")
-_INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "
-            "package manager (e.g. apt-get install graphviz, brew install graphviz, "
-            "conda install graphviz)")
 
 
 def _graph_of(fn_or_graph):
@@ -94,25 +91,10 @@ def plot_graph(fn_or_graph, path):
     """
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
-    text = _graph_of(fn_or_graph).to_dot()
-    if fmt in _TEXT_FORMATS:
-        path.write_text(text)
-        return path
-    if fmt not in ("svg", "png", "pdf"):
+    if fmt not in TEXT_FORMATS + ("svg", "png", "pdf"):
         raise ValueError(f"plot_graph: cannot tell the format of {str(path)!r}; expected a path "
                          "ending in .svg, .png, .pdf, .dot or .gv")
-    if importlib.util.find_spec("graphviz") is None:
-        raise ImportError(f"plot_graph needs the graphviz Python package to write {fmt.upper()}, "
-                          f"which is not installed: {_INSTALL}. Or write the DOT text: "
-                          "plot_graph(fn, 'graph.dot').")
-    import graphviz  # noqa: PLC0415 -- optional dependency
-    try:
-        image = graphviz.Source(text).pipe(format=fmt)
-    except graphviz.ExecutableNotFound:
-        raise ImportError(f"plot_graph needs the Graphviz `dot` program to write {fmt.upper()}, "
-                          f"which was not found on PATH: {_INSTALL}.") from None
-    path.write_bytes(image)
-    return path
+    return render_dot(_graph_of(fn_or_graph).to_dot(), path, "plot_graph")
 
 
 def to_categorical(x, num_classes=None):
