@@ -120,3 +120,59 @@ def test_without_tensorboard_the_error_names_the_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tensorboard.compat.proto", None)
     with pytest.raises(ImportError, match="pip install tensorboard"):
         tl.summary.create_file_writer(tmp_path)
+
+
+def test_audio_clips_are_16_bit_wavs_of_the_samples(tmp_path):
+    import wave  # noqa: PLC0415
+    clips = np.random.default_rng(1).uniform(-1.3, 1.3, (4, 40, 2)).astype(np.float32)
+    writer = tl.summary.create_file_writer(tmp_path)
+    with writer.as_default(step=7):
+        assert tl.summary.audio("voice", clips, sample_rate=8000, max_outputs=3)
+    writer.close()
+    acc = read(tmp_path)
+    assert acc.SummaryMetadata("voice").plugin_data.plugin_name == "audio"
+    [(step, encoded)] = values(acc, "voice")
+    assert step == 7 and len(encoded) == 3
+    for clip, wav_bytes in zip(clips, encoded):
+        with wave.open(io.BytesIO(wav_bytes)) as wav:
+            assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (2, 2, 8000)
+            pcm = np.frombuffer(wav.readframes(40), "<i2").reshape(40, 2)
+        expected = np.clip(np.round(clip.astype(np.float64) * 2 ** 15), -2 ** 15, 2 ** 15 - 1)
+        np.testing.assert_array_equal(pcm, expected)
+    with pytest.raises(ValueError, match="only 'wav'"):
+        tl.summary.audio("voice", clips, 8000, encoding="mp3")
+
+
+def test_trace_export_writes_the_graphs_traced_while_the_trace_was_on(tmp_path):
+    from tensorboard.compat.proto import config_pb2  # noqa: PLC0415
+
+    @tl.function
+    def before(x):
+        return x + 1.0
+
+    @tl.function
+    def traced(x):
+        return tl.tanh(x) * 2.0
+
+    before(tl.constant(1.0))
+    tl.summary.trace_on(graph=True)
+    before(tl.constant(2.0))                 # already traced: nothing new to collect
+    traced(tl.constant([1.0, 2.0]))
+    writer = tl.summary.create_file_writer(tmp_path)
+    with writer.as_default():
+        assert tl.summary.trace_export("my_trace", step=3)
+    writer.close()
+    acc = read(tmp_path)
+    meta = acc.SummaryMetadata("my_trace").plugin_data
+    assert (meta.plugin_name, meta.content) == ("graph_run_metadata_graph", b"1")
+    [(step, blob)] = values(acc, "my_trace")
+    run_metadata = config_pb2.RunMetadata.FromString(blob.item())
+    [graph] = run_metadata.function_graphs
+    ops = {node.op for node in graph.pre_optimization_graph.node}
+    assert step == 3 and {"Tanh", "Mul"} <= ops and "AddV2" not in ops
+    with pytest.raises(ValueError, match="Must enable trace"):
+        tl.summary.trace_export("again", step=0)   # export stopped the trace
+    tl.summary.trace_on()
+    tl.summary.trace_off()
+    with pytest.raises(ValueError, match="Must enable trace"):
+        tl.summary.trace_export("off", step=0)

@@ -2,11 +2,10 @@
 clearing, uids) and the tf.keras 2 helpers its programs still call (`get_value`, `set_value`,
 `function`, `int_shape`, `count_params`...).
 
-Owns: the process-wide floatx / epsilon / image data format values and `clear_session`.
-Invariant: `floatx()` is the dtype Keras-level layers and `keras.ops` default to reading
-(float32 unless set; trainlib's layers still build in their dtype policy's dtype, so
-`set_floatx` changes what this module reports and what `keras.ops` creation functions use
-only where they consult it).
+Owns: `clear_session` and the uid counters; floatx / epsilon / image data format are
+re-exported from settings.py, where they live. Invariant: `floatx()` is the dtype layers made
+without `dtype=` take, through the default dtype policy (fixed on first use, as Keras's, until
+`clear_session`).
 """
 import numpy as np
 
@@ -15,59 +14,45 @@ from .graph.op import convert_to_tensor
 from .graph.variables import Variable
 from .keras.ops._convert import result_type as _keras_result_type
 from .layers import base as _layer_base
+from .mixed_precision import set_global_policy as _set_global_policy
 from .naming import reset_names
+from .settings import (epsilon, floatx, image_data_format, reset_session_state,  # noqa: F401
+                       set_epsilon, set_floatx, set_image_data_format)
 
 __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format",
            "set_image_data_format", "clear_session", "get_uid", "is_keras_tensor",
            "standardize_dtype", "result_type", "is_float_dtype", "is_int_dtype",
            "get_value", "set_value", "batch_get_value", "batch_set_value", "function",
            "int_shape", "count_params", "eval", "variable", "constant", "backend"]
+# set_backend is keras.config's, not keras.backend's
 
-_SETTINGS = {"floatx": "float32", "epsilon": 1e-7, "image_data_format": "channels_last"}
 _UIDS = {}
 
 
-def floatx():
-    """The default float dtype's name ("float32")."""
-    return _SETTINGS["floatx"]
-
-
-def set_floatx(value):
-    """Sets the default float dtype ("float16", "bfloat16", "float32" or "float64")."""
-    if value not in ("float16", "bfloat16", "float32", "float64"):
-        raise ValueError(f"Unknown `floatx` value: {value}. Expected one of "
-                         "{'float16', 'bfloat16', 'float32', 'float64'}")
-    _SETTINGS["floatx"] = str(value)
-
-
-def epsilon():
-    """The fuzz factor Keras adds to denominators (1e-7)."""
-    return _SETTINGS["epsilon"]
-
-
-def set_epsilon(value):
-    """Sets the fuzz factor `epsilon()` returns."""
-    _SETTINGS["epsilon"] = float(value)
-
-
-def image_data_format():
-    """"channels_last" (the default) or "channels_first"."""
-    return _SETTINGS["image_data_format"]
-
-
-def set_image_data_format(data_format):
-    """Sets the default image data format ("channels_last" or "channels_first")."""
-    if data_format not in ("channels_last", "channels_first"):
-        raise ValueError("The `data_format` argument must be one of {'channels_first', "
-                         f"'channels_last'}}. Received: data_format={data_format}")
-    _SETTINGS["image_data_format"] = data_format
-
-
 def clear_session(free_memory=True):
-    """Resets Keras's global state: default layer names start again at `dense`, `dense_1`...,
-    and the uid counters are cleared."""
+    """Resets Keras's global state, as Keras 3 does: default layer names start again at
+    `dense`, `dense_1`..., the uid counters are cleared, the default dtype policy is read
+    again from `floatx()` (or a later `set_dtype_policy`), and the `keras.config` switches
+    (interactive logging, unsafe deserialization, traceback filtering, flash attention)
+    return to their defaults.
+
+    Args:
+        free_memory: also run Python's garbage collector (as Keras).
+
+    Example:
+        >>> keras.layers.Dense(1).name, keras.layers.Dense(1).name
+        ('dense', 'dense_1')
+        >>> keras.utils.clear_session()
+        >>> keras.layers.Dense(1).name
+        'dense'
+    """
     reset_names()
     _UIDS.clear()
+    _set_global_policy(None)
+    reset_session_state()
+    if free_memory:
+        import gc  # noqa: PLC0415
+        gc.collect()
 
 
 def get_uid(prefix=""):
@@ -203,4 +188,16 @@ def constant(value, dtype=None, shape=None, name=None):
 def backend():
     """The backend's name, as Keras reports it ("tensorflow": trainlib follows its API)."""
     return "tensorflow"
+
+
+def set_backend(backend_name):
+    """Keras's `keras.config.set_backend`: trainlib has one backend, so only its own name
+    ("tensorflow", what `backend()` reports) is accepted, and nothing changes.
+
+    Raises:
+        ValueError: for any other backend ("jax", "torch", "numpy"...).
+    """
+    if backend_name != backend():
+        raise ValueError(f"set_backend({backend_name!r}): trainlib runs on one backend, reported "
+                         f"as {backend()!r}; run the program with Keras itself for another")
 

@@ -1,8 +1,7 @@
 """`tl.callbacks`: hooks into `fit`/`evaluate`/`predict` (Keras 3's Callback API).
 
 Owns: Callback, CallbackList (dispatch; fit adds History and, when verbose,
-ProgbarLogger), History, ProgbarLogger (tqdm bars; verbose=2 prints one line
-per epoch), EarlyStopping, ModelCheckpoint (atomic writes through
+ProgbarLogger), History, ProgbarLogger (a Progbar per epoch, as Keras 3's), EarlyStopping, ModelCheckpoint (atomic writes through
 `model.save_weights`), LearningRateScheduler, ReduceLROnPlateau, CSVLogger,
 TerminateOnNaN, LambdaCallback, BackupAndRestore (atomic `.weights.h5` backups
 of the weights and the optimizer's state, named by epoch, so a killed `fit`
@@ -14,12 +13,13 @@ import contextlib
 import csv
 import math
 import os
-import sys
 import time
 
 import numpy as np
 
 from . import summary as summary_lib
+from .progbar import Progbar
+from .settings import print_msg
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
            "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau", "CSVLogger",
@@ -125,70 +125,91 @@ class History(Callback):
             self.model.history = self
 
 
-def _format_logs(logs):
-    return " - ".join(f"{k}: {v:.4f}" if isinstance(v, float) else f"{k}: {v}"
-                      for k, v in logs.items())
-
-
 class ProgbarLogger(Callback):
-    """Progress output: a tqdm bar per epoch with the running logs (verbose=1), or one
-    line per epoch (verbose=2). Writes to stdout."""
+    """Progress output of `fit`/`evaluate`/`predict`, as Keras 3's: "Epoch i/N" (when N > 1),
+    then a `Progbar` per epoch showing the logs as they are (verbose=1: a live tqdm bar;
+    verbose=2: one line per epoch, "32/32 - 0s - 2ms/step - loss: 0.1234"). Inside `fit`,
+    validation is silent. Everything goes through `keras.config`'s interactive logging
+    (stdout, or the "trainlib" logger when disabled)."""
 
     def __init__(self):
         super().__init__()
-        self._bar = None
-        self._mode = None
+        self.seen = 0
+        self.progbar = None
+        self.target = None
+        self.verbose = 1
+        self.epochs = 1
+        self._called_in_fit = False
+
+    def set_params(self, params):
+        super().set_params(params)
+        verbose = params.get("verbose", 1)
+        self.verbose = 1 if verbose == "auto" else verbose
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
 
     def on_train_begin(self, logs=None):
-        self._mode = "train"
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._epoch = epoch
-        verbose = self.params.get("verbose", 1)
-        if verbose == 1:
-            from tqdm.auto import tqdm  # noqa: PLC0415 -- optional until used
-            self._bar = tqdm(total=self.params.get("steps"), desc=f"Epoch {epoch + 1}/"
-                             f"{self.params.get('epochs', '?')}", unit="step", file=sys.stdout,
-                             leave=True, dynamic_ncols=True)
-
-    def on_train_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.update(getattr(self.model, "steps_per_execution", 1))
-            self._bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()}, refresh=False)
-
-    def on_epoch_end(self, epoch, logs=None):
-        verbose = self.params.get("verbose", 1)
-        if self._bar is not None:
-            self._bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()})
-            self._bar.close()
-            self._bar = None
-        elif verbose == 2:
-            print(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')} - " + _format_logs(logs or {}),
-                  file=sys.stdout, flush=True)
-
-    def on_test_begin(self, logs=None):
-        self._test_bar = None
-        if self._mode != "train" and self.params.get("verbose", 1) == 1:
-            from tqdm.auto import tqdm  # noqa: PLC0415
-            self._test_bar = tqdm(total=self.params.get("steps"), desc="Evaluate", unit="step",
-                                  file=sys.stdout)
-
-    def on_test_batch_end(self, batch, logs=None):
-        if getattr(self, "_test_bar", None) is not None:
-            self._test_bar.update(1)
-            self._test_bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()},
-                                       refresh=False)
-
-    def on_test_end(self, logs=None):
-        if getattr(self, "_test_bar", None) is not None:
-            self._test_bar.set_postfix({k: f"{v:.4f}" for k, v in (logs or {}).items()})
-            self._test_bar.close()
-            self._test_bar = None
-        elif self._mode != "train" and self.params.get("verbose", 1) == 2:
-            print(_format_logs(logs or {}), file=sys.stdout, flush=True)
+        self._called_in_fit = True
 
     def on_train_end(self, logs=None):
-        self._mode = None
+        self._called_in_fit = False
+
+    def on_test_begin(self, logs=None):
+        if not self._called_in_fit:
+            self._reset_progbar()
+            self._maybe_init_progbar()
+
+    def on_predict_begin(self, logs=None):
+        self._reset_progbar()
+        self._maybe_init_progbar()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._reset_progbar()
+        self._maybe_init_progbar()
+        if self.verbose and self.epochs > 1:
+            print_msg(f"Epoch {epoch + 1}/{self.epochs}")
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._update_progbar(batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        if not self._called_in_fit:
+            self._update_progbar(batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._update_progbar(batch, None)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._finalize_progbar(logs)
+
+    def on_test_end(self, logs=None):
+        if not self._called_in_fit:
+            self._finalize_progbar(logs)
+
+    def on_predict_end(self, logs=None):
+        self._finalize_progbar(logs)
+
+    def _reset_progbar(self):
+        self.seen = 0
+        self.progbar = None
+
+    def _maybe_init_progbar(self):
+        if self.progbar is None:
+            self.progbar = Progbar(target=self.target, verbose=self.verbose, unit_name="step",
+                                   stateless_metrics=set())
+
+    def _update_progbar(self, batch, logs=None):
+        self._maybe_init_progbar()
+        self.seen = batch + 1     # one-based
+        if self.verbose == 1:
+            self.progbar.update(self.seen, list((logs or {}).items()), finalize=False)
+
+    def _finalize_progbar(self, logs):
+        self._maybe_init_progbar()
+        if self.target is None:
+            self.target = self.seen
+            self.progbar.target = self.target
+        self.progbar.update(self.target, list((logs or {}).items()), finalize=True)
 
 
 def _monitor_op(mode, monitor):
@@ -310,11 +331,11 @@ class EarlyStopping(_MonitorCallback):
 
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping", file=sys.stdout)
+            print_msg(f"Epoch {self.stopped_epoch + 1}: early stopping")
         if self.restore_best_weights and self.best_weights is not None:
             if self.verbose:
-                print(f"Restoring model weights from the end of the best epoch: "
-                      f"{self.best_epoch + 1}.", file=sys.stdout)
+                print_msg(f"Restoring model weights from the end of the best epoch: "
+                      f"{self.best_epoch + 1}.")
             self.model.set_weights(self.best_weights)
 
 
@@ -384,14 +405,14 @@ class ModelCheckpoint(Callback):
                                                else value > self.best)
                 if not better:
                     if self.verbose > 0:
-                        print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}")
+                        print_msg(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}")
                     return
                 if self.verbose > 0:
-                    print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best} to "
+                    print_msg(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best} to "
                           f"{value:.5f}, saving model to {path}")
                 self.best = value
         elif self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+            print_msg(f"\nEpoch {epoch + 1}: saving model to {path}")
         folder = os.path.dirname(path)
         if folder and not os.path.exists(folder):
             os.makedirs(folder, exist_ok=True)
@@ -400,7 +421,7 @@ class ModelCheckpoint(Callback):
         else:
             self.model.save(path)
         if self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: finished saving model to {path}")
+            print_msg(f"\nEpoch {epoch + 1}: finished saving model to {path}")
 
 
 class LearningRateScheduler(Callback):
@@ -422,7 +443,7 @@ class LearningRateScheduler(Callback):
         self.model.optimizer.learning_rate = new
         if self.verbose:
             # Keras 3.15's message, word for word
-            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
+            print_msg(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {new}.")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
@@ -474,7 +495,7 @@ class ReduceLROnPlateau(_MonitorCallback):
                     new = max(old * self.factor, self.min_lr)
                     self.model.optimizer.learning_rate = new
                     if self.verbose:
-                        print(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                        print_msg(f"Epoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
                     self.cooldown_counter, self.wait = self.cooldown, 0
 
 
@@ -516,7 +537,7 @@ class TerminateOnNaN(Callback):
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(loss):
-            print(f"Batch {batch}: Invalid loss, terminating training", file=sys.stdout)
+            print_msg(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 

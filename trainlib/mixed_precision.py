@@ -11,6 +11,7 @@ Invariant: a policy is immutable; layers read the global one only when made.
 """
 from .graph import dtypes as _dt
 from .graph.properties import read_only
+from .settings import floatx
 
 __all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "set_dtype_policy",
            "dtype_policy"]
@@ -86,7 +87,7 @@ def set_global_policy(policy):
 
     Args:
         policy: a DTypePolicy or its name ("mixed_float16", "float32", ...); None resets
-            it to "float32".
+            it to `floatx()`'s.
 
     Raises:
         ValueError: for a policy whose compute dtype is not floating.
@@ -103,9 +104,10 @@ def set_global_policy(policy):
 
 
 def global_policy():
-    """The global policy ("float32" unless `set_global_policy` changed it)."""
+    """The global policy: the one `set_global_policy` set, else, as Keras, `floatx()`'s
+    ("float32" by default), fixed at this first read until `keras.utils.clear_session()`."""
     if _global[0] is None:
-        _global[0] = DTypePolicy("float32")
+        _global[0] = DTypePolicy(floatx())
     return _global[0]
 
 

@@ -4,31 +4,37 @@ package's own event-file writer (an optional extra: `pip install tensorboard`).
 Owns: summary writers (`create_file_writer`, `create_noop_writer`, `as_default`,
 `set_as_default`, `flush`, `close`), the default-writer stack and its step, `record_if`,
 the default step (`experimental.get_step`/`set_step`), and the summaries themselves —
-`scalar`, `histogram`, `text`, `image`, `write`, `graph` — encoded as TensorFlow 2 writes
-them (tensor values with the scalar/histogram/text/image plugin metadata, histograms
-bucketed by tensorboard's own algorithm, images as PNG), so TensorBoard shows them as it shows
-tf.summary's. Invariants: without a default writer a summary returns False and writes
+`scalar`, `histogram`, `text`, `image`, `audio`, `write`, `graph` — encoded as TensorFlow 2
+writes them (tensor values with the scalar/histogram/text/image/audio plugin metadata, histograms
+bucketed by tensorboard's own algorithm, images as PNG, audio as WAV), and the graph trace
+(`trace_on`/`trace_export`/`trace_off`: the graphs of the functions traced while it is on,
+written as TensorFlow's `graph_run_metadata_graph` summary), so TensorBoard shows them as it
+shows tf.summary's. Invariants: without a default writer a summary returns False and writes
 nothing; with one but no step anywhere it is a ValueError; inside a `tl.function` a summary
 becomes a stateful `numpy_function` op, so it is written on every call at run time with
 that call's values (the writer and the record condition are those active while tracing,
 as TensorFlow captures them).
 """
 import contextlib
+import io
 import struct
 import threading
 import time
+import warnings
+import wave
 import zlib
 
 import numpy as np
 
+from .graph import function as _function
 from .graph.context import state
 from .graph.ops import script_ops
 from .graph import dtypes
 from .graph.properties import read_only
 
 __all__ = ["create_file_writer", "create_noop_writer", "SummaryWriter", "scalar", "histogram",
-           "text", "image", "write", "graph", "flush", "record_if", "should_record_summaries",
-           "experimental"]
+           "text", "image", "audio", "write", "graph", "flush", "record_if",
+           "should_record_summaries", "trace_on", "trace_export", "trace_off", "experimental"]
 
 _INSTALL = "pip install tensorboard (or trainlib[tensorboard])"
 
@@ -342,3 +348,113 @@ def graph(graph_data):
     if not _local.writers or not should_record_summaries():
         return False
     return _local.writers[-1][0]._add(0, graph_def=_graph_def_bytes(graph_data))
+
+
+def audio(name, data, sample_rate, step=None, max_outputs=3, encoding=None, description=None):
+    """Writes up to `max_outputs` clips of `data` ([k, samples, channels] floats in [-1, 1])
+    as 16-bit WAV files at `sample_rate` Hz, as tf.summary.audio.
+
+    Raises:
+        ValueError: for data that is not [k, samples, channels], or an encoding other than
+            "wav".
+    """
+    if encoding not in (None, "wav"):
+        raise ValueError(f"tl.summary.audio {name!r}: unknown encoding {encoding!r} (only 'wav')")
+
+    def encode(values):
+        from tensorboard.plugins.audio import metadata  # noqa: PLC0415
+        array = np.asarray(values, np.float32)
+        if array.ndim != 3:
+            raise ValueError(f"tl.summary.audio {name!r}: expected [k, samples, channels], got "
+                             f"shape {array.shape}")
+        rate = int(_as_numpy(sample_rate))
+        clips = []
+        for clip in array[:max_outputs]:
+            # as TensorFlow's EncodeWav: scale by 2**15, round, saturate to int16
+            pcm = np.clip(np.round(clip.astype(np.float64) * 32768.0), -32768, 32767).astype("<i2")
+            buffer = io.BytesIO()
+            with wave.open(buffer, "wb") as wav:
+                wav.setnchannels(clip.shape[1])
+                wav.setsampwidth(2)
+                wav.setframerate(rate)
+                wav.writeframes(pcm.tobytes())
+            clips.append([buffer.getvalue(), b""])      # [encoded clip, label]
+        meta = metadata.create_summary_metadata(display_name=None, description=description or "",
+                                                encoding=metadata.Encoding.Value("WAV"))
+        return _tensor_summary(name, np.array(clips, dtype=object).reshape(len(clips), 2), meta)
+    return _emit(name, data, step, encode)
+
+
+class _Trace:
+    """The graph trace `trace_on` started: the ConcreteFunctions traced since."""
+
+    lock = threading.Lock()
+    graphs = None          # a list while a trace is on
+
+
+def _collect(concrete):
+    with _Trace.lock:
+        if _Trace.graphs is not None:
+            _Trace.graphs.append(concrete)
+
+
+def trace_on(graph=True, profiler=False, profiler_outdir=None):
+    """Starts collecting the graphs of the `tl.function`s traced from now on (the first call
+    of a function, or a new input signature), for `trace_export`.
+
+    trainlib compiles each graph once, so a function already traced before `trace_on` adds
+    nothing: start the trace before the first call, as TensorFlow's examples do. There is no
+    profiler: `profiler=True` warns and collects graphs only.
+    """
+    if state.graph is not None:
+        warnings.warn("Cannot enable trace inside a tl.function.", stacklevel=2)
+        return
+    if profiler:
+        warnings.warn("tl.summary.trace_on(profiler=True): trainlib has no profiler; only the "
+                      "graphs are collected", stacklevel=2)
+    with _Trace.lock:
+        if _Trace.graphs is not None:
+            warnings.warn("Trace already enabled", stacklevel=2)
+            return
+        _Trace.graphs = []
+        _function.TRACE_LISTENERS.append(_collect)
+
+
+def trace_off():
+    """Stops the trace and discards what it collected."""
+    with _Trace.lock:
+        _Trace.graphs = None
+        if _collect in _function.TRACE_LISTENERS:
+            _function.TRACE_LISTENERS.remove(_collect)
+
+
+def trace_export(name, step=None, profiler_outdir=None):
+    """Writes the graphs the trace collected to the default writer under `name` (TensorFlow's
+    `graph_run_metadata_graph` summary, which TensorBoard's graph dashboard shows), then stops
+    the trace.
+
+    Raises:
+        ValueError: if no trace is on, or a default writer exists but no step was given.
+    """
+    if state.graph is not None:
+        warnings.warn("Cannot export trace inside a tl.function.", stacklevel=2)
+        return None
+    with _Trace.lock:
+        collected = _Trace.graphs
+    if collected is None:
+        raise ValueError("Must enable trace before export through tl.summary.trace_on.")
+    try:
+        from tensorboard.compat.proto import config_pb2, graph_pb2  # noqa: PLC0415
+        run_metadata = config_pb2.RunMetadata()
+        for concrete in collected:
+            graph_def = graph_pb2.GraphDef.FromString(_graph_def_bytes(concrete))
+            function_graph = run_metadata.function_graphs.add()
+            function_graph.pre_optimization_graph.CopyFrom(graph_def)
+            function_graph.post_optimization_graph.CopyFrom(graph_def)
+
+        def encode(values):
+            return _tensor_summary(name, np.array(values, dtype=object),
+                                   plugin_metadata("graph_run_metadata_graph", b"1"))
+        return _emit(name, np.array(run_metadata.SerializeToString(), dtype=object), step, encode)
+    finally:
+        trace_off()

@@ -7,11 +7,11 @@ needs the optional `graphviz` Python package and the Graphviz `dot` program,
 and their absence is a clear error naming both installs, raised before
 anything is written. `.dot`/`.gv` paths need neither: the text is written as is.
 """
-import importlib.util
 from pathlib import Path
 
 from .graph.function import ConcreteFunction, Function
 from .graph.ir import Graph
+from .graph.visualize import TEXT_FORMATS, render_dot
 from .graph.ops import random as tl_random
 from .data_utils import text_dataset_from_directory  # noqa: F401 -- keras.utils names it
 from .models.data_adapter import PyDataset, unpack_x_y_sample_weight  # noqa: F401 -- keras.utils
@@ -19,19 +19,30 @@ from .data_utils import (image_dataset_from_directory, split_dataset,  # noqa: F
                          timeseries_dataset_from_array)
 from .downloads import get_file  # noqa: F401
 from .image_generator import array_to_img, img_to_array, load_img, save_img  # noqa: F401
+from .backend import clear_session, is_keras_tensor, standardize_dtype  # noqa: F401
+from .models.functional import get_source_inputs  # noqa: F401
+from .models.plot import model_to_dot, plot_model  # noqa: F401
+from .progbar import Progbar  # noqa: F401
+from .saving.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                                         get_custom_objects, get_registered_name,
+                                         get_registered_object, register_keras_serializable)
+from .saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401
+from .settings import (disable_interactive_logging, enable_interactive_logging,  # noqa: F401
+                       is_interactive_logging_enabled)
 
 __all__ = ["plot_graph", "to_categorical", "set_random_seed", "text_dataset_from_directory",
            "PyDataset", "Sequence", "pad_sequences", "normalize", "pack_x_y_sample_weight",
            "unpack_x_y_sample_weight", "timeseries_dataset_from_array", "split_dataset",
            "get_file", "load_img", "img_to_array", "array_to_img", "save_img",
-           "image_dataset_from_directory"]
+           "image_dataset_from_directory", "Config", "clear_session", "is_keras_tensor",
+           "standardize_dtype", "get_source_inputs", "CustomObjectScope", "custom_object_scope",
+           "get_custom_objects", "get_registered_name", "get_registered_object",
+           "register_keras_serializable", "serialize_keras_object", "deserialize_keras_object",
+           "disable_interactive_logging", "enable_interactive_logging",
+           "is_interactive_logging_enabled", "Progbar", "model_to_dot", "plot_model"]
 
 Sequence = PyDataset  # tf.keras 2's name of it
 
-_TEXT_FORMATS = ("dot", "gv")
-_INSTALL = ("pip install graphviz (the Python package) and the Graphviz programs from your OS "
-            "package manager (e.g. apt-get install graphviz, brew install graphviz, "
-            "conda install graphviz)")
 
 
 def _graph_of(fn_or_graph):
@@ -80,25 +91,10 @@ def plot_graph(fn_or_graph, path):
     """
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
-    text = _graph_of(fn_or_graph).to_dot()
-    if fmt in _TEXT_FORMATS:
-        path.write_text(text)
-        return path
-    if fmt not in ("svg", "png", "pdf"):
+    if fmt not in TEXT_FORMATS + ("svg", "png", "pdf"):
         raise ValueError(f"plot_graph: cannot tell the format of {str(path)!r}; expected a path "
                          "ending in .svg, .png, .pdf, .dot or .gv")
-    if importlib.util.find_spec("graphviz") is None:
-        raise ImportError(f"plot_graph needs the graphviz Python package to write {fmt.upper()}, "
-                          f"which is not installed: {_INSTALL}. Or write the DOT text: "
-                          "plot_graph(fn, 'graph.dot').")
-    import graphviz  # noqa: PLC0415 -- optional dependency
-    try:
-        image = graphviz.Source(text).pipe(format=fmt)
-    except graphviz.ExecutableNotFound:
-        raise ImportError(f"plot_graph needs the Graphviz `dot` program to write {fmt.upper()}, "
-                          f"which was not found on PATH: {_INSTALL}.") from None
-    path.write_bytes(image)
-    return path
+    return render_dot(_graph_of(fn_or_graph).to_dot(), path, "plot_graph")
 
 
 def to_categorical(x, num_classes=None):
@@ -201,3 +197,119 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     if sample_weight is None:
         return (x, y)
     return (x, y, sample_weight)
+
+
+class Config:
+    """A dict-like container of named values, read and written as attributes or items, that
+    can be frozen and written as JSON (Keras's `keras.utils.Config`).
+
+    Iterating gives the keys sorted; `keys()`, `values()`, `items()` keep insertion order.
+
+    Raises:
+        ValueError: on any change while frozen.
+        AttributeError: reading an unknown name (with the closest known one, if any).
+
+    Example:
+        >>> config = keras.utils.Config(learning_rate=0.1)
+        >>> config.seed = 123
+        >>> config["seed"], config.learning_rate
+        (123, 0.1)
+        >>> config.freeze(); config.frozen
+        True
+    """
+
+    __attrs__ = None
+
+    def __init__(self, **kwargs):
+        self._config = kwargs
+        self._frozen = False
+        self.__attrs__ = set(dir(self))
+
+    @property
+    def frozen(self):
+        """Whether the config refuses changes."""
+        return self._frozen
+
+    def freeze(self):
+        """Refuses any further change (until `unfreeze`)."""
+        self._frozen = True
+
+    def unfreeze(self):
+        """Allows changes again."""
+        self._frozen = False
+
+    def _check_mutable(self):
+        if self._frozen:
+            raise ValueError("Cannot mutate attribute(s) because the config is frozen.")
+
+    def as_dict(self):
+        """A shallow copy of the values, as a dict."""
+        return dict(self._config)
+
+    def to_json(self):
+        """The values as a JSON string."""
+        import json  # noqa: PLC0415
+        return json.dumps(self._config)
+
+    def keys(self):
+        return self._config.keys()
+
+    def values(self):
+        return self._config.values()
+
+    def items(self):
+        return self._config.items()
+
+    def get(self, keyname, value=None):
+        return self._config.get(keyname, value)
+
+    def pop(self, *args):
+        self._check_mutable()
+        return self._config.pop(*args)
+
+    def update(self, *args, **kwargs):
+        self._check_mutable()
+        return self._config.update(*args, **kwargs)
+
+    def __setattr__(self, name, value):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            object.__setattr__(self, name, value)
+            return
+        self._check_mutable()
+        self._config[name] = value
+
+    def __getattr__(self, name):
+        attrs = object.__getattribute__(self, "__attrs__")
+        if attrs is None or name in attrs:
+            return object.__getattribute__(self, name)
+        config = object.__getattribute__(self, "_config")
+        if name in config:
+            return config[name]
+        import difflib  # noqa: PLC0415
+        close = difflib.get_close_matches(name, config.keys(), n=1, cutoff=0.7)
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise AttributeError(f"Unknown attribute: '{name}'.{hint}")
+
+    def __setitem__(self, key, item):
+        self._check_mutable()
+        self._config[key] = item
+
+    def __getitem__(self, key):
+        return self._config[key]
+
+    def __delitem__(self, key):
+        self._check_mutable()
+        del self._config[key]
+
+    def __contains__(self, item):
+        return item in self._config
+
+    def __iter__(self):
+        return iter(sorted(self._config))
+
+    def __len__(self):
+        return len(self._config)
+
+    def __repr__(self):
+        return f"<Config {self._config}>"

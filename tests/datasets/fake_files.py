@@ -20,7 +20,7 @@ def _ragged(rng, n, vocab):
 
 
 def write_all(root, seed=0):
-    """Writes mnist.npz, boston_housing.npz, imdb.npz, reuters.npz, the four fashion-mnist
+    """Writes mnist.npz, boston_housing.npz, california_housing.npz, imdb.npz, reuters.npz, the four fashion-mnist
     files, cifar-10-python.tar.gz and cifar-100-python.tar.gz under `root`."""
     rng = np.random.default_rng(seed)
     u8 = lambda *shape: rng.integers(0, 256, size=shape, dtype=np.uint8)  # noqa: E731
@@ -46,6 +46,15 @@ def write_all(root, seed=0):
         f"cifar-100-python/{part}": {b"data": u8(n, 3072), b"fine_labels": (u8(n) % 100).tolist(),
                                      b"coarse_labels": (u8(n) % 20).tolist()}
         for part, n in (("train", 7), ("test", 3))})
+    write_california_housing(root)
+
+
+def write_california_housing(root, seed=1):
+    """california_housing.npz: 700 rows of 8 float32 features and a float32 price (enough for
+    the loader's "small" version, the first 600)."""
+    rng = np.random.default_rng(seed)
+    np.savez(root / "california_housing.npz", x=rng.normal(size=(700, 8)).astype(np.float32),
+             y=rng.uniform(1e4, 5e5, size=700).astype(np.float32))
 
 
 def _tar(path, members):

@@ -23,7 +23,8 @@ def served(tmp_path, monkeypatch):
     with serve(root) as (url, requests):
         monkeypatch.setattr(_common, "ORIGIN_FOLDER", url)
         for name, fname in (("mnist", "mnist.npz"), ("imdb", "imdb.npz"),
-                            ("reuters", "reuters.npz"), ("boston_housing", "boston_housing.npz")):
+                            ("reuters", "reuters.npz"), ("boston_housing", "boston_housing.npz"),
+                            ("california_housing", "california_housing.npz")):
             monkeypatch.setattr(importlib.import_module(f"trainlib.datasets.{name}"),
                                 "_FILE_HASH", sha256(root / fname))
         for name in ("cifar10", "cifar100"):
@@ -84,6 +85,28 @@ def test_boston_housing_split_as_keras(served):
         np.testing.assert_array_equal(y_test, f["y"][order[15:]])
     with pytest.raises(ValueError, match="test_split"):
         datasets.boston_housing.load_data(test_split=1.0)
+
+
+@pytest.mark.parametrize("version,rows", [("large", 700), ("small", 600)])
+def test_california_housing_versions_and_split_as_keras(served, version, rows):
+    root, _, cache = served
+    (x_train, y_train), (x_test, y_test) = datasets.california_housing.load_data(
+        version=version, test_split=0.3, seed=7)
+    with np.load(root / "california_housing.npz") as f:
+        x, y = f["x"][:rows], f["y"][:rows]
+    order = np.arange(rows)
+    np.random.RandomState(7).shuffle(order)
+    cut = int(rows * 0.7)
+    np.testing.assert_array_equal(x_train, x[order[:cut]])
+    np.testing.assert_array_equal(y_train, y[order[:cut]])
+    np.testing.assert_array_equal(x_test, x[order[cut:]])
+    np.testing.assert_array_equal(y_test, y[order[cut:]])
+    assert x_train.shape[1] == 8 and y_test.ndim == 1
+    assert (cache / "california_housing.npz").exists()
+    with pytest.raises(ValueError, match="version"):
+        datasets.california_housing.load_data(version="medium")
+    with pytest.raises(ValueError, match="test_split"):
+        datasets.california_housing.load_data(test_split=1.0)
 
 
 def test_imdb_shifts_clips_and_filters(served):

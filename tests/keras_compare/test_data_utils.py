@@ -48,6 +48,8 @@ def test_each_finds_the_others_cached_file(served):
     ("mnist", lambda d: d.mnist.load_data()),
     ("fashion_mnist", lambda d: d.fashion_mnist.load_data()),
     ("boston_housing", lambda d: d.boston_housing.load_data(test_split=0.3, seed=5)),
+    ("california_housing", lambda d: d.california_housing.load_data(test_split=0.3, seed=5)),
+    ("california_housing_small", lambda d: d.california_housing.load_data("small")),
     ("imdb", lambda d: d.imdb.load_data(num_words=25, skip_top=3, maxlen=9, oov_char=None)),
     ("imdb_defaults", lambda d: d.imdb.load_data()),
     ("reuters", lambda d: d.reuters.load_data(num_words=30, start_char=None, test_split=0.4)),
@@ -57,7 +59,8 @@ def test_loaders_equal_keras_on_the_same_files(served, monkeypatch, name, call):
     root, url, _, tmp_path = served
     monkeypatch.setattr(_common, "ORIGIN_FOLDER", url)
     for module, fname in (("mnist", "mnist.npz"), ("imdb", "imdb.npz"),
-                          ("reuters", "reuters.npz"), ("boston_housing", "boston_housing.npz")):
+                          ("reuters", "reuters.npz"), ("boston_housing", "boston_housing.npz"),
+                          ("california_housing", "california_housing.npz")):
         monkeypatch.setattr(importlib.import_module(f"trainlib.datasets.{module}"), "_FILE_HASH",
                             sha256(root / fname))
     cifar = importlib.import_module("trainlib.datasets.cifar100")
@@ -74,7 +77,8 @@ def test_loaders_equal_keras_on_the_same_files(served, monkeypatch, name, call):
         local = root / origin[len(url):]
         return keras_get_file(fname, origin=origin, file_hash=sha256(local) if file_hash else None,
                               cache_dir=str(tmp_path / "theirs"), **kwargs)
-    module = importlib.import_module(f"keras.src.datasets.{name.replace('_defaults', '')}")
+    module = importlib.import_module(
+        f"keras.src.datasets.{name.replace('_defaults', '').replace('_small', '')}")
     monkeypatch.setattr(module, "get_file", redirected)
     theirs = call(keras.datasets)
     for a, b in zip([v for part in ours for v in part], [v for part in theirs for v in part]):

@@ -1,5 +1,7 @@
 """Model.fit against a numpy reference, the one-graph train step, BatchNormalization in fit,
 weights files, EarlyStopping, configs, summary, and a custom tl.function loop."""
+import re
+
 import numpy as np
 import pytest
 
@@ -312,12 +314,21 @@ def test_verbose_output(capsys):
     x, y = _data(32)
     model = _mlp()
     model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
-    model.fit(x, y, epochs=2, verbose=2)
-    out = capsys.readouterr().out
-    # logs are sorted by key, as Keras 3's
-    assert "Epoch 1/2 - accuracy:" in out and " - loss:" in out
-    model.fit(x, y, epochs=1, verbose=1)
-    assert "Epoch 1/1" in capsys.readouterr().out
+    history = model.fit(x, y, epochs=2, verbose=2)
+    lines = capsys.readouterr().out.splitlines()
+    # Keras 3's verbose=2: "Epoch i/N", then "steps - time - time/step - logs" (sorted by key),
+    # the logs as the epoch ended
+    assert [line for line in lines if line.startswith("Epoch")] == ["Epoch 1/2", "Epoch 2/2"]
+    loss = history.history["loss"][1]
+    assert re.fullmatch(r"1/1 - \d+s - \d+(ms|us|s)/step - accuracy: \d\.\d{4} - loss: "
+                        + f"{loss:.4f}", lines[3]), lines
+    model.fit(x, y, epochs=1, verbose=2)      # one epoch: no "Epoch 1/1" line, as Keras
+    assert not capsys.readouterr().out.startswith("Epoch")
+    model.evaluate(x, y, verbose=2)
+    assert re.fullmatch(r"1/1 - \d+s - \d+(ms|us|s)/step - accuracy: \d\.\d{4} - loss: "
+                        r"\d+\.\d{4}\n", capsys.readouterr().out)
+    model.predict(x, verbose=2)
+    assert re.fullmatch(r"1/1 - \d+s - \d+(ms|us|s)/step\n", capsys.readouterr().out)
 
 
 def test_digits_mlp_64_128_10_fit_and_custom_loop_reach_095():

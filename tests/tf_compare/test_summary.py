@@ -52,3 +52,31 @@ def test_same_events_as_tf_summary(tmp_path):
                 assert a.tolist() == b.tolist()
             else:
                 np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, err_msg=tag)
+
+
+def _audio_and_trace(tf_like, logdir, clips, fn):
+    writer = tf_like.summary.create_file_writer(str(logdir))
+    tf_like.summary.trace_on(graph=True)
+    fn(tf_like.constant([1.0, 2.0]))
+    with writer.as_default(step=2):
+        tf_like.summary.audio("voice", clips, 16000, max_outputs=2)
+        tf_like.summary.trace_export("trace", step=4)
+    writer.close()
+    return read(logdir)
+
+
+def test_audio_bytes_and_trace_summary_as_tf_summary(tmp_path):
+    clips = np.random.default_rng(2).uniform(-1.2, 1.2, (3, 30, 2)).astype(np.float32)
+    ours = _audio_and_trace(tl, tmp_path / "ours", clips, tl.function(lambda x: tl.tanh(x) * 2.0))
+    theirs = _audio_and_trace(tf, tmp_path / "theirs", clips,
+                              tf.function(lambda x: tf.tanh(x) * 2.0))
+    for tag in ("voice", "trace"):
+        assert ours.SummaryMetadata(tag) == theirs.SummaryMetadata(tag), tag
+        [(our_step, _)], [(their_step, _)] = values(ours, tag), values(theirs, tag)
+        assert our_step == their_step
+    [(_, our_clips)], [(_, their_clips)] = values(ours, "voice"), values(theirs, "voice")
+    assert list(our_clips) == list(their_clips)       # byte-identical WAV files
+    from tensorboard.compat.proto import config_pb2  # noqa: PLC0415
+    ops = [{n.op for n in config_pb2.RunMetadata.FromString(values(acc, "trace")[0][1].item())
+            .function_graphs[0].pre_optimization_graph.node} for acc in (ours, theirs)]
+    assert {"Tanh", "Mul"} <= ops[0] & ops[1]

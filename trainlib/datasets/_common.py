@@ -75,6 +75,21 @@ def shuffled(rng, *arrays):
     return [a[indices] for a in arrays]
 
 
+def check_test_split(test_split):
+    """Raises Keras's ValueError unless 0 <= test_split < 1."""
+    if not 0 <= test_split < 1:
+        raise ValueError(f"Invalid `test_split` argument: {test_split}. It must be between 0 "
+                         "and 1 (exclusive of 1).")
+
+
+def regression_split(x, y, test_split, seed):
+    """`(x_train, y_train), (x_test, y_test)` as Keras's regression loaders make them: the
+    rows shuffled with `np.random.RandomState(seed)`, the last `test_split` held out."""
+    x, y = shuffled(np.random.RandomState(seed), x, y)
+    cut = int(len(x) * (1 - test_split))
+    return (np.array(x[:cut]), np.array(y[:cut])), (np.array(x[cut:]), np.array(y[cut:]))
+
+
 def word_ids(xs, labels, start_char, oov_char, index_from, maxlen):
     """Word-id lists shifted by `index_from` after `start_char`, and those of `maxlen` or more
     dropped, as Keras's imdb/reuters loaders do."""

@@ -10,13 +10,9 @@ _FILE_HASH = "f553886a1f8d56431e820c5b82552d9d95cfcb96d1e678153f8839538947dff5"
 def load_data(path="boston_housing.npz", test_split=0.2, seed=113):
     """`(x_train, y_train), (x_test, y_test)`: the rows shuffled with `seed` (as Keras) and the
     last `test_split` of them held out."""
-    if not 0 <= test_split < 1:
-        raise ValueError(f"Invalid `test_split` argument: {test_split}. It must be between 0 "
-                         "and 1 (exclusive of 1).")
+    _common.check_test_split(test_split)
     path = get_file(path, origin=f"{_common.ORIGIN_FOLDER}boston_housing.npz",
                     file_hash=_FILE_HASH)
     with np.load(path, allow_pickle=False) as f:
         x, y = f["x"], f["y"]
-    x, y = _common.shuffled(np.random.RandomState(seed), x, y)
-    cut = int(len(x) * (1 - test_split))
-    return (np.array(x[:cut]), np.array(y[:cut])), (np.array(x[cut:]), np.array(y[cut:]))
+    return _common.regression_split(x, y, test_split, seed)

@@ -35,6 +35,7 @@ from .tracing import FuncGraph
 from .variables import Variable
 
 MAX_TRACES = 64          # LRU bound of one Function's cache
+TRACE_LISTENERS = []     # callables told of each new trace (tl.summary.trace_on's collector)
 _NOT_RECORDED = object()  # a call no active tape records: it takes the plain path
 RETRACE_WARNING_AT = 5   # warn when a Function has traced this many times
 
@@ -335,6 +336,8 @@ class Function(LockOwner):
             with _COUNTS._lock:
                 self._tracing_count += 1
         concrete._trace_index = self._tracing_count
+        for listener in TRACE_LISTENERS:
+            listener(concrete)
         self._keys.append(key)
         if relax and concrete._has_unknown_dims():
             self._relaxed.append(concrete)

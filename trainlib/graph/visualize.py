@@ -11,10 +11,22 @@ Invariants: node ids are generated (`n0`, `n1`...), so op names of nested
 graphs never collide and user-chosen names appear only inside quoted,
 escaped labels; the text is deterministic for a given graph; nothing here
 imports beyond the IR (it reads graphs, never changes them).
+Also owns turning DOT text into a picture file (`render_dot`, shared by `tl.utils.plot_graph`
+and `keras.utils.plot_model`): `.dot`/`.gv` are written as they are; other formats go through
+the `graphviz` or `pydot` Python package and the Graphviz `dot` program, whose absence is an
+ImportError naming what to install, raised before anything is written.
 """
+import importlib.util
+from pathlib import Path
+
 from .ir import Graph
 
-__all__ = ["to_dot"]
+__all__ = ["to_dot", "render_dot"]
+
+TEXT_FORMATS = ("dot", "gv")
+_INSTALL = ("pip install graphviz (or pydot) and the Graphviz programs from your OS "
+            "package manager (e.g. apt-get install graphviz, brew install graphviz, "
+            "conda install graphviz)")
 
 _STYLE = {  # fill colours by role
     "op": "#e8eef8", "stateful": "#fde2c8", "input": "#dff2df", "capture": "#eeeeee",
@@ -195,3 +207,47 @@ def _graph_to_dot(self):
 
 
 Graph.to_dot = _graph_to_dot  # installed from here: the IR does not import its readers
+
+
+def render_dot(text, path, caller, default_format="png"):
+    """Writes DOT `text` to `path`, as a picture when its extension asks for one.
+
+    Args:
+        text: DOT source.
+        path: the file; `.dot`/`.gv` get the text itself, any other extension (`.png`, `.svg`,
+            `.pdf`...) the picture Graphviz renders; none: `default_format`.
+        caller: the public function's name, for error messages.
+
+    Returns:
+        The path written, as a `pathlib.Path`.
+
+    Raises:
+        ImportError: neither the `graphviz` nor the `pydot` package is installed, or the
+            Graphviz `dot` program is not on PATH (the message says what to install).
+    """
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".") or default_format
+    if fmt in TEXT_FORMATS:
+        path.write_text(text)
+        return path
+    if importlib.util.find_spec("graphviz") is not None:
+        import graphviz  # noqa: PLC0415 -- optional dependency
+        try:
+            image = graphviz.Source(text).pipe(format=fmt)
+        except graphviz.ExecutableNotFound:
+            image = None
+    elif importlib.util.find_spec("pydot") is not None:
+        import pydot  # noqa: PLC0415 -- optional dependency
+        try:
+            image = pydot.graph_from_dot_data(text)[0].create(format=fmt)
+        except (OSError, pydot.PydotException if hasattr(pydot, "PydotException") else OSError):
+            image = None
+    else:
+        raise ImportError(f"{caller} needs the graphviz (or pydot) Python package to write "
+                          f"{fmt.upper()}, and neither is installed: {_INSTALL}. Or write the "
+                          f"DOT text: {caller}(..., 'graph.dot').")
+    if image is None:
+        raise ImportError(f"{caller} needs the Graphviz `dot` program to write {fmt.upper()}, "
+                          f"which was not found on PATH: {_INSTALL}.")
+    path.write_bytes(image)
+    return path

@@ -6,7 +6,7 @@
 """
 from . import (activations, callbacks, constraints, initializers, layers, losses,  # noqa: F401
                metrics, mixed_precision, models, optimizers, regularizers, saving, utils)
-from . import datasets, ops, random  # noqa: F401 -- keras.datasets, keras.ops (and its groups), keras.random
+from . import config, datasets, ops, random, tree  # noqa: F401 -- keras.datasets, keras.ops (and its groups), keras.random
 from . import backend, preprocessing  # noqa: F401 -- keras.backend; tf.keras 2's keras.preprocessing
 from ..initializers import Initializer  # noqa: F401
 from ..layers.base import Input, KerasTensor, Layer  # noqa: F401

@@ -2,14 +2,16 @@
 
 Owns: the function's config form (a registered or importable function by name; a
 lambda or local function as Keras's `__lambda__` record of marshalled bytecode) and the
-refusal to rebuild a `__lambda__` record unless `safe_mode=False` (running bytecode
-from a file is running its author's code).
+refusal to rebuild a `__lambda__` record unless `safe_mode=False` or
+`keras.config.enable_unsafe_deserialization()` (running bytecode from a file is running its
+author's code).
 """
 import base64
 import inspect
 import marshal
 import types
 
+from ..settings import in_safe_mode
 from .base import Layer, register
 
 __all__ = ["Lambda"]
@@ -35,7 +37,7 @@ def _load(record, custom_objects, safe_mode):
     if not isinstance(record, dict):
         return record
     if record.get("class_name") == "__lambda__":
-        if safe_mode is not False:
+        if safe_mode is not False and in_safe_mode() is not False:   # keras.config's override
             raise ValueError(_UNSAFE)
         cfg = record["config"]
         code = marshal.loads(base64.b64decode(cfg["code"]))

@@ -4,13 +4,19 @@ Owns: arrays and tensors (checked for equal lengths, sliced in order or in a
 fresh permutation per epoch, floating data cast to float32 as Keras does),
 `tl.data.Dataset`s and Python generators (iterated as given), `PyDataset` (Keras 3's
 `keras.utils.PyDataset`, tf.keras 2's `Sequence`: batches by index, their order shuffled
-per epoch when asked, `on_epoch_end` called after each pass), class weights,
+per epoch when asked, `on_epoch_end` called after each pass; with `workers` > 1 made ahead
+by a thread pool, with `use_multiprocessing` by worker processes, at most `max_queue_size`
+ahead, always yielded in index order, a worker's error raised in the caller, the pool shut
+down when the epoch ends or its consumer stops), class weights,
 `validation_split` (the last fraction, before any shuffling), and the checks of
 what the data arguments are (`x` given, `batch_size` an integer), so a bad one
 fails at once with a message naming the user's line, not deep in a step.
 Invariant: every batch is a tuple (x, y, sample_weight) whose unused slots are
 None, with the same structure every step, so a traced step is reused.
 """
+import collections
+import concurrent.futures
+import multiprocessing
 import numbers
 
 import numpy as np
@@ -239,8 +245,17 @@ class PyDataset:
     Subclass it with `__len__` (the number of batches) and `__getitem__(index)` (the batch
     x, (x, y) or (x, y, sample_weight)); `on_epoch_end` runs after each epoch. `fit`,
     `evaluate` and `predict` take an instance as x. Subclasses need not call
-    `super().__init__()` (tf.keras 2 code often does not); workers are not used: batches
-    are made on the calling thread.
+    `super().__init__()` (tf.keras 2 code often does not).
+
+    Args:
+        workers: how many batches are made at once: 1 makes them on the calling thread;
+            more use a pool of threads (or of processes with `use_multiprocessing`).
+        use_multiprocessing: make batches in worker processes (forked where the platform
+            allows, else the instance must be picklable); with `workers=1`, one process.
+        max_queue_size: how many batches the workers may make ahead of the one in use.
+
+    Batches reach the model in index order (or the epoch's shuffled order) however many
+    workers make them; an exception in `__getitem__` is raised in `fit` as it was raised.
 
     Example:
         >>> class Squares(PyDataset):
@@ -311,14 +326,66 @@ class PyDatasetBatches:
         order = np.arange(len(self.data))
         if self.shuffle:
             np.random.shuffle(order)
+        if self.steps is not None:
+            order = order[:self.steps]
         self.data.on_epoch_begin()
-        count = 0
-        for index in order:
-            if self.steps is not None and count >= self.steps:
-                break
-            yield _normalize(self.data[int(index)])
-            count += 1
+        data = self.data
+        workers, processes = data.workers, data.use_multiprocessing
+        if workers > 1 or (workers > 0 and processes):
+            batches = _made_by_workers(data, [int(i) for i in order], workers, processes,
+                                       data.max_queue_size)
+        else:
+            batches = (data[int(i)] for i in order)
+        try:
+            for batch in batches:
+                yield _normalize(batch)
+        finally:
+            batches.close()      # stops the workers, also when the consumer stops early
         self.data.on_epoch_end()
+
+
+_WORKER_DATASET = [None]   # in a worker process: the PyDataset its pool was made for
+
+
+def _init_worker(dataset):
+    _WORKER_DATASET[0] = dataset
+
+
+def _worker_batch(index):
+    return _WORKER_DATASET[0][index]
+
+
+def _made_by_workers(dataset, indices, workers, processes, max_queue_size):
+    """`dataset[i]` for each of `indices`, in order, made by a pool of `workers` threads (or
+    processes), at most `max_queue_size` (at least one) ahead of the consumer."""
+    ahead = max(1, int(max_queue_size or 1))
+    if processes:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        pool = concurrent.futures.ProcessPoolExecutor(max(1, workers), mp_context=context,
+                                                      initializer=_init_worker,
+                                                      initargs=(dataset,))
+        get = _worker_batch
+    else:
+        pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="PyDataset")
+        get = dataset.__getitem__
+    pending = collections.deque()
+    try:
+        remaining = iter(indices)
+        for index in remaining:
+            pending.append(pool.submit(get, index))
+            if len(pending) >= ahead:
+                break
+        while pending:
+            batch = pending.popleft().result()    # re-raises the worker's exception
+            for index in remaining:
+                pending.append(pool.submit(get, index))
+                break
+            yield batch
+    finally:
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def is_iterable_data(x):

@@ -406,3 +406,27 @@ def _replay_operation(layer, args):
 
 
 register_functional_api(Functional, functional_from_config)
+
+
+def get_source_inputs(tensor):
+    """The Input KerasTensors `tensor` is computed from, in the order a walk back from it
+    meets them, each once (Keras's `keras.utils.get_source_inputs`); anything that is not a
+    KerasTensor is returned as it came.
+
+    Example:
+        >>> a, b = keras.Input((2,)), keras.Input((2,))
+        >>> out = keras.layers.Add()([a, keras.layers.Dense(2)(b)])
+        >>> keras.utils.get_source_inputs(out) == [a, b]
+        True
+    """
+    if not isinstance(tensor, KerasTensor):
+        return tensor
+    if tensor.node is None:
+        return [tensor]
+    sources = []
+    for x in flatten((tensor.node.args, tensor.node.kwargs)):
+        if isinstance(x, KerasTensor):
+            for source in get_source_inputs(x):
+                if all(source is not s for s in sources):
+                    sources.append(source)
+    return sources

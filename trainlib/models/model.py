@@ -21,6 +21,7 @@ from ..checkpoint import load_weights_checkpoint, save_weights_checkpoint
 from ..layers.base import Layer
 from ..saving import keras_h5
 from ..saving.serialization_lib import deserialize_keras_object, serialize_keras_object
+from ..settings import print_msg
 from ..trainers.trainer import Trainer
 from . import saving_keras
 from .summary import format_summary
@@ -223,7 +224,7 @@ class Model(Trainer, Layer):
         terminal's width - 4), column `positions` as fractions of a line.
         """
         text = format_summary(self, line_length=line_length, positions=positions)
-        (print_fn or print)(text)
+        (print_fn or print_msg)(text)   # the "trainlib" logger when interactive logging is off
 
     def _obj_type(self):
         return "Model"

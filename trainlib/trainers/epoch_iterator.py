@@ -4,7 +4,8 @@ Owns: choosing the data adapter for what `fit`/`evaluate`/`predict` received
 (arrays and tensors, a `tl.data.Dataset`, a generator; models/data_adapter.py),
 the step count callbacks and progress bars are told, the grouping of batches
 into executions of `steps_per_execution` steps, and Keras 3's warning when the
-data runs out before `steps_per_epoch` steps.
+data runs out before `steps_per_epoch` steps; `keras.config.set_max_steps_per_epoch` caps
+the steps of the iterators it makes.
 Invariant: `__iter__` yields (first step, last step, batches) with the step
 numbers Keras reports: a group's last step is first + steps_per_execution - 1,
 even for a short final group.
@@ -12,6 +13,7 @@ even for a short final group.
 import warnings
 
 from ..models import data_adapter
+from ..settings import capped_steps
 
 __all__ = ["EpochIterator"]
 
@@ -38,6 +40,7 @@ class EpochIterator:
     def __init__(self, x=None, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,
                  shuffle=False, class_weight=None, steps_per_execution=1, batches=None):
         if batches is None:
+            steps_per_epoch = capped_steps(steps_per_epoch)   # keras.config's debugging cap
             batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle,
                                                 class_weight, steps_per_epoch)
         self.batches = batches

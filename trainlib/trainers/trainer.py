@@ -35,6 +35,7 @@ from ..graph.tensor import TensorShape, TensorSpec, is_tensor
 from ..layers.base import scratch_graph
 from ..models import data_adapter
 from ..optim import LossScaleOptimizer, get as get_optimizer
+from ..settings import capped_epochs, capped_steps
 from .compile_utils import (CompileLoss, CompileMetrics, compile_config, compile_from_config,
                             output_names_for)
 from .epoch_iterator import _OUT_OF_DATA, EpochIterator
@@ -439,6 +440,8 @@ class Trainer:
             (x, y, sample_weight), validation_data = data_adapter.train_validation_split(
                 (data_adapter._to_numpy(x), data_adapter._to_numpy(y),
                  data_adapter._to_numpy(sample_weight)), validation_split)
+        epochs = capped_epochs(epochs)                 # keras.config.set_max_epochs
+        steps_per_epoch = capped_steps(steps_per_epoch)   # keras.config.set_max_steps_per_epoch
         batches = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, class_weight,
                                             steps_per_epoch)
         if getattr(batches, "n", None) == 0:
@@ -498,6 +501,7 @@ class Trainer:
         return callbacks.history
 
     def _validation_batches(self, validation_data, batch_size, steps):
+        steps = capped_steps(steps)
         if isinstance(validation_data, data_adapter.PyDataset):
             return data_adapter.PyDatasetBatches(validation_data, steps)
         if data_adapter.is_iterable_data(validation_data):
@@ -555,8 +559,9 @@ class Trainer:
             self._symbolic_build(iterator.first_batch())
         predict_function = self.make_predict_function()
         verbose = 1 if verbose == "auto" else int(verbose)
-        cbs = callbacks_module.CallbackList(callbacks, model=self, verbose=verbose, epochs=1,
-                                            steps=iterator.num_batches)
+        callbacks, verbose = self._distribute_strategy.filter_callbacks(callbacks, verbose)
+        cbs = callbacks_module.CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                            verbose=verbose, epochs=1, steps=iterator.num_batches)
         cbs.on_predict_begin()
         outputs = []
         structure = None
