@@ -127,15 +127,15 @@ def small_product(macs):
     return BLAS_SINGLE_BELOW < macs <= SMALL_PRODUCT and pool_threads() > 1
 
 
-def one_blas_thread(fn, *args):
-    """fn(*args) with BLAS held at one thread (restored after)."""
+def one_blas_thread(fn, *args, **kwargs):
+    """fn(*args, **kwargs) with BLAS held at one thread (restored after)."""
     libraries = _blas_libraries()
     before = int(libraries[0][0]()) if libraries else 0
     if before <= 1:
-        return fn(*args)
+        return fn(*args, **kwargs)
     set_blas_threads(1)
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     finally:
         set_blas_threads(before)
 

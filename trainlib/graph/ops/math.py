@@ -1062,9 +1062,15 @@ def _matmul_direct(op):
         return None
     a, b = op.inputs
     shapes = a.shape.as_list(), b.shape.as_list()
+    templates = tuple("{}.T" if flag else "{}" for flag in flags)
     if None not in shapes[0] + shapes[1] and _threads.small_product(_macs(*shapes, *flags)):
-        return None   # the kernel, which holds BLAS at one thread
-    return "matmul", tuple("{}.T" if flag else "{}" for flag in flags)
+        return _matmul_one_blas_thread, templates   # BLAS held at one thread, still into out=
+    return "matmul", templates
+
+
+def _matmul_one_blas_thread(xp, a, b, out=None):
+    """xp.matmul of a small product on one BLAS thread, writing into `out` when given one."""
+    return _threads.one_blas_thread(xp.matmul, a, b, out=out)
 
 
 def _macs(a_shape, b_shape, transpose_a=False, transpose_b=False):
