@@ -82,11 +82,12 @@ def tl_rnn():
                           tl.layers.SimpleRNN(RNN["units"]), tl.layers.Dense(1)])
 
 
-def tl_step(model, params, loss, jit_compile=False):
+def tl_step(model, params, loss, jit_compile=False, fused=None):
     """A `tl.function` train step (forward, loss, gradients, Adam) of `model` from `params`
-    (`jit_compile`: fused regions compiled, see docs/jit.md)."""
+    (`jit_compile`: fused regions compiled, see docs/jit.md; `fused`: Adam's flat update,
+    see docs/optimizers-and-memory.md)."""
     model.set_weights(params)
-    opt = tl.optim.Adam(LR)
+    opt = tl.optim.Adam(LR, fused=fused)
     opt.build(model.trainable_variables)
     loss_fn = (tl.losses.SparseCategoricalCrossentropy(from_logits=True) if loss == "sparse_ce"
                else tl.losses.MeanSquaredError())

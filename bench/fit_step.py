@@ -30,13 +30,19 @@ def make_model(params):
     return model
 
 
-def main():
+def data(n_batches):
+    """(x, y, params): `n_batches` batches of inputs and labels, the initial weights."""
     rng = np.random.default_rng(0)
-    n_batches = 64
     x = rng.standard_normal((B * n_batches, D)).astype(np.float32)
     y = rng.integers(0, C, size=B * n_batches).astype(np.int32)
     params = [(rng.standard_normal((D, H)) * 0.1).astype(np.float32), np.zeros(H, np.float32),
               (rng.standard_normal((H, C)) * 0.1).astype(np.float32), np.zeros(C, np.float32)]
+    return x, y, params
+
+
+def main():
+    n_batches = 64
+    x, y, params = data(n_batches)
     xb, yb = x[:B], y[:B]
 
     ref = NumpyAdamMLP(params)

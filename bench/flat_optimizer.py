@@ -13,11 +13,10 @@ import sys
 import time
 import timeit
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import median_us  # noqa: E402
-from fit_step import B, C, D, H, NumpyAdamMLP, make_model  # noqa: E402
+from _models import tl_step  # noqa: E402
+from fit_step import B, C, D, H, NumpyAdamMLP, data, make_model  # noqa: E402
 
 import trainlib as tl  # noqa: E402
 
@@ -29,30 +28,9 @@ except ImportError:
     jax = None
 
 
-def data():
-    rng = np.random.default_rng(0)
-    n_batches = 16
-    x = rng.standard_normal((B * n_batches, D)).astype(np.float32)
-    y = rng.integers(0, C, size=B * n_batches).astype(np.int32)
-    params = [(rng.standard_normal((D, H)) * 0.1).astype(np.float32), np.zeros(H, np.float32),
-              (rng.standard_normal((H, C)) * 0.1).astype(np.float32), np.zeros(C, np.float32)]
-    return x, y, params
-
-
 def function_step(params, fused):
     model = make_model(params)
-    opt = tl.optim.Adam(1e-3, fused=fused)
-    loss_fn = tl.losses.SparseCategoricalCrossentropy(from_logits=True)
-    opt.build(model.trainable_variables)
-
-    @tl.function
-    def step(x, y):
-        with tl.GradientTape() as tape:
-            loss = loss_fn(y, model(x, training=True))
-        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                model.trainable_variables))
-        return loss
-    return step, model
+    return tl_step(model, params, "sparse_ce", fused=fused), model
 
 
 def fit_model(params, fused, x, y):
@@ -100,7 +78,7 @@ def cpu_median_us(fn, repeat=5):
 def main(rounds=5, cpu=False):
     clock = time.process_time if cpu else time.perf_counter
     measure = cpu_median_us if cpu else median_us
-    x, y, params = data()
+    x, y, params = data(16)
     xb, yb = tl.constant(x[:B]), tl.constant(y[:B])
     steps = {name: function_step(params, fused)[0] for name, fused in
              (("fused", True), ("per_variable", False))}

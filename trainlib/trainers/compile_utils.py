@@ -77,6 +77,17 @@ def targets_per_output(y, names, argument="y"):
     return flat
 
 
+def split_per_output(y_true, sample_weight, count, names):
+    """(targets, sample weights), one of each per output of `count`: as given for one output,
+    else by `targets_per_output` (one sample weight array serves every output)."""
+    if count == 1:
+        return [y_true], [sample_weight]
+    targets = targets_per_output(y_true, names)
+    weights = targets_per_output(sample_weight, names, "sample_weight") \
+        if isinstance(sample_weight, (list, tuple, dict)) else [sample_weight] * count
+    return targets, weights
+
+
 def output_names_for(model, y_pred):
     """The names of the outputs in `y_pred` (flattened order), as Keras names them: a
     functional model's output layers (its output dict's keys), else "output_0", "output_1"..."""
@@ -160,12 +171,7 @@ class CompileLoss:
         if len(outs) != len(self.losses):
             raise ValueError(f"The model has {len(outs)} outputs but the compiled loss was built "
                              f"for {len(self.losses)}")
-        if len(outs) == 1:
-            ys, sws = [y_true], [sample_weight]
-        else:
-            ys = targets_per_output(y_true, self.output_names)
-            sws = targets_per_output(sample_weight, self.output_names, "sample_weight") \
-                if isinstance(sample_weight, (list, tuple, dict)) else [sample_weight] * len(outs)
+        ys, sws = split_per_output(y_true, sample_weight, len(outs), self.output_names)
         total = None
         for i, (fn, yt, yp, weight, sw) in enumerate(zip(self.losses, ys, outs, self.weights, sws)):
             if fn is None:
@@ -269,12 +275,7 @@ class CompileMetrics(metrics_module.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Updates every metric with its output's targets and predictions."""
         outs = flatten(y_pred)
-        if len(outs) == 1:
-            ys, weights = [y_true], [sample_weight]
-        else:
-            ys = targets_per_output(y_true, self.output_names)
-            weights = targets_per_output(sample_weight, self.output_names, "sample_weight") \
-                if isinstance(sample_weight, (list, tuple, dict)) else [sample_weight] * len(outs)
+        ys, weights = split_per_output(y_true, sample_weight, len(outs), self.output_names)
         for i, m, weighted, _ in self._entries:
             m.update_state(ys[i], outs[i], weights[i] if weighted else None)
 

@@ -172,6 +172,7 @@ def unary(op_name, x):
 
 def _public(api_name, doc, fn):
     fn.__name__ = fn.__qualname__ = api_name
+    fn.__code__ = fn.__code__.replace(co_name=api_name)  # tracebacks say `exp`, not `<lambda>`
     fn.__doc__ = _inspect.cleandoc(doc)
     return fn
 
