@@ -53,6 +53,8 @@ def test_color_formulas_with_the_drawn_factors():
     d = _draw(layer)
     assert d.shape == (4, 1, 1, 1) and d.dtype == bool
     np.testing.assert_allclose(_apply(layer, d), np.where(d, _gray(IMAGES), IMAGES), rtol=1e-5)
+    one = IMAGES[..., :1]      # a single channel is its own grey
+    np.testing.assert_array_equal(L.RandomGrayscale(1.0)(one).numpy(), one)
     layer = L.RandomColorDegeneration(0.8, seed=3)
     d = _draw(layer)
     want = np.clip(IMAGES + d["factor"] * (_gray(IMAGES) - IMAGES), 0, 255)

@@ -28,6 +28,11 @@ __all__ = ["RandomGrayscale", "RandomHue", "RandomSaturation", "RandomColorDegen
 _EPSILON = 1e-7   # Keras's backend.epsilon()
 
 
+def _grayscale(x):
+    """NHWC luma, one channel; single-channel images are their own (as Keras's)."""
+    return x if x.shape[-1] == 1 else _image.rgb_to_grayscale(x)
+
+
 class _ValueRangeAugmentation(BaseImageAugmentation):
     """A colour augmentation with a `factor` and a `value_range`."""
 
@@ -64,7 +69,7 @@ class RandomGrayscale(BaseImageAugmentation):
         return _per_image(self._uniform([batch]) < self.factor)
 
     def _apply(self, x, transformation):
-        return _math.where(transformation, _image.rgb_to_grayscale(x), x)
+        return _math.where(transformation, _grayscale(x), x)
 
     def get_config(self):
         config = super().get_config()
@@ -139,7 +144,7 @@ class RandomColorDegeneration(_ValueRangeAugmentation):
 
     def _apply(self, x, transformation):
         factor = _math.cast(transformation["factor"], x.dtype)
-        return self._clip(x + factor * (_image.rgb_to_grayscale(x) - x))
+        return self._clip(x + factor * (_grayscale(x) - x))
 
 
 @register
