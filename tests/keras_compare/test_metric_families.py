@@ -182,8 +182,10 @@ def test_new_losses_and_metrics_compiled_into_keras_files_both_ways(tmp_path):
     model = tl.keras.Sequential([tl.keras.layers.Input(shape=(4,)),
                                  tl.keras.layers.Dense(3, "sigmoid")])
     model.compile(optimizer="sgd", loss=tl.keras.losses.Tversky(alpha=0.3, beta=0.7),
+                  # named: an unnamed one would advance trainlib's name counters, not Keras's
                   metrics=[tl.keras.metrics.F1Score(average="macro"),
-                           tl.keras.metrics.AUC(curve="PR"), tl.keras.metrics.BinaryIoU()])
+                           tl.keras.metrics.AUC(curve="PR", name="pr_auc"),
+                           tl.keras.metrics.BinaryIoU(name="iou")])
     model.fit(x, y, verbose=0)
     model.save(tmp_path / "t.keras")
     k = keras.models.load_model(tmp_path / "t.keras")
