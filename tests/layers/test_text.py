@@ -129,9 +129,15 @@ def test_learned_vocabularies_are_keras_assets(tmp_path):
     model.save(path)
     with zipfile.ZipFile(path) as archive:
         names = set(archive.namelist())
-        vocabulary = archive.read("assets/tv/vocabulary.txt").decode().split("\n")
-    assert vocabulary == tv.get_vocabulary() and "assets/lookup/vocabulary.txt" in names
-    assert not any(n.startswith("assets/given/") for n in names)  # its vocabulary is in the config
+        # at the layer's weights path, as Keras 3 writes assets
+        vocabulary = archive.read("assets/layers/text_vectorization/vocabulary.txt").decode()
+    assert vocabulary.split("\n") == tv.get_vocabulary()
+    assert "assets/layers/string_lookup/vocabulary.txt" in names
+    # `given`'s vocabulary is in its config
+    assert sorted(n for n in names if n.startswith("assets/")) == [
+        "assets/layers/string_lookup/vocabulary.txt",
+        "assets/layers/text_vectorization/idf_weights.txt",
+        "assets/layers/text_vectorization/vocabulary.txt"]
     loaded = tl.saving.load_model(path)
     assert loaded.get_layer("tv").get_vocabulary() == tv.get_vocabulary()
     assert loaded.get_layer("lookup").get_vocabulary() == ["[UNK]", "y", "x"]
@@ -139,3 +145,13 @@ def test_learned_vocabularies_are_keras_assets(tmp_path):
     data = np.array([["the cat"], ["y"], ["q"]])
     for a, b in zip(loaded.predict(data, verbose=0), model.predict(data, verbose=0)):
         np.testing.assert_allclose(a, b)
+    # an archive of trainlib's earlier form (assets/<layer names>/) still loads
+    old = str(tmp_path / "old.keras")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
+        for name in src.namelist():
+            renamed = name.replace("assets/layers/text_vectorization/", "assets/tv/") \
+                .replace("assets/layers/string_lookup/", "assets/lookup/")
+            dst.writestr(renamed, src.read(name))
+    again = tl.saving.load_model(old)
+    assert again.get_layer("tv").get_vocabulary() == tv.get_vocabulary()
+    assert again.get_layer("lookup").get_vocabulary() == ["[UNK]", "y", "x"]

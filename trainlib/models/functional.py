@@ -225,17 +225,25 @@ class Functional(Model):
                 config["config"] = {"name": layer.name}
                 config.pop("build_config", None)
             layer_configs.append({**config, "name": layer.name, "inbound_nodes": inbound})
+        def model_ref(kt):
+            # as Keras 3: in input_layers/output_layers, a nested Functional model's calls are
+            # counted from 1 (Keras reserves node 0 of a Functional for its own graph)
+            name, call, index = ref(kt)
+            nested = kt.node is not None and isinstance(kt.node.layer, Functional)
+            return [name, call + 1 if nested else call, index]
+
         def structure(struct, flat):
-            # as Keras: a dict of named tensors is kept as a dict, in flatten (sorted-key) order
+            # as Keras: one tensor is one reference, a dict of named tensors stays a dict (in
+            # flatten, sorted-key, order), a list or tuple is a list
             if isinstance(struct, dict):
-                return {k: ref(t) for k, t in zip(sorted(struct), flat)}
-            return [ref(t) for t in flat]
+                return {k: model_ref(t) for k, t in zip(sorted(struct), flat)}
+            if not isinstance(struct, (list, tuple)):
+                return model_ref(flat[0])
+            return [model_ref(t) for t in flat]
 
         return {"name": self.name, "trainable": self.trainable, "layers": layer_configs,
                 "input_layers": structure(self._inputs_struct, self._flat_inputs),
-                "output_layers": structure(self._outputs_struct, self._flat_outputs),
-                "single_input": not isinstance(self._inputs_struct, (list, tuple, dict)),
-                "single_output": not isinstance(self._outputs_struct, (list, tuple, dict))}
+                "output_layers": structure(self._outputs_struct, self._flat_outputs)}
 
     @classmethod
     def _from_config_custom(cls, config, custom_objects):
@@ -249,6 +257,9 @@ def _keras_call_arguments(node):
     layer = node.layer
     args, kwargs = list(node.args), dict(node.kwargs)
     if not getattr(layer, "_is_operation", False):
+        if isinstance(layer, Model) and "mask" not in kwargs and len(args) == 1 and \
+                all(getattr(t, "_keras_mask", None) is None for t in flatten(args[0])):
+            kwargs["mask"] = None     # as Keras records a nested model's call without masks
         return args, kwargs
     first = args[0]
     if isinstance(layer, operators.GetItem):
@@ -345,9 +356,16 @@ def functional_from_config(cls, config, custom_objects=None):
             raise ValueError("Functional config has calls whose inputs are never produced: "
                              f"{sorted({name for name, _ in pending})}")
 
+    def model_tensor(name, call, index, *_):
+        # Keras 3 counts a nested Functional model's calls from 1 in input/output references
+        # (0 only in trainlib's files before it did the same)
+        if isinstance(made.get(name), Functional) and call > 0:
+            call -= 1
+        return tensor(name, call, index)
+
     def rebuild(refs):
         if isinstance(refs, list) and len(refs) >= 3 and isinstance(refs[0], str):
-            return tensor(*refs)
+            return model_tensor(*refs)
         if isinstance(refs, dict):
             return {k: rebuild(r) for k, r in refs.items()}
         return [rebuild(r) for r in refs]

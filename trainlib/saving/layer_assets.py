@@ -3,7 +3,9 @@
 handed back, in a fresh folder, to `load_assets(dir_path)` of the rebuilt layer.
 
 Owns: `collect(model)` ({archive member: bytes}) and `restore(model, names, read)`. A layer
-path is the names of the layers from the model down (`text_vectorization`, `block/lookup`).
+path is the path Keras gives the layer's weights in `model.weights.h5` (`layers/string_lookup`,
+`layers/functional/layers/string_lookup`: keras_h5.weight_groups), so archives move between
+Keras and trainlib; archives of trainlib's earlier form (`assets/<layer names>/`) still load.
 Invariants: only regular files are collected; a member name that would leave its layer's
 folder (`..`, absolute) is a LoadError; reading goes through the caller's `read`, which
 applies the archive's load limits; a layer without assets in the archive still gets its
@@ -14,17 +16,28 @@ import posixpath
 import tempfile
 
 from ..graph.serialization import LoadError
+from .keras_h5 import weight_groups
 
 ROOT = "assets/"
 
 
-def _layers_with_assets(layer, path=""):
-    """(path, layer) for every layer under `layer` (not itself) with save/load hooks."""
-    for sub in layer._sublayers():
+def _names_path(model, target, path=""):
+    """trainlib's earlier asset path of `target`: the layer names from `model` down."""
+    for sub in model._sublayers():
         sub_path = f"{path}{sub.name}/"
-        if hasattr(sub, "save_assets") or hasattr(sub, "load_assets"):
-            yield sub_path, sub
-        yield from _layers_with_assets(sub, sub_path)
+        if sub is target:
+            return sub_path
+        found = _names_path(sub, target, sub_path)
+        if found:
+            return found
+    return None
+
+
+def _layers_with_assets(model):
+    """(Keras's path + "/", layer) for every layer of `model` with save/load hooks."""
+    for path, layer in weight_groups(model):
+        if hasattr(layer, "save_assets") or hasattr(layer, "load_assets"):
+            yield (f"{path}/" if path else ""), layer
 
 
 def collect(model):
@@ -53,6 +66,10 @@ def restore(model, names, read):
         if not hasattr(layer, "load_assets"):
             continue
         prefix = ROOT + path
+        if not any(name.startswith(prefix) for name in names):
+            legacy = _names_path(model, layer)       # an archive of trainlib's earlier form
+            if legacy and any(name.startswith(ROOT + legacy) for name in names):
+                prefix = ROOT + legacy
         with tempfile.TemporaryDirectory() as folder:
             for name in names:
                 if not name.startswith(prefix) or name.endswith("/"):
