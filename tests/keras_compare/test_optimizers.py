@@ -301,3 +301,21 @@ def test_multi_optimizer_matches_keras_in_fit_and_keras_files(tmp_path):
         for a, b in zip(source.optimizer.variables, target.optimizer.variables):
             np.testing.assert_array_equal(np.asarray(a.numpy()), np.asarray(b.numpy()))
         assert len(source.optimizer.variables) == len(target.optimizer.variables)
+
+
+def test_loss_scale_optimizer_state_loads_in_keras_without_warnings(tmp_path):
+    """Keras 3 saves a LossScaleOptimizer's inner optimizer as a group of its own
+    (`optimizer/inner_optimizer/vars`), and warns when a file lacks it."""
+    import trainlib as tl
+    source = _mlp(tl.keras)
+    source.compile(optimizer=tl.keras.optimizers.LossScaleOptimizer(
+        tl.keras.optimizers.Nadam(0.01, use_ema=True)), loss="sparse_categorical_crossentropy")
+    source.fit(X, Y, epochs=1, batch_size=8, verbose=0)
+    path = str(tmp_path / "lso.keras")
+    source.save(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        target = keras.saving.load_model(path)
+    assert len(target.optimizer.variables) == len(source.optimizer.variables)
+    for a, b in zip(source.optimizer.variables, target.optimizer.variables):
+        np.testing.assert_array_equal(a.numpy(), np.asarray(b.numpy()))

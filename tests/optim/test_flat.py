@@ -181,6 +181,24 @@ def test_a_flat_read_still_used_after_a_write_of_its_buffer_keeps_the_old_value(
     np.testing.assert_array_equal(a.numpy(), [0.0, 1.0])
 
 
+def test_a_member_read_after_a_write_of_its_flat_buffer_is_not_forwarded_from_before():
+    # read forwarding keeps a read's value only until a write of its storage: a write through
+    # the flat Variable is a write of every member (steps_per_execution runs two steps in one
+    # graph: the second step's forward pass must read the updated weights)
+    a, b = tl.Variable(np.array([1.0, 2.0], np.float32)), tl.Variable(np.array([3.0], np.float32))
+    group = flat.group_for([a, b], "test_flat_forwarding")
+    out = tl.Variable(np.zeros(2, np.float32))
+
+    @tl.function
+    def step():
+        before = a.read_value() * 1.0
+        group.variable.assign_sub(tl.constant([1.0, 1.0, 1.0]))
+        out.assign(a.read_value() * 10.0 + before)
+
+    step()
+    np.testing.assert_array_equal(out.numpy(), [0.0 * 10 + 1.0, 1.0 * 10 + 2.0])
+
+
 def test_a_second_optimizer_over_the_same_variables_shares_the_buffer_other_sets_fall_back():
     variables = _mlp_variables(3)
     first, second, third = tl.optim.SGD(0.1), tl.optim.Adam(0.1), tl.optim.Adam(0.1)

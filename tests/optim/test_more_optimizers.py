@@ -268,6 +268,12 @@ def test_variables_follow_keras_order_names_and_kinds():
     assert [(tuple(v.shape), v.dtype.name) for v in adafactor.variables[2:]] == [
         ((3,), "float32"), ((2,), "float32"), ((3, 2), "float32"),
         ((), "int32"), ((), "int32"), ((2,), "float32")]
+    # built by a LossScaleOptimizer, as Keras: the attribute Variables stay untracked
+    for inner, count in ((optim.Nadam(), 6), (optim.Adafactor(), 6)):
+        wrapped = optim.LossScaleOptimizer(inner)
+        wrapped.build(variables)
+        assert len(inner.variables) == count
+        assert len(wrapped.variables) == 4 + count
     muon = optim.Muon()
     muon.build(variables)
     assert [v.name.split(":")[0] for v in muon.variables[2:]] == [

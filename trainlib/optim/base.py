@@ -263,6 +263,18 @@ class Optimizer:
         children_changed(self)
         return v
 
+    def _attribute_variable(self, initial_value, dtype, name):
+        """A Variable Keras 3 creates as a plain attribute (`backend.Variable`, not
+        `add_variable`): tracked in `variables` as Keras's attribute tracking does, except
+        while a LossScaleOptimizer builds this one (Keras builds it under
+        `no_automatic_dependency_tracking`, so its files hold no such Variable)."""
+        with eager_scope():
+            v = Variable(constant(initial_value, dtype=dtype), trainable=False, name=name)
+        if getattr(self, "_attribute_tracking", True):
+            self._variables.append(v)
+            children_changed(self)
+        return v
+
     # -- flat parameters
     def _flat_slot(self, flat_variable, name):
         """During the build over flat Variables: the slots `name` of the group's members,

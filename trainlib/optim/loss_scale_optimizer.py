@@ -73,7 +73,13 @@ class LossScaleOptimizer(Optimizer):
             self.dynamic_scale = Variable(_array.constant(self.initial_scale, dtype=_dt.float32),
                                           trainable=False, name="dynamic_scale")
         if not self.inner_optimizer.built:
-            self.inner_optimizer.build(var_list)
+            # as Keras 3, whose build runs under no_automatic_dependency_tracking: the inner
+            # optimizer's attribute Variables (Nadam's product) stay out of `variables`
+            self.inner_optimizer._attribute_tracking = False
+            try:
+                self.inner_optimizer.build(var_list)
+            finally:
+                del self.inner_optimizer._attribute_tracking
         super().build(var_list)
 
     @property

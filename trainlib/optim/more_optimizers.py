@@ -138,8 +138,7 @@ class Nadam(_Moments):
             var_list, ["momentum", "velocity"])
         if self._flat_building is None:   # one product, shared with the flat state
             dtype = var_list[0].dtype if var_list else float32
-            self._u_product = self.add_variable((), initializers.Constant(1.0), dtype,
-                                                name="variable")
+            self._u_product = self._attribute_variable(1.0, dtype, "variable")
 
     def _prepare_update_steps(self):
         dtype = self._u_product.dtype
@@ -357,9 +356,9 @@ class Adafactor(Optimizer):
         for var in var_list:
             name = var.name.split(":")[0]
             shape = tuple(var.shape)
-            if len(shape) < 2:
-                self._r.append(self.add_variable((), dtype=int32, name=name))
-                self._c.append(self.add_variable((), dtype=int32, name=name))
+            if len(shape) < 2:   # placeholders, as Keras's (attribute-tracked) ones
+                self._r.append(self._attribute_variable(0, int32, name))
+                self._c.append(self._attribute_variable(0, int32, name))
             else:
                 self._r.append(self.add_variable(shape[:-1], dtype=var.dtype, name=name))
                 self._c.append(self.add_variable(shape[:-2] + shape[-1:], dtype=var.dtype,

@@ -155,14 +155,18 @@ def write_weights(model, f, include_optimizer=True):
             g.attrs["name"] = _snake(type(opt).__name__)
             for i, v in enumerate(opt_vars):
                 g.create_dataset(str(i), data=np.asarray(v.numpy()))
-            # a MultiOptimizer's inner optimizers are saveables of their own too, as Keras 3
-            # writes them (their variables are also in its `variables`, so reading ignores them)
+            # a LossScaleOptimizer's or MultiOptimizer's inner optimizers are saveables of
+            # their own too, as Keras 3 writes them (their variables are also in the outer
+            # `variables`, so reading ignores these groups)
             used = {}
-            for inner in getattr(opt, "optimizers", None) or ():
-                name = _unique(_snake(type(inner).__name__), used)
-                g = h5.create_group(f"optimizer/optimizers/{name}/vars")
-                g.attrs["name"] = inner.name
-                for i, v in enumerate(inner.variables):
+            inner = [("inner_optimizer", o) for o in (getattr(opt, "inner_optimizer", None),)
+                     if o is not None]
+            inner += [(f"optimizers/{_unique(_snake(type(o).__name__), used)}", o)
+                      for o in getattr(opt, "optimizers", None) or ()]
+            for path, o in inner:
+                g = h5.create_group(f"optimizer/{path}/vars")
+                g.attrs["name"] = o.name
+                for i, v in enumerate(o.variables):
                     g.create_dataset(str(i), data=np.asarray(v.numpy()))
 
 

@@ -20,6 +20,7 @@ conflict when their spans overlap. A 1-D ConcatV2 may be "joined": its buffer is
 before its first piece's producer, which (a direct call whose result only feeds it) writes
 `out=` its slice, and only the other pieces are copied in (a flat optimizer's gradient).
 """
+from .rewrite import storage_key
 
 
 # glibc's malloc maps a block this large (or larger) fresh from the system: a value that big
@@ -339,7 +340,7 @@ class MemoryPlan:
         by_storage = {}
         for op in ops:
             if op.opdef.variable_access is not None:
-                by_storage.setdefault(_storage_key(op.inputs[0]), []).append(op)
+                by_storage.setdefault(storage_key(op.inputs[0]), []).append(op)
         for handle_ops in by_storage.values():
             handles = {id(op.inputs[0]): op.inputs[0] for op in handle_ops}.values()
             if any(c.opdef.variable_access is None
@@ -347,13 +348,13 @@ class MemoryPlan:
                 # read inside If/While or a custom gradient: leave it alone; but a pinned
                 # Variable's writes there go into its buffer in place, so the reads here
                 # hand out snapshots
-                if _storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0]):
+                if storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0]):
                     self.escaping_reads.update(id(op) for op in handle_ops
                                                if op.opdef.variable_access == "read")
                 continue
             # values that may alias the array: (span, aliases) per earlier read/write; two
             # Variables of one storage overlap where their spans in its buffer do
-            pinned = _storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0])
+            pinned = storage_key(handle_ops[0].inputs[0]) != id(handle_ops[0].inputs[0])
             earlier = []
             for op in handle_ops:
                 out = op.outputs[0]
@@ -407,14 +408,6 @@ def _span(handle):
 
 def _overlap(a, b):
     return a is None or b is None or (a[0] < b[1] and b[0] < a[1])
-
-
-def _storage_key(handle):
-    """What a Variable write may alias: the storage group of the handle's Variable (see
-    `variables.storage_group`), else the handle itself."""
-    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
-    group = getattr(variable, "_pinned", None)
-    return id(group) if group is not None else id(handle)
 
 
 # -- the buffers a While writes in place (read by the executor's While lowering too)

@@ -6,17 +6,19 @@ read each slot and the step counter many times (once per use in an update
 rule); forwarding them lets CSE merge everything computed from them (Adam's
 bias correction, once per step instead of once per variable).
 Invariants: a read is forwarded only across operations that cannot write the
-Variable: any op other than a read that takes its handle (a write, an If or
-While whose graphs might write it, a custom gradient) ends the forwarding.
+Variable: any op other than a read that takes its handle, or the handle of a Variable
+pinned into the same buffer (a write, an If or While whose graphs might write it, a
+custom gradient), ends the forwarding.
 The dropped reads leave the stateful chain; control inputs naming them are
 redirected to the kept read, which comes earlier.
 """
-from .rewrite import each_subgraph, resolve
+from .rewrite import each_subgraph, resolve, storage_key
 
 
 def forward_reads(graph):
     """Forwards redundant `ReadVariableOp`s in `graph` (and its If/While graphs); returns it."""
     last_read = {}      # id(handle tensor) -> the read op whose value is current
+    sharing = {}        # storage key -> ids of the handles read from that storage
     alias, replaced, kept = {}, {}, []
     for op in graph.operations:
         op.inputs = [resolve(alias, t) for t in op.inputs]
@@ -29,9 +31,14 @@ def forward_reads(graph):
                 replaced[id(op)] = first
                 continue
             last_read[id(handle)] = op
+            sharing.setdefault(storage_key(handle), set()).add(id(handle))
         else:
             for t in op.inputs:
                 if t.dtype.name == "resource":
+                    # a write through one Variable of a pinned buffer (a flat optimizer's
+                    # group) changes the others too
+                    for h in sharing.pop(storage_key(t), {id(t)}):
+                        last_read.pop(h, None)
                     last_read.pop(id(t), None)
         kept.append(op)
     graph.operations = kept
