@@ -175,3 +175,12 @@ def test_small_matrix_products_run_on_one_blas_thread(three_threads):
     np.testing.assert_array_equal(math_ops._matmul(np, a, b), one)
     assert math_ops._macs((5, 64, 1600), (1600, 10)) == 5 * 64 * 1600 * 10
     assert math_ops._macs((1600, 64), (10, 1600), True, True) == 64 * 1600 * 10
+
+
+def test_a_small_product_in_a_graph_keeps_its_planned_buffer_on_one_blas_thread(three_threads):
+    a = tl.constant(np.ones((64, 1600), np.float32))
+    b = tl.constant(np.ones((1600, 10), np.float32))
+    fn = tl.function(lambda a, b: tl.tanh(tl.matmul(a, b) * 2.0))
+    source = fn.get_concrete_function(a, b).python_source
+    assert "k_small_matmul(xp, a, b" in source
+    np.testing.assert_array_equal(fn(a, b).numpy(), np.tanh(np.full((64, 10), 3200.0, np.float32)))

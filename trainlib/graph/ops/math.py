@@ -1063,15 +1063,15 @@ def _matmul_direct(op):
         return None
     a, b = op.inputs
     shapes = a.shape.as_list(), b.shape.as_list()
-    templates = tuple("{}.T" if flag else "{}" for flag in flags)
-    if None not in shapes[0] + shapes[1] and _threads.small_product(_macs(*shapes, *flags)):
-        return _matmul_one_blas_thread, templates   # BLAS held at one thread, still into out=
-    return "matmul", templates
+    small = None not in shapes[0] + shapes[1] and _threads.small_product(_macs(*shapes, *flags))
+    return ("matmul" if not small else _small_matmul,
+            tuple("{}.T" if flag else "{}" for flag in flags))
 
 
-def _matmul_one_blas_thread(xp, a, b, out=None):
-    """xp.matmul of a small product on one BLAS thread, writing into `out` when given one."""
-    return _threads.one_blas_thread(xp.matmul, a, b, out=out)
+def _small_matmul(xp, a, b, out=None):
+    """xp.matmul on one BLAS thread: a product that BLAS would thread but that is small
+    (`threads.small_product`)."""
+    return _threads.one_blas_thread(lambda: xp.matmul(a, b, out=out))
 
 
 def _macs(a_shape, b_shape, transpose_a=False, transpose_b=False):
@@ -1095,7 +1095,7 @@ def _matmul(xp, a, b, transpose_a=False, transpose_b=False):
     if transpose_b:
         b = xp.swapaxes(b, -1, -2)
     if xp.__name__ == "numpy" and _threads.small_product(_macs(a.shape, b.shape)):
-        return _threads.one_blas_thread(xp.matmul, a, b)
+        return _small_matmul(xp, a, b)
     return xp.matmul(a, b)
 
 
