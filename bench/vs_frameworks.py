@@ -36,6 +36,9 @@ def _parse():
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 7, quick 3)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads for BLAS, trainlib's pool, TensorFlow and XLA (default: their own)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time blocks by the process's CPU time (all its threads) instead "
+                             "of the wall clock: steadier on a machine other jobs load")
     parser.add_argument("--cases", default=",".join(CASES),
                         help=f"comma-separated subset of {','.join(CASES)}")
     return parser.parse_args()
@@ -349,14 +352,19 @@ BUILDERS = {"mlp": mlp_case, "mlp_jit": mlp_jit_case, "mlp_large": mlp_large_cas
 
 # ------------------------------------------------------------------ timing and the table
 
+# the clock blocks are timed by: the wall clock, or (--cpu-time) this process's CPU time
+# summed over its threads, which time other jobs take from the cores does not inflate
+_clock = time.process_time if ARGS.cpu_time else time.perf_counter
+
+
 def _calls_for(fn, block_s):
     """How many calls of `fn` make a block of about `block_s` seconds."""
     number = 1
     while True:
-        start = time.perf_counter()
+        start = _clock()
         for _ in range(number):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = _clock() - start
         if elapsed >= block_s or number >= 1 << 16:
             return max(1, int(number * block_s / max(elapsed, 1e-9)))
         number *= 2
@@ -377,10 +385,10 @@ def measure(cases, rounds, block_s):
             # a call) would take the cores from this one: the same column would always pay,
             # since rotating the order keeps who follows whom
             time.sleep(PAUSE_S)
-            start = time.perf_counter()
+            start = _clock()
             for _ in range(number):
                 fn()
-            times[(i, col)].append((time.perf_counter() - start) / (number * per_call))
+            times[(i, col)].append((_clock() - start) / (number * per_call))
     return times
 
 
@@ -425,7 +433,8 @@ def main():
                 f"Keras {keras.__version__} (JAX backend)" if keras else "Keras on JAX: not installed"]
     print(", ".join(versions))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{rounds} interleaved rounds of ~{block_s * 1e3:.0f} ms blocks; threads: "
+    print(f"{rounds} interleaved rounds of ~{block_s * 1e3:.0f} ms blocks "
+          f"({'process CPU time' if ARGS.cpu_time else 'wall clock'}); threads: "
           f"{ARGS.threads or 'library defaults'}; {os.cpu_count()} CPUs, load average "
           f"{load:.2f} at start; medians per training step (per call for chain and power)\n")
     cases = [BUILDERS[n]() for n in names]

@@ -613,3 +613,23 @@ def test_a_loop_gradient_saves_its_iterations_in_buffers_kept_between_calls():
     want = grads(x, u).numpy()
     for _ in range(2):
         np.testing.assert_allclose(traced(x, u).numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_bias_add_and_relu_of_static_shapes_are_direct_calls_into_planned_buffers():
+    """A Dense layer's bias-add is `xp.add` (its shapes were checked while tracing) written
+    into the matmul's dead buffer; with an unknown channel dim the kernel checks them."""
+    layer = tl.layers.Dense(6, activation="relu")
+    x = np.random.default_rng(4).standard_normal((3, 5)).astype(np.float32)
+    want = layer(tl.constant(x)).numpy()
+    f = tl.function(layer)
+    source = f.get_concrete_function(tl.constant(x)).python_source
+    assert "xp_add(mat_mul, bias_value, out=mat_mul)" in source and "k_bias_add" not in source
+    np.testing.assert_array_equal(f(tl.constant(x)).numpy(), want)
+    bias = tl.constant(np.arange(3, dtype=np.float32))
+    g = tl.function(lambda v: tl.nn.relu(tl.nn.bias_add(v, bias)),
+                    input_signature=[tl.TensorSpec([None, None], tl.float32)])
+    assert "k_bias_add" in g.get_concrete_function().python_source
+    v = np.array([[-5.0, 0.5, -1.0]], np.float32)
+    np.testing.assert_array_equal(g(v).numpy(), np.maximum(v + np.arange(3), 0))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="BiasAdd"):
+        g(np.ones((1, 4), np.float32))

@@ -121,6 +121,7 @@ def _relu(xp, x, out=None, tmp=None):
 
 defop("Relu", fresh_output=True, infer=_real_infer("Relu"), elementwise=True,
       grad=lambda op, dy: (apply("ReluGrad", dy, op.outputs[0]),), into=_relu,
+      direct=lambda op: (_relu, None),
       c_expr="({0} < 0 ? ({T})0 : {0})", native="({T}(0) if {0} < 0 else {0})")(_relu)
 
 
@@ -1721,8 +1722,19 @@ def _bias_add_infer(value, bias):
 
 # the driver sums dy down to the bias's shape; channels last, so numpy's broadcasting: an
 # elementwise op (fused with its activation under jit_compile)
+def _bias_add_direct(op):
+    """`xp.add` itself (into planned buffers) when the shapes are static and fit, which the
+    inference rule checked while tracing; else the kernel, which checks them."""
+    value, bias = op.inputs
+    if value.shape.rank is None or value.shape.rank < 2 or bias.shape.rank != 1 or \
+            value.shape[-1] is None or value.shape[-1] != bias.shape[0]:
+        return None
+    return "add", None
+
+
 @defop("BiasAdd", fresh_output=True, infer=_bias_add_infer, grad=lambda op, dy: (dy, dy),
-       elementwise=True, into="add", c_expr="({0} + {1})", native="({0} + {1})")
+       elementwise=True, into="add", direct=_bias_add_direct, c_expr="({0} + {1})",
+       native="({0} + {1})")
 def _bias_add(xp, value, bias):
     if bias.ndim != 1 or value.ndim < 2 or bias.shape[0] != value.shape[-1]:
         raise ValueError("shapes differ")  # explained by the inference rule
