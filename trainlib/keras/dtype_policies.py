@@ -74,7 +74,7 @@ class DTypePolicyMap(DTypePolicy, collections.abc.MutableMapping):
 
     def __eq__(self, other):
         return isinstance(other, DTypePolicyMap) and other._policy_map == self._policy_map \
-            and other._default_policy_arg == self._default_policy_arg
+            and other.default_policy == self.default_policy
 
     __hash__ = None
 
