@@ -8,6 +8,11 @@ from . import (activations, callbacks, constraints, initializers, layers, losses
                metrics, mixed_precision, models, optimizers, regularizers, saving, utils)
 from . import config, datasets, ops, random, tree  # noqa: F401 -- keras.datasets, keras.ops (and its groups), keras.random
 from . import backend, preprocessing  # noqa: F401 -- keras.backend; tf.keras 2's keras.preprocessing
+from . import dtype_policies  # noqa: F401
+from ..graph.backend import device  # noqa: F401 -- keras.device("cpu")
+from ..layers.input_spec import InputSpec  # noqa: F401
+from ..layers.variables import name_scope  # noqa: F401
+from ..version import keras_version as version  # noqa: F401
 from ..initializers import Initializer  # noqa: F401
 from ..layers.base import Input, KerasTensor, Layer  # noqa: F401
 from ..layers.variables import Variable  # noqa: F401

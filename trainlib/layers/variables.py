@@ -36,7 +36,13 @@ class name_scope:  # noqa: N801 -- used as a function, as Keras's name_scope
 
     __slots__ = ("entry", "pushed")
 
-    def __init__(self, name, owner=None):
+    def __init__(self, name, owner=None, caller=None, deduplicate=True, override_parent=None):
+        if not isinstance(name, str) or "/" in name:
+            raise ValueError(f"name_scope: the name must be a string without '/', got {name!r}")
+        if override_parent is not None:
+            raise NotImplementedError("keras.name_scope(override_parent=...) is not supported: "
+                                      "trainlib's scopes always nest in the enclosing ones")
+        owner = caller if owner is None else owner   # Keras's `caller`: the layer opening it
         self.entry, self.pushed = (name, owner), False
 
     def __enter__(self):
