@@ -136,3 +136,17 @@ def test_enable_unsafe_deserialization_lets_lambda_bytecode_load(tmp_path):
     keras.utils.clear_session()
     with pytest.raises(ValueError, match="safe_mode=False"):
         keras.saving.load_model(path)
+
+
+def test_keras_ops_and_random_default_to_floatx():
+    import numpy as np  # noqa: PLC0415
+    keras.config.set_floatx("float64")
+    made = [keras.ops.zeros(2), keras.ops.ones((1,)), keras.ops.eye(2), keras.ops.linspace(0, 1, 3),
+            keras.ops.sqrt(np.int32(4)), keras.ops.add(np.int32(1), 1.5),
+            keras.random.normal((2,)), keras.ops.std(np.arange(3, dtype=np.int32))]
+    assert [t.dtype.name for t in made] == ["float64"] * len(made)
+    # as Keras: a Python float converts to float32, and mean/var of integers are float32
+    assert keras.ops.convert_to_tensor(1.0).dtype.name == "float32"
+    assert keras.ops.mean(np.arange(3, dtype=np.int32)).dtype.name == "float32"
+    keras.config.set_floatx("float32")
+    assert keras.ops.zeros(2).dtype.name == "float32"

@@ -4,6 +4,7 @@ keras.utils / keras.config / keras.tree / keras.preprocessing."""
 import collections
 import re
 
+import numpy as np
 import pytest
 
 keras = pytest.importorskip("keras")
@@ -141,3 +142,30 @@ def test_public_names_present(module, allowed_missing):
     theirs = {n for n in dir(importlib.import_module(f"keras.{module}")) if not n.startswith("_")}
     ours = {n for n in dir(getattr(tk, module)) if not n.startswith("_")}
     assert theirs - ours <= allowed_missing
+
+
+OPS_UNDER_FLOATX = {
+    "zeros": lambda k: k.ops.zeros(2), "ones": lambda k: k.ops.ones(2),
+    "full": lambda k: k.ops.full((2,), 1.0), "eye": lambda k: k.ops.eye(2),
+    "tri": lambda k: k.ops.tri(2), "linspace": lambda k: k.ops.linspace(0, 1, 3),
+    "convert": lambda k: k.ops.convert_to_tensor(1.0),
+    "sqrt_int": lambda k: k.ops.sqrt(k.ops.convert_to_tensor(np.int32(4))),
+    "int_plus_float": lambda k: k.ops.add(np.int32(1), 1.5),
+    "normal": lambda k: k.random.normal((2,)), "uniform": lambda k: k.random.uniform((2,)),
+    "one_hot": lambda k: k.ops.one_hot(np.array([1]), 3),
+    "mean_int": lambda k: k.ops.mean(np.arange(3, dtype=np.int32)),
+    "var_int": lambda k: k.ops.var(np.arange(3, dtype=np.int32)),
+    "std_int": lambda k: k.ops.std(np.arange(3, dtype=np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPS_UNDER_FLOATX))
+def test_ops_follow_floatx_as_keras(name):
+    def dtype_of(k):
+        k.config.set_floatx("float64")
+        try:
+            value = OPS_UNDER_FLOATX[name](k)
+        finally:
+            k.config.set_floatx("float32")
+        return str(getattr(value.dtype, "name", value.dtype)).replace("<dtype: '", "").rstrip("'>")
+    assert dtype_of(tk) == dtype_of(keras)

@@ -14,14 +14,14 @@ from ..graph.ops import array as _a
 from ..graph.ops import math as _m
 from ..graph.ops import stateless_random as _sr
 from ._seeds import SeedGenerator, draw_seed as _draw_seed
-from .ops._convert import FLOATX as _FLOATX, tensor as _t
+from .ops._convert import floatx_dtype as _floatx, tensor as _t
 
 __all__ = ["SeedGenerator", "beta", "binomial", "categorical", "dropout", "gamma", "normal",
            "randint", "shuffle", "truncated_normal", "uniform"]
 
 
 def _float_dtype(dtype, fn):
-    d = _dt.as_dtype(dtype or _FLOATX)
+    d = _dt.as_dtype(dtype or _floatx())
     if not d.is_floating:
         raise ValueError(f"`keras.random.{fn}` requires a floating point `dtype`. Received: "
                          f"dtype={d.name}")
@@ -66,7 +66,7 @@ def categorical(logits, num_samples, dtype="int32", seed=None):
         raise ValueError(f"`logits` should be a 2-D tensor with shape [batch_size, num_classes]. "
                          f"Received: logits={logits.shape}")
     if not logits.dtype.is_floating:
-        logits = _m.cast(logits, _FLOATX)
+        logits = _m.cast(logits, _floatx())
     batch, classes = logits.shape
     if batch is None:
         raise ValueError("keras.random.categorical needs a static batch size in trainlib")

@@ -5,8 +5,9 @@ scalars and lists) into trainlib tensors, and Keras 3's result-type lattice (the
 promotion Keras applies where TensorFlow refuses mixed dtypes): bool < integers < floats;
 integers promote as NumPy does (uint8 with int8 is int16); an integer meeting a float takes
 the float; Python ints and floats are weak (they take the tensor's dtype, a Python float
-beside integers gives float32). Invariant: the promotion happens here, by explicit casts,
-before any trainlib op runs, so the ops below keep refusing silent promotion.
+beside integers gives floatx, float32 unless `keras.config.set_floatx` changed it).
+Invariant: the promotion happens here, by explicit casts, before any trainlib op runs, so
+the ops below keep refusing silent promotion.
 """
 import numpy as _np
 
@@ -16,8 +17,13 @@ from ...graph.ops import array as _a
 from ...graph.ops import math as _m
 from ...graph.tensor import Tensor, _TensorBase
 from ...layers.base import KerasTensor
+from ...settings import floatx as _floatx_name
 
-FLOATX = _dt.float32
+
+def floatx_dtype():
+    """The DType of `keras.config.floatx()`: what creation functions default to and what
+    integers meeting Python floats, or going through float ops, become (float32 unless set)."""
+    return _dt.as_dtype(_floatx_name())
 
 
 def _is_weak(x):
@@ -62,12 +68,13 @@ def _join(a, b):
 def result_type(*values, floating=False):
     """The dtype Keras gives an op over `values` (tensors, arrays, Python scalars, dtypes).
 
-    With floating=True, integer and bool results become float32, as Keras's float ops do.
+    With floating=True, integer and bool results become floatx (float32 unless set), as
+    Keras's float ops do.
     """
     if len(values) == 2 and isinstance(values[0], _TensorBase) and \
             isinstance(values[1], _TensorBase) and values[0].dtype is values[1].dtype:
         d = values[0].dtype  # the common case, kept cheap for eager dispatch
-        return d if d.is_floating or not floating else FLOATX
+        return d if d.is_floating or not floating else floatx_dtype()
     strong, weak = None, set()
     for v in values:
         if isinstance(v, _dt.DType):
@@ -83,13 +90,13 @@ def result_type(*values, floating=False):
                 d = _convert_to_tensor(v).dtype
         strong = d if strong is None else _join(strong, d)
     if strong is None:
-        strong = FLOATX if "f" in weak else _dt.int32 if "i" in weak else _dt.bool
+        strong = floatx_dtype() if "f" in weak else _dt.int32 if "i" in weak else _dt.bool
     elif "f" in weak and not strong.is_floating:
-        strong = FLOATX
+        strong = floatx_dtype()
     elif "i" in weak and strong.is_bool:
         strong = _dt.int32
     if floating and not strong.is_floating:
-        strong = FLOATX
+        strong = floatx_dtype()
     return strong
 
 
@@ -141,12 +148,13 @@ def _as(v, d):
     return tensor(v, d)
 
 
-def floating(x):
-    """`x` as a floating tensor (ints and bools become float32, as Keras's float ops do)."""
+def floating(x, dtype=None):
+    """`x` as a floating tensor: ints and bools become `dtype`, by default floatx (float32
+    unless set), as Keras's float ops do (its mean uses float32 whatever floatx is)."""
     if isinstance(x, _TensorBase) and x.dtype.is_floating:
         return x
     x = tensor(x)
-    return x if x.dtype.is_floating else _m.cast(x, FLOATX)
+    return x if x.dtype.is_floating else _m.cast(x, dtype or floatx_dtype())
 
 
 def ndim(x):

@@ -29,7 +29,7 @@ from ...layers.convolutional import transpose_output_size as _transpose_output_s
 from ...layers.adaptive_pooling import adaptive_pool as _adaptive_pool
 from . import linalg as _klinalg
 from . import numpy as _knp
-from ._convert import FLOATX as _FLOATX, floating as _float, promote as _promote, tensor as _t
+from ._convert import floatx_dtype as _floatx, floating as _float, promote as _promote, tensor as _t
 
 __all__ = [
     "adaptive_average_pool", "adaptive_max_pool", "average_pool", "batch_normalization",
@@ -141,13 +141,13 @@ def gelu(x, approximate=True):
 # ------------------------------------------------------------------ encodings and losses
 
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
-    """One-hot encodings of the integer x (negative indices give all zeros), float32 by default."""
+    """One-hot encodings of the integer x (negative indices give all zeros), floatx by default."""
     if sparse:
         raise NotImplementedError("trainlib has no sparse tensors (one_hot(sparse=True))")
     x = _t(x)
     if x.dtype not in (_dt.int32, _dt.int64):
         x = _m.cast(x, _dt.int64)
-    d = _dt.as_dtype(dtype or _FLOATX)
+    d = _dt.as_dtype(dtype or _floatx())
     if d.is_bool:
         return _m.cast(_a.one_hot(x, num_classes, axis=axis, dtype=_dt.int32), _dt.bool)
     return _a.one_hot(x, num_classes, axis=axis, dtype=d)
@@ -158,7 +158,7 @@ def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwa
     num_classes = kwargs.pop("num_tokens", num_classes)
     x = _t(inputs)
     red = 1 if x.shape.rank > 1 else 0
-    d = _dt.as_dtype(dtype or _FLOATX)
+    d = _dt.as_dtype(dtype or _floatx())
     if d.is_bool:
         return _m.reduce_any(one_hot(x, num_classes, axis, "bool", sparse), red)
     return _m.reduce_max(one_hot(x, num_classes, axis, d, sparse), red)

@@ -22,7 +22,7 @@ from ...graph.ops import math as _m
 from ...graph.ops import numeric as _num
 from ...graph.tensor import _TensorBase
 from . import core as _core
-from ._convert import FLOATX as _FLOATX, axes as _axes, dtype_or as _dtype_or, floating as _float, promote as _promote
+from ._convert import floatx_dtype as _floatx, axes as _axes, dtype_or as _dtype_or, floating as _float, promote as _promote
 from ._convert import ndim as _ndim, result_type as _result_type, small_int as _small_int
 from ._convert import spec_of as _spec_of, strong as _strong
 from ._convert import static_shape as _static_shape, tensor as _t
@@ -130,7 +130,7 @@ def square(x):
 def _floor_like(fn):
     def op(x):
         x = _t(x)
-        return fn(x) if x.dtype.is_floating else _m.cast(x, _FLOATX)
+        return fn(x) if x.dtype.is_floating else _m.cast(x, _floatx())
     return op
 
 
@@ -155,7 +155,7 @@ def round(x, decimals=0):  # noqa: A001 -- NumPy's name
         if decimals >= 0:
             return x
         f = 10 ** (-decimals)
-        return _m.cast(_m.round(_m.cast(x, _FLOATX) / f) * f, x.dtype)
+        return _m.cast(_m.round(_m.cast(x, _floatx()) / f) * f, x.dtype)
     if decimals == 0:
         return _m.round(x)
     f = _m.cast(10.0 ** decimals, x.dtype)
@@ -447,7 +447,7 @@ def heaviside(x1, x2):
     """Heaviside step: 0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
     a, b = _promote(x1, x2)
     if not a.dtype.is_floating:
-        a, b = _m.cast(a, _FLOATX), _m.cast(b, _FLOATX)
+        a, b = _m.cast(a, _floatx()), _m.cast(b, _floatx())
     one, zero = _a.ones_like(a), _a.zeros_like(a)
     b = b + zero
     return _m.where(_m.less(a, 0), zero, _m.where(_m.greater(a, 0), one, b))
@@ -603,7 +603,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
 
 def mean(x, axis=None, keepdims=False):
     """Mean over `axis` (None: all); integers give float32."""
-    x = _float(x)
+    x = _float(x, _dt.float32)   # float32 whatever floatx is, as Keras's
     return _m.reduce_mean(x, _reduce_axis(x, axis), keepdims)
 
 
@@ -741,7 +741,7 @@ def _nan_count(x, axis, keepdims):
 
 def nanmean(x, axis=None, keepdims=False):
     """Mean ignoring NaN."""
-    x = _float(x)
+    x = _float(x, _dt.float32)   # float32 whatever floatx is, as Keras's
     return nansum(x, axis, keepdims) / _nan_count(x, axis, keepdims)
 
 
@@ -911,13 +911,13 @@ def _shape_list(shape):
 
 
 def zeros(shape, dtype=None):
-    """A tensor of zeros (float32 by default)."""
-    return _a.zeros(_shape_list(shape), _dtype_or(dtype, _FLOATX))
+    """A tensor of zeros (floatx, float32 unless set, by default)."""
+    return _a.zeros(_shape_list(shape), _dtype_or(dtype, _floatx()))
 
 
 def ones(shape, dtype=None):
-    """A tensor of ones (float32 by default)."""
-    return _a.ones(_shape_list(shape), _dtype_or(dtype, _FLOATX))
+    """A tensor of ones (floatx, float32 unless set, by default)."""
+    return _a.ones(_shape_list(shape), _dtype_or(dtype, _floatx()))
 
 
 def empty(shape, dtype=None):
@@ -927,7 +927,7 @@ def empty(shape, dtype=None):
 
 def full(shape, fill_value, dtype=None):
     """A tensor filled with `fill_value` (float32 unless `dtype` says otherwise, as Keras)."""
-    value = _t(fill_value, _dtype_or(dtype, _FLOATX))
+    value = _t(fill_value, _dtype_or(dtype, _floatx()))
     return _a.broadcast_to(value, _shape_list(shape))
 
 
@@ -956,12 +956,12 @@ def full_like(x, fill_value, dtype=None):
 def eye(N, M=None, k=0, dtype=None):  # noqa: N803 -- NumPy's names
     """A 2-D tensor with ones on diagonal `k`."""
     return tri(N, M, k, dtype) - tri(N, M, k - 1, dtype) if k else \
-        _a.eye(N, M, dtype=_dtype_or(dtype, _FLOATX))
+        _a.eye(N, M, dtype=_dtype_or(dtype, _floatx()))
 
 
 def identity(n, dtype=None):
     """The n x n identity matrix."""
-    return _a.eye(n, dtype=_dtype_or(dtype, _FLOATX))
+    return _a.eye(n, dtype=_dtype_or(dtype, _floatx()))
 
 
 def tri(N, M=None, k=0, dtype=None):  # noqa: N803 -- NumPy's names
@@ -969,7 +969,7 @@ def tri(N, M=None, k=0, dtype=None):  # noqa: N803 -- NumPy's names
     M = N if M is None else M  # noqa: N806
     rows = _a.reshape(_a.range(N), [N, 1])
     cols = _a.reshape(_a.range(M), [1, M])
-    return _m.cast(_m.less_equal(cols - rows, k), _dtype_or(dtype, _FLOATX))
+    return _m.cast(_m.less_equal(cols - rows, k), _dtype_or(dtype, _floatx()))
 
 
 def _tri_mask(x, k, lower):
@@ -1044,11 +1044,11 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 def _window(n, fn):
     if n < 1:
-        return _a.zeros([0], _FLOATX)
+        return _a.zeros([0], _floatx())
     if n == 1:
-        return _a.ones([1], _FLOATX)
+        return _a.ones([1], _floatx())
     i = _m.cast(_a.range(n), _dt.float64)
-    return _m.cast(fn(i, float(n - 1)), _FLOATX)
+    return _m.cast(fn(i, float(n - 1)), _floatx())
 
 
 def bartlett(x):
