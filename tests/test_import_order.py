@@ -19,6 +19,7 @@ ENGINE = {
     "trainlib.graph.dtypes": "dtypes", "trainlib.graph.errors": "dtypes",
     "trainlib.graph.nest": "dtypes", "trainlib.graph.context": "dtypes",
     "trainlib.graph.optimizer_config": "dtypes", "trainlib.graph.threads": "dtypes",
+    "trainlib.graph.allocator": "dtypes",
     "trainlib.graph.backend": "backend",
     "trainlib.graph.tensor": "tensor",
     "trainlib.graph.op": "op", "trainlib.graph.ops": "op", "trainlib.graph.variables": "op",
