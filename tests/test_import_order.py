@@ -21,6 +21,7 @@ ENGINE = {
     "trainlib.graph.scopes": "dtypes",
     "trainlib.graph.optimizer_config": "dtypes", "trainlib.graph.threads": "dtypes",
     "trainlib.graph.properties": "dtypes",
+    "trainlib.graph.allocator": "dtypes",
     "trainlib.graph.backend": "backend",
     "trainlib.graph.tensor": "tensor",
     "trainlib.graph.op": "op", "trainlib.graph.ops": "op", "trainlib.graph.variables": "op",
