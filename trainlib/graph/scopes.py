@@ -21,11 +21,23 @@ def _graph():
     return state.graph
 
 
-def _pop(stack, entry):
-    """Closes the block of `entry` (the innermost one); returns None for the block to keep."""
-    if entry is not None and stack and stack[-1] is entry:
-        stack.pop()
-    return None
+class _Block:
+    """A `with` block that pushes one entry on a stack of `state` (named by `_stack`) and
+    pops it on exit (only if it is still the innermost: a block is closed once)."""
+
+    __slots__ = ("entry",)
+    _stack = None
+
+    def _open(self, entry):
+        self.entry = entry
+        getattr(state, self._stack).append(entry)
+
+    def __exit__(self, *exc):
+        stack = getattr(state, self._stack)
+        if self.entry is not None and stack and stack[-1] is self.entry:
+            stack.pop()
+        self.entry = None
+        return False
 
 
 def current_prefix(graph=None):
@@ -48,7 +60,7 @@ def get_current_name_scope():
     return current_prefix(_graph()).rstrip("/")
 
 
-class name_scope:  # noqa: N801 -- TensorFlow's spelling
+class name_scope(_Block):  # noqa: N801 -- TensorFlow's spelling
     """Prefixes the names of the ops made in the block (and of `tl.Variable`s) with `name/`.
 
     Args:
@@ -66,7 +78,8 @@ class name_scope:  # noqa: N801 -- TensorFlow's spelling
         'layer1/MatMul'
     """
 
-    __slots__ = ("name", "entry")
+    __slots__ = ("name",)
+    _stack = "name_scopes"
 
     def __init__(self, name):
         if not isinstance(name, str):
@@ -89,13 +102,8 @@ class name_scope:  # noqa: N801 -- TensorFlow's spelling
             if graph is not None:
                 base = graph.unique_name(base)
             prefix = base + "/"
-        self.entry = (graph, prefix)
-        state.name_scopes.append(self.entry)
+        self._open((graph, prefix))
         return prefix
-
-    def __exit__(self, *exc):
-        self.entry = _pop(state.name_scopes, self.entry)
-        return False
 
 
 def _as_operation(value):
@@ -107,7 +115,7 @@ def _as_operation(value):
     return None
 
 
-class control_dependencies:  # noqa: N801 -- TensorFlow's spelling
+class control_dependencies(_Block):  # noqa: N801 -- TensorFlow's spelling
     """Ops made in the block run only after `control_inputs` (Operations or tensors).
 
     Args:
@@ -125,7 +133,8 @@ class control_dependencies:  # noqa: N801 -- TensorFlow's spelling
         2.0
     """
 
-    __slots__ = ("inputs", "entry")
+    __slots__ = ("inputs",)
+    _stack = "control_inputs"
 
     def __init__(self, control_inputs):
         self.inputs = control_inputs
@@ -151,13 +160,8 @@ class control_dependencies:  # noqa: N801 -- TensorFlow's spelling
                                     f"Operation or a tensor, got {type(value).__name__}")
                 if op.graph is graph:
                     ops.append(op)
-        self.entry = (graph, ops)
-        state.control_inputs.append(self.entry)
+        self._open((graph, ops))
         return None
-
-    def __exit__(self, *exc):
-        self.entry = _pop(state.control_inputs, self.entry)
-        return False
 
 
 def pending_control_inputs(graph):

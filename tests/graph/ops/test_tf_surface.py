@@ -181,7 +181,7 @@ def test_svd_is_tensorflows_form():
     np.testing.assert_allclose(q.numpy() @ r.numpy(), a, atol=1e-10)
     w, vecs = tl.linalg.eigh(_spd(a[0, :3]))
     np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(_spd(a[0, :3])), atol=1e-10)
-    assert tl.linalg.eig(np.diag([2.0, 1.0]))[0].dtype is tl.complex64
+    assert tl.linalg.eig(np.diag([2.0, 1.0]))[0].dtype is tl.complex128   # float64 in, as TF
     assert int(tl.linalg.matrix_rank([[1.0, 2.0], [2.0, 4.0]])) == 1
     assert tl.linalg.tensor_diag(tl.ones([2, 3])).shape == (2, 3, 2, 3)
 

@@ -36,11 +36,8 @@ class Program:
     buffers = None
 
     def __init__(self, fn, source, filename, line_ops, memory=None):
-        self.fn = fn
-        self.source = source
-        self.filename = filename
-        self.line_ops = line_ops
-        self.memory = memory
+        self.fn, self.source, self.filename = fn, source, filename
+        self.line_ops, self.memory = line_ops, memory
 
     def op_at(self, lineno):
         return self.line_ops.get(lineno)
