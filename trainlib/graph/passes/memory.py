@@ -20,12 +20,20 @@ conflict when their spans overlap. A 1-D ConcatV2 may be "joined": its buffer is
 before its first piece's producer, which (a direct call whose result only feeds it) writes
 `out=` its slice, and only the other pieces are copied in (a flat optimizer's gradient).
 """
-from .rewrite import storage_key
 
 
 # glibc's malloc maps a block this large (or larger) fresh from the system: a value that big
 # made anew on every call page-faults its way in
 PRIVATE_MIN_BYTES = 128 * 1024
+
+
+def storage_key(handle):
+    """What a Variable write through `handle` may change: the storage group of the handle's
+    Variable (Variables pinned into one buffer, `variables.pin_storage`, are one storage),
+    else the handle itself."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    group = getattr(variable, "_pinned", None)
+    return id(group) if group is not None else id(handle)
 
 
 def direct_call(op):
