@@ -161,6 +161,38 @@ def families():
     return tl.Model(image, L.Identity()(out), name="families")
 
 
+def additions():
+    """A functional model through the later layers: augmentation (identities in predict),
+    adaptive pooling, RMS and spectral normalization, a reversible embedding, a hashed cross,
+    a Pipeline."""
+    image = L.Input(shape=(8, 8, 3), name="rgb")
+    tokens = L.Input(shape=(5,), dtype="int32", name="tokens")
+    left = L.Input(shape=(1,), dtype="int32", name="left")
+    right = L.Input(shape=(1,), dtype="int32", name="right")
+    x = L.Pipeline([L.RandomShear(0.1), L.RandomPerspective(0.5, 0.2), L.RandomErasing(0.5),
+                    L.RandomGaussianBlur(0.5)])(image)
+    for layer in (L.RandomColorJitter(brightness_factor=0.1, hue_factor=0.1),
+                  L.RandomGrayscale(0.2), L.RandomHue(0.1), L.RandomSaturation(0.2),
+                  L.RandomColorDegeneration(0.2), L.RandomInvert(0.1), L.RandomPosterization(6),
+                  L.RandomSharpness(0.2), L.Solarization(0.1, 0.9), L.Equalization(),
+                  L.MixUp(), L.CutMix(), L.AutoContrast()):
+        x = layer(x)
+    x = L.Rescaling(1 / 255.0)(x)
+    p = L.AdaptiveMaxPooling2D((2, 2))(L.AdaptiveAveragePooling2D(4)(x))      # 2x2x3
+    q = L.Reshape((16, 3))(L.AdaptiveAveragePooling2D(4)(x))
+    q = L.AdaptiveMaxPooling1D(2)(L.AdaptiveAveragePooling1D(4)(q))            # 2x3
+    v = L.Reshape((4, 4, 3, 1))(L.AdaptiveMaxPooling2D(4)(x))
+    v = L.AdaptiveMaxPooling3D(1)(L.AdaptiveAveragePooling3D(2)(v))            # 1x1x1x1
+    f = L.Concatenate()([L.Flatten()(p), L.Flatten()(q), L.Flatten()(v)])
+    f = L.SpectralNormalization(L.Dense(4))(L.RMSNormalization()(f))
+    embedding = L.ReversibleEmbedding(10, 4, tie_weights=False)
+    e = L.GlobalAveragePooling1D()(embedding(tokens))
+    logits = embedding(L.Dense(4)(e), reverse=True)                           # 10
+    crossed = L.HashedCrossing(5, output_mode="one_hot")((left, right))
+    out = L.Dense(2)(L.Concatenate()([f, logits, crossed]))
+    return tl.Model([image, tokens, left, right], out, name="additions")
+
+
 def data(kind, n=8, seed=0):
     """(x, y) for a model made by `kind()`."""
     rng = np.random.default_rng(seed)
@@ -170,6 +202,10 @@ def data(kind, n=8, seed=0):
         return image, rng.normal(size=(n, 2)).astype(np.float32)
     if kind is families:
         return image, rng.uniform(size=(n, 2)).astype(np.float32)
+    if kind is additions:
+        rgb = rng.uniform(0, 255, size=(n, 8, 8, 3)).astype(np.float32)
+        pair = rng.integers(0, 4, size=(2, n, 1)).astype(np.int32)
+        return [rgb, tokens, pair[0], pair[1]], rng.normal(size=(n, 2)).astype(np.float32)
     if kind is functional:
         ys = [rng.normal(size=(n, 1)).astype(np.float32),
               rng.integers(0, 2, size=(n, 1)).astype(np.float32),
@@ -187,7 +223,7 @@ def compiled(kind):
                       loss=["mse", tl.losses.BinaryCrossentropy(), tl.losses.Huber(delta=2.0),
                             tl.losses.mean_absolute_error],
                       loss_weights=[1.0, 0.5, 1.0, 2.0])
-    elif kind is families:
+    elif kind in (families, additions):
         model.compile(optimizer=tl.optim.Adam(0.01), loss="mse")
     elif kind is sequential:
         schedule = tl.optim.schedules.ExponentialDecay(0.05, decay_steps=2, decay_rate=0.5)
