@@ -20,7 +20,6 @@ conflict when their spans overlap. A 1-D ConcatV2 may be "joined": its buffer is
 before its first piece's producer, which (a direct call whose result only feeds it) writes
 `out=` its slice, and only the other pieces are copied in (a flat optimizer's gradient).
 """
-from .rewrite import storage_key
 
 
 def direct_call(op):
@@ -345,3 +344,12 @@ def _span(handle):
 
 def _overlap(a, b):
     return a is None or b is None or (a[0] < b[1] and b[0] < a[1])
+
+
+def storage_key(handle):
+    """What a Variable write through `handle` may change: the storage group of the handle's
+    Variable (Variables pinned into one buffer, `variables.pin_storage`, are one storage),
+    else the handle itself."""
+    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
+    group = getattr(variable, "_pinned", None)
+    return id(group) if group is not None else id(handle)

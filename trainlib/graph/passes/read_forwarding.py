@@ -12,7 +12,8 @@ custom gradient), ends the forwarding.
 The dropped reads leave the stateful chain; control inputs naming them are
 redirected to the kept read, which comes earlier.
 """
-from .rewrite import each_subgraph, resolve, storage_key
+from .memory import storage_key
+from .rewrite import each_subgraph, resolve
 
 
 def forward_reads(graph):

@@ -56,12 +56,3 @@ def become(op, type_name, inputs, attrs):
 def const_value(t):
     """The array of `t` if a Const op produces it, else None."""
     return t.op.attrs["value"] if t.op.type == "Const" else None
-
-
-def storage_key(handle):
-    """What a Variable write through `handle` may change: the storage group of the handle's
-    Variable (Variables pinned into one buffer, `variables.pin_storage`, are one storage),
-    else the handle itself."""
-    variable = handle.op.attrs.get("_variable") if handle.op.type == "Placeholder" else None
-    group = getattr(variable, "_pinned", None)
-    return id(group) if group is not None else id(handle)
