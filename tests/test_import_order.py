@@ -20,7 +20,7 @@ ENGINE = {
     "trainlib.graph.nest": "dtypes", "trainlib.graph.context": "dtypes",
     "trainlib.graph.scopes": "dtypes",
     "trainlib.graph.optimizer_config": "dtypes", "trainlib.graph.threads": "dtypes",
-    "trainlib.graph.properties": "dtypes",
+    "trainlib.graph.properties": "dtypes", "trainlib.graph.example_proto": "dtypes",
     "trainlib.graph.backend": "backend",
     "trainlib.graph.tensor": "tensor",
     "trainlib.graph.op": "op", "trainlib.graph.ops": "op", "trainlib.graph.variables": "op",

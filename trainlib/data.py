@@ -17,6 +17,7 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
+import os
 import types
 import warnings
 
@@ -36,8 +37,9 @@ from .graph.op import owned_tensor
 from .graph.ops import iterator as _iterator_ops
 from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec
 from .graph.properties import read_only
+from . import tfrecord as _tfrecord
 
-__all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -711,6 +713,72 @@ class TextLineDataset(Dataset):
                         out = np.empty((), dtype=object)
                         out[()] = line.rstrip(b"\n").rstrip(b"\r")
                         yield out
+        super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
+
+
+def _file_names(filenames, who):
+    tensors = list(filenames) if isinstance(filenames, Dataset) else [array_ops.constant(filenames)]
+    names = []
+    for t in tensors:
+        if t.dtype is not dtypes.string:
+            raise TypeError(f"{who}: filenames must be strings, got {t.dtype.name}")
+        names += np.asarray(t.numpy(), dtype=object).reshape(-1).tolist()
+    return [n.decode("utf-8") for n in names]
+
+
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files, as scalar string elements, as tf.data.TFRecordDataset.
+
+    Args:
+        filenames: a file name, a list or string tensor of them, or a Dataset of them.
+        compression_type: "" or None, "ZLIB" or "GZIP".
+        buffer_size: accepted (bytes of read buffer; must be >= 0).
+        num_parallel_reads: read this many files at a time, their records interleaved one by
+            one, in order (TF's deterministic order); None reads the files one after another.
+
+    Raises:
+        DataLossError (while iterating): for a corrupted record, naming the file and offset.
+
+    Example:
+        >>> for record in tl.data.TFRecordDataset(["data.tfrecord"]):
+        ...     example = tl.train.Example.FromString(record.numpy())
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 name=None):
+        kind = _tfrecord.compression_of(compression_type, "TFRecordDataset")
+        _tfrecord.check_buffer_size(buffer_size)
+        paths = _file_names(filenames, "TFRecordDataset")
+        cycle = 1 if num_parallel_reads is None else int(num_parallel_reads)
+        if cycle == AUTOTUNE:
+            cycle = os.cpu_count() or 1
+        if cycle < 1:
+            raise ValueError(f"TFRecordDataset: num_parallel_reads must be positive or "
+                             f"tl.data.AUTOTUNE, got {num_parallel_reads}")
+
+        def scalar(record):
+            out = np.empty((), dtype=object)
+            out[()] = record
+            return out
+
+        def make():  # tf.data's interleave with cycle_length=cycle, block_length=1
+            pending, slots, at, more = iter(paths), [None] * cycle, 0, True
+            while more or any(slots):
+                if slots[at] is not None:
+                    record = next(slots[at], None)
+                    if record is None:
+                        slots[at] = None
+                    else:
+                        yield scalar(record)
+                    at = (at + 1) % cycle
+                elif more:
+                    path = next(pending, None)
+                    if path is None:
+                        more = False
+                    else:
+                        slots[at] = _tfrecord.read_records(path, kind)
+                else:
+                    at = (at + 1) % cycle
         super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
 
 
