@@ -50,3 +50,65 @@ def test_examples_are_the_same_bytes():
     ex = tf.train.Example(features=tf.train.Features(feature={
         "b": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"q"]))}))
     assert str(tl.train.Example.FromString(ex.SerializeToString())) == str(ex)
+
+
+def _examples(m):
+    def ex(**kv):
+        lists = {"i": ("int64_list", m.train.Int64List), "f": ("float_list", m.train.FloatList),
+                 "s": ("bytes_list", m.train.BytesList)}
+        feature = {k: m.train.Feature(**{lists[k[0]][0]: lists[k[0]][1](value=v)})
+                   for k, v in kv.items()}
+        return m.train.Example(features=m.train.Features(feature=feature)).SerializeToString()
+    return [ex(i1=[3], f2=[0.25, -1e30], s1=[b"a"], iv=[1, 2, 3], fq=[1.0, 2.0, 3.0, 4.0], sv=[b"x"]),
+            ex(i1=[-(2 ** 62)], f2=[1.5, 2.0], iv=[], fq=[5.0, 6.0], sq=[b"p", b"q", b"r"]),
+            ex(i1=[0], f2=[0.0, 3.0], s1=[b"\xff"], iv=[9], sq=[b"z"], sv=[b"", b"w"])]
+
+
+def _features(m):
+    return {"i1": m.io.FixedLenFeature([], m.int64),
+            "f2": m.io.FixedLenFeature([2], m.float32),
+            "s1": m.io.FixedLenFeature([], m.string, default_value="none"),
+            "md": m.io.FixedLenFeature([2, 2], m.int64, default_value=[[1, 2], [3, 4]]),
+            "iv": m.io.VarLenFeature(m.int64),
+            "sv": m.io.VarLenFeature(m.string),
+            "fq": m.io.FixedLenSequenceFeature([2], m.float32, allow_missing=True),
+            "sq": m.io.FixedLenSequenceFeature([], m.string, allow_missing=True),
+            "iq": m.io.FixedLenSequenceFeature([1], m.int64, allow_missing=True, default_value=-1)}
+
+
+def _same(ours, theirs):
+    assert sorted(ours) == sorted(theirs)
+    for k in theirs:
+        a, b = ours[k], theirs[k]
+        if isinstance(b, tf.SparseTensor):
+            assert isinstance(a, tl.SparseTensor), k
+            pairs = [(a.indices, b.indices), (a.values, b.values), (a.dense_shape, b.dense_shape)]
+        else:
+            pairs = [(a, b)]
+        for x, y in pairs:
+            assert x.dtype.name == y.dtype.name, k
+            assert tuple(x.shape) == tuple(y.shape), k
+            np.testing.assert_array_equal(x.numpy(), y.numpy(), err_msg=k)
+
+
+def test_parse_example_equals_tensorflows():
+    records = _examples(tf)
+    assert records == _examples(tl)
+    _same(tl.io.parse_example(records, _features(tl)), tf.io.parse_example(records, _features(tf)))
+    for r in records:
+        _same(tl.io.parse_single_example(r, _features(tl)),
+              tf.io.parse_single_example(r, _features(tf)))
+
+
+def test_parse_in_dataset_map_equals_tensorflows(tmp_path):
+    path = str(tmp_path / "ex.tfrecord")
+    with tf.io.TFRecordWriter(path) as w:
+        for r in _examples(tf):
+            w.write(r)
+    dense = lambda m: {k: v for k, v in _features(m).items() if k[1] != "v"}  # noqa: E731
+    ours = tl.data.TFRecordDataset(path).map(lambda r: tl.io.parse_single_example(r, dense(tl)))
+    theirs = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, dense(tf)))
+    assert {k: tuple(s.shape) for k, s in ours.element_spec.items()} == \
+        {k: tuple(s.shape) for k, s in theirs.element_spec.items()}
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)

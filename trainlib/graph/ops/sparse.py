@@ -46,6 +46,18 @@ class SparseTensor:
         except (TypeError, ValueError):  # a symbolic dense_shape: only the rank is known
             return TensorShape([None] * (self.indices.shape[1] or 0))
 
+    # a composite (graph/nest.py): tl.function takes and returns it by its three components
+    def _tl_flatten(self):
+        return [self.indices, self.values, self.dense_shape]
+
+    def _tl_rebuild(self, parts):  # the parts may be placeholders of a Function's outputs
+        out = object.__new__(SparseTensor)
+        out.indices, out.values, out.dense_shape = parts
+        return out
+
+    def _tl_static_key(self):
+        return ()
+
     def __repr__(self):
         return (f"SparseTensor(indices={self.indices}, values={self.values}, "
                 f"dense_shape={self.dense_shape})")

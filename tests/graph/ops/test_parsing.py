@@ -1,0 +1,115 @@
+"""tl.io.parse_example / parse_single_example: each feature kind (values, dtypes, shapes),
+defaults, padding of sequence features, sparse outputs, use inside tl.function and
+Dataset.map, and the errors for missing, mistyped and mis-sized features."""
+import numpy as np
+import pytest
+
+import trainlib as tl
+
+
+def example(**features):
+    def feature(v):
+        if isinstance(v, list) and v and isinstance(v[0], bytes):
+            return tl.train.Feature(bytes_list=tl.train.BytesList(value=v))
+        if isinstance(v, list) and v and isinstance(v[0], float):
+            return tl.train.Feature(float_list=tl.train.FloatList(value=v))
+        return tl.train.Feature(int64_list=tl.train.Int64List(value=v))
+    return tl.train.Example(features=tl.train.Features(
+        feature={k: feature(v) for k, v in features.items()})).SerializeToString()
+
+
+RECORDS = [example(i=[1], f=[0.5, 1.5], s=[b"a"], v=[4, 5, 6], q=[1.0, 2.0, 3.0, 4.0]),
+           example(i=[2], f=[2.5, -1.0], v=[], q=[5.0, 6.0]),
+           example(i=[3], f=[0.0, 0.0], s=[b"c"], v=[7])]
+FEATURES = {"i": tl.io.FixedLenFeature([], tl.int64),
+            "f": tl.io.FixedLenFeature([2], tl.float32),
+            "s": tl.io.FixedLenFeature([1], tl.string, default_value=[b"-"]),
+            "d": tl.io.FixedLenFeature([2, 1], tl.float32, default_value=[[9.0], [8.0]]),
+            "v": tl.io.VarLenFeature(tl.int64),
+            "q": tl.io.FixedLenSequenceFeature([2], tl.float32, allow_missing=True)}
+
+
+def _check(out):
+    assert out["i"].dtype == tl.int64 and out["i"].numpy().tolist() == [1, 2, 3]
+    assert out["f"].dtype == tl.float32 and out["f"].shape == (3, 2)
+    np.testing.assert_array_equal(out["f"].numpy(), [[0.5, 1.5], [2.5, -1.0], [0, 0]])
+    assert out["s"].dtype == tl.string and out["s"].numpy().tolist() == [[b"a"], [b"-"], [b"c"]]
+    assert out["d"].shape == (3, 2, 1) and out["d"].numpy()[1].tolist() == [[9.0], [8.0]]
+    v = out["v"]
+    assert isinstance(v, tl.SparseTensor) and v.dtype == tl.int64
+    assert v.indices.numpy().tolist() == [[0, 0], [0, 1], [0, 2], [2, 0]]
+    assert v.values.numpy().tolist() == [4, 5, 6, 7] and v.dense_shape.numpy().tolist() == [3, 3]
+    q = out["q"]
+    assert q.shape == (3, 2, 2)
+    np.testing.assert_array_equal(q.numpy(), [[[1, 2], [3, 4]], [[5, 6], [0, 0]], [[0, 0], [0, 0]]])
+
+
+def test_parse_example_each_feature_kind():
+    _check(tl.io.parse_example(tl.constant(RECORDS), FEATURES))
+    _check(tl.io.parse_example(RECORDS, FEATURES))
+
+
+def test_parse_example_inside_a_function():
+    shapes = []
+
+    @tl.function
+    def parse(x):
+        out = tl.io.parse_example(x, FEATURES)
+        shapes.append((out["f"].shape.as_list(), out["q"].shape.as_list()))
+        return out
+    _check(parse.get_concrete_function(tl.TensorSpec([None], tl.string))(tl.constant(RECORDS)))
+    assert shapes == [([None, 2], [None, None, 2])]
+    _check(parse(tl.constant(RECORDS)))   # a SparseTensor comes back out of the Function
+
+
+def test_parse_single_example_drops_the_batch_dimension():
+    out = tl.io.parse_single_example(RECORDS[0], FEATURES)
+    assert out["i"].shape == () and out["i"].numpy() == 1
+    assert out["f"].shape == (2,) and out["s"].numpy().tolist() == [b"a"]
+    assert out["v"].indices.numpy().tolist() == [[0], [1], [2]]
+    assert out["v"].dense_shape.numpy().tolist() == [3]
+    assert out["q"].shape == (2, 2)
+    with pytest.raises(ValueError, match="scalar"):
+        tl.io.parse_single_example(RECORDS, FEATURES)
+
+
+def test_in_dataset_map_and_function():
+    dense = {k: v for k, v in FEATURES.items() if k != "v"}
+    ds = tl.data.Dataset.from_tensor_slices(RECORDS).map(
+        lambda r: tl.io.parse_single_example(r, dense))
+    assert ds.element_spec["f"] == tl.TensorSpec([2], tl.float32)
+    assert ds.element_spec["q"] == tl.TensorSpec([None, 2], tl.float32)
+    got = [e["i"].numpy() for e in ds]
+    assert got == [1, 2, 3]
+    batched = next(iter(tl.data.Dataset.from_tensor_slices(RECORDS).batch(3)))
+
+    @tl.function
+    def parse(x):
+        out = tl.io.parse_example(x, FEATURES)
+        return {**{k: v for k, v in out.items() if k != "v"}, "vi": out["v"].indices,
+                "vv": out["v"].values, "vs": out["v"].dense_shape}
+    out = parse(batched)
+    out["v"] = tl.SparseTensor(out.pop("vi"), out.pop("vv"), out.pop("vs"))
+    _check(out)
+
+
+def test_errors_name_the_op_and_the_key():
+    with pytest.raises(tl.errors.InvalidArgumentError, match="ParseExample.*Feature: i .*required"):
+        tl.io.parse_example([example(f=[1.0])], {"i": tl.io.FixedLenFeature([], tl.int64)})
+    with pytest.raises(tl.errors.InvalidArgumentError, match="ParseExample.*Key: f.*Data types"):
+        tl.io.parse_example([example(f=[1.0])], {"f": tl.io.FixedLenFeature([], tl.int64)})
+    with pytest.raises(tl.errors.InvalidArgumentError, match="ParseExample.*Key: f, Index: 0.*Values size: 3"):
+        tl.io.parse_example([example(f=[1.0, 2.0, 3.0])], {"f": tl.io.FixedLenFeature([2], tl.float32)})
+    with pytest.raises(tl.errors.InvalidArgumentError, match="multiple of stride"):
+        tl.io.parse_example([example(q=[1.0, 2.0, 3.0])],
+                            {"q": tl.io.FixedLenSequenceFeature([2], tl.float32, allow_missing=True)})
+    with pytest.raises(tl.errors.InvalidArgumentError, match="Could not parse example"):
+        tl.io.parse_example([b"\xff\xff"], {"i": tl.io.FixedLenFeature([], tl.int64)})
+    with pytest.raises(ValueError, match="allow_missing"):
+        tl.io.parse_example(RECORDS, {"q": tl.io.FixedLenSequenceFeature([2], tl.float32)})
+    with pytest.raises(ValueError, match="unsupported dtype float64"):
+        tl.io.parse_example(RECORDS, {"f": tl.io.FixedLenFeature([2], tl.float64)})
+    with pytest.raises(ValueError, match="default_value has 1 values"):
+        tl.io.parse_example(RECORDS, {"f": tl.io.FixedLenFeature([2], tl.float32, default_value=0.0)})
+    with pytest.raises(ValueError, match="non-empty"):
+        tl.io.parse_example(RECORDS, {})
