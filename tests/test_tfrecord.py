@@ -118,3 +118,13 @@ def test_reads_the_files_tensorflow_wrote(name, kind):
     for raw, want in zip(records, fixtures.RECORDS):
         assert tl.train.Example.FromString(raw) == fixtures.example(tl.train, want)
         assert raw == fixtures.example(tl.train, want).SerializeToString(deterministic=True)
+
+
+def test_dataset_writer(tmp_path):
+    path = str(tmp_path / "d.tfrecord")
+    records = [b"a", b"", b"xyz"]
+    tl.data.experimental.TFRecordWriter(path, "GZIP").write(
+        tl.data.Dataset.from_tensor_slices(records))
+    assert [r.numpy() for r in tl.data.TFRecordDataset(path, "GZIP")] == records
+    with pytest.raises(TypeError, match="scalar strings"):
+        tl.data.experimental.TFRecordWriter(path).write(tl.data.Dataset.range(3))

@@ -1052,7 +1052,36 @@ class _RaggedElements(Dataset):
                        self._batched_spec(batch_size, drop_remainder))
 
 
+class _DatasetTFRecordWriter:
+    """Writes a dataset of scalar strings to a TFRecord file, one record per element, as
+    tf.data.experimental.TFRecordWriter.
+
+    Example:
+        >>> tl.data.experimental.TFRecordWriter("out.tfrecord").write(serialized_dataset)
+    """
+
+    def __init__(self, filename, compression_type=None):
+        self._filename = filename
+        self._options = _tfrecord.TFRecordOptions(
+            _tfrecord.compression_of(compression_type, "TFRecordWriter"))
+
+    def write(self, dataset):
+        """Writes every element of `dataset` (scalar strings).
+
+        Raises:
+            TypeError: if the elements are not scalar strings.
+        """
+        spec = dataset.element_spec if isinstance(dataset, Dataset) else None
+        if not isinstance(spec, tensor_lib.TensorSpec) or spec.dtype is not dtypes.string or \
+                spec.shape.rank != 0:
+            raise TypeError(f"TFRecordWriter.write: expected a dataset of scalar strings, got "
+                            f"element_spec {spec}")
+        with _tfrecord.TFRecordWriter(self._filename, self._options) as writer:
+            for element in dataset:
+                writer.write(element.numpy())
+
+
 experimental = types.SimpleNamespace(
     AUTOTUNE=AUTOTUNE, INFINITE_CARDINALITY=INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
-    cardinality=lambda dataset: dataset.cardinality())
+    cardinality=lambda dataset: dataset.cardinality(), TFRecordWriter=_DatasetTFRecordWriter)

@@ -112,3 +112,27 @@ def test_parse_in_dataset_map_equals_tensorflows(tmp_path):
         {k: tuple(s.shape) for k, s in theirs.element_spec.items()}
     for a, b in zip(ours, theirs, strict=True):
         _same(a, b)
+
+
+@pytest.mark.parametrize("pad", [False, True])
+def test_base64_equals_tensorflows(pad):
+    values = [b"", b"\xfb\xff", b"hello world", b"ab", bytes(range(256))]
+    ours = tl.io.encode_base64(values, pad=pad).numpy().tolist()
+    assert ours == tf.io.encode_base64(values, pad=pad).numpy().tolist()
+    assert tl.io.decode_base64(ours).numpy().tolist() == tf.io.decode_base64(ours).numpy().tolist()
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "uint16", "int32", "int64", "float16",
+                                   "float32", "float64"])
+@pytest.mark.parametrize("little_endian", [True, False])
+def test_decode_raw_equals_tensorflows(dtype, little_endian):
+    raw = [bytes(range(16)), bytes(range(100, 116))]
+    ours = tl.io.decode_raw(raw, getattr(tl, dtype), little_endian=little_endian)
+    theirs = tf.io.decode_raw(raw, getattr(tf, dtype), little_endian=little_endian)
+    assert ours.dtype.name == theirs.dtype.name and ours.shape == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    if dtype == "float16":
+        return   # TensorFlow has no float16 kernel for fixed_length (DecodePaddedRaw)
+    ours = tl.io.decode_raw(raw[:1], getattr(tl, dtype), fixed_length=24)
+    np.testing.assert_array_equal(ours.numpy(), tf.io.decode_raw(raw[:1], getattr(tf, dtype),
+                                                                 fixed_length=24).numpy())

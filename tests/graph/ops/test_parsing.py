@@ -1,8 +1,11 @@
 """tl.io.parse_example / parse_single_example: each feature kind (values, dtypes, shapes),
 defaults, padding of sequence features, sparse outputs, use inside tl.function and
 Dataset.map, and the errors for missing, mistyped and mis-sized features."""
+import base64
+
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import trainlib as tl
 
@@ -113,3 +116,40 @@ def test_errors_name_the_op_and_the_key():
         tl.io.parse_example(RECORDS, {"f": tl.io.FixedLenFeature([2], tl.float32, default_value=0.0)})
     with pytest.raises(ValueError, match="non-empty"):
         tl.io.parse_example(RECORDS, {})
+
+
+def test_decode_raw():
+    out = tl.io.decode_raw([b"\x01\x00\x02\x00", b"\x03\x00\x04\x01"], tl.int16)
+    assert out.dtype == tl.int16 and out.numpy().tolist() == [[1, 2], [3, 260]]
+    assert tl.io.decode_raw(b"\x01\x00", tl.uint16, little_endian=False).numpy().tolist() == [256]
+    assert tl.io.decode_raw([b"\x01\x02\x03", b"\x04"], tl.uint8, fixed_length=2).numpy().tolist() \
+        == [[1, 2], [4, 0]]
+    floats = tl.io.decode_raw(tl.constant(b"\x00\x00\x80\x3f"), tl.float32)
+    assert floats.shape == (1,) and floats.numpy().tolist() == [1.0]
+
+    @tl.function
+    def decode(x):
+        return tl.io.decode_raw(x, tl.int32)
+    assert decode(tl.constant([b"\x05\x00\x00\x00"])).numpy().tolist() == [[5]]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="DecodeRaw.*not a multiple of 4"):
+        tl.io.decode_raw(b"abc", tl.int32)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="DecodeRaw.*same size"):
+        tl.io.decode_raw([b"ab", b"abcd"], tl.uint8)
+    with pytest.raises(TypeError, match="DecodeRaw: expected a string tensor"):
+        tl.io.decode_raw(tl.constant([1]), tl.uint8)
+
+
+@given(st.lists(st.binary(max_size=20), min_size=1, max_size=5), st.booleans())
+def test_base64_round_trip_web_safe(values, pad):
+    text = tl.io.encode_base64(values, pad=pad).numpy().tolist()
+    assert text == [base64.urlsafe_b64encode(v) if pad else base64.urlsafe_b64encode(v).rstrip(b"=")
+                    for v in values]
+    assert tl.io.decode_base64(text).numpy().tolist() == values
+
+
+def test_base64_errors():
+    assert tl.io.encode_base64(b"\xfb\xff").numpy() == b"-_8"
+    with pytest.raises(tl.errors.InvalidArgumentError, match="DecodeBase64: Invalid character"):
+        tl.io.decode_base64(b"ab+c")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="DecodeBase64: Base64 string length"):
+        tl.io.decode_base64(b"abcde")

@@ -1,5 +1,6 @@
 """Parsing serialized `tf.train.Example`s: `tl.io.parse_example`, `parse_single_example` and
-their feature configurations (`FixedLenFeature`, `VarLenFeature`, `FixedLenSequenceFeature`).
+their feature configurations (`FixedLenFeature`, `VarLenFeature`, `FixedLenSequenceFeature`);
+and the byte-level decoders of `tl.io`: `decode_raw`, `encode_base64`, `decode_base64`.
 
 Owns: the `ParseExample` op (host only, not differentiable): one scalar or vector of serialized
 Examples in, and for every feature its outputs: a dense tensor shaped batch + shape (batch +
@@ -10,7 +11,9 @@ Invariant: the same rules as TensorFlow's ParseExampleV2: a missing required fea
 of another kind than asked, or a value count that does not fit the shape raise
 InvalidArgumentError naming the op, the key and the example's index.
 """
+import base64
 import collections
+import re
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, op_error
@@ -20,7 +23,7 @@ from ..tensor import TensorShape
 from .sparse import SparseTensor
 
 __all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "parse_example",
-           "parse_single_example"]
+           "parse_single_example", "decode_raw", "encode_base64", "decode_base64"]
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature",
@@ -54,6 +57,7 @@ class FixedLenSequenceFeature(collections.namedtuple(
         return super().__new__(cls, shape, dtype, allow_missing, default_value)
 
 
+_WEB_SAFE = re.compile(rb"[A-Za-z0-9_-]*={0,2}")
 _KINDS = {_dt.float32: "float_list", _dt.int64: "int64_list", _dt.string: "bytes_list"}
 _TYPE_NAMES = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
 
@@ -251,3 +255,111 @@ def parse_single_example(serialized, features, example_names=None, name=None):
         raise op_error(ValueError, "ParseExample", f"parse_single_example: serialized must be a "
                        f"scalar, got shape {x.shape}")
     return parse_example(x, features, example_names, name)
+
+
+# -- raw bytes and base64 (tl.io.decode_raw, tl.io.encode_base64 / decode_base64)
+
+def _string_input(op_name, x):
+    x = convert_to_tensor(x, dtype=_dt.string) if not hasattr(x, "dtype") else convert_to_tensor(x)
+    if x.dtype is not _dt.string:
+        raise op_error(TypeError, op_name, f"expected a string tensor, got {x.dtype.name}")
+    return x
+
+
+def _decode_raw_infer(x, *, out_type, little_endian, fixed_length):
+    return spec(list(x.shape) + [None] if x.shape.rank is not None else None, out_type)
+
+
+@defop("DecodeRaw", infer=_decode_raw_infer, differentiable=False, host=True)
+def _decode_raw(xp, x, *, out_type, little_endian, fixed_length):
+    np_type = xp.dtype(out_type.np).newbyteorder("<" if little_endian else ">")
+    size = np_type.itemsize
+    rows = []
+    for i, raw in enumerate(x.reshape(-1)):
+        raw = bytes(raw)
+        if fixed_length is not None:
+            raw = raw[:fixed_length].ljust(fixed_length, b"\0")
+        if len(raw) % size:
+            raise InvalidArgumentError(f"Input to DecodeRaw has length {len(raw)} (element {i}) "
+                                       f"that is not a multiple of {size}, the size of "
+                                       f"{out_type.name}", op="DecodeRaw")
+        if rows and len(raw) != len(rows[0]) * size:
+            raise InvalidArgumentError(f"DecodeRaw requires input strings to all be the same size, "
+                                       f"but element {i} has size {len(raw)} != "
+                                       f"{len(rows[0]) * size}", op="DecodeRaw")
+        rows.append(xp.frombuffer(raw, dtype=np_type).astype(out_type.np))
+    width = len(rows[0]) if rows else 0
+    out = xp.empty((len(rows), width), dtype=out_type.np)
+    for i, row in enumerate(rows):
+        out[i] = row
+    return out.reshape(tuple(x.shape) + (width,))
+
+
+def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
+    """Reinterprets the bytes of each string as a vector of `out_type` (all strings the same
+    length, a multiple of the type's size; `fixed_length` cuts or zero-pads each to that many
+    bytes first). The result has one more dimension than `input_bytes`.
+
+    Example:
+        >>> tl.io.decode_raw(b"\\x01\\x00\\x02\\x00", tl.int16).numpy()
+        array([1, 2], dtype=int16)
+    """
+    x = _string_input("DecodeRaw", input_bytes)
+    dtype = _dt.as_dtype(out_type)
+    if dtype is _dt.string or dtype.np is None:
+        raise op_error(TypeError, "DecodeRaw", f"out_type must be a numeric type, got {dtype.name}")
+    if fixed_length is not None and int(fixed_length) < 0:
+        raise op_error(ValueError, "DecodeRaw", f"fixed_length must be >= 0, got {fixed_length}")
+    return apply("DecodeRaw", x, out_type=dtype, little_endian=bool(little_endian),
+                 fixed_length=None if fixed_length is None else int(fixed_length))
+
+
+def _same_strings(x, **attrs):
+    return spec(x.shape, _dt.string)
+
+
+@defop("EncodeBase64", infer=_same_strings, differentiable=False, host=True)
+def _encode_base64(xp, x, *, pad):
+    out = xp.empty(x.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, raw in enumerate(x.reshape(-1)):
+        text = base64.urlsafe_b64encode(bytes(raw))
+        flat[i] = text if pad else text.rstrip(b"=")
+    return out
+
+
+@defop("DecodeBase64", infer=_same_strings, differentiable=False, host=True)
+def _decode_base64(xp, x):
+    out = xp.empty(x.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, text in enumerate(x.reshape(-1)):
+        text = bytes(text)
+        body = text.rstrip(b"=")
+        if len(body) % 4 == 1:
+            raise InvalidArgumentError(f"Base64 string length cannot be 1 modulo 4 (element {i}: "
+                                       f"{text[:40]!r})", op="DecodeBase64")
+        if not _WEB_SAFE.fullmatch(text):
+            raise InvalidArgumentError(f"Invalid character found in base64 (element {i}: "
+                                       f"{text[:40]!r})", op="DecodeBase64")
+        flat[i] = base64.urlsafe_b64decode(body + b"=" * (-len(body) % 4))
+    return out
+
+
+def encode_base64(input, pad=False, name=None):  # noqa: A002 - TensorFlow's name
+    """Each string in web-safe base64 (`-` and `_` for `+` and `/`), without `=` padding
+    unless `pad`.
+
+    Example:
+        >>> tl.io.encode_base64(b"\\xfb\\xff").numpy()
+        b'-_8'
+    """
+    return apply("EncodeBase64", _string_input("EncodeBase64", input), pad=bool(pad))
+
+
+def decode_base64(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The bytes of web-safe base64 strings, padded with `=` or not.
+
+    Raises:
+        InvalidArgumentError: for a character outside the web-safe alphabet or a bad length.
+    """
+    return apply("DecodeBase64", _string_input("DecodeBase64", input))
