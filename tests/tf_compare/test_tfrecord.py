@@ -136,3 +136,26 @@ def test_decode_raw_equals_tensorflows(dtype, little_endian):
     ours = tl.io.decode_raw(raw[:1], getattr(tl, dtype), fixed_length=24)
     np.testing.assert_array_equal(ours.numpy(), tf.io.decode_raw(raw[:1], getattr(tf, dtype),
                                                                  fixed_length=24).numpy())
+
+
+@pytest.mark.parametrize("value", [3.0, [[1, 2], [3, 4]], [b"a", b"bc"], [True, False],
+                                   np.zeros((0, 2), np.float32), np.array([1.5, 2], np.float16),
+                                   np.array([1 + 2j], np.complex128), np.arange(6, dtype=np.uint16)])
+def test_serialize_tensor_equals_tensorflows(value):
+    ours, theirs = tl.io.serialize_tensor(value).numpy(), tf.io.serialize_tensor(value).numpy()
+    assert ours == theirs
+    dtype = tf.constant(value).dtype
+    back = tl.io.parse_tensor(theirs, tl.as_dtype(dtype.name))
+    ref = tf.io.parse_tensor(ours, dtype)
+    assert back.dtype.name == ref.dtype.name and back.shape == tuple(ref.shape)
+    np.testing.assert_array_equal(back.numpy(), ref.numpy())
+
+
+def test_parse_tensor_reads_tensorflows_value_fields():
+    for proto, dtype in [(tf.make_tensor_proto(1.5, shape=[3]), "float32"),
+                         (tf.make_tensor_proto([1, 2], dtype=tf.int32, shape=[4]), "int32"),
+                         (tf.make_tensor_proto(np.array([1.5, 2.5], np.float16)), "float16"),
+                         (tf.make_tensor_proto([b"x", b"y"]), "string")]:
+        raw = proto.SerializeToString()
+        np.testing.assert_array_equal(tl.io.parse_tensor(raw, getattr(tl, dtype)).numpy(),
+                                      tf.io.parse_tensor(raw, getattr(tf, dtype)).numpy())

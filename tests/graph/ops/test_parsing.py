@@ -153,3 +153,37 @@ def test_base64_errors():
         tl.io.decode_base64(b"ab+c")
     with pytest.raises(tl.errors.InvalidArgumentError, match="DecodeBase64: Base64 string length"):
         tl.io.decode_base64(b"abcde")
+
+
+@pytest.mark.parametrize("value", [3.0, [[1, 2], [3, 4]], [b"a", b"bc"], [True, False],
+                                   np.zeros((0, 2), np.float32), np.array([1.5, 2], np.float16),
+                                   np.array([1 + 2j], np.complex64), np.array(7, np.int64)])
+def test_serialize_and_parse_tensor_round_trip(value):
+    t = tl.constant(value)
+    raw = tl.io.serialize_tensor(t)
+    assert raw.dtype == tl.string and raw.shape == ()
+    back = tl.io.parse_tensor(raw, t.dtype)
+    assert back.dtype == t.dtype and back.shape == t.shape
+    np.testing.assert_array_equal(back.numpy(), t.numpy())
+
+    @tl.function
+    def again(x):
+        out = tl.io.parse_tensor(tl.io.serialize_tensor(x), x.dtype)
+        assert out.shape.rank is None
+        return out
+    np.testing.assert_array_equal(again(t).numpy(), t.numpy())
+
+
+def test_serialized_tensor_bytes_and_value_fields():
+    # TensorProto: dtype 1 (DT_FLOAT), an empty shape message, tensor_content little-endian
+    assert tl.io.serialize_tensor(tl.constant(3.0)).numpy() == b"\x08\x01\x12\x00\x22\x04\x00\x00\x40\x40"
+    proto = tl.io.serialize_tensor(tl.constant([b"a"])).numpy()
+    assert proto == b"\x08\x07\x12\x04\x12\x02\x08\x01\x42\x01a"   # string_val, field 8
+    from trainlib.graph.example_proto import message_class
+    p = message_class("TensorProto")(dtype=3, int_val=[1, 2])   # DT_INT32, the last value repeats
+    p.tensor_shape.dim.add(size=4)
+    assert tl.io.parse_tensor(p.SerializeToString(), tl.int32).numpy().tolist() == [1, 2, 2, 2]
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"ParseTensor: Type mismatch .*\(int32\) and dtype \(float32\)"):
+        tl.io.parse_tensor(p.SerializeToString(), tl.float32)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="ParseTensor: Could not parse"):
+        tl.io.parse_tensor(b"\xff\xff", tl.float32)

@@ -1,6 +1,7 @@
 """Parsing serialized `tf.train.Example`s: `tl.io.parse_example`, `parse_single_example` and
 their feature configurations (`FixedLenFeature`, `VarLenFeature`, `FixedLenSequenceFeature`);
-and the byte-level decoders of `tl.io`: `decode_raw`, `encode_base64`, `decode_base64`.
+the byte-level decoders of `tl.io`: `decode_raw`, `encode_base64`, `decode_base64`; and
+`serialize_tensor` / `parse_tensor` (TensorFlow's TensorProto bytes).
 
 Owns: the `ParseExample` op (host only, not differentiable): one scalar or vector of serialized
 Examples in, and for every feature its outputs: a dense tensor shaped batch + shape (batch +
@@ -17,13 +18,13 @@ import re
 
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, op_error
-from ..example_proto import message_class
+from ..example_proto import DATA_TYPES, message_class
 from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import TensorShape
 from .sparse import SparseTensor
 
 __all__ = ["FixedLenFeature", "VarLenFeature", "FixedLenSequenceFeature", "parse_example",
-           "parse_single_example", "decode_raw", "encode_base64", "decode_base64"]
+           "parse_single_example", "decode_raw", "encode_base64", "decode_base64", "serialize_tensor", "parse_tensor"]
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature",
@@ -363,3 +364,102 @@ def decode_base64(input, name=None):  # noqa: A002 - TensorFlow's name
         InvalidArgumentError: for a character outside the web-safe alphabet or a bad length.
     """
     return apply("DecodeBase64", _string_input("DecodeBase64", input))
+
+
+# -- tensors as TensorProto bytes (tl.io.serialize_tensor / parse_tensor)
+
+_BY_NUMBER = {number: name for name, number in DATA_TYPES.items()}
+_VALUE_FIELDS = {"float32": "float_val", "float64": "double_val", "int64": "int64_val",
+                 "bool": "bool_val", "string": "string_val", "uint32": "uint32_val",
+                 "uint64": "uint64_val", "complex64": "scomplex_val", "complex128": "dcomplex_val",
+                 "float16": "half_val"}
+
+
+def _serialize_infer(x):
+    return spec([], _dt.string)
+
+
+@defop("SerializeTensor", infer=_serialize_infer, differentiable=False, host=True)
+def _serialize_tensor(xp, x):
+    dtype = _dt.string if x.dtype == object else _dt.from_numpy(x.dtype)
+    if dtype.name not in DATA_TYPES:
+        raise InvalidArgumentError(f"cannot serialize a {dtype.name} tensor", op="SerializeTensor")
+    proto = message_class("TensorProto")(dtype=DATA_TYPES[dtype.name])
+    proto.tensor_shape.SetInParent()
+    for d in x.shape:
+        proto.tensor_shape.dim.add(size=int(d))
+    if dtype is _dt.string:
+        proto.string_val.extend(bytes(v) for v in x.reshape(-1))
+    else:
+        proto.tensor_content = xp.ascontiguousarray(x).astype(x.dtype.newbyteorder("<")).tobytes()
+    out = xp.empty((), dtype=object)
+    out[()] = proto.SerializeToString()
+    return out
+
+
+def _parse_tensor_infer(serialized, *, out_type):
+    if serialized.dtype is not _dt.string:
+        raise TypeError(f"ParseTensor: serialized must be a string, got {serialized.dtype.name}")
+    if serialized.shape.rank not in (None, 0):
+        raise ValueError(f"ParseTensor: serialized must be a scalar, got shape {serialized.shape}")
+    return spec(None, out_type)
+
+
+@defop("ParseTensor", infer=_parse_tensor_infer, differentiable=False, host=True)
+def _parse_tensor(xp, serialized, *, out_type):
+    raw = bytes(serialized.reshape(-1)[0])
+    try:
+        proto = message_class("TensorProto").FromString(raw)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError and kin
+        raise InvalidArgumentError(f"Could not parse `serialized` as TensorProto: {raw[:40]!r}",
+                                   op="ParseTensor") from None
+    got = _BY_NUMBER.get(proto.dtype)
+    if got != out_type.name:
+        raise InvalidArgumentError(f"Type mismatch between parsed tensor ({got or proto.dtype}) "
+                                   f"and dtype ({out_type.name})", op="ParseTensor")
+    shape = tuple(int(d.size) for d in proto.tensor_shape.dim)
+    count = _size(shape)
+    if out_type is _dt.string:
+        values = list(proto.string_val)
+        out = xp.empty(count, dtype=object)
+        out[...] = (values + values[-1:] * (count - len(values)))[:count] if values else b""
+        return out.reshape(shape)
+    np_type = xp.dtype(out_type.np)
+    if proto.tensor_content:
+        flat = xp.frombuffer(proto.tensor_content, dtype=np_type.newbyteorder("<"))
+        if flat.size != count:
+            raise InvalidArgumentError(f"the tensor content holds {flat.size} values, the shape "
+                                       f"{list(shape)} needs {count}", op="ParseTensor")
+        return flat.astype(np_type).reshape(shape)
+    values = list(getattr(proto, _VALUE_FIELDS.get(out_type.name, "int_val")))
+    if out_type.is_complex:
+        values = [complex(a, b) for a, b in zip(values[::2], values[1::2])]
+    if out_type.name == "float16":   # half_val holds the bits
+        values = xp.asarray(values, dtype=xp.uint16).view(np_type).tolist()
+    out = xp.zeros(count, dtype=np_type)
+    if values and count:   # fewer values than elements: the last one repeats (TensorFlow's rule)
+        out[:] = values[-1]
+        out[:min(len(values), count)] = values[:count]
+    return out.reshape(shape)
+
+
+def serialize_tensor(tensor, name=None):
+    """`tensor` as the bytes of a TensorFlow TensorProto (a scalar string), which
+    `parse_tensor` (or TensorFlow's tf.io.parse_tensor) reads back.
+
+    Example:
+        >>> tl.io.parse_tensor(tl.io.serialize_tensor(tl.constant([1.0, 2.0])), tl.float32)
+        <tl.Tensor: shape=(2,), dtype=float32, numpy=array([1., 2.], dtype=float32)>
+    """
+    return apply("SerializeTensor", convert_to_tensor(tensor))
+
+
+def parse_tensor(serialized, out_type, name=None):
+    """The tensor of a serialized TensorProto (as `serialize_tensor` writes), of dtype
+    `out_type`; its shape is known only when it runs.
+
+    Raises:
+        InvalidArgumentError: if the bytes are not a TensorProto or hold another dtype.
+    """
+    return apply("ParseTensor", _string_input("ParseTensor", serialized),
+                 out_type=_dt.as_dtype(out_type))
