@@ -29,6 +29,21 @@ def test_crc32c_known_vectors():
     assert crc32c(b"6789", crc32c(b"12345")) == crc32c(b"123456789")
 
 
+def _bitwise_crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+@given(st.binary(max_size=70), st.binary(max_size=20))
+def test_crc32c_equals_the_bitwise_definition_and_continues(a, b):
+    assert crc32c(a) == _bitwise_crc32c(a)
+    assert crc32c(b, crc32c(a)) == crc32c(a + b)
+
+
 def test_framing_is_length_crc_data_crc(tmp_path):
     path = str(tmp_path / "one.tfrecord")
     with tl.io.TFRecordWriter(path) as w:

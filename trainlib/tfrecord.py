@@ -3,7 +3,7 @@
 
 Owns: the TFRecord framing (each record is its length as a little-endian uint64, the masked
 CRC32C of those 8 bytes, the data, the masked CRC32C of the data), CRC32C itself (Castagnoli
-polynomial, table driven: no installed library provides it), and the compressed variants
+polynomial, table driven, sliced by 8: no installed library provides it), and the compressed variants
 ("ZLIB": the whole framed stream through zlib; "GZIP": through gzip), as TensorFlow writes them.
 Invariant: a record whose length or data does not match its checksum, or a file that ends in
 the middle of a record, raises DataLossError naming the file and the record's offset (in the
@@ -19,26 +19,36 @@ __all__ = ["crc32c", "masked_crc32c", "TFRecordOptions", "TFRecordCompressionTyp
            "TFRecordWriter", "compression_of", "read_records"]
 
 
-def _table():
+def _tables():
+    """The CRC32C lookup tables for slicing by 8: table k advances a byte through k more."""
     poly = 0x82F63B78  # Castagnoli, bit-reversed
-    table = []
+    first = []
     for n in range(256):
         c = n
         for _ in range(8):
             c = (c >> 1) ^ poly if c & 1 else c >> 1
-        table.append(c)
-    return tuple(table)
+        first.append(c)
+    tables = [first]
+    for _ in range(7):
+        tables.append([(c >> 8) ^ first[c & 0xFF] for c in tables[-1]])
+    return tuple(tuple(t) for t in tables)
 
 
-_TABLE = _table()
+_TABLES = _tables()
 
 
 def crc32c(data, crc=0):
     """The CRC32C (Castagnoli) checksum of the bytes `data`, continuing from `crc`."""
-    table = _TABLE
+    t0, t1, t2, t3, t4, t5, t6, t7 = _TABLES
     crc ^= 0xFFFFFFFF
-    for byte in data:
-        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    data = memoryview(data).cast("B")
+    whole = len(data) & ~7
+    for lo, hi in struct.iter_unpack("<II", data[:whole]):   # eight bytes a step
+        lo ^= crc
+        crc = (t7[lo & 0xFF] ^ t6[(lo >> 8) & 0xFF] ^ t5[(lo >> 16) & 0xFF] ^ t4[lo >> 24]
+               ^ t3[hi & 0xFF] ^ t2[(hi >> 8) & 0xFF] ^ t1[(hi >> 16) & 0xFF] ^ t0[hi >> 24])
+    for byte in data[whole:]:
+        crc = t0[(crc ^ byte) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 
 
