@@ -187,3 +187,20 @@ def test_serialized_tensor_bytes_and_value_fields():
         tl.io.parse_tensor(p.SerializeToString(), tl.float32)
     with pytest.raises(tl.errors.InvalidArgumentError, match="ParseTensor: Could not parse"):
         tl.io.parse_tensor(b"\xff\xff", tl.float32)
+
+
+def test_var_len_features_in_dataset_map_and_batch():
+    ds = tl.data.Dataset.from_tensor_slices(RECORDS).map(
+        lambda r: tl.io.parse_single_example(r, {"v": FEATURES["v"]}))
+    assert ds.element_spec["v"] == tl.SparseTensorSpec([None], tl.int64)
+    elements = [e["v"] for e in ds]
+    assert [e.values.numpy().tolist() for e in elements] == [[4, 5, 6], [], [7]]
+    assert [e.dense_shape.numpy().tolist() for e in elements] == [[3], [0], [1]]
+    batched = ds.batch(2)
+    assert batched.element_spec["v"] == tl.SparseTensorSpec([None, None], tl.int64)
+    first, second = [b["v"] for b in batched]
+    assert first.indices.numpy().tolist() == [[0, 0], [0, 1], [0, 2]]
+    assert first.dense_shape.numpy().tolist() == [2, 3]
+    assert second.indices.numpy().tolist() == [[0, 0]] and second.dense_shape.numpy().tolist() == [1, 1]
+    dense = ds.map(lambda e: tl.sparse.to_dense(e["v"]))
+    assert [d.numpy().tolist() for d in dense] == [[4, 5, 6], [], [7]]
