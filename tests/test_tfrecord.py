@@ -143,3 +143,10 @@ def test_dataset_writer(tmp_path):
     assert [r.numpy() for r in tl.data.TFRecordDataset(path, "GZIP")] == records
     with pytest.raises(TypeError, match="scalar strings"):
         tl.data.experimental.TFRecordWriter(path).write(tl.data.Dataset.range(3))
+
+
+def test_missing_files_raise_not_found(tmp_path):
+    with pytest.raises(tl.errors.NotFoundError, match="TFRecordDataset: .*missing.tfrecord"):
+        list(tl.data.TFRecordDataset(str(tmp_path / "missing.tfrecord")))
+    with pytest.raises(tl.errors.NotFoundError, match="TFRecordWriter: .*no_dir"):
+        tl.io.TFRecordWriter(str(tmp_path / "no_dir" / "x.tfrecord"))

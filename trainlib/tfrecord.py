@@ -13,7 +13,7 @@ import gzip
 import struct
 import zlib
 
-from .graph.errors import DataLossError, InvalidArgumentError
+from .graph.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 __all__ = ["crc32c", "masked_crc32c", "TFRecordOptions", "TFRecordCompressionType",
            "TFRecordWriter", "compression_of", "read_records"]
@@ -128,6 +128,14 @@ class TFRecordOptions:
         return f"TFRecordOptions(compression_type={self.compression_type!r})"
 
 
+def _open(path, mode, op):
+    """`open`, with a missing file or folder as NotFoundError naming the op (as TensorFlow)."""
+    try:
+        return open(path, mode)
+    except FileNotFoundError:
+        raise NotFoundError(f"{op}: {path}: No such file or directory", op=op) from None
+
+
 def _frame(record):
     header = struct.pack("<Q", len(record))
     return b"".join((header, struct.pack("<I", masked_crc32c(header)), record,
@@ -152,7 +160,7 @@ class TFRecordWriter:
             compression_of(options, "TFRecordWriter"))
         self._kind = options.compression_type
         level = -1 if options.compression_level is None else int(options.compression_level)
-        self._file = open(self._path, "wb")
+        self._file = _open(self._path, "wb", "TFRecordWriter")
         self._zip = None
         if self._kind:
             bits = 15 if options.window_bits is None else int(options.window_bits)
@@ -205,7 +213,7 @@ class TFRecordWriter:
 
 
 def _decompressed(path, kind):
-    with open(path, "rb") as f:
+    with _open(path, "rb", "TFRecordDataset") as f:
         data = f.read()
     try:
         if kind == "GZIP":
@@ -221,9 +229,13 @@ def read_records(path, compression_type=""):
 
     Raises:
         DataLossError: on a corrupted or truncated record, naming the file and its offset.
-        NotFoundError/OSError: if the file cannot be opened.
+        NotFoundError: if the file does not exist.
     """
-    data = _decompressed(path, compression_type) if compression_type else open(path, "rb").read()
+    if compression_type:
+        data = _decompressed(path, compression_type)
+    else:
+        with _open(path, "rb", "TFRecordDataset") as f:
+            data = f.read()
     n, offset = len(data), 0
 
     def lost(what, why=""):
