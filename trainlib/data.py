@@ -17,6 +17,7 @@ Python side effects differ); tuple elements are unpacked into positional
 arguments, dicts are passed whole.
 """
 import itertools
+import os
 import types
 import warnings
 
@@ -35,9 +36,11 @@ from .graph.errors import InvalidArgumentError
 from .graph.op import owned_tensor
 from .graph.ops import iterator as _iterator_ops
 from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec
+from .graph.ops.sparse import SparseTensor, SparseTensorSpec
 from .graph.properties import read_only
+from . import tfrecord as _tfrecord
 
-__all__ = ["Dataset", "TextLineDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
+__all__ = ["Dataset", "TextLineDataset", "TFRecordDataset", "Iterator", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "experimental"]
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -67,7 +70,7 @@ def _as_array(value):
     """A leaf as numpy: Python ints become int32 (int64 when too large), floats float32, as
     `tl.constant` does; numpy arrays keep their dtype and are copied (the caller may write into
     theirs later), tensors are not (they never change); a RaggedTensor, one of numpy arrays."""
-    if isinstance(value, RaggedTensor):
+    if isinstance(value, (RaggedTensor, SparseTensor)):
         return nest.rebuild(value, [_as_array(c) for c in nest.components(value)])
     if isinstance(value, (tensor_lib.Tensor, variables.Variable)) or tensor_lib.is_tensor(value):
         return np.asarray(value.numpy())
@@ -102,7 +105,7 @@ def _to_arrays(element):
 
 
 def _owned(leaf):
-    if isinstance(leaf, RaggedTensor):
+    if isinstance(leaf, (RaggedTensor, SparseTensor)):
         return nest.rebuild(leaf, [owned_tensor(c) for c in nest.components(leaf)])
     return owned_tensor(leaf)
 
@@ -113,6 +116,8 @@ def _to_tensors(element):
 
 
 def _spec_of(array):
+    if isinstance(array, SparseTensor):
+        return SparseTensorSpec.from_value(array)
     if isinstance(array, RaggedTensor):
         return RaggedTensorSpec([None] + array.shape.as_list()[1:],
                                 dtypes.as_dtype(array.flat_values.dtype), array.ragged_rank)
@@ -364,9 +369,10 @@ class Dataset:
             flat = _flat(inner)
             dims = shapes if shapes is not None else [s.shape for s in flat]
             n = batch_size if drop_remainder else None
-            return _pack(inner, [s.batched(n) if isinstance(s, RaggedTensorSpec) else
-                                 tensor_lib.TensorSpec(tensor_lib.TensorShape([n]).concatenate(d),
-                                                       s.dtype) for s, d in zip(flat, dims)])
+            return _pack(inner, [s.batched(n) if isinstance(s, (RaggedTensorSpec, SparseTensorSpec))
+                                 else tensor_lib.TensorSpec(
+                                     tensor_lib.TensorShape([n]).concatenate(d), s.dtype)
+                                 for s, d in zip(flat, dims)])
         return spec
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
@@ -714,6 +720,72 @@ class TextLineDataset(Dataset):
         super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
 
 
+def _file_names(filenames, who):
+    tensors = list(filenames) if isinstance(filenames, Dataset) else [array_ops.constant(filenames)]
+    names = []
+    for t in tensors:
+        if t.dtype is not dtypes.string:
+            raise TypeError(f"{who}: filenames must be strings, got {t.dtype.name}")
+        names += np.asarray(t.numpy(), dtype=object).reshape(-1).tolist()
+    return [n.decode("utf-8") for n in names]
+
+
+class TFRecordDataset(Dataset):
+    """The records of TFRecord files, as scalar string elements, as tf.data.TFRecordDataset.
+
+    Args:
+        filenames: a file name, a list or string tensor of them, or a Dataset of them.
+        compression_type: "" or None, "ZLIB" or "GZIP".
+        buffer_size: accepted (bytes of read buffer; must be >= 0).
+        num_parallel_reads: read this many files at a time, their records interleaved one by
+            one, in order (TF's deterministic order); None reads the files one after another.
+
+    Raises:
+        DataLossError (while iterating): for a corrupted record, naming the file and offset.
+
+    Example:
+        >>> for record in tl.data.TFRecordDataset(["data.tfrecord"]):
+        ...     example = tl.train.Example.FromString(record.numpy())
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,
+                 name=None):
+        kind = _tfrecord.compression_of(compression_type, "TFRecordDataset")
+        _tfrecord.check_buffer_size(buffer_size)
+        paths = _file_names(filenames, "TFRecordDataset")
+        cycle = 1 if num_parallel_reads is None else int(num_parallel_reads)
+        if cycle == AUTOTUNE:
+            cycle = os.cpu_count() or 1
+        if cycle < 1:
+            raise ValueError(f"TFRecordDataset: num_parallel_reads must be positive or "
+                             f"tl.data.AUTOTUNE, got {num_parallel_reads}")
+
+        def scalar(record):
+            out = np.empty((), dtype=object)
+            out[()] = record
+            return out
+
+        def make():  # tf.data's interleave with cycle_length=cycle, block_length=1
+            pending, slots, at, more = iter(paths), [None] * cycle, 0, True
+            while more or any(slots):
+                if slots[at] is not None:
+                    record = next(slots[at], None)
+                    if record is None:
+                        slots[at] = None
+                    else:
+                        yield scalar(record)
+                    at = (at + 1) % cycle
+                elif more:
+                    path = next(pending, None)
+                    if path is None:
+                        more = False
+                    else:
+                        slots[at] = _tfrecord.read_records(path, kind)
+                else:
+                    at = (at + 1) % cycle
+        super().__init__(make, _UNKNOWN, tensor_lib.TensorSpec([], dtypes.string))
+
+
 class _GraphIterator:
     """`iter(dataset)` inside a traced Function: a symbolic iterator made at every call."""
 
@@ -789,7 +861,7 @@ class Iterator(_GraphIterator):
 def _components(leaf):
     """The arrays a graph iterator hands over for one element leaf (a ragged one's
     components: flat values, then row splits)."""
-    if isinstance(leaf, RaggedTensor):
+    if isinstance(leaf, (RaggedTensor, SparseTensor)):
         return [np.asarray(c) for c in nest.components(leaf)]
     return [np.asarray(leaf)]
 
@@ -799,13 +871,14 @@ def _leaf_specs(dataset):
     function packing such leaves into its structure)."""
     structure = dataset.element_spec
     specs = _flat(structure)
-    parts = [nest.components(s) if isinstance(s, RaggedTensorSpec) else [s] for s in specs]
+    composite = (RaggedTensorSpec, SparseTensorSpec)
+    parts = [nest.components(s) if isinstance(s, composite) else [s] for s in specs]
 
     def pack(leaves):
         leaves, out = list(leaves), []
         for s, p in zip(specs, parts):
             taken, leaves = leaves[:len(p)], leaves[len(p):]
-            out.append(nest.rebuild(s, taken) if isinstance(s, RaggedTensorSpec) else taken[0])
+            out.append(nest.rebuild(s, taken) if isinstance(s, composite) else taken[0])
         return _pack(structure, out)
     return [c for p in parts for c in p], pack
 
@@ -923,12 +996,24 @@ def _traced_spec(fn, dataset):
             out = tuple(out)
         return _pack(out, [tensor_lib.TensorSpec(t.shape, t.dtype) if tensor_lib.is_tensor(t) else
                            RaggedTensorSpec.from_value(t) if isinstance(t, RaggedTensor) else
+                           SparseTensorSpec(t.shape, t.dtype) if isinstance(t, SparseTensor) else
                            _spec_of(_as_array(t)) for t in _flat(out)])
     except Exception:  # noqa: BLE001 - eager-only functions: learn the spec from one element
         for e in dataset._make_iterator():
             out = _to_arrays(_call(fn, _to_tensors(e)))
             return _pack(out, [_spec_of(a) for a in _flat(out)])
         raise
+
+
+def _stack_sparse(parts):
+    """SparseTensors (of numpy components) batched as tf.data batches them: one more leading
+    dimension, the dense shape the largest of each dim."""
+    indices = [np.concatenate([np.full((len(p.indices), 1), i, np.int64), np.asarray(p.indices)],
+                              axis=1) for i, p in enumerate(parts)]
+    shape = np.max(np.stack([np.asarray(p.dense_shape) for p in parts]), axis=0)
+    return nest.rebuild(parts[0], [np.concatenate(indices),
+                                   np.concatenate([np.asarray(p.values) for p in parts]),
+                                   np.concatenate([[len(parts)], shape]).astype(np.int64)])
 
 
 def _stack(group, source=None):
@@ -940,6 +1025,9 @@ def _stack(group, source=None):
     for i, parts in enumerate(zip(*leaves)):
         if isinstance(parts[0], RaggedTensor):
             out.append(_stack_ragged(parts))
+            continue
+        if isinstance(parts[0], SparseTensor):
+            out.append(_stack_sparse(parts))
             continue
         shapes = {p.shape for p in parts}
         if len(shapes) != 1:  # the rows of a ragged component batch as one again (tf.data)
@@ -984,7 +1072,36 @@ class _RaggedElements(Dataset):
                        self._batched_spec(batch_size, drop_remainder))
 
 
+class _DatasetTFRecordWriter:
+    """Writes a dataset of scalar strings to a TFRecord file, one record per element, as
+    tf.data.experimental.TFRecordWriter.
+
+    Example:
+        >>> tl.data.experimental.TFRecordWriter("out.tfrecord").write(serialized_dataset)
+    """
+
+    def __init__(self, filename, compression_type=None):
+        self._filename = filename
+        self._options = _tfrecord.TFRecordOptions(
+            _tfrecord.compression_of(compression_type, "TFRecordWriter"))
+
+    def write(self, dataset):
+        """Writes every element of `dataset` (scalar strings).
+
+        Raises:
+            TypeError: if the elements are not scalar strings.
+        """
+        spec = dataset.element_spec if isinstance(dataset, Dataset) else None
+        if not isinstance(spec, tensor_lib.TensorSpec) or spec.dtype is not dtypes.string or \
+                spec.shape.rank != 0:
+            raise TypeError(f"TFRecordWriter.write: expected a dataset of scalar strings, got "
+                            f"element_spec {spec}")
+        with _tfrecord.TFRecordWriter(self._filename, self._options) as writer:
+            for element in dataset:
+                writer.write(element.numpy())
+
+
 experimental = types.SimpleNamespace(
     AUTOTUNE=AUTOTUNE, INFINITE_CARDINALITY=INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY=UNKNOWN_CARDINALITY,
-    cardinality=lambda dataset: dataset.cardinality())
+    cardinality=lambda dataset: dataset.cardinality(), TFRecordWriter=_DatasetTFRecordWriter)

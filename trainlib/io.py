@@ -1,7 +1,15 @@
-"""`tl.io`: reading and writing whole files as string tensors (`read_file`, `write_file`) and
-parsing CSV records (`decode_csv`).
+"""`tl.io`: reading and writing whole files as string tensors (`read_file`, `write_file`),
+parsing CSV records (`decode_csv`), TFRecord files (`TFRecordWriter`, `TFRecordOptions`),
+parsing tf.train.Examples (`parse_example`, `parse_single_example` and the feature
+configurations) bytes (`decode_raw`, `encode_base64`, `decode_base64`) and tensors
+(`serialize_tensor`, `parse_tensor`).
 
-Owns nothing but names: the ops live in trainlib/graph/ops/io.py and strings.py.
+Owns nothing but names: the ops live in trainlib/graph/ops/io.py, strings.py and parsing.py,
+the TFRecord format in trainlib/tfrecord.py.
 """
 from .graph.ops.io import read_file, write_file  # noqa: F401
 from .graph.ops.strings import decode_csv  # noqa: F401
+from .tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter  # noqa: F401
+from .graph.ops.parsing import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature,  # noqa: F401
+                                decode_base64, decode_raw, encode_base64, parse_example,
+                                parse_single_example, parse_tensor, serialize_tensor)

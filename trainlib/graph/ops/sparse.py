@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..op import apply, convert_to_tensor, defop, spec
-from ..tensor import TensorShape
+from ..tensor import TensorShape, TensorSpec
 from . import array as _array
 from . import math as _math
 from ..properties import read_only
@@ -46,9 +46,71 @@ class SparseTensor:
         except (TypeError, ValueError):  # a symbolic dense_shape: only the rank is known
             return TensorShape([None] * (self.indices.shape[1] or 0))
 
+    # a composite (graph/nest.py): tl.function takes and returns it by its three components
+    def _tl_flatten(self):
+        return [self.indices, self.values, self.dense_shape]
+
+    def _tl_rebuild(self, parts):  # the parts may be placeholders of a Function's outputs
+        return SparseTensorSpec._tl_rebuild(self, parts)
+
+    def _tl_static_key(self):
+        return ()
+
     def __repr__(self):
         return (f"SparseTensor(indices={self.indices}, values={self.values}, "
                 f"dense_shape={self.dense_shape})")
+
+
+class SparseTensorSpec:
+    """Describes a SparseTensor: its dense `shape` and `dtype` (tf.SparseTensorSpec). A
+    composite of the specs of its three components, so a Dataset element or a tl.function
+    argument that is a SparseTensor is traced by it.
+
+    Example:
+        >>> tl.SparseTensorSpec([None], tl.int64)
+        SparseTensorSpec(TensorShape([None]), tl.int64)
+    """
+
+    def __init__(self, shape=None, dtype=_dt.float32):
+        self._shape = TensorShape(shape)
+        self._dtype = _dt.as_dtype(dtype)
+        if self._shape.rank is None:
+            raise ValueError("SparseTensorSpec needs a known rank")
+
+    @classmethod
+    def from_value(cls, value):
+        """The spec of a SparseTensor."""
+        return cls(value.shape, value.dtype)
+
+    shape = read_only("_shape", "The static dense shape.")
+    dtype = read_only("_dtype", "The dtype of the values.")
+
+    def _tl_flatten(self):
+        rank = self._shape.rank
+        return [TensorSpec([None, rank], _dt.int64), TensorSpec([None], self._dtype),
+                TensorSpec([rank], _dt.int64)]
+
+    def _tl_rebuild(self, parts):
+        out = object.__new__(SparseTensor)
+        out.indices, out.values, out.dense_shape = parts
+        return out
+
+    def _tl_static_key(self):
+        return (self._shape.rank,)
+
+    def batched(self, batch_size=None):
+        """The spec of `batch_size` (None: unknown) of these values batched."""
+        return SparseTensorSpec(TensorShape([batch_size]).concatenate(self._shape), self._dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, SparseTensorSpec) and self._shape == other._shape and \
+            self._dtype is other._dtype
+
+    def __hash__(self):
+        return hash((tuple(self._shape.as_list()), self._dtype.name))
+
+    def __repr__(self):
+        return f"SparseTensorSpec({self._shape!r}, {self._dtype!r})"
 
 
 def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
