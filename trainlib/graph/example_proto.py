@@ -83,17 +83,14 @@ def _file_descriptor(descriptor_pb2):
             ("tensor_shape", 2, F.TYPE_MESSAGE, opt, ".tensorflow.TensorShapeProto", None),
             ("version_number", 3, F.TYPE_INT32, opt, None, None),
             ("tensor_content", 4, F.TYPE_BYTES, opt, None, None),
-            ("float_val", 5, F.TYPE_FLOAT, rep, None, None),
-            ("double_val", 6, F.TYPE_DOUBLE, rep, None, None),
-            ("int_val", 7, F.TYPE_INT32, rep, None, None),
-            ("string_val", 8, F.TYPE_BYTES, rep, None, None),
-            ("scomplex_val", 9, F.TYPE_FLOAT, rep, None, None),
-            ("int64_val", 10, F.TYPE_INT64, rep, None, None),
-            ("bool_val", 11, F.TYPE_BOOL, rep, None, None),
-            ("dcomplex_val", 12, F.TYPE_DOUBLE, rep, None, None),
-            ("half_val", 13, F.TYPE_INT32, rep, None, None),
-            ("uint32_val", 16, F.TYPE_UINT32, rep, None, None),
-            ("uint64_val", 17, F.TYPE_UINT64, rep, None, None))
+            # the repeated value fields, one per element kind: (name, number, type)
+            *((name, number, kind, rep, None, None) for name, number, kind in (
+                ("float_val", 5, F.TYPE_FLOAT), ("double_val", 6, F.TYPE_DOUBLE),
+                ("int_val", 7, F.TYPE_INT32), ("string_val", 8, F.TYPE_BYTES),
+                ("scomplex_val", 9, F.TYPE_FLOAT), ("int64_val", 10, F.TYPE_INT64),
+                ("bool_val", 11, F.TYPE_BOOL), ("dcomplex_val", 12, F.TYPE_DOUBLE),
+                ("half_val", 13, F.TYPE_INT32), ("uint32_val", 16, F.TYPE_UINT32),
+                ("uint64_val", 17, F.TYPE_UINT64))))
     message("Example", ("features", 1, F.TYPE_MESSAGE, opt, ".tensorflow.Features", None))
     message("SequenceExample",
             ("context", 1, F.TYPE_MESSAGE, opt, ".tensorflow.Features", None),

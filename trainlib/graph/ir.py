@@ -280,11 +280,7 @@ class NodeDef:
     """One node of a GraphDef: `name`, `op`, `input` (list of names), `attr` (dict)."""
 
     def __init__(self, name, op, input, attr, device=""):  # noqa: A002 -- protobuf's field name
-        self.name = name
-        self.op = op
-        self.input = input
-        self.attr = attr
-        self.device = device
+        self.name, self.op, self.input, self.attr, self.device = name, op, input, attr, device
 
     @classmethod
     def from_operation(cls, op):
