@@ -10,12 +10,21 @@ from trainlib.graph import allocator
 
 
 def _faults_making(nbytes, times=5):
-    """Minor page faults while making (and writing) then freeing an array `times` times."""
-    np.ones(nbytes // 8)   # once before counting
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(times):
-        np.ones(nbytes // 8)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    """Minor page faults while making (and writing) then freeing an array `times` times, with
+    numpy's transparent huge pages off (with them, an 8 MiB array is a handful of faults
+    whoever keeps the memory, and the kernel decides when it grants them)."""
+    set_hugepage = getattr(getattr(np, "_core", np.core).multiarray, "_set_madvise_hugepage",
+                           None)
+    previous = set_hugepage(False) if set_hugepage else None
+    try:
+        np.ones(nbytes // 8)   # once before counting
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(times):
+            np.ones(nbytes // 8)
+        return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    finally:
+        if set_hugepage:
+            set_hugepage(previous)
 
 
 @pytest.mark.skipif(allocator._mallopt() is None, reason="glibc's allocator only")
