@@ -7,7 +7,9 @@ gradients (where TensorFlow has them) follow from theirs: resizing is a product 
 per-axis interpolation matrices computed once from the static sizes (TensorFlow's
 `scale_and_translate` spans: a kernel centred at each output pixel's centre, scaled
 by the downsampling factor when antialiasing, taps outside the image dropped and the
-rest renormalized), nearest-neighbour resizing a gather (it keeps the dtype).
+rest renormalized), nearest-neighbour resizing a gather (it keeps the dtype). When the
+height or width is only known at run time, the host op `ResizeWeights` computes the same
+matrices (or nearest indices) from the runtime size.
 Invariants: images are [..., height, width, channels]; floating images hold values
 in [0, 1] and integer images [0, dtype max], as TensorFlow's `convert_image_dtype`.
 """
@@ -16,11 +18,13 @@ import math as _pymath
 import numpy as np   # interpolation matrices are host constants computed from static sizes
 
 from .. import dtypes as _dt
-from ..op import convert_to_tensor
+from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
 from . import array as _array
 from . import math as _math
 from . import random as _random
+from .image_io import (decode_bmp, decode_gif, decode_image, decode_jpeg,  # noqa: F401
+                       decode_png, encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_flip_left_right",
            "random_flip_up_down", "random_crop", "transpose", "rot90",
@@ -28,7 +32,9 @@ __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_
            "resize_with_crop_or_pad", "resize_with_pad", "convert_image_dtype",
            "per_image_standardization", "adjust_brightness", "adjust_contrast",
            "adjust_saturation", "adjust_hue", "adjust_gamma", "rgb_to_grayscale",
-           "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb"]
+           "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb", "decode_png", "decode_jpeg",
+           "decode_gif", "decode_bmp", "decode_image", "encode_png", "encode_jpeg", "is_jpeg",
+           "extract_jpeg_shape"]
 
 
 class ResizeMethod:
@@ -198,13 +204,51 @@ def _nearest_indices(n_in, n_out):
                       n_in - 1).astype(np.int32)
 
 
+def _axis_weights(n_in, n_out, method, antialias):
+    if method == "area":
+        return _area_weights(n_in, n_out)
+    return _span_weights(n_in, n_out, method, antialias)
+
+
+def _resize_weights_infer(n_in, n_out, method, antialias):
+    if method == "nearest":
+        return spec([n_out], _dt.int32)
+    return spec([n_out, None], _dt.float32)
+
+
+@defop("ResizeWeights", infer=_resize_weights_infer, differentiable=False, host=True)
+def _resize_weights(xp, n_in, n_out, method, antialias):
+    n = int(n_in)
+    if method == "nearest":
+        return _nearest_indices(n, n_out)
+    return _axis_weights(n, n_out, method, antialias).astype(np.float32)
+
+
+def _resize_dynamic(x, new_h, new_w, method, antialias):
+    """resize for images whose height or width is only known when the graph runs (decoded
+    files): the per-axis weights (or nearest indices) come from the `ResizeWeights` host op."""
+    rank = x.shape.rank
+    shape = _array.shape(x)
+    rows = apply("ResizeWeights", shape[rank - 3], n_out=new_h, method=method,
+                 antialias=bool(antialias))
+    cols = apply("ResizeWeights", shape[rank - 2], n_out=new_w, method=method,
+                 antialias=bool(antialias))
+    if method == "nearest":
+        x = _array.gather(x, rows, axis=rank - 3)
+        return _array.gather(x, cols, axis=rank - 2)
+    x = _math.cast(x, _dt.float32) if x.dtype is not _dt.float32 else x
+    perm = list(range(rank - 3)) + [rank - 2, rank - 3, rank - 1]
+    x = _array.transpose(_math.matmul(rows, _array.transpose(x, perm)), perm)  # [.., new_h, w, c]
+    return _math.matmul(cols, x)
+
+
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False,
            name=None):
     """Resizes images to `size` = [new_height, new_width] with TensorFlow 2's methods.
 
     Args:
-        images: [batch, height, width, channels] or [height, width, channels]; height and
-            width known while tracing.
+        images: [batch, height, width, channels] or [height, width, channels]; a height or
+            width unknown while tracing (a decoded file's) gets its weights at run time.
         size: two Python ints (or an eager tensor).
         method: "bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
             "gaussian" or "mitchellcubic" (`tl.image.ResizeMethod`).
@@ -215,8 +259,8 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         float32 images (the input dtype for "nearest").
 
     Raises:
-        ValueError: for an unknown method, a size that is not two positive ints, or an
-            image whose height or width is unknown while tracing.
+        ValueError: for an unknown method, a size that is not two positive ints, or
+            preserve_aspect_ratio with a height or width unknown while tracing.
 
     Example:
         >>> tl.image.resize(tl.ones((1, 4, 4, 3)), [2, 2]).shape
@@ -230,8 +274,13 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
     size = np.asarray(_static(size, "size", "resize"))
     if size.shape != (2,) or size.dtype.kind not in "iu" or (size <= 0).any():
         raise ValueError(f"resize: size must be two positive ints [height, width], got {size!r}")
-    h, w = _dim(x, -3, "resize"), _dim(x, -2, "resize")
     new_h, new_w = int(size[0]), int(size[1])
+    if x.shape[-3] is None or x.shape[-2] is None:
+        if preserve_aspect_ratio:
+            raise ValueError(f"resize: preserve_aspect_ratio needs the image's height and width "
+                             f"known while tracing, got shape {x.shape}")
+        return _resize_dynamic(x, new_h, new_w, method, antialias)
+    h, w = _dim(x, -3, "resize"), _dim(x, -2, "resize")
     if preserve_aspect_ratio:
         scale = min(np.float32(new_h) / np.float32(h), np.float32(new_w) / np.float32(w))
         new_h = int(np.round(np.float32(h) * scale))
