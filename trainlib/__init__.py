@@ -38,7 +38,7 @@ from .graph.ops.script_ops import init_scope, numpy_function, py_function  # noq
 from .graph.context import executing_eagerly, inside_function  # noqa: F401
 from .graph.tensor import is_symbolic_tensor  # noqa: F401
 from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
-from . import autograph, config, debugging, io  # noqa: F401
+from . import audio, autograph, config, debugging, io  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
 from . import compat, nest, test, version  # noqa: F401
