@@ -34,7 +34,9 @@ __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_
            "adjust_saturation", "adjust_hue", "adjust_gamma", "rgb_to_grayscale",
            "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb", "decode_png", "decode_jpeg",
            "decode_gif", "decode_bmp", "decode_image", "encode_png", "encode_jpeg", "is_jpeg",
-           "extract_jpeg_shape"]
+           "extract_jpeg_shape", "psnr", "ssim", "ssim_multiscale", "total_variation",
+           "image_gradients", "sobel_edges", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv",
+           "yuv_to_rgb"]
 
 
 class ResizeMethod:
@@ -610,3 +612,9 @@ def adjust_hue(image, delta, name=None):
     h, s, v = _array.unstack(rgb_to_hsv(flt), axis=-1)
     h = _math.floormod(h + _math.cast(delta, flt.dtype), _math.cast(1.0, flt.dtype))
     return convert_image_dtype(hsv_to_rgb(_array.stack([h, s, v], axis=-1)), x.dtype)
+
+
+# the quality measures and linear colour spaces build on the helpers above
+from .image_metrics import (image_gradients, psnr, rgb_to_yiq, rgb_to_yuv,  # noqa: E402,F401
+                            sobel_edges, ssim, ssim_multiscale, total_variation, yiq_to_rgb,
+                            yuv_to_rgb)
