@@ -23,6 +23,7 @@ from ..tensor import is_tensor
 from . import array as _array
 from . import math as _math
 from . import random as _random
+from .stateless_random import stateless_uniform as _stateless_uniform
 from .image_io import (decode_bmp, decode_gif, decode_image, decode_jpeg,  # noqa: F401
                        decode_png, encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
 
@@ -36,7 +37,11 @@ __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_
            "decode_gif", "decode_bmp", "decode_image", "encode_png", "encode_jpeg", "is_jpeg",
            "extract_jpeg_shape", "psnr", "ssim", "ssim_multiscale", "total_variation",
            "image_gradients", "sobel_edges", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv",
-           "yuv_to_rgb"]
+           "yuv_to_rgb", "random_brightness", "random_contrast", "random_hue",
+           "random_saturation", "stateless_random_brightness", "stateless_random_contrast",
+           "stateless_random_hue", "stateless_random_saturation",
+           "stateless_random_flip_left_right", "stateless_random_flip_up_down",
+           "stateless_random_crop"]
 
 
 class ResizeMethod:
@@ -325,14 +330,33 @@ def flip_up_down(image):
     return _array.reverse(x, [x.shape.rank - 3])
 
 
-def _random_flip(image, seed, axis_from_end, name):
+def _stateful(seed):
+    """Draws of the stateful generator with op seed `seed`: draw(shape) -> float32 in [0, 1)."""
+    return lambda shape: _random.uniform(shape, seed=seed)
+
+
+def _stateless(seed, name):
+    """Draws determined by the [2] integer `seed` (TensorFlow's `stateless_random_*`)."""
+    if seed is None:
+        raise ValueError(f"{name}: needs a seed, a [2] integer tensor (like (1, 2)), got None")
+
+    def draw(shape):
+        if is_tensor(shape) or any(d is None for d in shape):
+            raise ValueError(f"{name}: the batch size must be known while tracing, got a "
+                             f"shape {shape}")
+        return _stateless_uniform(list(shape), seed)
+    return draw
+
+
+def _random_flip(image, draw, axis_from_end, name):
     """TensorFlow's random flips: a 3-D image flips with probability 1/2; in a 4-D batch each
     image flips on its own coin (`round(u) * flipped + (1 - round(u)) * image`, as TF)."""
     x = _image(image, name)
     flipped = _array.reverse(x, [x.shape.rank - axis_from_end])
     if x.shape.rank == 3:
-        return _math.where(_math.less(_random.uniform([], seed=seed), 0.5), flipped, x)
-    coins = _math.round(_random.uniform(_array.shape(x)[:1], seed=seed))
+        return _math.where(_math.less(draw([]), 0.5), flipped, x)
+    batch = x.shape[0]
+    coins = _math.round(draw([batch] if batch is not None else _array.shape(x)[:1]))
     flips = _math.cast(_array.reshape(coins, [-1] + [1] * (x.shape.rank - 1)), x.dtype)
     return flips * flipped + (1 - flips) * x
 
@@ -344,15 +368,28 @@ def random_flip_left_right(image, seed=None):
         >>> tl.image.random_flip_left_right(tl.ones([4, 4, 3]), seed=1).shape
         TensorShape([4, 4, 3])
     """
-    return _random_flip(image, seed, 2, "random_flip_left_right")
+    return _random_flip(image, _stateful(seed), 2, "random_flip_left_right")
 
 
 def random_flip_up_down(image, seed=None):
     """Flips an image (each image of a batch) upside down with probability 1/2."""
-    return _random_flip(image, seed, 3, "random_flip_up_down")
+    return _random_flip(image, _stateful(seed), 3, "random_flip_up_down")
 
 
-def random_crop(value, size, seed=None, name=None):
+def stateless_random_flip_left_right(image, seed):
+    """`random_flip_left_right` with coins determined by `seed` ([2] ints): the same seed flips
+    the same way every call."""
+    name = "stateless_random_flip_left_right"
+    return _random_flip(image, _stateless(seed, name), 2, name)
+
+
+def stateless_random_flip_up_down(image, seed):
+    """`random_flip_up_down` with coins determined by `seed` ([2] ints)."""
+    name = "stateless_random_flip_up_down"
+    return _random_flip(image, _stateless(seed, name), 3, name)
+
+
+def random_crop(value, size, seed=None, name=None, stateless=False):
     """A `size` slice of `value` at a uniformly random offset (every dim), as TensorFlow's.
 
     Raises:
@@ -374,9 +411,20 @@ def random_crop(value, size, seed=None, name=None):
     size = convert_to_tensor(size, dtype=_dt.int32)
     shape = _array.shape(x)
     limit = shape - size + 1
-    offset = _math.floormod(_random.uniform(_array.shape(shape), maxval=2 ** 31 - 1,
-                                            dtype=_dt.int32, seed=seed), limit)
-    return _array.slice(x, offset, size)
+    if stateless:
+        draws = _stateless_uniform([x.shape.rank], seed, 0, 2 ** 31 - 1, _dt.int32)
+    else:
+        draws = _random.uniform(_array.shape(shape), maxval=2 ** 31 - 1, dtype=_dt.int32,
+                                seed=seed)
+    return _array.slice(x, _math.floormod(draws, limit), size)
+
+
+def stateless_random_crop(value, size, seed, name=None):
+    """`random_crop` with the offset determined by `seed` ([2] ints); `value`'s rank must be
+    known while tracing."""
+    if convert_to_tensor(value).shape.rank is None:
+        raise ValueError("stateless_random_crop: the value's rank must be known while tracing")
+    return random_crop(value, size, seed, name, stateless=True)
 
 
 def transpose(image, name=None):
@@ -613,6 +661,77 @@ def adjust_hue(image, delta, name=None):
     h = _math.floormod(h + _math.cast(delta, flt.dtype), _math.cast(1.0, flt.dtype))
     return convert_image_dtype(hsv_to_rgb(_array.stack([h, s, v], axis=-1)), x.dtype)
 
+
+# ------------------------------------------------------------------ random colour adjustments
+
+def _factor_range(lower, upper, name):
+    if upper <= lower:
+        raise ValueError(f"{name}: upper must be > lower, got lower={lower}, upper={upper}")
+    if lower < 0:
+        raise ValueError(f"{name}: lower must be non-negative, got {lower}")
+
+
+def _delta_range(max_delta, name, at_most=None):
+    if max_delta < 0:
+        raise ValueError(f"{name}: max_delta must be non-negative, got {max_delta}")
+    if at_most is not None and max_delta > at_most:
+        raise ValueError(f"{name}: max_delta must be <= {at_most}, got {max_delta}")
+
+
+def _draw_between(draw, lower, upper):
+    return _math.add(_math.multiply(draw([]), float(upper) - float(lower)), float(lower))
+
+
+def random_brightness(image, max_delta, seed=None):
+    """`adjust_brightness` by a delta drawn uniformly from [-max_delta, max_delta)."""
+    _delta_range(max_delta, "random_brightness")
+    return adjust_brightness(image, _draw_between(_stateful(seed), -max_delta, max_delta))
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """`adjust_contrast` by a factor drawn uniformly from [lower, upper)."""
+    _factor_range(lower, upper, "random_contrast")
+    return adjust_contrast(image, _draw_between(_stateful(seed), lower, upper))
+
+
+def random_hue(image, max_delta, seed=None):
+    """`adjust_hue` by a delta drawn uniformly from [-max_delta, max_delta), max_delta <= 0.5."""
+    _delta_range(max_delta, "random_hue", 0.5)
+    return adjust_hue(image, _draw_between(_stateful(seed), -max_delta, max_delta))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """`adjust_saturation` by a factor drawn uniformly from [lower, upper)."""
+    _factor_range(lower, upper, "random_saturation")
+    return adjust_saturation(image, _draw_between(_stateful(seed), lower, upper))
+
+
+def stateless_random_brightness(image, max_delta, seed):
+    """`random_brightness` with the delta determined by `seed` ([2] ints)."""
+    name = "stateless_random_brightness"
+    _delta_range(max_delta, name)
+    return adjust_brightness(image, _draw_between(_stateless(seed, name), -max_delta, max_delta))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    """`random_contrast` with the factor determined by `seed` ([2] ints)."""
+    name = "stateless_random_contrast"
+    _factor_range(lower, upper, name)
+    return adjust_contrast(image, _draw_between(_stateless(seed, name), lower, upper))
+
+
+def stateless_random_hue(image, max_delta, seed):
+    """`random_hue` with the delta determined by `seed` ([2] ints)."""
+    name = "stateless_random_hue"
+    _delta_range(max_delta, name, 0.5)
+    return adjust_hue(image, _draw_between(_stateless(seed, name), -max_delta, max_delta))
+
+
+def stateless_random_saturation(image, lower, upper, seed=None):
+    """`random_saturation` with the factor determined by `seed` ([2] ints)."""
+    name = "stateless_random_saturation"
+    _factor_range(lower, upper, name)
+    return adjust_saturation(image, _draw_between(_stateless(seed, name), lower, upper))
 
 # the quality measures and linear colour spaces build on the helpers above
 from .image_metrics import (image_gradients, psnr, rgb_to_yiq, rgb_to_yuv,  # noqa: E402,F401

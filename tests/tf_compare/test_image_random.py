@@ -1,0 +1,46 @@
+"""TensorFlow vs trainlib for the random image adjustments (`random_brightness` ...
+`stateless_random_crop`): the draws come from other generators, so the values differ; the
+shapes, dtypes, the range checks that raise, and the repeatability of the stateless ones must
+agree, eagerly and inside a function."""
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+import trainlib as tl  # noqa: E402
+
+from .compare import outcome, Raised, in_function  # noqa: E402
+
+X = np.random.default_rng(8).uniform(size=(2, 4, 5, 3)).astype(np.float32)
+U8 = (X * 255).astype(np.uint8)
+
+PROGRAMS = {
+    "brightness": lambda lib: lib.image.random_brightness(X, 0.2, seed=1),
+    "brightness_negative": lambda lib: lib.image.random_brightness(X, -0.2),
+    "contrast": lambda lib: lib.image.random_contrast(X[0], 0.5, 1.5, seed=2),
+    "contrast_empty": lambda lib: lib.image.random_contrast(X, 1.5, 1.5),
+    "hue": lambda lib: lib.image.random_hue(X, 0.1),
+    "hue_too_far": lambda lib: lib.image.random_hue(X, 0.51),
+    "saturation_uint8": lambda lib: lib.image.random_saturation(U8, 0.5, 2.0),
+    "saturation_negative": lambda lib: lib.image.random_saturation(X, -1.0, 2.0),
+    "stateless_brightness": lambda lib: lib.image.stateless_random_brightness(X, 0.3, (1, 2)),
+    "stateless_contrast": lambda lib: lib.image.stateless_random_contrast(U8, 0.3, 0.9, (1, 2)),
+    "stateless_hue": lambda lib: lib.image.stateless_random_hue(X[0], 0.5, (3, 2)),
+    "stateless_hue_negative": lambda lib: lib.image.stateless_random_hue(X, -0.1, (3, 2)),
+    "stateless_saturation": lambda lib: lib.image.stateless_random_saturation(X, 0.1, 0.2,
+                                                                              (4, 4)),
+    "stateless_flip_lr": lambda lib: lib.image.stateless_random_flip_left_right(X, (1, 9)),
+    "stateless_flip_ud": lambda lib: lib.image.stateless_random_flip_up_down(U8[0], (2, 9)),
+    "stateless_crop": lambda lib: lib.image.stateless_random_crop(X, [2, 3, 3, 3], (5, 6)),
+}
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "graph"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program(name, graph):
+    program = in_function(PROGRAMS[name], graph)
+    theirs, ours = outcome(program, tf), outcome(program, tl)
+    assert isinstance(theirs, Raised) == isinstance(ours, Raised), (theirs, ours)
+    if not isinstance(theirs, Raised):
+        assert (theirs.dtype.name, list(theirs.shape)) == (ours.dtype.name, list(ours.shape))
+        if name.startswith("stateless"):
+            np.testing.assert_array_equal(outcome(program, tl).numpy(), ours.numpy())
