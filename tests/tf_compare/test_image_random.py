@@ -1,7 +1,7 @@
 """TensorFlow vs trainlib for the random image adjustments (`random_brightness` ...
-`stateless_random_crop`): the draws come from other generators, so the values differ; the
+`stateless_random_crop`, the JPEG quality ones): the draws come from other generators, so the values differ; the
 shapes, dtypes, the range checks that raise, and the repeatability of the stateless ones must
-agree, eagerly and inside a function."""
+agree, eagerly and inside a function. `adjust_jpeg_quality` agrees within libjpeg rounding."""
 import numpy as np
 import pytest
 
@@ -31,6 +31,11 @@ PROGRAMS = {
     "stateless_flip_lr": lambda lib: lib.image.stateless_random_flip_left_right(X, (1, 9)),
     "stateless_flip_ud": lambda lib: lib.image.stateless_random_flip_up_down(U8[0], (2, 9)),
     "stateless_crop": lambda lib: lib.image.stateless_random_crop(X, [2, 3, 3, 3], (5, 6)),
+    "jpeg_quality": lambda lib: lib.image.random_jpeg_quality(X[0], 30, 90, seed=4),
+    "jpeg_quality_range": lambda lib: lib.image.random_jpeg_quality(X[0], 30, 101),
+    "jpeg_quality_empty": lambda lib: lib.image.random_jpeg_quality(X[0], 30, 30),
+    "stateless_jpeg_quality": lambda lib: lib.image.stateless_random_jpeg_quality(
+        U8[0], 10, 20, (1, 2)),
 }
 
 
@@ -44,3 +49,12 @@ def test_program(name, graph):
         assert (theirs.dtype.name, list(theirs.shape)) == (ours.dtype.name, list(ours.shape))
         if name.startswith("stateless"):
             np.testing.assert_array_equal(outcome(program, tl).numpy(), ours.numpy())
+
+
+@pytest.mark.parametrize("quality", [10, 75, 95])
+def test_adjust_jpeg_quality_within_libjpeg_rounding(quality):
+    image = np.broadcast_to(np.linspace(0, 1, 16, dtype=np.float32)[None, :, None], (16, 16, 3))
+    theirs = tf.image.adjust_jpeg_quality(image, quality).numpy()
+    ours = tl.image.adjust_jpeg_quality(image, tl.constant(quality)).numpy()
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    assert np.abs(ours - theirs).max() < 0.06 and np.abs(ours - image).mean() < 0.05

@@ -125,3 +125,16 @@ def test_without_pillow_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match=r"decode_jpeg needs Pillow.*trainlib\[images\]"):
         tl.io.decode_jpeg(b"\xff\xd8\xff")
+
+
+def test_jpeg_quality_is_a_run_time_tensor():
+    image = np.random.default_rng(3).integers(0, 256, (8, 8, 3), dtype=np.uint8)
+    traced = tl.function(lambda x, q: tl.io.encode_jpeg(x, quality=q))
+    small, large = (len(traced(image, tl.constant(q)).numpy()) for q in (5, 95))
+    assert small < large
+    with pytest.raises(tl.errors.InvalidArgumentError, match="encode_jpeg: quality must be 0 to 100"):
+        traced(image, tl.constant(101))
+    adjusted = tl.image.adjust_jpeg_quality(image, 60).numpy()
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, "JPEG", quality=60)
+    np.testing.assert_array_equal(adjusted, np.asarray(Image.open(buffer)))

@@ -41,7 +41,8 @@ __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_
            "random_saturation", "stateless_random_brightness", "stateless_random_contrast",
            "stateless_random_hue", "stateless_random_saturation",
            "stateless_random_flip_left_right", "stateless_random_flip_up_down",
-           "stateless_random_crop"]
+           "stateless_random_crop", "adjust_jpeg_quality", "random_jpeg_quality",
+           "stateless_random_jpeg_quality"]
 
 
 class ResizeMethod:
@@ -732,6 +733,45 @@ def stateless_random_saturation(image, lower, upper, seed=None):
     name = "stateless_random_saturation"
     _factor_range(lower, upper, name)
     return adjust_saturation(image, _draw_between(_stateless(seed, name), lower, upper))
+
+
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """The image after a JPEG round trip at `jpeg_quality` (0 to 100, an int or an int32
+    tensor): converted to uint8 (saturating), encoded, decoded, converted back to its dtype.
+    Pillow's libjpeg encodes, so pixels differ slightly from TensorFlow's."""
+    x = _image(image, "adjust_jpeg_quality")
+    if x.shape.rank != 3 or x.shape[-1] not in (1, 3):
+        raise ValueError(f"adjust_jpeg_quality: expected one image [height, width, 1 or 3], "
+                         f"got shape {x.shape}")
+    pixels = convert_image_dtype(x, _dt.uint8, saturate=True)
+    data = encode_jpeg(pixels, quality=jpeg_quality)
+    return convert_image_dtype(decode_jpeg(data, channels=x.shape[-1]), x.dtype, saturate=True)
+
+
+def _jpeg_range(low, high, name):
+    if not (0 <= low <= 100 and 0 <= high <= 100):
+        raise ValueError(f"{name}: the JPEG quality range must be within 0 to 100, got "
+                         f"[{low}, {high})")
+    if low >= high:
+        raise ValueError(f"{name}: min_jpeg_quality must be less than max_jpeg_quality, got "
+                         f"{low} and {high}")
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    """`adjust_jpeg_quality` at a quality drawn uniformly from [min, max)."""
+    _jpeg_range(min_jpeg_quality, max_jpeg_quality, "random_jpeg_quality")
+    quality = _random.uniform([], min_jpeg_quality, max_jpeg_quality, dtype=_dt.int32, seed=seed)
+    return adjust_jpeg_quality(image, quality)
+
+
+def stateless_random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed):
+    """`random_jpeg_quality` with the quality determined by `seed` ([2] ints)."""
+    name = "stateless_random_jpeg_quality"
+    _jpeg_range(min_jpeg_quality, max_jpeg_quality, name)
+    if seed is None:
+        raise ValueError(f"{name}: needs a seed, a [2] integer tensor (like (1, 2)), got None")
+    quality = _stateless_uniform([], seed, min_jpeg_quality, max_jpeg_quality, _dt.int32)
+    return adjust_jpeg_quality(image, quality)
 
 # the quality measures and linear colour spaces build on the helpers above
 from .image_metrics import (image_gradients, psnr, rgb_to_yiq, rgb_to_yuv,  # noqa: E402,F401

@@ -21,7 +21,7 @@ import numpy as np  # host kernels: pixels come from and go to Pillow as numpy a
 from .. import dtypes as _dt
 from ..errors import InvalidArgumentError, op_error
 from ..op import apply, convert_to_tensor, defop, spec
-from ..tensor import TensorShape
+from ..tensor import TensorShape, is_tensor
 from . import array as _array
 from . import math as _math
 from . import strings as _strings
@@ -263,7 +263,7 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_ani
 
 # ------------------------------------------------------------------ encoding
 
-def _encode_infer(image, **attrs):
+def _encode_infer(image, *quality, **attrs):
     return spec([], _dt.string)
 
 
@@ -309,9 +309,12 @@ def encode_png(image, compression=-1, name=None):
 
 
 @defop("EncodeJpeg", infer=_encode_infer, differentiable=False, host=True)
-def _encode_jpeg(xp, image, format, quality, progressive, optimize_size, chroma_downsampling,
+def _encode_jpeg(xp, image, quality, format, progressive, optimize_size, chroma_downsampling,
                  density_unit, x_density, y_density, xmp_metadata):
     Image = _pil("tl.io.encode_jpeg")
+    quality = int(quality)
+    if not 0 <= quality <= 100:
+        raise _bad("encode_jpeg", f"quality must be 0 to 100, got {quality}")
     pixels = np.asarray(image)
     if format == "grayscale" or (format == "" and pixels.shape[-1] == 1):
         picture = Image.fromarray(pixels[..., 0], "L")
@@ -333,8 +336,8 @@ def _encode_jpeg(xp, image, format, quality, progressive, optimize_size, chroma_
 def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,
                 chroma_downsampling=True, density_unit="in", x_density=300, y_density=300,
                 xmp_metadata="", name=None):
-    """JPEG bytes of a uint8 [height, width, 1 or 3] image; `quality` 0 to 100, `format` ''
-    (from the channels), 'grayscale' or 'rgb'. Encoded with Pillow's libjpeg, so the bytes
+    """JPEG bytes of a uint8 [height, width, 1 or 3] image; `quality` 0 to 100 (an int or an
+    int32 tensor), `format` '' (from the channels), 'grayscale' or 'rgb'. Encoded with Pillow's libjpeg, so the bytes
     differ from TensorFlow's; the decoded pixels agree within JPEG's own error."""
     image = convert_to_tensor(image)
     if image.dtype.name != "uint8":
@@ -346,12 +349,13 @@ def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=F
     if format not in need or need[format] != image.shape[-1]:
         raise ValueError(f"encode_jpeg: format must be '', 'grayscale' (1 channel) or 'rgb' "
                          f"(3 channels), got {format!r} for {image.shape[-1]} channels")
-    if not 0 <= int(quality) <= 100:
+    if not is_tensor(quality) and not 0 <= int(quality) <= 100:
         raise ValueError(f"encode_jpeg: quality must be 0 to 100, got {quality}")
     if density_unit not in ("in", "cm"):
         raise ValueError(f"encode_jpeg: density_unit must be 'in' or 'cm', got {density_unit!r}")
     _pil("tl.io.encode_jpeg")
-    return apply("EncodeJpeg", image, format=format, quality=int(quality),
+    quality = convert_to_tensor(quality, dtype=_dt.int32)   # a tensor: drawn per call
+    return apply("EncodeJpeg", image, quality, format=format,
                  progressive=bool(progressive), optimize_size=bool(optimize_size),
                  chroma_downsampling=bool(chroma_downsampling), density_unit=density_unit,
                  x_density=int(x_density), y_density=int(y_density), xmp_metadata=xmp_metadata)
