@@ -1,4 +1,5 @@
-"""Image files as string tensors: `tl.io.decode_png`, `decode_jpeg`, `decode_gif`, `decode_bmp`,
+"""Image files as string tensors: `tl.io.decode_png`, `decode_jpeg`, `decode_and_crop_jpeg`,
+`decode_gif`, `decode_bmp`,
 `decode_image`, `encode_png`, `encode_jpeg`, `is_jpeg` and `extract_jpeg_shape` (also under
 `tl.image`, as in TensorFlow).
 
@@ -26,7 +27,7 @@ from . import array as _array
 from . import math as _math
 from . import strings as _strings
 
-__all__ = ["decode_png", "decode_jpeg", "decode_gif", "decode_bmp", "decode_image",
+__all__ = ["decode_png", "decode_jpeg", "decode_and_crop_jpeg", "decode_gif", "decode_bmp", "decode_image",
            "encode_png", "encode_jpeg", "is_jpeg", "extract_jpeg_shape"]
 
 _PUBLIC = {"png": "decode_png", "jpeg": "decode_jpeg", "gif": "decode_gif", "bmp": "decode_bmp",
@@ -232,6 +233,20 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
     if ratio not in (1, 2, 4, 8):
         raise ValueError(f"decode_jpeg: ratio must be 1, 2, 4 or 8, got {ratio}")
     return _decode_call(contents, "jpeg", channels, "uint8", ratio=ratio)
+
+
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1, dct_method="",
+                         name=None):
+    """`decode_jpeg` then the window `crop_window` = [y, x, height, width] (int32) of it."""
+    image = decode_jpeg(contents, channels, ratio)
+    window = convert_to_tensor(crop_window, dtype=_dt.int32)
+    if window.shape.rank is not None and list(window.shape) not in ([4], [None]):
+        raise ValueError(f"decode_and_crop_jpeg: crop_window must be [y, x, height, width], got "
+                         f"shape {window.shape}")
+    begin = _array.concat([window[:2], [0]], 0)
+    size = _array.concat([window[2:], [-1]], 0)
+    return _array.slice(image, begin, size)
 
 
 def decode_gif(contents, name=None):
