@@ -1,5 +1,5 @@
-"""TensorFlow vs trainlib for image files (`tf.io.decode_png` ... `encode_jpeg`): PNG, GIF and BMP
-decode bit for bit (every channel count and dtype), eagerly and inside a function; JPEG within a
+"""TensorFlow vs trainlib for image files (`tf.io.decode_png` ... `encode_jpeg`): PNG, GIF, BMP and
+lossless WebP decode bit for bit (every channel count and dtype), eagerly and inside a function; JPEG within a
 tolerance, since Pillow's libjpeg build rounds differently from TensorFlow's (up to a few levels
 on noise, mean difference below 2); errors on the same bad inputs; and the "load images"
 pipeline (read_file + decode_jpeg + resize in Dataset.map).
@@ -50,6 +50,8 @@ FILES = {
     "bmp_rgba": _pil_bytes(Image.fromarray(RGBA), "BMP"),
 }
 JPEG = _pil_bytes(Image.fromarray(RGB), "JPEG", quality=90)
+FILES["webp"] = _pil_bytes(Image.fromarray(RGB), "WEBP", lossless=True)
+FILES["webp_rgba"] = _pil_bytes(Image.fromarray(RGBA), "WEBP", lossless=True)
 
 PROGRAMS = {
     **{f"png_{kind}_{ch}": (lambda kind, ch: lambda lib: lib.io.decode_png(FILES[kind], ch))(
@@ -65,6 +67,11 @@ PROGRAMS = {
     "image_bmp": lambda lib: lib.image.decode_image(FILES["bmp"], channels=4),
     "gif": lambda lib: lib.io.decode_gif(FILES["gif"]),
     "gif_of_png": lambda lib: lib.io.decode_gif(FILES["rgb"]),
+    **{f"webp_{kind}_{ch}": (lambda kind, ch: lambda lib: lib.io.decode_webp(FILES[kind], ch))(
+        kind, ch) for kind in ("webp", "webp_rgba") for ch in (0, 1, 3, 4)},
+    "image_webp": lambda lib: lib.io.decode_image(FILES["webp_rgba"]),
+    "image_webp_first": lambda lib: lib.image.decode_image(FILES["webp"], 4,
+                                                           expand_animations=False),
     "bmp": lambda lib: lib.io.decode_bmp(FILES["bmp"]),
     "bmp_rgba": lambda lib: lib.io.decode_bmp(FILES["bmp_rgba"]),
     "bmp_of_png": lambda lib: lib.io.decode_bmp(FILES["rgb"]),

@@ -24,8 +24,9 @@ from . import array as _array
 from . import math as _math
 from . import random as _random
 from .stateless_random import stateless_uniform as _stateless_uniform
-from .image_io import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image, decode_jpeg,  # noqa: F401
-                       decode_png, encode_jpeg, encode_png, extract_jpeg_shape, is_jpeg)
+from .image_io import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: F401
+                       decode_jpeg, decode_png, decode_webp, encode_jpeg, encode_png,
+                       extract_jpeg_shape, is_jpeg)
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_flip_left_right",
            "random_flip_up_down", "random_crop", "transpose", "rot90",
@@ -34,7 +35,8 @@ __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_
            "per_image_standardization", "adjust_brightness", "adjust_contrast",
            "adjust_saturation", "adjust_hue", "adjust_gamma", "rgb_to_grayscale",
            "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb", "decode_png", "decode_jpeg",
-           "decode_and_crop_jpeg", "decode_gif", "decode_bmp", "decode_image", "encode_png", "encode_jpeg", "is_jpeg",
+           "decode_and_crop_jpeg", "decode_gif", "decode_webp", "decode_bmp", "decode_image",
+           "encode_png", "encode_jpeg", "is_jpeg",
            "extract_jpeg_shape", "psnr", "ssim", "ssim_multiscale", "total_variation",
            "image_gradients", "sobel_edges", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv",
            "yuv_to_rgb", "random_brightness", "random_contrast", "random_hue",

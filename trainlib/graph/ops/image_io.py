@@ -1,5 +1,5 @@
 """Image files as string tensors: `tl.io.decode_png`, `decode_jpeg`, `decode_and_crop_jpeg`,
-`decode_gif`, `decode_bmp`,
+`decode_gif`, `decode_webp`, `decode_bmp`,
 `decode_image`, `encode_png`, `encode_jpeg`, `is_jpeg` and `extract_jpeg_shape` (also under
 `tl.image`, as in TensorFlow).
 
@@ -27,11 +27,12 @@ from . import array as _array
 from . import math as _math
 from . import strings as _strings
 
-__all__ = ["decode_png", "decode_jpeg", "decode_and_crop_jpeg", "decode_gif", "decode_bmp", "decode_image",
+__all__ = ["decode_png", "decode_jpeg", "decode_and_crop_jpeg", "decode_gif", "decode_webp",
+           "decode_bmp", "decode_image",
            "encode_png", "encode_jpeg", "is_jpeg", "extract_jpeg_shape"]
 
 _PUBLIC = {"png": "decode_png", "jpeg": "decode_jpeg", "gif": "decode_gif", "bmp": "decode_bmp",
-           "any": "decode_image"}
+           "webp": "decode_webp", "any": "decode_image"}
 
 
 def _pil(what):
@@ -52,6 +53,8 @@ def _sniff(data):
         return "gif"
     if data[:2] == b"BM":
         return "bmp"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
     return None
 
 
@@ -117,7 +120,7 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
     op = _PUBLIC[format]
     kind = _sniff(data)
     if kind is None:
-        raise _bad(op, f"unknown image file format: expected JPEG, PNG, GIF or BMP data, got "
+        raise _bad(op, f"unknown image file format: expected JPEG, PNG, GIF, BMP or WebP data, got "
                        f"{len(data)} bytes starting {data[:8]!r}")
     if format == "bmp" and kind != "bmp":
         raise _bad(op, f"trying to decode {kind.upper()} data with decode_bmp: use "
@@ -138,11 +141,12 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
                 image.draft("L" if channels == 1 else image.mode,
                             (max(w // ratio, 1), max(h // ratio, 1)))
             image.load()
-        if kind == "gif":
+        if kind in ("gif", "webp"):
+            mode = "RGBA" if kind == "webp" and "A" in image.getbands() else "RGB"
             frames = []
             for i in range(getattr(image, "n_frames", 1)):
                 image.seek(i)
-                frames.append(np.asarray(image.convert("RGB")))
+                frames.append(np.asarray(image.convert(mode)))
             pixels = np.stack(frames)
         else:
             pixels = _pil_pixels(image, op)
@@ -152,6 +156,16 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
                 pixels = np.concatenate([_channels(pixels, 3), alpha], axis=-1)
     except (OSError, SyntaxError, ValueError) as e:
         raise _bad(op, f"could not decode the {kind.upper()} data: {e}") from None
+    if kind == "webp":
+        if channels not in (0, pixels.shape[-1]):   # TensorFlow's WebP decoder converts nothing
+            raise _bad(op, f"the WebP image has {pixels.shape[-1]} channels, got "
+                           f"channels={channels}")
+        if format in ("webp", "gif") or (format == "any" and expand_animations):
+            return _depth(pixels, dtype)
+        if format != "any" and len(pixels) > 1:
+            raise _bad(op, f"got a WebP with {len(pixels)} frames where one image was "
+                           f"expected; use decode_webp or decode_image")
+        return _depth(pixels[0], dtype)
     if kind == "gif":
         if channels not in (0, 3):
             raise _bad(op, f"a GIF decodes to 3 channels, got channels={channels}")
@@ -171,6 +185,8 @@ def _decode_infer(contents, format, channels, dtype, expand_animations, ratio=1)
     out = _dt.as_dtype(dtype)
     if format == "gif":
         return spec([None, None, None, 3], out)
+    if format == "webp":
+        return spec([None, None, None, channels or None], out)
     if format == "any" and expand_animations:
         return spec(TensorShape(None), out)
     return spec([None, None, channels or None], out)
@@ -193,7 +209,7 @@ def _decode_call(contents, format, channels, dtype, expand_animations=True, rati
                          f"{contents.shape}")
     if format == "gif":
         allowed = (0, 3)
-    elif format == "bmp":
+    elif format in ("bmp", "webp"):
         allowed = (0, 3, 4)
     else:
         allowed = (0, 1, 3, 4)
@@ -254,16 +270,22 @@ def decode_gif(contents, name=None):
     return _decode_call(contents, "gif", 0, "uint8")
 
 
+def decode_webp(contents, channels=0, dtype=_dt.uint8, name=None):
+    """A WebP file's frames as [frames, height, width, channels] uint8, still images as one
+    frame; `channels` is 0 or the file's own 3 or 4 (no conversion, as TensorFlow's)."""
+    return _decode_call(contents, "webp", channels, _uint_dtype(dtype, "decode_webp", ("uint8",)))
+
+
 def decode_bmp(contents, channels=0, name=None):
     """A BMP file's pixels as [height, width, channels] uint8 (channels 0, 3 or 4)."""
     return _decode_call(contents, "bmp", channels, "uint8")
 
 
 def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True):
-    """Any of PNG, JPEG, GIF or BMP, detected from the data. uint8/uint16 give the samples,
+    """Any of PNG, JPEG, GIF, BMP or WebP, detected from the data. uint8/uint16 give the samples,
     float32 the samples over their maximum, other dtypes `convert_image_dtype` of the
     16-bit samples. GIFs are
-    [frames, h, w, 3] unless `expand_animations=False` (then the first frame), so the
+    (and WebPs) [frames, h, w, c] unless `expand_animations=False` (then the first frame), so the
     static rank is unknown unless `expand_animations=False`."""
     out = _dt.as_dtype(dtype)
     if out.name == "float32":
