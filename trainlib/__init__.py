@@ -16,7 +16,8 @@ from .graph.autodiff import (GradientTape, UnconnectedGradients, custom_gradient
                              grad_pass_through, recompute_grad)
 from .graph.scopes import control_dependencies, get_current_name_scope, name_scope  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
-from .graph.ops import bitwise, image, signal  # noqa: F401
+from .graph.ops import bitwise, signal  # noqa: F401
+from . import image  # noqa: F401 -- tl.image: graph/ops image, image_io, image_metrics
 from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces
 from .graph.ops import ragged, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor  # noqa: F401

@@ -1,4 +1,5 @@
-"""`tl.image`: TensorFlow's image functions over NHWC images (a single HWC image too).
+"""TensorFlow's image functions over NHWC images (a single HWC image too); `tl.image` is these
+with image_io.py's files and image_metrics.py's measures (trainlib/image.py).
 
 Owns: resizing with TensorFlow's methods and antialias rule, flips, crops and pads,
 dtype conversion with TensorFlow's scaling, standardization, the colour adjustments
@@ -23,28 +24,20 @@ from ..tensor import is_tensor
 from . import array as _array
 from . import math as _math
 from . import random as _random
+from .image_io import decode_jpeg, encode_jpeg
 from .stateless_random import stateless_uniform as _stateless_uniform
-from .image_io import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: F401
-                       decode_jpeg, decode_png, decode_webp, encode_jpeg, encode_png,
-                       extract_jpeg_shape, is_jpeg)
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_flip_left_right",
-           "random_flip_up_down", "random_crop", "transpose", "rot90",
-           "central_crop", "crop_to_bounding_box", "pad_to_bounding_box",
-           "resize_with_crop_or_pad", "resize_with_pad", "convert_image_dtype",
-           "per_image_standardization", "adjust_brightness", "adjust_contrast",
-           "adjust_saturation", "adjust_hue", "adjust_gamma", "rgb_to_grayscale",
-           "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb", "decode_png", "decode_jpeg",
-           "decode_and_crop_jpeg", "decode_gif", "decode_webp", "decode_bmp", "decode_image",
-           "encode_png", "encode_jpeg", "is_jpeg",
-           "extract_jpeg_shape", "psnr", "ssim", "ssim_multiscale", "total_variation",
-           "image_gradients", "sobel_edges", "rgb_to_yiq", "yiq_to_rgb", "rgb_to_yuv",
-           "yuv_to_rgb", "random_brightness", "random_contrast", "random_hue",
-           "random_saturation", "stateless_random_brightness", "stateless_random_contrast",
-           "stateless_random_hue", "stateless_random_saturation",
-           "stateless_random_flip_left_right", "stateless_random_flip_up_down",
-           "stateless_random_crop", "adjust_jpeg_quality", "random_jpeg_quality",
-           "stateless_random_jpeg_quality"]
+           "random_flip_up_down", "random_crop", "transpose", "rot90", "central_crop",
+           "crop_to_bounding_box", "pad_to_bounding_box", "resize_with_crop_or_pad",
+           "resize_with_pad", "convert_image_dtype", "per_image_standardization",
+           "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue",
+           "adjust_gamma", "rgb_to_grayscale", "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb",
+           "random_brightness", "random_contrast", "random_hue", "random_saturation",
+           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_hue",
+           "stateless_random_saturation", "stateless_random_flip_left_right",
+           "stateless_random_flip_up_down", "stateless_random_crop", "adjust_jpeg_quality",
+           "random_jpeg_quality", "stateless_random_jpeg_quality"]
 
 
 class ResizeMethod:
@@ -774,8 +767,3 @@ def stateless_random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, see
         raise ValueError(f"{name}: needs a seed, a [2] integer tensor (like (1, 2)), got None")
     quality = _stateless_uniform([], seed, min_jpeg_quality, max_jpeg_quality, _dt.int32)
     return adjust_jpeg_quality(image, quality)
-
-# the quality measures and linear colour spaces build on the helpers above
-from .image_metrics import (image_gradients, psnr, rgb_to_yiq, rgb_to_yuv,  # noqa: E402,F401
-                            sobel_edges, ssim, ssim_multiscale, total_variation, yiq_to_rgb,
-                            yuv_to_rgb)

@@ -197,6 +197,10 @@ def _decode(xp, contents, format, channels, dtype, expand_animations, ratio=1):
     if dtype == "float32":   # TensorFlow's kernel: the file's samples divided by their maximum
         out = _decode_one(bytes(contents[()]), format, channels, None, expand_animations, ratio)
         return out.astype(np.float32) / np.float32(np.iinfo(out.dtype).max)
+    if dtype in ("float16", "float64"):   # TensorFlow: 16-bit samples, convert_image_dtype's scale
+        out = _decode_one(bytes(contents[()]), format, channels, "uint16", expand_animations,
+                          ratio)
+        return out.astype(dtype) * np.dtype(dtype).type(1.0 / 65535)
     out = _decode_one(bytes(contents[()]), format, channels, dtype, expand_animations, ratio)
     return np.ascontiguousarray(out)
 
@@ -222,6 +226,7 @@ def _decode_call(contents, format, channels, dtype, expand_animations=True, rati
 
 
 def _uint_dtype(dtype, op, allowed=("uint8", "uint16")):
+    """The dtype's name, checked against `allowed`."""
     name = _dt.as_dtype(dtype).name
     if name not in allowed:
         raise ValueError(f"{op}: dtype must be one of {', '.join(allowed)}, got {name}")
@@ -283,19 +288,12 @@ def decode_bmp(contents, channels=0, name=None):
 
 def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True):
     """Any of PNG, JPEG, GIF, BMP or WebP, detected from the data. uint8/uint16 give the samples,
-    float32 the samples over their maximum, other dtypes `convert_image_dtype` of the
+    float32 the samples over their maximum, float16/float64 `convert_image_dtype` of the
     16-bit samples. GIFs are
     (and WebPs) [frames, h, w, c] unless `expand_animations=False` (then the first frame), so the
     static rank is unknown unless `expand_animations=False`."""
-    out = _dt.as_dtype(dtype)
-    if out.name == "float32":
-        return _decode_call(contents, "any", channels, "float32", expand_animations)
-    if out.name not in ("uint8", "uint16"):   # as TensorFlow: decoded at 16 bits, then converted
-        from .image import convert_image_dtype  # noqa: PLC0415 -- image imports this module
-        return convert_image_dtype(_decode_call(contents, "any", channels, "uint16",
-                                                expand_animations), out)
-    return _decode_call(contents, "any", channels, _uint_dtype(out, "decode_image"),
-                        expand_animations)
+    out = _uint_dtype(dtype, "decode_image", ("uint8", "uint16", "float16", "float32", "float64"))
+    return _decode_call(contents, "any", channels, out, expand_animations)
 
 
 # ------------------------------------------------------------------ encoding
