@@ -16,7 +16,8 @@ from .graph.autodiff import (GradientTape, UnconnectedGradients, custom_gradient
                              grad_pass_through, recompute_grad)
 from .graph.scopes import control_dependencies, get_current_name_scope, name_scope  # noqa: F401
 from .graph.function import Function, function  # noqa: F401
-from .graph.ops import bitwise, image, signal  # noqa: F401
+from .graph.ops import bitwise, signal  # noqa: F401
+from . import image  # noqa: F401 -- tl.image: graph/ops image, image_io, image_metrics
 from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces
 from .graph.ops import ragged, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor, SparseTensorSpec  # noqa: F401
@@ -38,7 +39,7 @@ from .graph.ops.script_ops import init_scope, numpy_function, py_function  # noq
 from .graph.context import executing_eagerly, inside_function  # noqa: F401
 from .graph.tensor import is_symbolic_tensor  # noqa: F401
 from .graph.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
-from . import autograph, config, debugging, io  # noqa: F401
+from . import audio, autograph, config, debugging, io  # noqa: F401
 from .graph.backend import device  # noqa: F401
 
 from . import compat, nest, test, version  # noqa: F401

@@ -106,6 +106,14 @@ GRADIENTS = {
  "central_crop": lambda lib, x: lib.image.central_crop(x, 0.5),
  "flip": lambda lib, x: lib.image.flip_left_right(x) * x,
  "resize_with_crop_or_pad": lambda lib, x: lib.image.resize_with_crop_or_pad(x, 3, 9),
+ "psnr": lambda lib, x: lib.image.psnr(x, IMG[::-1], 1.0),
+ "ssim": lambda lib, x: lib.image.ssim(x, IMG[::-1], 1.0, filter_size=3),
+ "ssim_multiscale": lambda lib, x: lib.image.ssim_multiscale(   # similar: cs stays > 0
+     x, IMG * 0.8 + 0.1, 1.0, (0.5, 0.5), filter_size=2),
+ "total_variation": lambda lib, x: lib.image.total_variation(x),
+ "sobel_edges": lambda lib, x: lib.image.sobel_edges(x),
+ "image_gradients": lambda lib, x: lib.image.image_gradients(x)[1],
+ "rgb_to_yuv": lambda lib, x: lib.image.rgb_to_yuv(x),
 }
 
 

@@ -89,8 +89,8 @@ def test_resize_traced_equals_eager_and_errors():
         tl.image.resize(IMG[0, 0], [2, 2])
     g = tl.function(lambda x: tl.image.resize(x, [2, 2]),
                     input_signature=[tl.TensorSpec([1, None, None, 3], tl.float32)])
-    with pytest.raises(ValueError, match="height must be known"):
-        g(IMG[:1])
+    np.testing.assert_allclose(g(IMG[:1]).numpy(), tl.image.resize(IMG[:1], [2, 2]).numpy(),
+                               atol=1e-6)   # a size known only at run time (decoded files)
 
 
 def test_crops_pads_flips():

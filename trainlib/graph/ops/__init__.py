@@ -13,3 +13,4 @@ from . import iterator  # noqa: F401 -- dataset iterators as graph state
 from . import ragged, sparse, strings  # noqa: F401 -- tl.RaggedTensor, tl.ragged, tl.sparse, tl.strings
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
 from . import complex, numeric, segment, decompositions, stateless_random  # noqa: F401 -- registration
+from . import audio, image_io  # noqa: F401 -- host ops of tl.audio and the image files

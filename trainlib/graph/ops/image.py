@@ -1,4 +1,5 @@
-"""`tl.image`: TensorFlow's image functions over NHWC images (a single HWC image too).
+"""TensorFlow's image functions over NHWC images (a single HWC image too); `tl.image` is these
+with image_io.py's files and image_metrics.py's measures (trainlib/image.py).
 
 Owns: resizing with TensorFlow's methods and antialias rule, flips, crops and pads,
 dtype conversion with TensorFlow's scaling, standardization, the colour adjustments
@@ -7,7 +8,9 @@ gradients (where TensorFlow has them) follow from theirs: resizing is a product 
 per-axis interpolation matrices computed once from the static sizes (TensorFlow's
 `scale_and_translate` spans: a kernel centred at each output pixel's centre, scaled
 by the downsampling factor when antialiasing, taps outside the image dropped and the
-rest renormalized), nearest-neighbour resizing a gather (it keeps the dtype).
+rest renormalized), nearest-neighbour resizing a gather (it keeps the dtype). When the
+height or width is only known at run time, the host op `ResizeWeights` computes the same
+matrices (or nearest indices) from the runtime size.
 Invariants: images are [..., height, width, channels]; floating images hold values
 in [0, 1] and integer images [0, dtype max], as TensorFlow's `convert_image_dtype`.
 """
@@ -16,19 +19,25 @@ import math as _pymath
 import numpy as np   # interpolation matrices are host constants computed from static sizes
 
 from .. import dtypes as _dt
-from ..op import convert_to_tensor
+from ..op import apply, convert_to_tensor, defop, spec
 from ..tensor import is_tensor
 from . import array as _array
 from . import math as _math
 from . import random as _random
+from .image_io import decode_jpeg, encode_jpeg
+from .stateless_random import stateless_uniform as _stateless_uniform
 
 __all__ = ["ResizeMethod", "resize", "flip_left_right", "flip_up_down", "random_flip_left_right",
-           "random_flip_up_down", "random_crop", "transpose", "rot90",
-           "central_crop", "crop_to_bounding_box", "pad_to_bounding_box",
-           "resize_with_crop_or_pad", "resize_with_pad", "convert_image_dtype",
-           "per_image_standardization", "adjust_brightness", "adjust_contrast",
-           "adjust_saturation", "adjust_hue", "adjust_gamma", "rgb_to_grayscale",
-           "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb"]
+           "random_flip_up_down", "random_crop", "transpose", "rot90", "central_crop",
+           "crop_to_bounding_box", "pad_to_bounding_box", "resize_with_crop_or_pad",
+           "resize_with_pad", "convert_image_dtype", "per_image_standardization",
+           "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue",
+           "adjust_gamma", "rgb_to_grayscale", "grayscale_to_rgb", "rgb_to_hsv", "hsv_to_rgb",
+           "random_brightness", "random_contrast", "random_hue", "random_saturation",
+           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_hue",
+           "stateless_random_saturation", "stateless_random_flip_left_right",
+           "stateless_random_flip_up_down", "stateless_random_crop", "adjust_jpeg_quality",
+           "random_jpeg_quality", "stateless_random_jpeg_quality"]
 
 
 class ResizeMethod:
@@ -198,13 +207,51 @@ def _nearest_indices(n_in, n_out):
                       n_in - 1).astype(np.int32)
 
 
+def _axis_weights(n_in, n_out, method, antialias):
+    if method == "area":
+        return _area_weights(n_in, n_out)
+    return _span_weights(n_in, n_out, method, antialias)
+
+
+def _resize_weights_infer(n_in, n_out, method, antialias):
+    if method == "nearest":
+        return spec([n_out], _dt.int32)
+    return spec([n_out, None], _dt.float32)
+
+
+@defop("ResizeWeights", infer=_resize_weights_infer, differentiable=False, host=True)
+def _resize_weights(xp, n_in, n_out, method, antialias):
+    n = int(n_in)
+    if method == "nearest":
+        return _nearest_indices(n, n_out)
+    return _axis_weights(n, n_out, method, antialias).astype(np.float32)
+
+
+def _resize_dynamic(x, new_h, new_w, method, antialias):
+    """resize for images whose height or width is only known when the graph runs (decoded
+    files): the per-axis weights (or nearest indices) come from the `ResizeWeights` host op."""
+    rank = x.shape.rank
+    shape = _array.shape(x)
+    rows = apply("ResizeWeights", shape[rank - 3], n_out=new_h, method=method,
+                 antialias=bool(antialias))
+    cols = apply("ResizeWeights", shape[rank - 2], n_out=new_w, method=method,
+                 antialias=bool(antialias))
+    if method == "nearest":
+        x = _array.gather(x, rows, axis=rank - 3)
+        return _array.gather(x, cols, axis=rank - 2)
+    x = _math.cast(x, _dt.float32) if x.dtype is not _dt.float32 else x
+    perm = list(range(rank - 3)) + [rank - 2, rank - 3, rank - 1]
+    x = _array.transpose(_math.matmul(rows, _array.transpose(x, perm)), perm)  # [.., new_h, w, c]
+    return _math.matmul(cols, x)
+
+
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False,
            name=None):
     """Resizes images to `size` = [new_height, new_width] with TensorFlow 2's methods.
 
     Args:
-        images: [batch, height, width, channels] or [height, width, channels]; height and
-            width known while tracing.
+        images: [batch, height, width, channels] or [height, width, channels]; a height or
+            width unknown while tracing (a decoded file's) gets its weights at run time.
         size: two Python ints (or an eager tensor).
         method: "bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5",
             "gaussian" or "mitchellcubic" (`tl.image.ResizeMethod`).
@@ -215,8 +262,8 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
         float32 images (the input dtype for "nearest").
 
     Raises:
-        ValueError: for an unknown method, a size that is not two positive ints, or an
-            image whose height or width is unknown while tracing.
+        ValueError: for an unknown method, a size that is not two positive ints, or
+            preserve_aspect_ratio with a height or width unknown while tracing.
 
     Example:
         >>> tl.image.resize(tl.ones((1, 4, 4, 3)), [2, 2]).shape
@@ -230,8 +277,13 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
     size = np.asarray(_static(size, "size", "resize"))
     if size.shape != (2,) or size.dtype.kind not in "iu" or (size <= 0).any():
         raise ValueError(f"resize: size must be two positive ints [height, width], got {size!r}")
-    h, w = _dim(x, -3, "resize"), _dim(x, -2, "resize")
     new_h, new_w = int(size[0]), int(size[1])
+    if x.shape[-3] is None or x.shape[-2] is None:
+        if preserve_aspect_ratio:
+            raise ValueError(f"resize: preserve_aspect_ratio needs the image's height and width "
+                             f"known while tracing, got shape {x.shape}")
+        return _resize_dynamic(x, new_h, new_w, method, antialias)
+    h, w = _dim(x, -3, "resize"), _dim(x, -2, "resize")
     if preserve_aspect_ratio:
         scale = min(np.float32(new_h) / np.float32(h), np.float32(new_w) / np.float32(w))
         new_h = int(np.round(np.float32(h) * scale))
@@ -274,14 +326,33 @@ def flip_up_down(image):
     return _array.reverse(x, [x.shape.rank - 3])
 
 
-def _random_flip(image, seed, axis_from_end, name):
+def _stateful(seed):
+    """Draws of the stateful generator with op seed `seed`: draw(shape) -> float32 in [0, 1)."""
+    return lambda shape: _random.uniform(shape, seed=seed)
+
+
+def _stateless(seed, name):
+    """Draws determined by the [2] integer `seed` (TensorFlow's `stateless_random_*`)."""
+    if seed is None:
+        raise ValueError(f"{name}: needs a seed, a [2] integer tensor (like (1, 2)), got None")
+
+    def draw(shape):
+        if is_tensor(shape) or any(d is None for d in shape):
+            raise ValueError(f"{name}: the batch size must be known while tracing, got a "
+                             f"shape {shape}")
+        return _stateless_uniform(list(shape), seed)
+    return draw
+
+
+def _random_flip(image, draw, axis_from_end, name):
     """TensorFlow's random flips: a 3-D image flips with probability 1/2; in a 4-D batch each
     image flips on its own coin (`round(u) * flipped + (1 - round(u)) * image`, as TF)."""
     x = _image(image, name)
     flipped = _array.reverse(x, [x.shape.rank - axis_from_end])
     if x.shape.rank == 3:
-        return _math.where(_math.less(_random.uniform([], seed=seed), 0.5), flipped, x)
-    coins = _math.round(_random.uniform(_array.shape(x)[:1], seed=seed))
+        return _math.where(_math.less(draw([]), 0.5), flipped, x)
+    batch = x.shape[0]
+    coins = _math.round(draw([batch] if batch is not None else _array.shape(x)[:1]))
     flips = _math.cast(_array.reshape(coins, [-1] + [1] * (x.shape.rank - 1)), x.dtype)
     return flips * flipped + (1 - flips) * x
 
@@ -293,15 +364,28 @@ def random_flip_left_right(image, seed=None):
         >>> tl.image.random_flip_left_right(tl.ones([4, 4, 3]), seed=1).shape
         TensorShape([4, 4, 3])
     """
-    return _random_flip(image, seed, 2, "random_flip_left_right")
+    return _random_flip(image, _stateful(seed), 2, "random_flip_left_right")
 
 
 def random_flip_up_down(image, seed=None):
     """Flips an image (each image of a batch) upside down with probability 1/2."""
-    return _random_flip(image, seed, 3, "random_flip_up_down")
+    return _random_flip(image, _stateful(seed), 3, "random_flip_up_down")
 
 
-def random_crop(value, size, seed=None, name=None):
+def stateless_random_flip_left_right(image, seed):
+    """`random_flip_left_right` with coins determined by `seed` ([2] ints): the same seed flips
+    the same way every call."""
+    name = "stateless_random_flip_left_right"
+    return _random_flip(image, _stateless(seed, name), 2, name)
+
+
+def stateless_random_flip_up_down(image, seed):
+    """`random_flip_up_down` with coins determined by `seed` ([2] ints)."""
+    name = "stateless_random_flip_up_down"
+    return _random_flip(image, _stateless(seed, name), 3, name)
+
+
+def random_crop(value, size, seed=None, name=None, stateless=False):
     """A `size` slice of `value` at a uniformly random offset (every dim), as TensorFlow's.
 
     Raises:
@@ -323,9 +407,20 @@ def random_crop(value, size, seed=None, name=None):
     size = convert_to_tensor(size, dtype=_dt.int32)
     shape = _array.shape(x)
     limit = shape - size + 1
-    offset = _math.floormod(_random.uniform(_array.shape(shape), maxval=2 ** 31 - 1,
-                                            dtype=_dt.int32, seed=seed), limit)
-    return _array.slice(x, offset, size)
+    if stateless:
+        draws = _stateless_uniform([x.shape.rank], seed, 0, 2 ** 31 - 1, _dt.int32)
+    else:
+        draws = _random.uniform(_array.shape(shape), maxval=2 ** 31 - 1, dtype=_dt.int32,
+                                seed=seed)
+    return _array.slice(x, _math.floormod(draws, limit), size)
+
+
+def stateless_random_crop(value, size, seed, name=None):
+    """`random_crop` with the offset determined by `seed` ([2] ints); `value`'s rank must be
+    known while tracing."""
+    if convert_to_tensor(value).shape.rank is None:
+        raise ValueError("stateless_random_crop: the value's rank must be known while tracing")
+    return random_crop(value, size, seed, name, stateless=True)
 
 
 def transpose(image, name=None):
@@ -561,3 +656,114 @@ def adjust_hue(image, delta, name=None):
     h, s, v = _array.unstack(rgb_to_hsv(flt), axis=-1)
     h = _math.floormod(h + _math.cast(delta, flt.dtype), _math.cast(1.0, flt.dtype))
     return convert_image_dtype(hsv_to_rgb(_array.stack([h, s, v], axis=-1)), x.dtype)
+
+
+# ------------------------------------------------------------------ random colour adjustments
+
+def _factor_range(lower, upper, name):
+    if upper <= lower:
+        raise ValueError(f"{name}: upper must be > lower, got lower={lower}, upper={upper}")
+    if lower < 0:
+        raise ValueError(f"{name}: lower must be non-negative, got {lower}")
+
+
+def _delta_range(max_delta, name, at_most=None):
+    if max_delta < 0:
+        raise ValueError(f"{name}: max_delta must be non-negative, got {max_delta}")
+    if at_most is not None and max_delta > at_most:
+        raise ValueError(f"{name}: max_delta must be <= {at_most}, got {max_delta}")
+
+
+def _draw_between(draw, lower, upper):
+    return _math.add(_math.multiply(draw([]), float(upper) - float(lower)), float(lower))
+
+
+def random_brightness(image, max_delta, seed=None):
+    """`adjust_brightness` by a delta drawn uniformly from [-max_delta, max_delta)."""
+    _delta_range(max_delta, "random_brightness")
+    return adjust_brightness(image, _draw_between(_stateful(seed), -max_delta, max_delta))
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """`adjust_contrast` by a factor drawn uniformly from [lower, upper)."""
+    _factor_range(lower, upper, "random_contrast")
+    return adjust_contrast(image, _draw_between(_stateful(seed), lower, upper))
+
+
+def random_hue(image, max_delta, seed=None):
+    """`adjust_hue` by a delta drawn uniformly from [-max_delta, max_delta), max_delta <= 0.5."""
+    _delta_range(max_delta, "random_hue", 0.5)
+    return adjust_hue(image, _draw_between(_stateful(seed), -max_delta, max_delta))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """`adjust_saturation` by a factor drawn uniformly from [lower, upper)."""
+    _factor_range(lower, upper, "random_saturation")
+    return adjust_saturation(image, _draw_between(_stateful(seed), lower, upper))
+
+
+def stateless_random_brightness(image, max_delta, seed):
+    """`random_brightness` with the delta determined by `seed` ([2] ints)."""
+    name = "stateless_random_brightness"
+    _delta_range(max_delta, name)
+    return adjust_brightness(image, _draw_between(_stateless(seed, name), -max_delta, max_delta))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    """`random_contrast` with the factor determined by `seed` ([2] ints)."""
+    name = "stateless_random_contrast"
+    _factor_range(lower, upper, name)
+    return adjust_contrast(image, _draw_between(_stateless(seed, name), lower, upper))
+
+
+def stateless_random_hue(image, max_delta, seed):
+    """`random_hue` with the delta determined by `seed` ([2] ints)."""
+    name = "stateless_random_hue"
+    _delta_range(max_delta, name, 0.5)
+    return adjust_hue(image, _draw_between(_stateless(seed, name), -max_delta, max_delta))
+
+
+def stateless_random_saturation(image, lower, upper, seed=None):
+    """`random_saturation` with the factor determined by `seed` ([2] ints)."""
+    name = "stateless_random_saturation"
+    _factor_range(lower, upper, name)
+    return adjust_saturation(image, _draw_between(_stateless(seed, name), lower, upper))
+
+
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """The image after a JPEG round trip at `jpeg_quality` (0 to 100, an int or an int32
+    tensor): converted to uint8 (saturating), encoded, decoded, converted back to its dtype.
+    Pillow's libjpeg encodes, so pixels differ slightly from TensorFlow's."""
+    x = _image(image, "adjust_jpeg_quality")
+    if x.shape.rank != 3 or x.shape[-1] not in (1, 3):
+        raise ValueError(f"adjust_jpeg_quality: expected one image [height, width, 1 or 3], "
+                         f"got shape {x.shape}")
+    pixels = convert_image_dtype(x, _dt.uint8, saturate=True)
+    data = encode_jpeg(pixels, quality=jpeg_quality)
+    return convert_image_dtype(decode_jpeg(data, channels=x.shape[-1]), x.dtype, saturate=True)
+
+
+def _jpeg_range(low, high, name):
+    if not (0 <= low <= 100 and 0 <= high <= 100):
+        raise ValueError(f"{name}: the JPEG quality range must be within 0 to 100, got "
+                         f"[{low}, {high})")
+    if low >= high:
+        raise ValueError(f"{name}: min_jpeg_quality must be less than max_jpeg_quality, got "
+                         f"{low} and {high}")
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    """`adjust_jpeg_quality` at a quality drawn uniformly from [min, max)."""
+    _jpeg_range(min_jpeg_quality, max_jpeg_quality, "random_jpeg_quality")
+    quality = _random.uniform([], min_jpeg_quality, max_jpeg_quality, dtype=_dt.int32, seed=seed)
+    return adjust_jpeg_quality(image, quality)
+
+
+def stateless_random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed):
+    """`random_jpeg_quality` with the quality determined by `seed` ([2] ints)."""
+    name = "stateless_random_jpeg_quality"
+    _jpeg_range(min_jpeg_quality, max_jpeg_quality, name)
+    if seed is None:
+        raise ValueError(f"{name}: needs a seed, a [2] integer tensor (like (1, 2)), got None")
+    quality = _stateless_uniform([], seed, min_jpeg_quality, max_jpeg_quality, _dt.int32)
+    return adjust_jpeg_quality(image, quality)
