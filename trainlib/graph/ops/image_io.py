@@ -160,25 +160,26 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
         if channels not in (0, pixels.shape[-1]):   # TensorFlow's WebP decoder converts nothing
             raise _bad(op, f"the WebP image has {pixels.shape[-1]} channels, got "
                            f"channels={channels}")
-        if format in ("webp", "gif") or (format == "any" and expand_animations):
-            return _depth(pixels, dtype)
-        if format != "any" and len(pixels) > 1:
-            raise _bad(op, f"got a WebP with {len(pixels)} frames where one image was "
-                           f"expected; use decode_webp or decode_image")
-        return _depth(pixels[0], dtype)
+        return _frames(op, pixels, "WebP", ("webp", "gif"), format, expand_animations, dtype)
     if kind == "gif":
         if channels not in (0, 3):
             raise _bad(op, f"a GIF decodes to 3 channels, got channels={channels}")
-        if format == "gif" or (format == "any" and expand_animations):
-            return _depth(pixels, dtype)
-        if format != "any" and len(pixels) > 1:
-            raise _bad(op, f"got a GIF with {len(pixels)} frames where one image was expected; "
-                           f"use decode_gif or decode_image")
-        return _depth(pixels[0], dtype)
+        return _frames(op, pixels, "GIF", ("gif",), format, expand_animations, dtype)
     if format == "gif":
         pixels = _channels(pixels, 3)[None]
         return _depth(pixels, dtype)
     return _depth(_channels(pixels, channels), dtype)
+
+
+def _frames(op, pixels, kind, whole, format, expand_animations, dtype):
+    """An animated file's frames: all of them for the decoders in `whole` (and decode_image
+    with expand_animations), else its one frame (more than one is an error)."""
+    if format in whole or (format == "any" and expand_animations):
+        return _depth(pixels, dtype)
+    if format != "any" and len(pixels) > 1:
+        raise _bad(op, f"got a {kind} with {len(pixels)} frames where one image was expected; "
+                       f"use decode_{kind.lower()} or decode_image")
+    return _depth(pixels[0], dtype)
 
 
 def _decode_infer(contents, format, channels, dtype, expand_animations, ratio=1):
