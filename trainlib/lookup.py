@@ -218,7 +218,7 @@ class StaticVocabularyTable(_Table):
         >>> init = tl.lookup.KeyValueTensorInitializer(["a", "b"], tl.constant([0, 1], tl.int64))
         >>> table = tl.lookup.StaticVocabularyTable(init, num_oov_buckets=3)
         >>> table.lookup(tl.constant(["b", "zzz"])).numpy()
-        array([1, 3])
+        array([1, 2])
     """
 
     def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
