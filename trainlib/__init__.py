@@ -18,7 +18,7 @@ from .graph.scopes import control_dependencies, get_current_name_scope, name_sco
 from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, image, signal  # noqa: F401
 from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces
-from .graph.ops import ragged, sparse, strings  # noqa: F401
+from .graph.ops import ragged, sets, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor, SparseTensorSpec  # noqa: F401
 from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
