@@ -114,6 +114,12 @@ def _grad(fn):
 
 
 GRADS = {
+    "reshape": lambda lib, s: lib.sparse.to_dense(lib.sparse.reshape(s, [10, 2])),
+    "expand_dims": lambda lib, s: lib.sparse.to_dense(lib.sparse.expand_dims(s, 1)),
+    "retain": lambda lib, s: lib.sparse.retain(s, [True, False, True, True, False]).values,
+    "map_values": lambda lib, s: lib.sparse.map_values(lib.square, s).values,
+    "segment_mean": lambda lib, s: lib.sparse.segment_mean(
+        lib.reshape(s.values, [5, 1]), [0, 2, 4, 1], [0, 0, 1, 1]),
     "softmax": lambda lib, s: lib.sparse.softmax(s).values,
     "slice": lambda lib, s: lib.sparse.slice(s, [0, 1], [3, 3]).values,
     "reorder": lambda lib, s: lib.sparse.reorder(lib.sparse.transpose(s)).values,
