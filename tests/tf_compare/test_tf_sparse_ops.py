@@ -92,6 +92,18 @@ PROGRAMS = {
         lib.constant([1, 3, 3, 7]), weights=lib.constant([0.5, 1.0, 2.0, 3.0]))),
     "bincount_minlength_binary": lambda lib: _parts(lib.sparse.bincount(
         lib.constant([1, 3, 3]), minlength=6, binary_output=True)),
+    "sampled_addmm": lambda lib: lib.sparse.sampled_addmm(
+        lib.constant([[0, 0], [1, 1]]), lib.constant([0.5, 0.5]), lib.constant([2, 2]),
+        lib.constant(np.arange(6.0).reshape(2, 3), lib.float32),
+        lib.constant(np.arange(7.0, 13.0).reshape(3, 2), lib.float32), alpha=0.75, beta=0.25),
+    "sampled_addmm_batch": lambda lib: lib.sparse.sampled_addmm(
+        lib.constant([0, 1, 1, 0, 0, 0, 1, 0], shape=[2, 2, 2]),
+        lib.constant([3.0, 5.0, 2.0, 7.0], shape=[2, 2]), lib.constant([2, 2]),
+        lib.constant(np.arange(1.0, 13.0).reshape(2, 2, 3), lib.float32),
+        lib.constant(np.arange(13.0, 25.0).reshape(2, 3, 2), lib.float32), alpha=0.75, beta=0.25),
+    "sampled_addmm_bad_shape": lambda lib: lib.sparse.sampled_addmm(
+        lib.constant([[0, 0]]), lib.constant([0.5]), lib.constant([3, 2]),
+        lib.ones([2, 3]), lib.ones([3, 2])),
 }
 
 

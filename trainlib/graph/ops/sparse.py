@@ -26,7 +26,7 @@ __all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul
            "cross_hashed_dense", "reorder", "reshape", "expand_dims", "transpose", "eye",
            "to_indicator", "retain", "reset_shape", "map_values", "maximum", "minimum",
            "reduce_max", "softmax", "slice", "split", "concat", "fill_empty_rows", "segment_sum",
-           "segment_mean", "segment_sqrt_n", "bincount"]
+           "segment_mean", "segment_sqrt_n", "bincount", "sampled_addmm"]
 
 
 class SparseTensor:
@@ -626,3 +626,23 @@ def bincount(values, weights=None, axis=0, minlength=None, maxlength=None,
     shape = _array.stack([depth]) if axis == 0 else _array.stack([rows, depth])
     indices = _unravel(_math.where(occurs)[:, 0], shape, 1 if axis == 0 else 2)
     return SparseTensor(indices, _array.boolean_mask(counts, occurs), shape)
+
+
+def sampled_addmm(indices, values, dense_shape, mat1, mat2, beta=1.0, alpha=1.0,
+                  output_type=_dt.float32):
+    """`alpha * (mat1 @ mat2)` sampled at `indices` (the last dim: row, column; leading dims:
+    batch) plus `beta * values`: the components (indices, values, dense_shape) of the result."""
+    indices = convert_to_tensor(indices)
+    values = convert_to_tensor(values, dtype=output_type)
+    dense_shape = convert_to_tensor(dense_shape, dtype=_dt.int32)
+    mat1 = convert_to_tensor(mat1, dtype=output_type)
+    mat2 = convert_to_tensor(mat2, dtype=output_type)
+    if mat1.shape.rank is None or mat1.shape.rank < 2 or mat2.shape.rank != mat1.shape.rank:
+        raise ValueError(f"tl.sparse.sampled_addmm: mat1 and mat2 must have one rank >= 2, got "
+                         f"shapes {mat1.shape} and {mat2.shape}")
+    want, got = [mat1.shape[-2], mat2.shape[-1]], _known(dense_shape)
+    if got is not None and None not in want and list(got) != want:
+        raise ValueError(f"Dense shape: {list(got)} does not match output shape: {want}")
+    product = _math.matmul(mat1, mat2)
+    sampled = _array.gather_nd(product, indices, batch_dims=mat1.shape.rank - 2)
+    return indices, alpha * sampled + beta * values, dense_shape
