@@ -177,9 +177,9 @@ class StaticHashTable(_Table):
     def __init__(self, initializer, default_value, name=None, experimental_is_anonymous=False):
         self._key_dtype, self._value_dtype = initializer.key_dtype, initializer.value_dtype
         self._default_value = convert_to_tensor(default_value, dtype=self._value_dtype)
-        self._resource = _ops.HashTableResource(self._key_dtype, self._value_dtype,
-                                                tuple(self._default_value.shape), name or "hash_table")
         self._name = name or "hash_table"
+        self._resource = _ops.HashTableResource(self._key_dtype, self._value_dtype,
+                                                tuple(self._default_value.shape), self._name)
         initializer._fill(self._resource)
 
     @property

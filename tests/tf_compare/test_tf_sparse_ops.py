@@ -104,7 +104,19 @@ PROGRAMS = {
     "sampled_addmm_bad_shape": lambda lib: lib.sparse.sampled_addmm(
         lib.constant([[0, 0]]), lib.constant([0.5]), lib.constant([3, 2]),
         lib.ones([2, 3]), lib.ones([3, 2])),
+    "cross": lambda lib: _parts(lib.sparse.cross(
+        [_words(lib), lib.constant([["d", "e"], ["f", "g"]]), lib.constant([[1], [2]], lib.int64)])),
+    "cross_separator": lambda lib: _parts(lib.sparse.cross(
+        [_words(lib), lib.constant([["d", "e"], ["f", "g"]])], separator="-")),
+    "cross_hashed": lambda lib: _parts(lib.sparse.cross_hashed(
+        [_words(lib), lib.constant([[5, 6], [7, 8]], lib.int64)], num_buckets=10)),
+    "cross_hashed_key": lambda lib: _parts(lib.sparse.cross_hashed(
+        [_words(lib), lib.constant([["x"], ["y"]])], hash_key=7)),
 }
+
+
+def _words(lib):
+    return lib.SparseTensor([[0, 0], [0, 1], [1, 0]], ["a", "b", "c"], [2, 2])
 
 
 @pytest.mark.parametrize("graph", [False, True], ids=["eager", "graph"])

@@ -9,6 +9,8 @@ Owns: the SparseTensor value type. Invariants: `indices` is int64 [N, rank], `va
 `dense_shape` int64 [rank]; the math goes through dense ops (`ScatterNd`, `MatMul`,
 reductions), so gradients reach `values` and dense operands as they do for dense code.
 """
+import itertools
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -26,7 +28,7 @@ __all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul
            "cross_hashed_dense", "reorder", "reshape", "expand_dims", "transpose", "eye",
            "to_indicator", "retain", "reset_shape", "map_values", "maximum", "minimum",
            "reduce_max", "softmax", "slice", "split", "concat", "fill_empty_rows", "segment_sum",
-           "segment_mean", "segment_sqrt_n", "bincount", "sampled_addmm"]
+           "segment_mean", "segment_sqrt_n", "bincount", "sampled_addmm", "cross", "cross_hashed"]
 
 
 class SparseTensor:
@@ -322,7 +324,8 @@ def eye(num_rows, num_columns=None, dtype=_dt.float32, name=None):
     cols = rows if num_columns is None else convert_to_tensor(num_columns, dtype=_dt.int64)
     diag = _array.range(_math.minimum(rows, cols), dtype=_dt.int64)
     return SparseTensor(_array.stack([diag, diag], axis=1),
-                        _array.ones_like(diag, dtype=_dt.as_dtype(dtype)), _array.stack([rows, cols]))
+                        _array.ones_like(diag, dtype=_dt.as_dtype(dtype)),
+                        _array.stack([rows, cols]))
 
 
 def to_indicator(sp_input, vocab_size, name=None):
@@ -646,3 +649,94 @@ def sampled_addmm(indices, values, dense_shape, mat1, mat2, beta=1.0, alpha=1.0,
     product = _math.matmul(mat1, mat2)
     sampled = _array.gather_nd(product, indices, batch_dims=mat1.shape.rank - 2)
     return indices, alpha * sampled + beta * values, dense_shape
+
+
+# ------------------------------------------------------------------ feature crosses of rows
+
+
+def _sparse_cross_infer(*parts, kinds, hashed, num_buckets, hash_key, separator):
+    return (spec([None, 2], _dt.int64), spec([None], _dt.int64 if hashed else _dt.string),
+            spec([2], _dt.int64))
+
+
+def _row_features(parts, kinds, batch):
+    """Per column, per row: the row's features in order."""
+    columns, i = [], 0
+    for kind in kinds:
+        if kind == "sparse":
+            indices, values = np.asarray(parts[i]), np.asarray(parts[i + 1]).reshape(-1)
+            rows = [[] for _ in range(batch)]
+            for idx, v in zip(indices, values):
+                rows[int(idx[0])].append(v)
+            i += 3
+        else:
+            dense = np.asarray(parts[i])
+            rows = [list(dense[r].reshape(-1)) for r in range(batch)]
+            i += 1
+        columns.append(rows)
+    return columns
+
+
+@defop("SparseCross", infer=_sparse_cross_infer, differentiable=False, host=True, num_outputs=3)
+def _sparse_cross(xp, *parts, kinds, hashed, num_buckets, hash_key, separator):
+    first = parts[2] if kinds[0] == "sparse" else np.asarray(parts[0]).shape
+    batch = int(np.asarray(first)[0])
+    columns = _row_features(parts, kinds, batch)
+    modulus = num_buckets if num_buckets > 0 else (1 << 63) - 1
+    indices, values, widest = [], [], 0
+    for r in range(batch):
+        crosses = list(itertools.product(*[c[r] for c in columns]))
+        widest = max(widest, len(crosses))
+        for j, combo in enumerate(crosses):
+            indices.append((r, j))
+            if hashed:
+                h = hash_key
+                for v in combo:
+                    h = fingerprint_cat64(h, fingerprint64(v) if isinstance(v, bytes) else
+                                          int(v) & ((1 << 64) - 1))
+                values.append(h % modulus)
+            else:
+                values.append(separator.join(v if isinstance(v, bytes) else str(int(v)).encode()
+                                             for v in combo))
+    out = np.asarray(values, dtype=np.int64) if hashed else np.empty(len(values), dtype=object)
+    if not hashed:
+        out[:] = values
+    return (np.asarray(indices, dtype=np.int64).reshape(-1, 2), out,
+            np.asarray([batch, widest], dtype=np.int64))
+
+
+def _cross(inputs, hashed, num_buckets, hash_key, separator, op):
+    parts, kinds = [], []
+    for x in inputs:
+        if isinstance(x, SparseTensor):
+            parts += [x.indices, x.values, x.dense_shape]
+            kinds.append("sparse")
+        else:
+            x = convert_to_tensor(x)
+            if x.shape.rank != 2:
+                raise ValueError(f"tl.sparse.{op}: dense inputs must be 2-D, got shape {x.shape}")
+            parts.append(x)
+            kinds.append("dense")
+        if not (parts[-2 if kinds[-1] == "sparse" else -1].dtype is _dt.string or
+                parts[-2 if kinds[-1] == "sparse" else -1].dtype.is_integer):
+            raise TypeError(f"tl.sparse.{op}: inputs must be string or integer")
+    if not parts:
+        raise ValueError(f"tl.sparse.{op}: no inputs")
+    indices, values, shape = apply("SparseCross", *parts, kinds=tuple(kinds), hashed=hashed,
+                                   num_buckets=int(num_buckets), hash_key=int(hash_key),
+                                   separator=separator)
+    return SparseTensor(indices, values, shape)
+
+
+def cross(inputs, name=None, separator=None):
+    """Per row, every combination of one feature from each input (sparse or 2-D dense), the
+    features joined by `separator` ("_X_"), as a string SparseTensor."""
+    sep = ("_X_" if separator is None else separator).encode()
+    return _cross(inputs, False, 0, 0, sep, "cross")
+
+
+def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
+    """The hashed `cross`: each combination's FingerprintCat64 chain from `hash_key`, modulo
+    `num_buckets` (0: 2**63 - 1), as an int64 SparseTensor (TensorFlow's buckets)."""
+    key = _DEFAULT_HASH_KEY if hash_key is None else hash_key
+    return _cross(inputs, True, num_buckets, key, b"", "cross_hashed")
