@@ -65,3 +65,18 @@ def test_text_file_initializer_errors(tmp_path):
         tl.lookup.StaticHashTable(init, -1)
     with pytest.raises(ValueError, match="num_oov_buckets"):
         _vocab(0)
+
+
+def test_tables_built_inside_a_function_from_constants():
+    @tl.function
+    def f(x):
+        init = tl.lookup.KeyValueTensorInitializer(["a", "b"], tl.constant([1, 2], tl.int64))
+        return tl.lookup.StaticHashTable(init, -1).lookup(x)
+    assert f(tl.constant(["b", "c"])).numpy().tolist() == [2, -1]
+
+    @tl.function
+    def g(x):
+        init = tl.lookup.KeyValueTensorInitializer(x, tl.constant([1], tl.int64))
+        return tl.lookup.StaticHashTable(init, -1).lookup(x)
+    with pytest.raises(ValueError, match="outside the function"):
+        g(tl.constant(["b"]))

@@ -18,6 +18,7 @@ from .graph.ops.math import add, cast, not_equal, where
 from .graph.ops.ragged import RaggedTensor
 from .graph.ops.sparse import SparseTensor
 from .graph.ops.strings import as_string, to_hash_bucket_fast
+from .graph.ops.tf_array import get_static_value
 
 __all__ = ["KeyValueTensorInitializer", "TextFileInitializer", "TextFileIndex",
            "StaticHashTable", "StaticVocabularyTable", "experimental"]
@@ -42,8 +43,13 @@ class KeyValueTensorInitializer:
         self._keys, self._values = k, v
 
     def _fill(self, table):
+        keys, values = get_static_value(self._keys), get_static_value(self._values)
+        if keys is None or values is None:
+            raise ValueError("KeyValueTensorInitializer: the keys and values must be known when "
+                             "the table is built (constants, or tensors made outside "
+                             "tl.function); build the table outside the function")
         table.entries.clear()
-        for key, value in zip(self._keys.numpy(), self._values.numpy()):
+        for key, value in zip(keys, values):
             table.entries[table.key_of(key)] = np.asarray(value)
 
 
