@@ -321,12 +321,12 @@ class MutableHashTable(_Table):
         return _ops.table_size(self._resource)
 
     def lookup(self, keys, dynamic_default_values=None, name=None):
-        """The values of `keys`; `default_value` where missing."""
+        """The values of `keys`; where missing, `default_value` or the matching entry of
+        `dynamic_default_values` (of shape keys.shape + the value shape)."""
         keys = _check_key_dtype(keys, self._key_dtype)
-        if dynamic_default_values is not None:
-            raise NotImplementedError("MutableHashTable.lookup: dynamic_default_values is not "
-                                      "supported by trainlib; use default_value")
-        return _ops.table_find(self._resource, keys, self._default_value)
+        default = self._default_value if dynamic_default_values is None else \
+            dynamic_default_values
+        return _ops.table_find(self._resource, keys, default)
 
     def insert(self, keys, values, name=None):
         """Sets the values of `keys` (inserting the new ones)."""

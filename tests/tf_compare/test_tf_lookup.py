@@ -147,3 +147,12 @@ def test_vocabulary_table_in_dataset_map():
         ds = lib.data.Dataset.from_tensor_slices(WORDS).map(table.lookup)
         return [int(x) for x in ds.as_numpy_iterator()]
     check(run)
+
+
+def test_mutable_hash_table_dynamic_defaults():
+    def run(lib):
+        table = lib.lookup.experimental.MutableHashTable(lib.string, lib.int64, -1)
+        table.insert(lib.constant(["a"]), lib.constant([5], lib.int64))
+        return table.lookup(lib.constant(["a", "b", "c"]),
+                            dynamic_default_values=lib.constant([10, 20, 30], lib.int64))
+    check(run)

@@ -37,21 +37,26 @@ class HashTableResource:
         return bytes(k) if self.key_dtype is _dt.string else int(k)
 
 
-def _find_infer(handle, keys, default_value):
-    return spec(list(keys.shape) + list(default_value.shape), default_value.dtype)
+def _find_infer(handle, keys, default_value, *, value_shape):
+    return spec(list(keys.shape) + list(value_shape), default_value.dtype)
 
 
 @defop("LookupTableFindV2", infer=_find_infer, stateful=True, differentiable=False, host=True)
-def _find(xp, table, keys, default_value):
-    default_value = np.asarray(default_value)
-    if default_value.shape != table.value_shape:
+def _find(xp, table, keys, default_value, *, value_shape):
+    default_value, keys = np.asarray(default_value), np.asarray(keys)
+    per_key = default_value.shape == keys.shape + table.value_shape   # dynamic defaults
+    if default_value.shape != table.value_shape and not per_key:
         raise op_error(InvalidArgumentError, "LookupTableFindV2",
                        f"the default value must have the table's value shape "
-                       f"{list(table.value_shape)}, got {list(default_value.shape)}")
+                       f"{list(table.value_shape)} (or keys.shape + that shape), got "
+                       f"{list(default_value.shape)}")
     out = np.empty(keys.shape + table.value_shape, dtype=table.value_dtype.np)
     flat = out.reshape((-1,) + table.value_shape)
-    for i, k in enumerate(np.asarray(keys).reshape(-1)):
-        flat[i] = table.entries.get(table.key_of(k), default_value)
+    defaults = default_value.reshape((-1,) + table.value_shape) if per_key else None
+    for i, k in enumerate(keys.reshape(-1)):
+        found = table.entries.get(table.key_of(k))
+        flat[i] = found if found is not None else \
+            (defaults[i] if per_key else default_value)
     return out
 
 
@@ -111,9 +116,11 @@ def _keys(table, keys, op_name):
 
 
 def table_find(table, keys, default_value):
-    """Values of `keys` in `table`; `default_value` (of the value shape) where missing."""
+    """Values of `keys` in `table`; where missing, `default_value` (of the value shape, or
+    of keys.shape + the value shape: one default per key)."""
     return apply("LookupTableFindV2", table.handle, _keys(table, keys, "LookupTableFindV2"),
-                 convert_to_tensor(default_value, dtype=table.value_dtype))
+                 convert_to_tensor(default_value, dtype=table.value_dtype),
+                 value_shape=table.value_shape)
 
 
 def table_size(table):
