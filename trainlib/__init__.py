@@ -19,7 +19,7 @@ from .graph.function import Function, function  # noqa: F401
 from .graph.ops import bitwise, signal  # noqa: F401
 from . import image  # noqa: F401 -- tl.image: graph/ops image, image_io, image_metrics
 from . import linalg, math, nn, random  # noqa: F401 -- the tf.linalg, tf.math, tf.nn, tf.random namespaces
-from .graph.ops import ragged, sparse, strings  # noqa: F401
+from .graph.ops import ragged, sets, sparse, strings  # noqa: F401
 from .graph.ops.sparse import SparseTensor, SparseTensorSpec  # noqa: F401
 from .graph.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from .graph.ops.math import *  # noqa: F401,F403
@@ -59,3 +59,4 @@ from . import distribute  # noqa: F401,E402
 from . import utils  # noqa: F401,E402
 from . import train, types  # noqa: F401,E402
 from . import summary  # noqa: F401,E402 -- tl.summary (TensorBoard logs; tensorboard is optional)
+from . import lookup  # noqa: F401,E402 -- tl.lookup (hash tables)

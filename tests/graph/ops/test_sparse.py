@@ -79,3 +79,58 @@ def test_cross_hashed_dense_chains_fingerprint_cat64():
     np.testing.assert_array_equal(   # as TensorFlow: other numbers are cast to int64
         tl.sparse.cross_hashed_dense([a, np.abs(b) + 0.5], 17).numpy(),
         tl.sparse.cross_hashed_dense([a, np.abs(b)], 17).numpy())
+
+
+# ---- the tf.sparse functions beyond the basics (TensorFlow comparison:
+# tests/tf_compare/test_tf_sparse_ops.py); here against numpy on random sparse matrices
+
+from hypothesis import given as _given, strategies as _st  # noqa: E402
+from hypothesis.extra.numpy import arrays as _arrays  # noqa: E402
+
+
+def _random_sparse(dense):
+    idx = np.argwhere(dense != 0)
+    perm = np.random.default_rng(0).permutation(len(idx))   # out of row-major order
+    return tl.SparseTensor(idx[perm], dense[dense != 0][perm], dense.shape)
+
+
+@_given(_arrays(np.float32, (3, 4), elements=_st.sampled_from([0.0, 1.5, -2.0, 3.0])))
+def test_reorder_transpose_reshape_slice_match_dense(dense):
+    sp = _random_sparse(dense)
+    ordered = tl.sparse.reorder(sp)
+    assert ordered.indices.numpy().tolist() == np.argwhere(dense != 0).tolist()
+    np.testing.assert_array_equal(tl.sparse.to_dense(tl.sparse.transpose(sp)).numpy(), dense.T)
+    np.testing.assert_array_equal(
+        tl.sparse.to_dense(tl.sparse.reshape(ordered, [2, -1])).numpy(), dense.reshape(2, 6))
+    np.testing.assert_array_equal(
+        tl.sparse.to_dense(tl.sparse.slice(ordered, [1, 1], [5, 2])).numpy(), dense[1:, 1:3])
+    parts = tl.sparse.split(sp_input=ordered, num_split=3, axis=1)
+    assert [p.dense_shape.numpy().tolist() for p in parts] == [[3, 2], [3, 1], [3, 1]]
+    joined = tl.sparse.concat(1, parts)
+    np.testing.assert_array_equal(tl.sparse.to_dense(joined).numpy(), dense)
+
+
+@_given(_arrays(np.float32, (3, 4), elements=_st.sampled_from([0.0, 1.0, -2.0, 0.5])))
+def test_softmax_and_reduce_max_over_present_entries(dense):
+    sp = tl.sparse.reorder(_random_sparse(dense))
+    out = tl.sparse.to_dense(tl.sparse.softmax(sp)).numpy()
+    for row, got in zip(dense, out):
+        e = np.exp(row[row != 0] - (row[row != 0].max() if (row != 0).any() else 0))
+        np.testing.assert_allclose(got[row != 0], e / e.sum() if e.size else e, rtol=1e-6)
+    want = [row[row != 0].max() if (row != 0).any() else 0.0 for row in dense]
+    np.testing.assert_array_equal(tl.sparse.reduce_max(sp, 1).numpy(), want)
+
+
+def test_fill_empty_rows_and_indicator_in_function():
+    sp = tl.SparseTensor([[1, 0], [3, 2]], tl.constant([4, 2], tl.int64), [4, 3])
+
+    @tl.function
+    def run(s):
+        filled, empty = tl.sparse.fill_empty_rows(s, 9)
+        return tl.sparse.to_dense(filled), empty, tl.sparse.to_indicator(s, 5)
+    dense, empty, indicator = run(sp)
+    assert dense.numpy().tolist() == [[9, 0, 0], [4, 0, 0], [9, 0, 0], [0, 0, 2]]
+    assert empty.numpy().tolist() == [True, False, True, False]
+    assert np.argwhere(indicator.numpy()).tolist() == [[1, 4], [3, 2]]
+    with pytest.raises(ValueError, match="reset_shape"):
+        tl.sparse.reset_shape(sp, [2, 2])

@@ -10,6 +10,8 @@ from . import linalg  # noqa: F401 -- registration; tl.linalg
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import iterator  # noqa: F401 -- dataset iterators as graph state
+from . import lookup  # noqa: F401 -- hash-table resources; tl.lookup
+from . import sets  # noqa: F401 -- tl.sets
 from . import ragged, sparse, strings  # noqa: F401 -- tl.RaggedTensor, tl.ragged, tl.sparse, tl.strings
 from . import operators  # noqa: F401 -- installs +, -, @, [] ... on tensors
 from . import complex, numeric, segment, decompositions, stateless_random  # noqa: F401 -- registration

@@ -1,23 +1,34 @@
 """Sparse tensors: `tl.SparseTensor` (indices, values, dense_shape) and the `tl.sparse`
 basics TensorFlow's guide uses (`to_dense`, `from_dense`, `add`, `sparse_dense_matmul`,
-`reduce_sum`), and `SparseCrossHashed`, the hashed feature cross of dense columns.
+`reduce_sum`), the rest of tf.sparse's reshaping, slicing, joining, elementwise, reduction,
+segment and counting functions (compositions of dense ops over indices and values, so they
+trace into tl.function and their gradients reach the values), and `SparseCrossHashed`, the
+hashed feature cross of dense columns.
 
 Owns: the SparseTensor value type. Invariants: `indices` is int64 [N, rank], `values` [N],
 `dense_shape` int64 [rank]; the math goes through dense ops (`ScatterNd`, `MatMul`,
 reductions), so gradients reach `values` and dense operands as they do for dense code.
 """
+import itertools
+
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import errors
 from ..op import apply, convert_to_tensor, defop, spec
-from ..tensor import TensorShape, TensorSpec
+from ..tensor import SymbolicTensor, TensorShape, TensorSpec
 from . import array as _array
 from . import math as _math
+from . import segment as _segment_ops
+from .tf_array import get_static_value
 from ..properties import read_only
 from .farmhash import fingerprint64, fingerprint_cat64
 
 __all__ = ["SparseTensor", "to_dense", "from_dense", "add", "sparse_dense_matmul", "reduce_sum",
-           "cross_hashed_dense"]
+           "cross_hashed_dense", "reorder", "reshape", "expand_dims", "transpose", "eye",
+           "to_indicator", "retain", "reset_shape", "map_values", "maximum", "minimum",
+           "reduce_max", "softmax", "slice", "split", "concat", "fill_empty_rows", "segment_sum",
+           "segment_mean", "segment_sqrt_n", "bincount", "sampled_addmm", "cross", "cross_hashed"]
 
 
 class SparseTensor:
@@ -203,3 +214,529 @@ def cross_hashed_dense(columns, num_buckets=0, hash_key=None):
                for c in columns]
     return apply("SparseCrossHashed", *columns, num_buckets=int(num_buckets),
                  hash_key=int(hash_key if hash_key is not None else _DEFAULT_HASH_KEY))
+
+
+# ------------------------------------------------------------------ reshaping and reordering
+# Index bookkeeping is composed of dense ops on `indices` (int64) and `dense_shape`, so every
+# function works eagerly and inside tl.function; values pass through gathers and boolean masks,
+# whose gradients reach the input values.
+
+
+def _rank(sp, op):
+    if not isinstance(sp, SparseTensor):
+        raise TypeError(f"tl.sparse.{op}: expected a SparseTensor, got {type(sp).__name__}")
+    rank = sp.indices.shape[1]
+    if rank is None:
+        raise ValueError(f"tl.sparse.{op}: the rank of the SparseTensor must be known")
+    return rank
+
+
+def _strides(dense_shape, rank):
+    """Row-major strides (int64 [rank]) of `dense_shape`."""
+    return _array.stack([_math.reduce_prod(dense_shape[k + 1:]) for k in range(rank)])
+
+
+def _linear(indices, dense_shape, rank):
+    return _math.reduce_sum(indices * _strides(dense_shape, rank), axis=1)
+
+
+def _unravel(linear, dense_shape, rank):
+    strides = _strides(dense_shape, rank)
+    return _array.stack([(linear // strides[k]) % dense_shape[k] for k in range(rank)], axis=1)
+
+
+def _known(x):
+    """The numpy value of `x` when it is known without running anything, else None."""
+    value = get_static_value(x)
+    return None if value is None else np.asarray(value)
+
+
+def _sorted(indices, values, dense_shape, rank):
+    order = _array.argsort(_linear(indices, dense_shape, rank), stable=True)
+    return SparseTensor(_array.gather(indices, order), _array.gather(values, order), dense_shape)
+
+
+def reorder(sp_input, name=None):
+    """The same SparseTensor with its entries in row-major (canonical) order."""
+    rank = _rank(sp_input, "reorder")
+    return _sorted(sp_input.indices, sp_input.values, sp_input.dense_shape, rank)
+
+
+def reshape(sp_input, shape, name=None):
+    """The SparseTensor with dense shape `shape` (one entry may be -1), entries in the same
+    row-major positions."""
+    rank = _rank(sp_input, "reshape")
+    shape = convert_to_tensor(shape, dtype=_dt.int64)
+    if shape.shape.rank != 1 or shape.shape[0] is None:
+        raise ValueError(f"tl.sparse.reshape: the new shape must be a vector of known length, "
+                         f"got shape {shape.shape}")
+    total = _math.reduce_prod(sp_input.dense_shape)
+    known = _math.reduce_prod(_math.where(_math.equal(shape, -1),
+                                          _array.ones_like(shape), shape))
+    new_shape = _math.where(_math.equal(shape, -1), total // _math.maximum(known, 1) +
+                            _array.zeros_like(shape), shape)
+    s, d = _known(shape), _known(sp_input.dense_shape)
+    if s is not None and d is not None:
+        # TensorFlow: a static shape mismatch fails while tracing (ValueError), else at run
+        error = ValueError if isinstance(shape, SymbolicTensor) else errors.InvalidArgumentError
+        total, fixed = int(np.prod(d)), int(np.prod(s[s != -1]))
+        if (s == -1).sum() > 1:
+            raise error(f"SparseReshape: at most one dimension of the new shape can be -1, "
+                        f"got {list(s)}")
+        if (total != fixed) if (s != -1).all() else (fixed == 0 or total % fixed):
+            raise error(f"SparseReshape: input has {total} dense values, the requested shape "
+                        f"{list(s)} cannot hold them")
+    linear = _linear(sp_input.indices, sp_input.dense_shape, rank)
+    return SparseTensor(_unravel(linear, new_shape, int(shape.shape[0])), sp_input.values,
+                        new_shape)
+
+
+def expand_dims(sp_input, axis=None, name=None):
+    """The SparseTensor with a new dimension of size 1 inserted at `axis`."""
+    rank = _rank(sp_input, "expand_dims")
+    axis = 0 if axis is None else int(axis)
+    if not -rank - 1 <= axis <= rank:
+        raise ValueError(f"tl.sparse.expand_dims: axis must be in [{-rank - 1}, {rank}], "
+                         f"got {axis}")
+    axis = axis + rank + 1 if axis < 0 else axis
+    ind, ds = sp_input.indices, sp_input.dense_shape
+    zeros = _array.zeros_like(ind[:, :1])
+    return SparseTensor(_array.concat([ind[:, :axis], zeros, ind[:, axis:]], axis=1),
+                        sp_input.values,
+                        _array.concat([ds[:axis], _array.ones_like(ds[:1]), ds[axis:]], 0))
+
+
+def transpose(sp_input, perm=None, name=None):
+    """The SparseTensor with its dimensions permuted by `perm` (reversed by default); the
+    entries come back in row-major order."""
+    rank = _rank(sp_input, "transpose")
+    perm = list(range(rank))[::-1] if perm is None else [int(p) for p in _known(perm)]
+    if sorted(perm) != list(range(rank)):
+        raise errors.InvalidArgumentError(f"SparseTranspose: perm must be a permutation of "
+                                          f"0..{rank - 1}, got {perm}")
+    return _sorted(_array.gather(sp_input.indices, perm, axis=1), sp_input.values,
+                   _array.gather(sp_input.dense_shape, perm), rank)
+
+
+def eye(num_rows, num_columns=None, dtype=_dt.float32, name=None):
+    """A sparse identity matrix: ones on the diagonal of a [num_rows, num_columns] matrix."""
+    rows = convert_to_tensor(num_rows, dtype=_dt.int64)
+    cols = rows if num_columns is None else convert_to_tensor(num_columns, dtype=_dt.int64)
+    diag = _array.range(_math.minimum(rows, cols), dtype=_dt.int64)
+    return SparseTensor(_array.stack([diag, diag], axis=1),
+                        _array.ones_like(diag, dtype=_dt.as_dtype(dtype)),
+                        _array.stack([rows, cols]))
+
+
+def to_indicator(sp_input, vocab_size, name=None):
+    """A dense bool tensor [..., vocab_size]: True at [..., id] for each id (the values) of
+    each row of the last dimension."""
+    _rank(sp_input, "to_indicator")
+    if not sp_input.dtype.is_integer:
+        raise TypeError(f"tl.sparse.to_indicator: expected integer ids, got "
+                        f"{sp_input.dtype.name}")
+    ids = _math.cast(sp_input.values, _dt.int64)
+    indices = _array.concat([sp_input.indices[:, :-1], ids[:, None]], axis=1)
+    shape = _array.concat([sp_input.dense_shape[:-1],
+                           convert_to_tensor([vocab_size], dtype=_dt.int64)], 0)
+    counts = _array.scatter_nd(indices, _array.ones_like(ids, dtype=_dt.int32), shape)
+    return _math.greater(counts, 0)
+
+
+def retain(sp_input, to_retain):
+    """The SparseTensor of the entries where the bool vector `to_retain` is True."""
+    _rank(sp_input, "retain")
+    keep = convert_to_tensor(to_retain, dtype=_dt.bool)
+    if keep.shape.rank != 1:
+        raise ValueError(f"tl.sparse.retain: to_retain must be a vector, got shape {keep.shape}")
+    return SparseTensor(_array.boolean_mask(sp_input.indices, keep),
+                        _array.boolean_mask(sp_input.values, keep), sp_input.dense_shape)
+
+
+def reset_shape(sp_input, new_shape=None):
+    """The SparseTensor with dense shape `new_shape` (no smaller than the current one), or the
+    tightest shape holding its indices when None."""
+    rank = _rank(sp_input, "reset_shape")
+    if new_shape is None:
+        return SparseTensor(sp_input.indices, sp_input.values,
+                            _math.reduce_max(sp_input.indices, axis=0) + 1)
+    new_shape = convert_to_tensor(new_shape, dtype=_dt.int64)
+    if new_shape.shape.rank != 1 or new_shape.shape[0] not in (None, rank):
+        raise ValueError(f"tl.sparse.reset_shape: new_shape must be a vector of {rank} "
+                         f"dimensions, got shape {new_shape.shape}")
+    a, b = _known(new_shape), _known(sp_input.dense_shape)
+    if a is not None and b is not None and (a < b).any():
+        raise ValueError(f"tl.sparse.reset_shape: new_shape {list(a)} is smaller than the "
+                         f"current shape {list(b)}")
+    return SparseTensor(sp_input.indices, sp_input.values, new_shape)
+
+
+def map_values(op, *args, **kwargs):
+    """`op` applied to the values of the SparseTensor arguments (they must share indices): a
+    SparseTensor with the same indices and the results as values."""
+    sparse = [a for a in list(args) + list(kwargs.values()) if isinstance(a, SparseTensor)]
+    if not sparse:
+        raise ValueError("tl.sparse.map_values: no SparseTensor among the arguments")
+    first = _known(sparse[0].indices)
+    for other in sparse[1:]:
+        o = _known(other.indices)
+        if first is not None and o is not None and (first.shape != o.shape or (first != o).any()):
+            raise errors.InvalidArgumentError("tl.sparse.map_values: SparseTensors do not have "
+                                              "matching indices")
+
+    def values(a):
+        return a.values if isinstance(a, SparseTensor) else a
+    out = op(*[values(a) for a in args], **{k: values(v) for k, v in kwargs.items()})
+    return SparseTensor(sparse[0].indices, out, sparse[0].dense_shape)
+
+
+# ------------------------------------------------------------------ elementwise and reductions
+
+
+def _presence(sp, dtype=_dt.int32):
+    return _array.scatter_nd(sp.indices, _array.ones_like(sp.values, dtype=dtype), sp.dense_shape)
+
+
+def _union_op(fn, sp_a, sp_b, op):
+    _rank(sp_a, op)
+    _rank(sp_b, op)
+    if sp_a.dtype is not sp_b.dtype:
+        raise TypeError(f"tl.sparse.{op}: dtypes differ, {sp_a.dtype.name} vs {sp_b.dtype.name}")
+    indices = _math.where(_math.greater(_presence(sp_a) + _presence(sp_b), 0))
+    dense = fn(to_dense(sp_a), to_dense(sp_b))
+    return SparseTensor(indices, _array.gather_nd(dense, indices), sp_a.dense_shape)
+
+
+def maximum(sp_a, sp_b, name=None):
+    """The elementwise maximum of two SparseTensors of one shape (missing entries are 0),
+    at the union of their indices."""
+    return _union_op(_math.maximum, sp_a, sp_b, "maximum")
+
+
+def minimum(sp_a, sp_b, name=None):
+    """The elementwise minimum of two SparseTensors of one shape (missing entries are 0),
+    at the union of their indices."""
+    return _union_op(_math.minimum, sp_a, sp_b, "minimum")
+
+
+def _lowest(dtype):
+    return dtype.min if not dtype.is_floating else -np.inf
+
+
+def reduce_max(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):
+    """The maximum of the present entries along `axis` (all of them by default); a group with
+    no entry gives 0 (or is absent with `output_is_sparse`)."""
+    _rank(sp_input, "reduce_max")
+    dense = to_dense(sp_input, default_value=_lowest(sp_input.dtype))
+    present = _math.reduce_any(_math.greater(_presence(sp_input), 0), axis=axis,
+                               keepdims=bool(keepdims))
+    top = _math.reduce_max(dense, axis=axis, keepdims=bool(keepdims))
+    if output_is_sparse:
+        indices = _math.where(present)
+        return SparseTensor(indices, _array.gather_nd(top, indices),
+                            _array.shape(present, out_type=_dt.int64))
+    return _math.where(present, top, _array.zeros_like(top))
+
+
+def softmax(sp_input, name=None):
+    """The softmax of each row (last dimension) over its present entries only, as a
+    SparseTensor with the input's indices."""
+    _rank(sp_input, "softmax")
+    if not sp_input.dtype.is_floating:
+        raise TypeError(f"tl.sparse.softmax: expected floating values, got {sp_input.dtype.name}")
+    rows = sp_input.indices[:, :-1]
+    row_max = _math.reduce_max(to_dense(sp_input, default_value=-np.inf), axis=-1)
+    shifted = sp_input.values - _array.stop_gradient(_array.gather_nd(row_max, rows))
+    e = _math.exp(shifted)
+    sums = _math.reduce_sum(_array.scatter_nd(sp_input.indices, e, sp_input.dense_shape), axis=-1)
+    return SparseTensor(sp_input.indices, e / _array.gather_nd(sums, rows), sp_input.dense_shape)
+
+
+# ------------------------------------------------------------------ slicing and joining
+
+
+def slice(sp_input, start, size, name=None):  # noqa: A001 -- TensorFlow's name
+    """The entries of `sp_input` inside the box [start, start + size), shifted to start at 0."""
+    rank = _rank(sp_input, "slice")
+    start = convert_to_tensor(start, dtype=_dt.int64)
+    size = convert_to_tensor(size, dtype=_dt.int64)
+    if start.shape.as_list() != [rank] or size.shape.as_list() != [rank]:
+        raise ValueError(f"tl.sparse.slice: start and size must be vectors of {rank}, got "
+                         f"shapes {start.shape} and {size.shape}")
+    ind = sp_input.indices
+    keep = _math.reduce_all(_math.logical_and(_math.greater_equal(ind, start),
+                                              _math.less(ind, start + size)), axis=1)
+    end = _math.minimum(start + size, sp_input.dense_shape)
+    return SparseTensor(_array.boolean_mask(ind, keep) - start,
+                        _array.boolean_mask(sp_input.values, keep),
+                        _math.maximum(end - start, _array.zeros_like(start)))
+
+
+def split(sp_input=None, num_split=None, axis=None, name=None):
+    """`num_split` SparseTensors cut along `axis`; the first `dim % num_split` pieces are one
+    longer."""
+    rank = _rank(sp_input, "split")
+    if num_split is None or axis is None:
+        raise ValueError("tl.sparse.split: num_split and axis are required")
+    num_split, axis = int(num_split), int(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"tl.sparse.split: axis must be in [{-rank}, {rank}), got {axis}")
+    axis %= rank
+    dim = sp_input.dense_shape[axis]
+    base, extra = dim // num_split, dim % num_split
+    one_hot = np.eye(rank, dtype=np.int64)[axis]
+    pieces = []
+    for i in range(num_split):
+        begin = base * i + _math.minimum(convert_to_tensor(i, dtype=_dt.int64), extra)
+        length = base + _math.cast(_math.less(convert_to_tensor(i, dtype=_dt.int64), extra),
+                                   _dt.int64)
+        start = begin * one_hot
+        size = _math.where(convert_to_tensor(one_hot.astype(bool)), length * one_hot,
+                           sp_input.dense_shape)
+        pieces.append(slice(sp_input, start, size))
+    return pieces
+
+
+def concat(axis, sp_inputs, name=None, expand_nonconcat_dims=False, concat_dim=None):
+    """The SparseTensors joined along `axis` (entries in row-major order). The other
+    dimensions must agree, or with `expand_nonconcat_dims` grow to the largest."""
+    axis = concat_dim if concat_dim is not None else axis
+    sp_inputs = list(sp_inputs)
+    if not sp_inputs:
+        raise ValueError("tl.sparse.concat: no inputs")
+    rank = _rank(sp_inputs[0], "concat")
+    for sp in sp_inputs[1:]:
+        if _rank(sp, "concat") != rank:
+            raise ValueError("tl.sparse.concat: all inputs must have the same rank")
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"tl.sparse.concat: axis must be in [{-rank}, {rank}), got {axis}")
+    axis %= rank
+    one_hot = convert_to_tensor(np.eye(rank, dtype=np.int64)[axis])
+    shapes = [sp.dense_shape for sp in sp_inputs]
+    known = [_known(s) for s in shapes]
+    if not expand_nonconcat_dims and all(k is not None for k in known):
+        for k in known[1:]:
+            if any(a != b for d, (a, b) in enumerate(zip(known[0], k)) if d != axis):
+                raise errors.InvalidArgumentError(
+                    f"SparseConcat: the input shapes must match except in the concat dimension "
+                    f"{axis}, got {list(known[0])} and {list(k)}")
+    indices, offset = [], convert_to_tensor(0, dtype=_dt.int64)
+    for sp, shape in zip(sp_inputs, shapes):
+        indices.append(sp.indices + offset * one_hot)
+        offset = offset + shape[axis]
+    others = shapes[0]
+    if expand_nonconcat_dims:
+        for shape in shapes[1:]:
+            others = _math.maximum(others, shape)
+    dense_shape = _math.where(_math.cast(one_hot, _dt.bool), offset * one_hot, others)
+    return _sorted(_array.concat(indices, 0), _array.concat([sp.values for sp in sp_inputs], 0),
+                   dense_shape, rank)
+
+
+def fill_empty_rows(sp_input, default_value, name=None):
+    """(the SparseTensor with `default_value` at [r, 0, ...] of each row r without entries,
+    the bool vector of the rows that were empty)."""
+    rank = _rank(sp_input, "fill_empty_rows")
+    rows = sp_input.indices[:, 0]
+    num_rows = sp_input.dense_shape[0]
+    counts = _array.scatter_nd(rows[:, None], _array.ones_like(rows), _array.stack([num_rows]))
+    empty = _math.equal(counts, 0)
+    empty_rows = _math.where(empty)
+    new_indices = _array.concat([empty_rows, _array.zeros_like(
+        _array.tile(empty_rows, [1, rank - 1]))], axis=1)
+    default = convert_to_tensor(default_value, dtype=sp_input.dtype)
+    filler = _array.zeros_like(empty_rows[:, 0], dtype=sp_input.dtype) + default
+    return (_sorted(_array.concat([sp_input.indices, new_indices], 0),
+                    _array.concat([sp_input.values, filler], 0), sp_input.dense_shape, rank),
+            empty)
+
+
+# ------------------------------------------------------------------ segments and counts
+
+
+def _segment(sorted_op, unsorted_op, data, indices, segment_ids, num_segments):
+    rows = _array.gather(data, indices)
+    if num_segments is None:
+        return sorted_op(rows, segment_ids)
+    return unsorted_op(rows, segment_ids, num_segments)
+
+
+def segment_sum(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
+    """Sums of the rows `data[indices]` grouped by `segment_ids` (sorted unless
+    `num_segments` is given)."""
+    return _segment(_math.segment_sum, _math.unsorted_segment_sum, data, indices, segment_ids,
+                    num_segments)
+
+
+def segment_mean(data, indices, segment_ids, num_segments=None, name=None,
+                 sparse_gradient=False):
+    """Means of the rows `data[indices]` grouped by `segment_ids` (0 for empty segments)."""
+    return _segment(_math.segment_mean, _math.unsorted_segment_mean, data, indices, segment_ids,
+                    num_segments)
+
+
+def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
+                   sparse_gradient=False):
+    """Sums of the rows `data[indices]` grouped by `segment_ids`, divided by the square root
+    of each segment's row count (0 for empty segments)."""
+    rows = _array.gather(data, indices)
+    ids = convert_to_tensor(segment_ids)
+    if num_segments is not None:
+        return _segment_ops.unsorted_segment_sqrt_n(rows, ids, num_segments)
+    sums = _math.segment_sum(rows, ids)
+    counts = _math.segment_sum(_array.ones_like(ids, dtype=rows.dtype), ids)
+    counts = _array.reshape(counts, _array.concat([[-1], _array.ones_like(
+        _array.shape(rows)[1:])], 0))
+    return sums / _math.sqrt(_math.maximum(counts, 1))
+
+
+def bincount(values, weights=None, axis=0, minlength=None, maxlength=None,
+             binary_output=False, name=None):
+    """Counts (or summed `weights`) of each integer value as a SparseTensor of the bins that
+    occur: over all values (axis=0) or per row of a 2-D input (axis=-1)."""
+    if isinstance(values, SparseTensor):
+        values = to_dense(values, default_value=-1)
+    values = convert_to_tensor(values)
+    if axis not in (0, -1):
+        raise ValueError(f"tl.sparse.bincount: axis must be 0 or -1, got {axis}")
+    if axis == -1 and values.shape.rank != 2:
+        raise ValueError(f"tl.sparse.bincount: axis=-1 needs a 2-D input, got shape "
+                         f"{values.shape}")
+    vals = _math.cast(values, _dt.int64)
+    if axis == 0:
+        vals, rows = _array.reshape(vals, [-1]), convert_to_tensor(1, dtype=_dt.int64)
+    else:
+        rows = _array.shape(vals, out_type=_dt.int64)[0]
+    depth = _math.maximum(_math.reduce_max(_array.concat([_array.reshape(vals, [-1]),
+                                                          [-1]], 0)) + 1, 0)
+    if minlength is not None:
+        depth = _math.maximum(depth, int(minlength))
+    if maxlength is not None:
+        depth = _math.minimum(depth, int(maxlength))
+    dtype = values.dtype if weights is None else convert_to_tensor(weights).dtype
+    w = _array.ones_like(vals, dtype=dtype) if weights is None or binary_output else \
+        convert_to_tensor(weights, dtype=dtype)
+    keep = _math.logical_and(_math.greater_equal(vals, 0), _math.less(vals, depth))
+    if axis == -1:
+        vals = vals + _array.range(rows, dtype=_dt.int64)[:, None] * depth
+    ids, w = _array.boolean_mask(vals, keep), _array.boolean_mask(w, keep)
+    flat = _array.stack([rows * depth])
+    counts = _array.scatter_nd(ids[:, None], w, flat)
+    occurs = _math.greater(_array.scatter_nd(ids[:, None], _array.ones_like(ids), flat), 0)
+    if binary_output:
+        counts = _math.cast(occurs, dtype)
+    shape = _array.stack([depth]) if axis == 0 else _array.stack([rows, depth])
+    indices = _unravel(_math.where(occurs)[:, 0], shape, 1 if axis == 0 else 2)
+    return SparseTensor(indices, _array.boolean_mask(counts, occurs), shape)
+
+
+def sampled_addmm(indices, values, dense_shape, mat1, mat2, beta=1.0, alpha=1.0,
+                  output_type=_dt.float32):
+    """`alpha * (mat1 @ mat2)` sampled at `indices` (the last dim: row, column; leading dims:
+    batch) plus `beta * values`: the components (indices, values, dense_shape) of the result."""
+    indices = convert_to_tensor(indices)
+    values = convert_to_tensor(values, dtype=output_type)
+    dense_shape = convert_to_tensor(dense_shape, dtype=_dt.int32)
+    mat1 = convert_to_tensor(mat1, dtype=output_type)
+    mat2 = convert_to_tensor(mat2, dtype=output_type)
+    if mat1.shape.rank is None or mat1.shape.rank < 2 or mat2.shape.rank != mat1.shape.rank:
+        raise ValueError(f"tl.sparse.sampled_addmm: mat1 and mat2 must have one rank >= 2, got "
+                         f"shapes {mat1.shape} and {mat2.shape}")
+    want, got = [mat1.shape[-2], mat2.shape[-1]], _known(dense_shape)
+    if got is not None and None not in want and list(got) != want:
+        raise ValueError(f"Dense shape: {list(got)} does not match output shape: {want}")
+    product = _math.matmul(mat1, mat2)
+    sampled = _array.gather_nd(product, indices, batch_dims=mat1.shape.rank - 2)
+    return indices, alpha * sampled + beta * values, dense_shape
+
+
+# ------------------------------------------------------------------ feature crosses of rows
+
+
+def _sparse_cross_infer(*parts, kinds, hashed, num_buckets, hash_key, separator):
+    return (spec([None, 2], _dt.int64), spec([None], _dt.int64 if hashed else _dt.string),
+            spec([2], _dt.int64))
+
+
+def _row_features(parts, kinds, batch):
+    """Per column, per row: the row's features in order."""
+    columns, i = [], 0
+    for kind in kinds:
+        if kind == "sparse":
+            indices, values = np.asarray(parts[i]), np.asarray(parts[i + 1]).reshape(-1)
+            rows = [[] for _ in range(batch)]
+            for idx, v in zip(indices, values):
+                rows[int(idx[0])].append(v)
+            i += 3
+        else:
+            dense = np.asarray(parts[i])
+            rows = [list(dense[r].reshape(-1)) for r in range(batch)]
+            i += 1
+        columns.append(rows)
+    return columns
+
+
+@defop("SparseCross", infer=_sparse_cross_infer, differentiable=False, host=True, num_outputs=3)
+def _sparse_cross(xp, *parts, kinds, hashed, num_buckets, hash_key, separator):
+    first = parts[2] if kinds[0] == "sparse" else np.asarray(parts[0]).shape
+    batch = int(np.asarray(first)[0])
+    columns = _row_features(parts, kinds, batch)
+    modulus = num_buckets if num_buckets > 0 else (1 << 63) - 1
+    indices, values, widest = [], [], 0
+    for r in range(batch):
+        crosses = list(itertools.product(*[c[r] for c in columns]))
+        widest = max(widest, len(crosses))
+        for j, combo in enumerate(crosses):
+            indices.append((r, j))
+            if hashed:
+                h = hash_key
+                for v in combo:
+                    h = fingerprint_cat64(h, fingerprint64(v) if isinstance(v, bytes) else
+                                          int(v) & ((1 << 64) - 1))
+                values.append(h % modulus)
+            else:
+                values.append(separator.join(v if isinstance(v, bytes) else str(int(v)).encode()
+                                             for v in combo))
+    out = np.asarray(values, dtype=np.int64) if hashed else np.empty(len(values), dtype=object)
+    if not hashed:
+        out[:] = values
+    return (np.asarray(indices, dtype=np.int64).reshape(-1, 2), out,
+            np.asarray([batch, widest], dtype=np.int64))
+
+
+def _cross(inputs, hashed, num_buckets, hash_key, separator, op):
+    parts, kinds = [], []
+    for x in inputs:
+        if isinstance(x, SparseTensor):
+            parts += [x.indices, x.values, x.dense_shape]
+            kinds.append("sparse")
+        else:
+            x = convert_to_tensor(x)
+            if x.shape.rank != 2:
+                raise ValueError(f"tl.sparse.{op}: dense inputs must be 2-D, got shape {x.shape}")
+            parts.append(x)
+            kinds.append("dense")
+        if not (parts[-2 if kinds[-1] == "sparse" else -1].dtype is _dt.string or
+                parts[-2 if kinds[-1] == "sparse" else -1].dtype.is_integer):
+            raise TypeError(f"tl.sparse.{op}: inputs must be string or integer")
+    if not parts:
+        raise ValueError(f"tl.sparse.{op}: no inputs")
+    indices, values, shape = apply("SparseCross", *parts, kinds=tuple(kinds), hashed=hashed,
+                                   num_buckets=int(num_buckets), hash_key=int(hash_key),
+                                   separator=separator)
+    return SparseTensor(indices, values, shape)
+
+
+def cross(inputs, name=None, separator=None):
+    """Per row, every combination of one feature from each input (sparse or 2-D dense), the
+    features joined by `separator` ("_X_"), as a string SparseTensor."""
+    sep = ("_X_" if separator is None else separator).encode()
+    return _cross(inputs, False, 0, 0, sep, "cross")
+
+
+def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
+    """The hashed `cross`: each combination's FingerprintCat64 chain from `hash_key`, modulo
+    `num_buckets` (0: 2**63 - 1), as an int64 SparseTensor (TensorFlow's buckets)."""
+    key = _DEFAULT_HASH_KEY if hash_key is None else hash_key
+    return _cross(inputs, True, num_buckets, key, b"", "cross_hashed")
