@@ -14,9 +14,13 @@ PUBLISHED = {  # builder: parameters with the top (1000 classes)
     "ResNet50V2": 25_613_800, "ResNet101V2": 44_675_560, "ResNet152V2": 60_380_648,
     "VGG16": 138_357_544, "VGG19": 143_667_240,
     "MobileNet": 4_253_864, "MobileNetV2": 3_538_984,
+    "EfficientNetB0": 5_330_571, "EfficientNetB1": 7_856_239, "EfficientNetB2": 9_177_569,
+    "EfficientNetB3": 12_320_535,
 }
+PUBLISHED_SLOW = {"EfficientNetB4": 19_466_823, "EfficientNetB5": 30_562_527,
+                  "EfficientNetB6": 43_265_143, "EfficientNetB7": 66_658_687}
 MODULE = {"ResNet50": "resnet50", "ResNet50V2": "resnet_v2", "VGG16": "vgg16",
-          "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2"}
+          "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2", "EfficientNetB0": "efficientnet"}
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
@@ -24,6 +28,12 @@ def test_parameter_count_matches_keras(name):
     model = getattr(apps, name)(weights=None)
     assert model.count_params() == PUBLISHED[name]
     assert model.layers[-1].name == "predictions"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(PUBLISHED_SLOW))
+def test_parameter_count_matches_keras_large(name):
+    assert getattr(apps, name)(weights=None).count_params() == PUBLISHED_SLOW[name]
 
 
 @pytest.mark.parametrize("name", sorted(MODULE))
@@ -65,6 +75,10 @@ def test_preprocess_caffe():
     np.testing.assert_allclose(apps.vgg16.preprocess_input(X.transpose(0, 3, 1, 2).copy(),
                                                            data_format="channels_first"),
                                want.transpose(0, 3, 1, 2), rtol=1e-6)
+
+
+def test_preprocess_efficientnet_is_identity():
+    assert apps.efficientnet.preprocess_input(X) is X
 
 
 def test_preprocess_tf_and_torch():

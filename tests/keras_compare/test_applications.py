@@ -1,6 +1,8 @@
 """Keras 3 vs trainlib: `keras.applications` built with weights=None at a small input, Keras's
 weights copied over with set_weights(get_weights()); the same (layer name, weight shapes)
 list and the same predictions, and Keras-written weight files loaded through `weights=path`."""
+import re
+
 import pytest
 
 keras = pytest.importorskip("keras")
@@ -26,15 +28,27 @@ ARCHS = [
     ("MobileNetV2", dict(include_top=False, input_shape=(32, 32, 3), alpha=0.35)),
     ("MobileNetV2", dict(include_top=True, input_shape=(35, 35, 3), classes=6,
                          classifier_activation=None)),
+    ("EfficientNetB0", dict(include_top=False, input_shape=(32, 32, 3))),
+    ("EfficientNetB1", dict(include_top=True, input_shape=(33, 33, 3), classes=3)),
 ]
 SLOW = [
     ("ResNet101", dict(include_top=False, input_shape=(32, 32, 3))),
     ("ResNet152V2", dict(include_top=False, input_shape=(32, 32, 3))),
+    ("EfficientNetB7", dict(include_top=False, input_shape=(32, 32, 3), pooling="avg")),
 ]
 
 
+DEFAULT_NAMED = re.compile(r"(input_layer|rescaling|normalization|global_average_pooling2d|"
+                           r"global_max_pooling2d|max_pooling2d)(_\d+)?")
+
+
 def _layout(model):
-    return [(layer.name, [tuple(w.shape) for w in layer.weights]) for layer in model.layers]
+    """(name, weight shapes) per layer; a layer named by default loses its `_N` suffix (the
+    counters of both libraries depend on what the session built before)."""
+    def name(layer):
+        m = DEFAULT_NAMED.fullmatch(layer.name)
+        return m.group(1) if m else layer.name
+    return [(name(lay), [tuple(w.shape) for w in lay.weights]) for lay in model.layers]
 
 
 def _pair(name, kwargs):
@@ -57,7 +71,8 @@ def _check(name, kwargs):
 def _module(name):
     return {"ResNet50": "resnet50", "ResNet101": "resnet", "ResNet50V2": "resnet_v2",
             "ResNet152V2": "resnet_v2", "VGG16": "vgg16", "VGG19": "vgg19",
-            "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2"}[name]
+            "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2", "EfficientNetB0": "efficientnet",
+            "EfficientNetB1": "efficientnet", "EfficientNetB7": "efficientnet"}[name]
 
 
 @pytest.mark.parametrize("name,kwargs", ARCHS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ARCHS)])
