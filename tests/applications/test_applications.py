@@ -16,11 +16,13 @@ PUBLISHED = {  # builder: parameters with the top (1000 classes)
     "MobileNet": 4_253_864, "MobileNetV2": 3_538_984,
     "EfficientNetB0": 5_330_571, "EfficientNetB1": 7_856_239, "EfficientNetB2": 9_177_569,
     "EfficientNetB3": 12_320_535,
+    "DenseNet121": 8_062_504, "DenseNet169": 14_307_880, "DenseNet201": 20_242_984,
 }
 PUBLISHED_SLOW = {"EfficientNetB4": 19_466_823, "EfficientNetB5": 30_562_527,
                   "EfficientNetB6": 43_265_143, "EfficientNetB7": 66_658_687}
 MODULE = {"ResNet50": "resnet50", "ResNet50V2": "resnet_v2", "VGG16": "vgg16",
-          "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2", "EfficientNetB0": "efficientnet"}
+          "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2", "EfficientNetB0": "efficientnet",
+          "DenseNet121": "densenet"}
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
@@ -88,6 +90,7 @@ def test_preprocess_tf_and_torch():
     torch = (X / 255 - np.array([0.485, 0.456, 0.406])) / np.array([0.229, 0.224, 0.225])
     np.testing.assert_allclose(imagenet_utils.preprocess_input(X.copy(), mode="torch"), torch,
                                rtol=1e-5)
+    np.testing.assert_allclose(apps.densenet.preprocess_input(X.copy()), torch, rtol=1e-5)
     with pytest.raises(ValueError, match="mode"):
         imagenet_utils.preprocess_input(X, mode="bgr")
 

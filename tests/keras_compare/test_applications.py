@@ -30,16 +30,18 @@ ARCHS = [
                          classifier_activation=None)),
     ("EfficientNetB0", dict(include_top=False, input_shape=(32, 32, 3))),
     ("EfficientNetB1", dict(include_top=True, input_shape=(33, 33, 3), classes=3)),
+    ("DenseNet121", dict(include_top=True, input_shape=(32, 32, 3), classes=4)),
 ]
 SLOW = [
     ("ResNet101", dict(include_top=False, input_shape=(32, 32, 3))),
     ("ResNet152V2", dict(include_top=False, input_shape=(32, 32, 3))),
     ("EfficientNetB7", dict(include_top=False, input_shape=(32, 32, 3), pooling="avg")),
+    ("DenseNet201", dict(include_top=False, input_shape=(32, 32, 3), pooling="max")),
 ]
 
 
-DEFAULT_NAMED = re.compile(r"(input_layer|rescaling|normalization|global_average_pooling2d|"
-                           r"global_max_pooling2d|max_pooling2d)(_\d+)?")
+DEFAULT_NAMED = re.compile(r"(input_layer|zero_padding2d|rescaling|normalization|"
+                           r"global_average_pooling2d|global_max_pooling2d|max_pooling2d)(_\d+)?")
 
 
 def _layout(model):
@@ -72,7 +74,8 @@ def _module(name):
     return {"ResNet50": "resnet50", "ResNet101": "resnet", "ResNet50V2": "resnet_v2",
             "ResNet152V2": "resnet_v2", "VGG16": "vgg16", "VGG19": "vgg19",
             "MobileNet": "mobilenet", "MobileNetV2": "mobilenet_v2", "EfficientNetB0": "efficientnet",
-            "EfficientNetB1": "efficientnet", "EfficientNetB7": "efficientnet"}[name]
+            "EfficientNetB1": "efficientnet", "EfficientNetB7": "efficientnet",
+            "DenseNet121": "densenet", "DenseNet201": "densenet"}[name]
 
 
 @pytest.mark.parametrize("name,kwargs", ARCHS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ARCHS)])
@@ -86,7 +89,8 @@ def test_deep_variants(name, kwargs):
     _check(name, kwargs)
 
 
-@pytest.mark.parametrize("module", ["resnet50", "resnet_v2", "vgg16", "mobilenet", "mobilenet_v2"])
+@pytest.mark.parametrize("module", ["resnet50", "resnet_v2", "vgg16", "mobilenet", "mobilenet_v2",
+                                    "densenet"])
 @pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
 def test_preprocess_input(module, data_format):
     x = np.random.default_rng(1).uniform(0, 255, size=(2, 5, 5, 3)).astype(np.float32)
