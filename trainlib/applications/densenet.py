@@ -3,7 +3,7 @@ convolutions concatenated onto their input, halving transitions, Keras's layer n
 channels_last only, as in Keras. Inputs go through "torch" preprocessing.
 """
 from .. import layers
-from ..backend import image_data_format
+from ..settings import image_data_format
 from . import imagenet_utils
 
 BASE_WEIGHTS_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/densenet/"

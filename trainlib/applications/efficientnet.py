@@ -6,7 +6,7 @@ import copy
 import math
 
 from .. import layers
-from ..backend import image_data_format
+from ..settings import image_data_format
 from . import imagenet_utils
 from .mobilenet_v2 import _make_divisible
 

@@ -8,10 +8,11 @@ import warnings
 
 import numpy as np
 
-from ..backend import image_data_format, is_keras_tensor
+from ..backend import is_keras_tensor
 from ..downloads import get_file, keras_home
 from ..models import Model
 from ..models.functional import get_source_inputs
+from ..settings import image_data_format
 
 CLASS_INDEX = None
 CLASS_INDEX_PATH = ("https://storage.googleapis.com/download.tensorflow.org/"

@@ -4,7 +4,7 @@ blocks (depthwise 3x3, BN, relu6, pointwise 1x1, BN, relu6), width `alpha`, Kera
 import warnings
 
 from .. import layers
-from ..backend import image_data_format
+from ..settings import image_data_format
 from . import imagenet_utils
 
 BASE_WEIGHT_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/mobilenet/"

@@ -2,7 +2,8 @@
 3x3 depthwise, 1x1 linear projection, residual add when shapes allow), Keras's names.
 """
 from .. import layers
-from ..backend import image_data_format, is_keras_tensor
+from ..backend import is_keras_tensor
+from ..settings import image_data_format
 from . import imagenet_utils
 from .mobilenet import _channel_axis, _imagenet_rows, _square_size
 

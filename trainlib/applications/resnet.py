@@ -3,7 +3,7 @@ builder they share with ResNetV2 (`resnet_v2.py`): stem, stacked bottleneck bloc
 with Keras's layer names so Keras weight files load.
 """
 from .. import layers
-from ..backend import image_data_format
+from ..settings import image_data_format
 from . import imagenet_utils
 
 BASE_WEIGHTS_PATH = "https://storage.googleapis.com/tensorflow/keras-applications/resnet/"

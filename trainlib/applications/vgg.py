@@ -2,7 +2,7 @@
 and 2x2 max pools, then flatten and fc1/fc2/predictions, with Keras's layer names.
 """
 from .. import layers
-from ..backend import image_data_format
+from ..settings import image_data_format
 from . import imagenet_utils
 
 _URL = "https://storage.googleapis.com/tensorflow/keras-applications/"
