@@ -8,7 +8,7 @@ from . import (activations, callbacks, constraints, initializers, layers, losses
                metrics, mixed_precision, models, optimizers, regularizers, saving, utils)
 from . import config, datasets, ops, random, tree  # noqa: F401 -- keras.datasets, keras.ops (and its groups), keras.random
 from . import backend, preprocessing  # noqa: F401 -- keras.backend; tf.keras 2's keras.preprocessing
-from . import dtype_policies  # noqa: F401
+from . import applications, dtype_policies  # noqa: F401
 from ..graph.backend import device  # noqa: F401 -- keras.device("cpu")
 from ..layers.input_spec import InputSpec  # noqa: F401
 from ..layers.variables import name_scope  # noqa: F401
