@@ -186,3 +186,22 @@ def test_cupy_kernels_are_built_from_the_ops_c_expressions():
     assert "(x0 * x1)" in body and "(t0 * t0 * t0)" in body and "exp(-t1)" in body
     assert "bool t3 = (bool)((bool)t2);" in body   # C++: non-zero is true
     assert fused._cupy_kernel(FakeCupy(), (("Round", (0,), ()),), [a]) is None  # no C form
+
+
+def test_generated_source_leaves_linecache_with_its_function():
+    import gc
+    import linecache
+    import numpy as np
+    import trainlib as tl
+
+    def count():
+        return sum(1 for k in list(linecache.cache) if str(k).startswith("<trainlib-"))
+
+    gc.collect()
+    before = count()
+    for i in range(200):
+        f = tl.function(lambda x: x * 2.0 + float(i))
+        f(np.ones(3, np.float32))
+        del f
+    gc.collect()
+    assert count() - before < 50

@@ -13,6 +13,7 @@ import builtins
 import itertools
 import keyword
 import linecache
+import weakref
 import re
 import unicodedata
 
@@ -119,6 +120,8 @@ class Emitter:
                   + f"    return {fname}\n")
         namespace, filename = exec_source(source, label or fname)
         fn = namespace["make"](*[self.consts[c] for c in closure])
+        # the source stays in linecache (tracebacks, pdb) while the function lives, no longer
+        weakref.finalize(fn, linecache.cache.pop, filename, None)
         # `make` adds one line before the function's def line
         line_ops = {line + 1: op for line, op in self.line_ops.items()}
         return fn, body, filename, line_ops
