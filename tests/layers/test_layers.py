@@ -110,3 +110,17 @@ def test_functional_symbolic_shapes_and_errors():
     assert tuple(layers.Flatten()(h).shape) == (None, 72)
     with pytest.raises(ValueError):
         layers.Input()
+
+
+def test_built_layers_check_input_channels_at_call():
+    import numpy as np
+    import pytest
+    from trainlib.layers.convolutional import Conv2D, Conv1D, DepthwiseConv2D
+    from trainlib.layers.core import Dense
+    for layer, built, bad in [(Conv2D(4, 3), (None, 8, 8, 4), (1, 8, 8, 2)),
+                              (Conv1D(4, 3), (None, 8, 3), (1, 8, 2)),
+                              (DepthwiseConv2D(3), (None, 8, 8, 3), (1, 8, 8, 2)),
+                              (Dense(4), (None, 3), (1, 2))]:
+        layer.build(built)
+        with pytest.raises(ValueError, match=f'layer "{layer.name}".*expected axis -1'):
+            layer(np.zeros(bad, "float32"))

@@ -14,6 +14,7 @@ from ..graph import dtypes as _dt
 from ..graph.ops import array as _array, math as _math, nn as _nn
 from ..graph.tensor import is_tensor
 from .base import Layer, register
+from .input_spec import InputSpec
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
            "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D",
@@ -108,6 +109,9 @@ def channels_of(layer, input_shape):
     if channels is None:
         raise ValueError(f"The channel dimension of the inputs to {type(layer).__name__} should be "
                          f"defined. Found None (input shape {tuple(input_shape)})")
+    # as Keras: once built, every call is checked against the channels the kernel was made for
+    axis = -1 if layer.data_format == "channels_last" else 1
+    layer.input_spec = InputSpec(ndim=layer.rank + 2, axes={axis: int(channels)})
     return int(channels)
 
 

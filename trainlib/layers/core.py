@@ -11,6 +11,7 @@ from ..graph import dtypes as _dt
 from ..graph.ops import array as _array, math as _math, nn as _nn
 
 from .base import Layer, check_unsupported, register
+from .input_spec import InputSpec
 
 __all__ = ["Dense", "Activation", "Flatten", "Dropout", "Embedding"]
 
@@ -57,6 +58,8 @@ class Dense(Layer):
         if last is None:
             raise ValueError(f"Dense layer '{self.name}' needs a known last input dim, got "
                              f"input shape {input_shape}")
+        # as Keras: once built, the last axis of every input must be the kernel's
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: int(last)})
         self.kernel = self.add_weight(name="kernel", shape=(last, self.units),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,

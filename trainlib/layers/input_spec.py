@@ -73,7 +73,8 @@ class InputSpec:
 
 
 def _incompatible(index, spec, layer_name, what):
-    return ValueError(f"Input {index} with name '{spec.name}' of layer '{layer_name}' is "
+    named = f" with name '{spec.name}'" if spec.name else ""
+    return ValueError(f"Input {index}{named} of layer \"{layer_name}\" is "
                       f"incompatible with the layer: {what}")
 
 
