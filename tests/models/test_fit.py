@@ -297,7 +297,8 @@ def test_bad_input_errors():
         model.compile("adam", "msee")
     with pytest.raises(ValueError, match="Unknown optimizer"):
         model.compile("adamm", "mse")
-    with pytest.raises(tl.errors.InvalidArgumentError, match=r"MatMul.*test_fit\.py:\d+"):
+    # Keras's wording: the layer, the axis, the expected value and the shape received
+    with pytest.raises(ValueError, match=r'layer "dense.*expected axis -1 .* value 4.*\(None, 5\)'):
         model.fit(np.zeros((8, 5), np.float32), y[:8], verbose=0)  # 5 features, not 4
 
 
