@@ -150,3 +150,37 @@ def test_missing_files_raise_not_found(tmp_path):
         list(tl.data.TFRecordDataset(str(tmp_path / "missing.tfrecord")))
     with pytest.raises(tl.errors.NotFoundError, match="TFRecordWriter: .*no_dir"):
         tl.io.TFRecordWriter(str(tmp_path / "no_dir" / "x.tfrecord"))
+
+
+def test_flushed_gzip_file_of_a_writer_that_died_reads_every_flushed_record(tmp_path):
+    path, copy = str(tmp_path / "live.gz"), str(tmp_path / "dead.gz")
+    writer = tl.io.TFRecordWriter(path, "GZIP")
+    records = [b"record %d" % i * 7 for i in range(50)]
+    for r in records:
+        writer.write(r)
+    writer.flush()
+    open(copy, "wb").write(open(path, "rb").read())   # the process died here: no trailer
+    assert [r.numpy() for r in tl.data.TFRecordDataset(copy, "GZIP")] == records
+    writer.close()
+
+
+@pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
+def test_compressed_bomb_stops_at_first_bad_record_with_small_memory(tmp_path, kind):
+    import tracemalloc
+    import zlib
+    path = str(tmp_path / "bomb")
+    z = zlib.compressobj(9, zlib.DEFLATED, 31 if kind == "GZIP" else 15)
+    data = bytearray()
+    zeros = bytes(1 << 20)
+    for _ in range(1024):   # 1 GiB of zeros, about 1 MB compressed
+        data += z.compress(zeros)
+    data += z.flush()
+    open(path, "wb").write(data)
+    tracemalloc.start()
+    try:
+        with pytest.raises(tl.errors.DataLossError, match="corrupted"):
+            list(tl.data.TFRecordDataset(path, kind))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2 ** 20

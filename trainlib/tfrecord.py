@@ -9,7 +9,6 @@ Invariant: a record whose length or data does not match its checksum, or a file 
 the middle of a record, raises DataLossError naming the file and the record's offset (in the
 uncompressed stream, as TensorFlow counts it).
 """
-import gzip
 import struct
 import zlib
 
@@ -212,16 +211,68 @@ class TFRecordWriter:
             pass
 
 
-def _decompressed(path, kind):
-    with _open(path, "rb", "TFRecordDataset") as f:
-        data = f.read()
-    try:
-        if kind == "GZIP":
-            return gzip.decompress(data)
-        return zlib.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
-        raise DataLossError(f"TFRecordDataset: {path} is not a valid {kind} stream: {e}",
-                            op="TFRecordDataset") from None
+_CHUNK = 1 << 16
+
+
+class _Stream:
+    """The uncompressed bytes of a TFRecord file, read a bounded chunk at a time.
+
+    A compressed stream is decompressed incrementally (never more than `_CHUNK` bytes of output
+    per step), so a small file that decompresses to huge data costs only what is read; a
+    compressed stream cut short (its writer flushed and then died, no trailer) ends where its
+    data ends, as TensorFlow reads it.
+    """
+
+    def __init__(self, f, path, kind):
+        self._f, self._path, self._kind = f, path, kind
+        self._zip = self._new() if kind else None
+        self._pending = b""     # compressed input not yet consumed
+        self._buf = bytearray()
+        self._done = False
+
+    def _new(self):
+        return zlib.decompressobj(31 if self._kind == "GZIP" else 15)
+
+    def _more(self):
+        """Adds up to _CHUNK bytes to the buffer; False at the end of the data."""
+        if self._zip is None:
+            chunk = self._f.read(_CHUNK)
+            self._buf += chunk
+            return bool(chunk)
+        while not self._done:
+            if not self._pending:
+                self._pending = self._f.read(_CHUNK)
+                if not self._pending:
+                    self._done = True   # the end of the file (a cut-short stream ends here)
+                    return False
+            try:
+                out = self._zip.decompress(self._pending, _CHUNK)
+            except zlib.error as e:
+                raise DataLossError(f"TFRecordDataset: {self._path} is not a valid {self._kind} "
+                                    f"stream: {e}", op="TFRecordDataset") from None
+            self._pending = self._zip.unconsumed_tail
+            if self._zip.eof:   # the end of one member; another may follow (as gzip allows)
+                self._pending = self._zip.unused_data + self._pending
+                self._zip = self._new()
+                if not self._pending:
+                    self._pending = self._f.read(_CHUNK)
+                    if not self._pending:
+                        self._done = True
+            if out:
+                self._buf += out
+                return True
+        return False
+
+    def read(self, n):
+        """Up to `n` bytes (fewer only at the end of the data)."""
+        while len(self._buf) < n and self._more():
+            pass
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def at_end(self):
+        return not self._buf and not self._more()
 
 
 def read_records(path, compression_type=""):
@@ -231,31 +282,30 @@ def read_records(path, compression_type=""):
         DataLossError: on a corrupted or truncated record, naming the file and its offset.
         NotFoundError: if the file does not exist.
     """
-    if compression_type:
-        data = _decompressed(path, compression_type)
-    else:
-        with _open(path, "rb", "TFRecordDataset") as f:
-            data = f.read()
-    n, offset = len(data), 0
+    offset = 0
 
     def lost(what, why=""):
         return DataLossError(f"TFRecordDataset: {what} record at offset {offset} in {path}{why}",
                              op="TFRecordDataset")
 
-    while offset < n:
-        header, start = data[offset:offset + 8], offset + 12
-        if n - offset < 12:
-            raise lost("truncated")
-        if struct.unpack("<I", data[offset + 8:start])[0] != masked_crc32c(header):
-            raise lost("corrupted", ": the checksum of its length does not match")
-        (length,) = struct.unpack("<Q", header)
-        if n - start < length + 4:
-            raise lost("truncated")
-        record = data[start:start + length]
-        if struct.unpack("<I", data[start + length:start + length + 4])[0] != masked_crc32c(record):
-            raise lost("corrupted", ": the checksum of its data does not match")
-        yield record
-        offset = start + length + 4
+    with _open(path, "rb", "TFRecordDataset") as f:
+        stream = _Stream(f, path, compression_type)
+        while not stream.at_end():
+            head = stream.read(12)
+            if len(head) < 12:
+                raise lost("truncated")
+            header = head[:8]
+            if struct.unpack("<I", head[8:])[0] != masked_crc32c(header):
+                raise lost("corrupted", ": the checksum of its length does not match")
+            (length,) = struct.unpack("<Q", header)
+            record = stream.read(length + 4)   # grows a chunk at a time: bounded by the data
+            if len(record) < length + 4:
+                raise lost("truncated")
+            record, crc = record[:length], record[length:]
+            if struct.unpack("<I", crc)[0] != masked_crc32c(record):
+                raise lost("corrupted", ": the checksum of its data does not match")
+            yield record
+            offset += 12 + length + 4
 
 
 def check_buffer_size(buffer_size):
