@@ -176,3 +176,22 @@ def test_trace_export_writes_the_graphs_traced_while_the_trace_was_on(tmp_path):
     tl.summary.trace_off()
     with pytest.raises(ValueError, match="Must enable trace"):
         tl.summary.trace_export("off", step=0)
+
+
+def test_writer_shared_by_threads_creates_one_event_file(tmp_path):
+    import threading
+    writer = tl.summary.create_file_writer(str(tmp_path))
+    start = threading.Barrier(8)
+
+    def work(i):
+        start.wait()
+        with writer.as_default():
+            tl.summary.scalar("x", float(i), step=i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    writer.close()
+    assert len([p for p in tmp_path.iterdir() if "tfevents" in p.name]) == 1

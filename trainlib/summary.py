@@ -76,6 +76,7 @@ class SummaryWriter:
                              filename_suffix=filename_suffix or ".v2")
         self._writer = None
         self._closed = False
+        self._create_lock = threading.Lock()   # threads sharing a writer make one file
         if self._logdir is not None:
             _tb()  # fail now, naming the install
 
@@ -83,7 +84,9 @@ class SummaryWriter:
         if self._closed:
             raise RuntimeError(f"This SummaryWriter ({self._logdir}) is closed")
         if self._writer is None:
-            self._writer = _tb()[2](self._logdir, **self._options)
+            with self._create_lock:
+                if self._writer is None:
+                    self._writer = _tb()[2](self._logdir, **self._options)
         return self._writer
 
     def _add(self, step, **fields):

@@ -124,3 +124,9 @@ def test_built_layers_check_input_channels_at_call():
         layer.build(built)
         with pytest.raises(ValueError, match=f'layer "{layer.name}".*expected axis -1'):
             layer(np.zeros(bad, "float32"))
+
+
+@pytest.mark.parametrize("input_dim, output_dim", [(0, 4), (-5, 4), (10, 0)])
+def test_embedding_refuses_non_positive_sizes(input_dim, output_dim):
+    with pytest.raises(ValueError, match="should be positive"):
+        tl.keras.layers.Embedding(input_dim, output_dim)

@@ -181,6 +181,9 @@ class Embedding(Layer):
         check_unsupported(self, weights=(weights, None), lora_rank=(lora_rank, None),
                           quantization_config=(quantization_config, None))
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        if self.input_dim <= 0 or self.output_dim <= 0:
+            raise ValueError("Both `input_dim` and `output_dim` should be positive, received "
+                             f"input_dim={input_dim} and output_dim={output_dim}")
         self._weight_options("embeddings", embeddings_initializer, embeddings_regularizer,
                              embeddings_constraint)
         self.autocast = False   # indices, not values: never cast to the compute dtype
