@@ -130,3 +130,11 @@ def test_built_layers_check_input_channels_at_call():
 def test_embedding_refuses_non_positive_sizes(input_dim, output_dim):
     with pytest.raises(ValueError, match="should be positive"):
         tl.keras.layers.Embedding(input_dim, output_dim)
+
+
+@pytest.mark.parametrize("cls", ["SimpleRNN", "LSTM", "GRU"])
+def test_recurrent_layers_name_the_expected_rank(cls):
+    layer = getattr(tl.keras.layers, cls)(4)
+    with pytest.raises(ValueError, match=r"expected ndim=3.*found ndim=4"):
+        layer(np.zeros((2, 3, 5, 6), np.float32))
+    assert layer(np.zeros((2, 3, 5), np.float32)).shape == (2, 4)

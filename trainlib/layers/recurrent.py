@@ -616,6 +616,14 @@ class _CellLayer(RNN):
             return getattr(cell, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def build(self, sequences_shape, initial_state_shape=None):
+        shape = tuple(sequences_shape)
+        if len(shape) != 3:   # built-in cells step over (batch, features) only
+            raise ValueError(f'Input 0 of layer "{self.name}" is incompatible with the layer: '
+                             f"expected ndim=3 (batch, time, features), found ndim={len(shape)}."
+                             f" Full shape received: {shape}")
+        super().build(sequences_shape, initial_state_shape)
+
     def call(self, sequences, initial_state=None, mask=None, training=False):
         return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
 
