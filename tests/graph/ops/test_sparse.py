@@ -134,3 +134,11 @@ def test_fill_empty_rows_and_indicator_in_function():
     assert np.argwhere(indicator.numpy()).tolist() == [[1, 4], [3, 2]]
     with pytest.raises(ValueError, match="reset_shape"):
         tl.sparse.reset_shape(sp, [2, 2])
+
+
+def test_to_dense_refuses_a_repeated_index_unless_told_to_sum():
+    sp = tl.sparse.SparseTensor([[0, 1], [2, 0], [0, 1]], [1.0, 2.0, 3.0], [3, 2])
+    with pytest.raises(tl.errors.InvalidArgumentError, match=r"indices\[2\].*repeated"):
+        tl.sparse.to_dense(sp)
+    np.testing.assert_array_equal(tl.sparse.to_dense(sp, validate_indices=False).numpy(),
+                                  [[0, 4], [0, 0], [2, 0]])

@@ -125,13 +125,33 @@ class SparseTensorSpec:
 
 
 def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
-    """The dense tensor: the values at their indices, `default_value` (0) elsewhere."""
+    """The dense tensor: the values at their indices, `default_value` (0) elsewhere.
+
+    With `validate_indices` (the default), a repeated index is an InvalidArgumentError, as
+    TensorFlow's (checked where the indices are known: eagerly, or constant in a trace);
+    `validate_indices=False` sums the values of a repeated index."""
+    if validate_indices:
+        _refuse_repeated(sp_input.indices)
     dense = _array.scatter_nd(sp_input.indices, sp_input.values, sp_input.dense_shape)
     if default_value is None or default_value == 0:
         return dense
     present = _array.scatter_nd(sp_input.indices, _array.ones_like(sp_input.values),
                                 sp_input.dense_shape)
     return _math.where(_math.cast(present, _dt.bool), dense, default_value)
+
+
+def _refuse_repeated(indices):
+    known = get_static_value(indices)
+    if known is None or len(known) < 2:
+        return
+    known = np.asarray(known).reshape(len(known), -1)
+    _, first, counts = np.unique(known, axis=0, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        row = known[first[np.argmax(counts > 1)]]
+        at = int(np.flatnonzero((known == row).all(axis=1))[1])
+        raise errors.InvalidArgumentError(
+            f"SparseToDense: indices[{at}] = {row.tolist()} is repeated (pass "
+            "validate_indices=False to sum the values of repeated indices)")
 
 
 def from_dense(tensor, name=None):
