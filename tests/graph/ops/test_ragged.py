@@ -138,3 +138,9 @@ def test_reductions_along_rows_agree_with_python(lists):
         assert (np.isnan(m) and not r) or m == pytest.approx(sum(r) / len(r))
     assert int(tl.reduce_sum(rt)) == sum(map(sum, lists))
     assert rt.value_rowids().numpy().tolist() == [i for i, r in enumerate(lists) for _ in r]
+
+
+@pytest.mark.parametrize("ids, nrows", [([1, 0, 2], None), ([-1, 0], None), ([0, 3], 2)])
+def test_from_value_rowids_refuses_unsorted_or_out_of_range_ids(ids, nrows):
+    with pytest.raises(tl.errors.InvalidArgumentError, match="value_rowids must be sorted"):
+        tl.RaggedTensor.from_value_rowids([1.0, 2.0, 3.0][:len(ids)], ids, nrows=nrows)

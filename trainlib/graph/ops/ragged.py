@@ -12,6 +12,7 @@ import operator as _operator
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import errors as _errors
 from ..op import apply, convert_to_tensor, defop, spec
 from ..properties import read_only
 from ..tensor import SymbolicTensor, Tensor, TensorShape, TensorSpec
@@ -92,6 +93,11 @@ class RaggedTensor:
         """Value i goes to row `value_rowids[i]` (sorted); `nrows` rows in all."""
         ids = np.asarray(convert_to_tensor(value_rowids, dtype_hint=_dt.int64), dtype=np.int64)
         n = int(nrows) if nrows is not None else (int(ids[-1]) + 1 if ids.size else 0)
+        if ids.size and (ids[0] < 0 or (np.diff(ids) < 0).any() or ids[-1] >= n):
+            # bincount below would place values in rows they do not belong to
+            raise _errors.InvalidArgumentError(
+                "RaggedTensor.from_value_rowids: value_rowids must be sorted, non-negative and "
+                f"less than nrows={n}; got {ids.tolist()[:20]}")
         return cls.from_row_lengths(values, np.bincount(ids, minlength=n)[:n], validate)
 
     @classmethod
