@@ -80,3 +80,21 @@ def test_tables_built_inside_a_function_from_constants():
         return tl.lookup.StaticHashTable(init, -1).lookup(x)
     with pytest.raises(ValueError, match="outside the function"):
         g(tl.constant(["b"]))
+
+
+def test_text_file_with_a_repeated_identical_pair_loads_and_a_fifo_is_refused(tmp_path):
+    import os
+    path = tmp_path / "vocab.txt"
+    path.write_text("a\t1\nb\t2\na\t1\n")
+    init = tl.lookup.TextFileInitializer(str(path), tl.string, 0, tl.int64, 1)
+    table = tl.lookup.StaticHashTable(init, -1)
+    np.testing.assert_array_equal(table.lookup(tl.constant(["a", "b", "c"])).numpy(), [1, 2, -1])
+    path.write_text("a\t1\na\t3\n")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="different value for same key"):
+        tl.lookup.StaticHashTable(tl.lookup.TextFileInitializer(str(path), tl.string, 0,
+                                                                tl.int64, 1), -1)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        tl.lookup.StaticHashTable(tl.lookup.TextFileInitializer(str(fifo), tl.string, 0,
+                                                                tl.int64, 1), -1)

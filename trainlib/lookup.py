@@ -11,6 +11,7 @@ import types as _types
 
 import numpy as np
 
+from .file_io import open_regular
 from .graph import dtypes as _dt
 from .graph.op import convert_to_tensor
 from .graph.ops import lookup as _ops
@@ -103,7 +104,8 @@ class TextFileInitializer:
                            f"{dtype.name}") from None
 
     def _fill(self, table):
-        with open(self._filename, "rb") as f:
+        f, _ = open_regular(self._filename, follow_symlinks=True)   # a FIFO never blocks
+        with f:
             lines = f.read().split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
@@ -116,13 +118,13 @@ class TextFileInitializer:
         for number, line in enumerate(lines):
             line = line.rstrip(b"\r")
             key = self._column(line, number, self._key_index, self.key_dtype)
-            if table.key_of(key) in table.entries:
+            value = np.asarray(self._column(line, number, self._value_index, self.value_dtype),
+                               dtype=self.value_dtype.np)
+            known = table.entries.get(table.key_of(key))
+            if known is not None and not np.array_equal(known, value):  # TF: same pair is fine
                 raise _invalid(f"HashTable has different value for same key. Key {key!r} has "
-                               f"{table.entries[table.key_of(key)]} and trying to add value "
-                               f"{self._column(line, number, self._value_index, self.value_dtype)}")
-            table.entries[table.key_of(key)] = np.asarray(
-                self._column(line, number, self._value_index, self.value_dtype),
-                dtype=self.value_dtype.np)
+                               f"{known} and trying to add value {value}")
+            table.entries[table.key_of(key)] = value
 
 
 def _invalid(message):
