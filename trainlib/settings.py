@@ -20,7 +20,7 @@ __all__ = ["floatx", "set_floatx", "epsilon", "set_epsilon", "image_data_format"
            "set_max_steps_per_epoch", "capped_epochs", "capped_steps",
            "enable_interactive_logging", "disable_interactive_logging",
            "is_interactive_logging_enabled", "print_msg",
-           "enable_unsafe_deserialization", "in_safe_mode",
+           "enable_unsafe_deserialization", "in_safe_mode", "safe_mode_scope",
            "enable_traceback_filtering", "disable_traceback_filtering",
            "is_traceback_filtering_enabled", "enable_flash_attention", "disable_flash_attention",
            "is_flash_attention_enabled", "is_nnx_enabled", "set_nnx_enabled",
@@ -174,9 +174,32 @@ def enable_unsafe_deserialization():
 
 
 def in_safe_mode():
-    """False after `enable_unsafe_deserialization()`, else None (each loader's own
-    `safe_mode` decides)."""
-    return _STATE.get("safe_mode")
+    """False after `enable_unsafe_deserialization()`; else the innermost `safe_mode_scope`'s
+    value (the running load's `safe_mode`), else None."""
+    if _STATE.get("safe_mode") is False:
+        return False
+    return _STATE.get("safe_mode_scope")
+
+
+class safe_mode_scope:   # noqa: N801 -- a context manager, named as Keras's SafeModeScope
+    """Within it, `in_safe_mode()` is `safe_mode`: a loader passes its `safe_mode` to every
+    nested `from_config` this way.
+
+    Example:
+        >>> with tl.settings.safe_mode_scope(False):
+        ...     pass
+    """
+
+    def __init__(self, safe_mode=True):
+        self.safe_mode = safe_mode
+
+    def __enter__(self):
+        self._previous = _STATE.get("safe_mode_scope")
+        _STATE["safe_mode_scope"] = self.safe_mode
+        return self
+
+    def __exit__(self, *exc):
+        _STATE["safe_mode_scope"] = self._previous
 
 
 def enable_traceback_filtering():

@@ -11,6 +11,7 @@ import inspect
 import marshal
 import types
 
+from ..saving.object_registration import get_registered_object
 from ..settings import in_safe_mode
 from .base import Layer, register
 
@@ -33,11 +34,27 @@ def _dump(fn):
                        "defaults": fn.__defaults__, "closure": closure}}
 
 
+_UNSAFE_MODULE = ("Requested the deserialization of a `Lambda` layer whose `function` is "
+                  "{name!r} from module {module!r}, which is neither registered nor in "
+                  "custom_objects. Importing a module named by a file is running its author's "
+                  "code, so it is disallowed by default. If you trust the source of the "
+                  "artifact, pass `safe_mode=False` to the loading function (or "
+                  "`Lambda.from_config`), or call `keras.config.enable_unsafe_deserialization()`"
+                  "; or pass the function in custom_objects.")
+_OWN_MODULES = ("trainlib", "keras")   # imported even in safe mode: this library's own code
+
+
+def _unsafe_allowed(safe_mode):
+    """True where code named by a file may run: `safe_mode=False` given, or (unset) the
+    running load's `safe_mode_scope` / `enable_unsafe_deserialization()` says so."""
+    return safe_mode is False or in_safe_mode() is False
+
+
 def _load(record, custom_objects, safe_mode):
     if not isinstance(record, dict):
         return record
     if record.get("class_name") == "__lambda__":
-        if safe_mode is not False and in_safe_mode() is not False:   # keras.config's override
+        if not _unsafe_allowed(safe_mode):
             raise ValueError(_UNSAFE)
         cfg = record["config"]
         code = marshal.loads(base64.b64decode(cfg["code"]))
@@ -45,15 +62,19 @@ def _load(record, custom_objects, safe_mode):
         cells = tuple(types.CellType(v) for v in closure) if closure else None
         defaults = tuple(cfg["defaults"]) if cfg.get("defaults") else None
         return types.FunctionType(code, globals(), code.co_name, defaults, cells)
-    name = record.get("config")
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
+    name, module = record.get("config"), record.get("module")
+    found = get_registered_object(str(name), custom_objects)
+    if found is not None:
+        return found
+    own = isinstance(module, str) and module.split(".")[0] in _OWN_MODULES
+    if not own and not _unsafe_allowed(safe_mode):
+        raise ValueError(_UNSAFE_MODULE.format(name=name, module=module))
     import importlib  # noqa: PLC0415
     try:
-        return getattr(importlib.import_module(record["module"]), name)
-    except (ImportError, AttributeError, KeyError):
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, KeyError, TypeError, ValueError):
         raise ValueError(f"Lambda: could not find function {name!r} (module "
-                         f"{record.get('module')!r}); pass it in custom_objects") from None
+                         f"{module!r}); pass it in custom_objects") from None
 
 
 @register

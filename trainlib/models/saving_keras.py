@@ -47,6 +47,7 @@ from ..saving import keras_h5, layer_assets, legacy_h5
 from ..saving.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
                                           register_keras_serializable)
 from ..saving.serialization_lib import serialize_keras_object
+from ..settings import safe_mode_scope
 from ..trainers.compile_utils import compile_config, compile_from_config  # noqa: F401
 
 __all__ = ["save_model", "load_model", "load_weights", "register_keras_serializable",
@@ -491,7 +492,9 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
         custom_objects: {name: class or function} for classes and functions that are not
             registered (subclassed models, custom layers, losses, metrics).
         compile: if False, the model is returned uncompiled (no optimizer state).
-        safe_mode: accepted for Keras compatibility; loading never runs code from the file.
+        safe_mode: if True (default), refuse to run code the file names (a `Lambda`'s
+            bytecode or a function of a module outside trainlib/keras that is neither
+            registered nor in custom_objects); False only for files whose author you trust.
         max_bytes: the most bytes the load may decompress, every member and nesting level
             together (default: `tl.saving.set_load_limits`'s, else eight times the rebuilt
             model's weights plus 64 MiB).
@@ -507,7 +510,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
             device instead of a file, or a file past the limits.
         FileNotFoundError: if there is no such file.
     """
-    path = os.fspath(filepath)
+    with safe_mode_scope(safe_mode):   # every nested from_config sees the caller's safe_mode
+        return _load_model(os.fspath(filepath), custom_objects, compile, max_bytes,
+                           max_member_bytes)
+
+
+def _load_model(path, custom_objects, compile, max_bytes, max_member_bytes):
     if not os.path.lexists(path):
         raise FileNotFoundError(f"No .keras file at {path!r}")
     if path.endswith((".h5", ".hdf5")):   # tf.keras 2's whole-model file

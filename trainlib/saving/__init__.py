@@ -75,7 +75,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, max_
         custom_objects: for `.keras`: {name: class or function} not registered with
             `register_keras_serializable` (subclassed models, custom layers, losses...).
         compile: for `.keras`: restore the compile config and optimizer state (default).
-        safe_mode: accepted for Keras compatibility; nothing is ever executed from a file.
+        safe_mode: if True (default), refuse to run code the file names (a `Lambda`'s
+            bytecode or an unregistered function of a module outside trainlib/keras).
         max_bytes: the most bytes the load may read after decompression, all files and
             members together (default: `set_load_limits`'s, else eight times the model's
             declared weights plus 64 MiB).

@@ -16,6 +16,7 @@ import inspect
 import numpy as np
 
 from .. import activations, constraints, initializers, losses, metrics, optim, regularizers
+from .. import settings
 from ..graph.dtypes import DType
 from ..graph.tensor import TensorShape
 from ..layers import base as layers_base
@@ -130,7 +131,8 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
         config: what `serialize_keras_object` returned (or a plain value, returned as is;
             a string naming a custom object returns that object).
         custom_objects: {name: class or function} for classes not registered.
-        safe_mode: accepted for Keras compatibility: nothing is ever executed from a config.
+        safe_mode: if True (default), refuse to run code the config names (a `Lambda`'s
+            bytecode or an unregistered function of a module outside trainlib/keras).
 
     Raises:
         ValueError: when a class or function cannot be found (saying how to register it).
@@ -141,6 +143,9 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     """
     if config is None or isinstance(config, (bool, int, float)):
         return config
+    if settings._STATE.get("safe_mode_scope") is None:   # the outermost call decides
+        with settings.safe_mode_scope(safe_mode):
+            return deserialize_keras_object(config, custom_objects, safe_mode, **kwargs)
     if isinstance(config, str):
         found = _custom(config, custom_objects)
         return config if found is None else found
