@@ -61,8 +61,10 @@ def sequential():
                           L.Dense(2)], name="seq")
 
 
+@tl.saving.register_keras_serializable(package="tests")
 def _concat(tensors):
-    """A named (importable) function for a Lambda layer."""
+    """A named, registered function for a Lambda layer (an unregistered one from a module
+    outside trainlib/keras is refused under safe_mode, as Keras's)."""
     return tl.concat([tl.cast(t, tl.float32) for t in tensors], axis=-1)
 
 

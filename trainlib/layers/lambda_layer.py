@@ -11,7 +11,7 @@ import inspect
 import marshal
 import types
 
-from ..saving.object_registration import get_registered_object
+from ..saving.object_registration import get_registered_name, get_registered_object
 from ..settings import in_safe_mode
 from .base import Layer, register
 
@@ -27,7 +27,7 @@ _UNSAFE = ("Requested the deserialization of a `Lambda` layer whose `function` i
 def _dump(fn):
     if fn.__name__ != "<lambda>" and "<locals>" not in fn.__qualname__:
         return {"module": fn.__module__, "class_name": "function", "config": fn.__name__,
-                "registered_name": "function"}
+                "registered_name": get_registered_name(fn)}
     closure = tuple(c.cell_contents for c in fn.__closure__) if fn.__closure__ else None
     return {"class_name": "__lambda__",
             "config": {"code": base64.b64encode(marshal.dumps(fn.__code__)).decode("ascii"),
@@ -63,7 +63,8 @@ def _load(record, custom_objects, safe_mode):
         defaults = tuple(cfg["defaults"]) if cfg.get("defaults") else None
         return types.FunctionType(code, globals(), code.co_name, defaults, cells)
     name, module = record.get("config"), record.get("module")
-    found = get_registered_object(str(name), custom_objects)
+    found = get_registered_object(str(record.get("registered_name")), custom_objects) or \
+        get_registered_object(str(name), custom_objects)
     if found is not None:
         return found
     own = isinstance(module, str) and module.split(".")[0] in _OWN_MODULES
