@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph.serialization import LoadError
 
-__all__ = ["h5py_module", "read_dataset", "check_arrays", "declared_bytes"]
+__all__ = ["h5py_module", "open_plain", "read_dataset", "check_arrays", "declared_bytes"]
 
 
 def h5py_module():
@@ -19,6 +19,47 @@ def h5py_module():
     except ImportError:  # pragma: no cover - h5py is a dependency
         raise ImportError("'.h5' files need h5py: pip install h5py") from None
     return h5py
+
+
+def open_plain(f):
+    """`h5py.File(f, "r")` once every object in it was checked to be plain: hard links only
+    (no soft or external links: they would read another path of this file or another file)
+    and datasets stored in the file (no external storage: it reads any local file, and a FIFO
+    blocks; no virtual datasets: they read other files or fill with zeros). Keras refuses
+    the same files.
+
+    Raises:
+        LoadError: naming the first object that is not plain.
+        OSError: (h5py's) for bytes that are not HDF5.
+    """
+    h5py = h5py_module()
+    h5 = h5py.File(f, "r")
+    try:
+        _check_plain(h5py, h5)
+    except BaseException:
+        h5.close()
+        raise
+    return h5
+
+
+def _check_plain(h5py, group):
+    kinds = {h5py.SoftLink: "a soft link", h5py.ExternalLink: "an external link"}
+    for name in group:
+        link = group.get(name, getlink=True)
+        where = f"{group.name.rstrip('/')}/{name}"
+        if not isinstance(link, h5py.HardLink):
+            raise LoadError(f"'{where}' is {kinds.get(type(link), 'not a hard link')}; a weights "
+                            "file holds its objects itself (links are refused)")
+        obj = group.get(name)
+        if isinstance(obj, h5py.Group):
+            _check_plain(h5py, obj)
+        elif isinstance(obj, h5py.Dataset):
+            if obj.external:
+                raise LoadError(f"'{where}' uses external storage (it would read "
+                                f"{obj.external[0][0]!r}); refused")
+            if obj.is_virtual:
+                raise LoadError(f"'{where}' is a virtual dataset (it reads other files); "
+                                "refused")
 
 
 def read_dataset(group, name, where, budget, missing):

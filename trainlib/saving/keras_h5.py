@@ -29,6 +29,7 @@ from ..graph.serialization import LoadError
 from ..layers import base as layers_base
 from . import legacy_h5
 from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
+    open_plain, \
     read_dataset
 
 __all__ = ["save_weights_h5", "load_weights_h5", "write_weights", "read_weights", "weight_groups",
@@ -198,7 +199,7 @@ def read_weights(model, f, budget, optimizer_variables=None):
     h5py = _h5py()
     try:
         try:
-            h5 = h5py.File(f, "r")
+            h5 = open_plain(f)
         except OSError as e:
             raise LoadError(f"it is not an HDF5 file ({e})") from None
         with h5:
@@ -275,7 +276,7 @@ def load_weights_h5(model, filepath, max_bytes=None):
         with f:
             if _is_legacy(f):   # tf.keras 2's layout: layers matched in order, no optimizer
                 pairs, opt_arrays = legacy_h5.read_legacy_weights(
-                    model, _h5py().File(f, "r"), budget), None
+                    model, open_plain(f), budget), None
             else:
                 pairs, opt_arrays = read_weights(model, f, budget, opt_vars or None)
     except LoadError as e:

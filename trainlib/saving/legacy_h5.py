@@ -30,6 +30,7 @@ import numpy as np
 from ..file_io import LoadBudget, open_regular, write_file_atomically
 from ..graph.serialization import LoadError
 from .h5_arrays import check_arrays as _check, declared_bytes, h5py_module as _h5py, \
+    open_plain, \
     read_dataset
 
 __all__ = ["is_legacy_file", "load_model_h5", "load_weights_h5_legacy", "save_model_h5",
@@ -222,7 +223,10 @@ def _open(path, budget):
     h5py = _h5py()
     f, _ = open_regular(path, follow_symlinks=True)
     try:
-        return f, h5py.File(f, "r")
+        return f, open_plain(f)
+    except LoadError:
+        f.close()
+        raise
     except OSError as e:
         f.close()
         raise LoadError(f"it is not an HDF5 file ({e})") from None
