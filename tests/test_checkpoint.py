@@ -268,3 +268,16 @@ def _save_killed_at(step, folder):
     code = os.waitstatus_to_exitcode(status)
     assert code in (0, 9), f"the saver failed (exit {code})"
     return code == 9
+
+
+def test_a_failed_restore_changes_nothing(tmp_path):
+    a = tl.keras.Sequential([tl.keras.Input((3,)), tl.keras.layers.Dense(4),
+                             tl.keras.layers.Dense(2)])
+    b = tl.keras.Sequential([tl.keras.Input((3,)), tl.keras.layers.Dense(4),
+                             tl.keras.layers.Dense(5)])
+    path = tl.train.Checkpoint(model=a).save(str(tmp_path / "ck"))
+    before = [w.numpy().copy() for w in b.weights]
+    with pytest.raises(ValueError, match="has shape"):
+        tl.train.Checkpoint(model=b).restore(path)
+    for w, x in zip(b.weights, before):   # the first layer's fitting values not assigned
+        np.testing.assert_array_equal(w.numpy(), x)

@@ -287,7 +287,22 @@ class CheckpointLoadStatus:
         self._save_path = save_path
         self._consumed = set()
         self._pending = {}   # id(anchor) -> (anchor, [(relative names, tree)])
-        self._resolve(root, _Tree.of(values), root, [])
+        self._staged = []    # (variable, path): checked, assigned once all are checked
+        try:
+            self._resolve(root, _Tree.of(values), root, [])
+        except BaseException:   # a failed restore changes nothing and leaves nothing waiting
+            for anchor, _ in self._pending.values():
+                unwatch_children(anchor)
+            self._pending.clear()
+            raise
+        self._apply()
+
+    def _apply(self):
+        staged, self._staged = self._staged, []
+        with eager_scope():
+            for variable, path in staged:
+                variable.assign(self._values[path])
+                self._consumed.add(path)
 
     def _resolve(self, obj, tree, anchor, rel):
         if _watchable(obj):
@@ -313,9 +328,7 @@ class CheckpointLoadStatus:
             raise ValueError(f"checkpoint {self._save_path!r}: {path!r} has dtype "
                              f"{value.dtype.name}, the Variable {variable.name} has dtype "
                              f"{variable.dtype.name}")
-        with eager_scope():
-            variable.assign(value)
-        self._consumed.add(path)
+        self._staged.append((variable, path))
 
     def _wait(self, anchor, rel, tree):
         entry = self._pending.get(id(anchor))
@@ -327,8 +340,13 @@ class CheckpointLoadStatus:
     def _children_changed(self, anchor):
         _, waiting = self._pending.pop(id(anchor))
         unwatch_children(anchor)
-        for rel, tree in waiting:   # walked again from the anchor; still missing: waits again
-            self._resolve(anchor, _subtree(rel, tree), anchor, [])
+        try:
+            for rel, tree in waiting:   # walked again from the anchor; still missing: waits again
+                self._resolve(anchor, _subtree(rel, tree), anchor, [])
+        except BaseException:
+            self._staged.clear()
+            raise
+        self._apply()
 
     def _unmatched_variables(self):
         restored = {id(v) for v in self._restored_variables()}
