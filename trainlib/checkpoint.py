@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from .file_io import LoadBudget, array_bytes, read_json, read_npz, write_file_atomically
+from .file_io import LoadBudget, TEMP_PREFIX, array_bytes, read_json, read_npz, remove_stale, \
+    write_file_atomically
 from .graph.context import eager_scope
 from .graph.serialization import LoadError
 from .graph.variables import Module, Variable, children_changed, unwatch_children, watch_children
@@ -108,12 +109,17 @@ def _write(prefix, variables):
         arrays[f"v{i}"] = array
         entries[path] = {"key": f"v{i}", "dtype": array.dtype.name, "shape": list(array.shape)}
     shard = f"{stem}.data-{os.urandom(4).hex()}.npz"
+    remove_stale(folder, _KILLED_TEMPS.fullmatch)   # killed saves' of any checkpoint here
     write_file_atomically(os.path.join(folder, shard), lambda f: np.savez(f, **arrays))
     index = {"format": FORMAT, "version": VERSION, "shard": shard, "variables": entries}
     write_file_atomically(prefix + INDEX_SUFFIX,
                           lambda f: f.write(json.dumps(index, indent=1).encode()))
     _remove_shards(folder, stem, keep=shard)   # of earlier writes of this same prefix
     return prefix
+
+
+_KILLED_TEMPS = re.compile(re.escape(TEMP_PREFIX) + r".+(\.data-[0-9a-f]+\.npz|"
+                           + re.escape(INDEX_SUFFIX) + r")\.[0-9a-f]+")
 
 
 def _remove_shards(folder, stem, keep=None):

@@ -267,6 +267,10 @@ def open_zip(source):
             raise LoadError(f"the archive lists {record[4]} members, more than the "
                             f"{MAX_MEMBERS} a saved model may hold")
         source.seek(0)
+    else:   # a path: a FIFO or device would block or never end
+        mode = os.stat(source).st_mode
+        if not stat.S_ISREG(mode):
+            raise LoadError(f"{os.fspath(source)}: is {_kind(mode)}, not a regular file")
     return zipfile.ZipFile(source)
 
 
