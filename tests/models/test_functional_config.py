@@ -4,6 +4,7 @@ calls), read back to the same model, and trainlib's earlier form still read."""
 import copy
 
 import numpy as np
+import pytest
 
 from trainlib import keras
 
@@ -51,3 +52,16 @@ def test_configs_of_the_earlier_form_still_load():
         old["single_input"] = True
         old["single_output"] = model is single
         _same_outputs(model, keras.Model.from_config(old))
+
+
+@pytest.mark.parametrize("where, ref", [("input", ["x", 5, 7]), ("output", ["d", 0, 3])])
+def test_config_naming_a_tensor_that_does_not_exist_is_refused(where, ref):
+    inputs = keras.Input((3,), name="x")
+    model = keras.Model(inputs, keras.layers.Dense(2, name="d")(inputs))
+    config = model.get_config()
+    if where == "input":
+        config["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = ref
+    else:
+        config["output_layers"] = ref
+    with pytest.raises(ValueError, match="names the tensor"):
+        keras.Model.from_config(config)

@@ -298,10 +298,17 @@ def functional_from_config(cls, config, custom_objects=None):
         if layer is None:
             raise ValueError(f"Functional config names the unknown layer {name!r}")
         if isinstance(layer, InputLayer):
+            if call != 0 or index != 0:   # an input has one call and one output
+                raise ValueError(f"Functional config names the tensor [{name!r}, {call}, "
+                                 f"{index}]: the input {name!r} has only [{name!r}, 0, 0]")
             return layer.output
         if (name, call) not in produced:
             raise _NotYet(name)
-        return produced[(name, call)][index]
+        outputs = produced[(name, call)]
+        if not isinstance(index, int) or not 0 <= index < len(outputs):
+            raise ValueError(f"Functional config names the tensor [{name!r}, {call}, {index!r}]"
+                             f": call {call} of layer {name!r} has {len(outputs)} outputs")
+        return outputs[index]
 
     def revive(value):
         """Keras 3's serialized call arguments with their KerasTensors found."""
