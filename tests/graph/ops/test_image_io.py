@@ -138,3 +138,19 @@ def test_jpeg_quality_is_a_run_time_tensor():
     buffer = io.BytesIO()
     Image.fromarray(image).save(buffer, "JPEG", quality=60)
     np.testing.assert_array_equal(adjusted, np.asarray(Image.open(buffer)))
+
+
+def test_png_declaring_ten_gigapixels_is_an_invalid_argument_naming_the_limit():
+    import struct
+    import zlib
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + \
+            struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+    header = struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0)   # 10^10 pixels
+    data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + \
+        chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    with pytest.raises(tl.errors.InvalidArgumentError, match="MAX_IMAGE_PIXELS"):
+        tl.io.decode_png(data)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="MAX_IMAGE_PIXELS"):
+        tl.io.decode_image(data)

@@ -154,6 +154,10 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
                 # libpng's filler as TensorFlow sets it: the file's bit depth at full scale
                 alpha = np.full(pixels.shape[:-1] + (1,), (1 << data[24]) - 1, pixels.dtype)
                 pixels = np.concatenate([_channels(pixels, 3), alpha], axis=-1)
+    except Image.DecompressionBombError as e:   # Pillow's limit: refused before decoding
+        raise _bad(op, f"the {kind.upper()} image declares more pixels than the "
+                       f"{2 * Image.MAX_IMAGE_PIXELS} allowed (PIL.Image.MAX_IMAGE_PIXELS "
+                       f"x 2): {e}") from None
     except (OSError, SyntaxError, ValueError) as e:
         raise _bad(op, f"could not decode the {kind.upper()} data: {e}") from None
     if kind == "webp":
@@ -410,7 +414,7 @@ def _extract_jpeg_shape(xp, contents, output_type):
     Image = _pil("tl.io.extract_jpeg_shape")
     try:
         image = Image.open(_io.BytesIO(data))   # reads the header only
-    except OSError as e:
+    except (OSError, Image.DecompressionBombError) as e:
         raise _bad("extract_jpeg_shape", f"could not read the JPEG header: {e}") from None
     w, h = image.size
     c = {"L": 1, "RGB": 3, "CMYK": 4}.get(image.mode, len(image.getbands()))
