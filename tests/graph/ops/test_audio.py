@@ -62,3 +62,18 @@ def test_bad_files_and_arguments():
         tl.audio.encode_wav([0.5, 0.1], 8000)
     with pytest.raises(ValueError, match="decode_wav: desired_channels must be an int"):
         tl.audio.decode_wav(b"", desired_channels=1.5)
+
+
+def test_wav_whose_chunks_contradict_the_file_is_refused():
+    import struct
+    good = tl.audio.encode_wav(np.zeros((10, 2), np.float32), 8000).numpy()
+    at = good.index(b"data")
+    claims_more = good[:at + 4] + struct.pack("<I", 10 ** 6) + good[at + 8:]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="claims 1000000 bytes"):
+        tl.audio.decode_wav(claims_more)
+    fmt = good.index(b"fmt ")
+    bad_align = good[:fmt + 20] + struct.pack("<H", 3) + good[fmt + 22:]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="block align is 3"):
+        tl.audio.decode_wav(bad_align)
+    audio, rate = tl.audio.decode_wav(good)
+    assert audio.shape == (10, 2) and int(rate) == 8000

@@ -7,6 +7,7 @@ Decoding with `desired_channels` drops extra channels or repeats the file's last
 `desired_samples` truncates or pads with silence.
 """
 import io as _io
+import struct
 import wave
 
 import numpy as np  # host kernels: PCM bytes to and from numpy arrays
@@ -30,6 +31,7 @@ def _decode_wav(xp, contents, desired_channels, desired_samples):
     if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise op_error(InvalidArgumentError, "decode_wav",
                        f"expected a RIFF WAVE file, got {len(data)} bytes starting {data[:12]!r}")
+    _check_chunks(data)
     try:
         with wave.open(_io.BytesIO(data), "rb") as reader:
             channels, width = reader.getnchannels(), reader.getsampwidth()
@@ -52,6 +54,37 @@ def _decode_wav(xp, contents, desired_channels, desired_samples):
         out[:keep] = audio[:keep]
         audio = out
     return np.ascontiguousarray(audio), np.array(rate, np.int32)
+
+
+def _check_chunks(data):
+    """Refuses (as TensorFlow's reader) a file whose `fmt ` chunk contradicts itself or whose
+    chunks claim more bytes than the file holds: `wave` would read what is there as samples."""
+    def bad(message):
+        return op_error(InvalidArgumentError, "decode_wav", message)
+    at, fmt, found_data = 12, None, False
+    while at + 8 <= len(data):
+        kind, size = data[at:at + 4], struct.unpack("<I", data[at + 4:at + 8])[0]
+        if at + 8 + size > len(data):
+            raise bad(f"the {kind.decode('latin-1')!r} chunk at byte {at} claims {size} bytes, "
+                      f"the file has {len(data) - at - 8} after its header")
+        if kind == b"fmt ":
+            if size < 16:
+                raise bad(f"the 'fmt ' chunk has {size} bytes, expected at least 16")
+            fmt = struct.unpack("<HHIIHH", data[at + 8:at + 24])
+        elif kind == b"data":
+            found_data = True
+        at += 8 + size + (size & 1)   # chunks are padded to even sizes
+    if fmt is None or not found_data:
+        raise bad("the file has no " + ("'fmt '" if fmt is None else "'data'") + " chunk")
+    _, channels, rate, byte_rate, block_align, bits = fmt
+    if channels == 0:
+        raise bad("the 'fmt ' chunk declares 0 channels")
+    if block_align != channels * bits // 8:
+        raise bad(f"the 'fmt ' chunk's block align is {block_align}, expected channels "
+                  f"({channels}) x bits per sample ({bits}) / 8 = {channels * bits // 8}")
+    if byte_rate != rate * block_align:
+        raise bad(f"the 'fmt ' chunk's byte rate is {byte_rate}, expected sample rate ({rate})"
+                  f" x block align ({block_align}) = {rate * block_align}")
 
 
 def decode_wav(contents, desired_channels=-1, desired_samples=-1, name=None):
