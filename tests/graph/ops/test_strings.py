@@ -122,3 +122,17 @@ def test_decode_csv_errors_name_field_and_record():
         tl.io.decode_csv(["1,2,3"], [[0], [0]])
     with pytest.raises(tl.errors.InvalidArgumentError, match="not a valid int32: 1_0"):
         tl.io.decode_csv(["1_0"], [[0]])
+
+
+def test_invalid_code_points_and_bytes_follow_errors_as_tensorflow():
+    enc = tl.strings.unicode_encode
+    assert enc([104, 0x110000, 105], "UTF-8", errors="replace").numpy() == b"h\xef\xbf\xbdi"
+    assert enc([104, 0xD800, 105], "UTF-8", errors="ignore").numpy() == b"hi"
+    assert enc([104, -1], "UTF-8", errors="replace", replacement_char=63).numpy() == b"h?"
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a valid code point"):
+        enc([104, -1], "UTF-8", errors="strict")
+    assert tl.strings.unicode_split(b"a\xffb").numpy().tolist() == [b"a", b"\xef\xbf\xbd", b"b"]
+    assert tl.strings.unicode_decode(b"a\xffb", "UTF-8", errors="ignore").numpy().tolist() == \
+        [97, 98]
+    with pytest.raises(tl.errors.InvalidArgumentError, match="invalid UTF-8 at byte 1"):
+        tl.strings.unicode_decode(b"a\xffb", "UTF-8", errors="strict")

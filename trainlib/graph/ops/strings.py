@@ -423,10 +423,11 @@ def _utf8_pieces(s):
 
 
 @defop("StringCharSplit", infer=_ragged_infer(_dt.string), differentiable=False, host=True, num_outputs=2)
-def _char_split(xp, x, unit):
+def _char_split(xp, x, unit, errors="replace", replacement_char=65533):
     if unit == "BYTE":
         return _ragged(xp, x, lambda s: [bytes([b]) for b in s])
-    return _ragged(xp, x, _utf8_pieces)
+    return _ragged(xp, x, lambda s: [chr(c).encode("utf-8") for c in _code_points(
+        s, "utf-8", errors, replacement_char, "unicode_split")])
 
 
 def bytes_split(input, name=None):  # noqa: A002
@@ -439,22 +440,47 @@ def unicode_split(input, input_encoding="UTF-8", errors="replace", replacement_c
                   name=None):
     """Splits each UTF-8 string into its characters (ragged for a vector)."""
     x = _strings("StringCharSplit", input)
-    return _wrap_ragged(x, *apply("StringCharSplit", x, unit="UTF8_CHAR"))
+    _check_errors(errors)
+    return _wrap_ragged(x, *apply("StringCharSplit", x, unit="UTF8_CHAR", errors=errors,
+                                  replacement_char=int(replacement_char)))
 
 
 def _codec(encoding):
     return {"UTF-8": "utf-8", "UTF-16-BE": "utf-16-be", "UTF-32-BE": "utf-32-be"}[encoding.upper()]
 
 
+def _check_errors(errors):
+    if errors not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors must be 'strict', 'replace' or 'ignore', got {errors!r}")
+
+
+def _code_points(s, codec, errors, replacement_char, op):
+    """The code points of the bytes `s`: an invalid sequence is an InvalidArgumentError
+    (strict), `replacement_char` (replace) or dropped (ignore), as TensorFlow's ops."""
+    out = []
+    at = 0
+    while True:
+        try:
+            text = s[at:].decode(codec)
+        except UnicodeDecodeError as e:
+            if errors == "strict":
+                raise InvalidArgumentError(f"{op}: invalid {codec.upper()} at byte "
+                                           f"{at + e.start}: {s[at + e.start:at + e.end]!r}"
+                                           ) from None
+            out.extend(ord(c) for c in s[at:at + e.start].decode(codec))
+            if errors == "replace":
+                out.append(replacement_char)
+            at += e.end
+            continue
+        out.extend(ord(c) for c in text)
+        return out
+
+
 @defop("UnicodeDecode", infer=_ragged_infer(_dt.int32), differentiable=False, host=True, num_outputs=2)
 def _unicode_decode(xp, x, input_encoding, errors, replacement_char):
     codec = _codec(input_encoding)
-
-    def chars(s):
-        text = s.decode(codec, errors="strict" if errors == "strict" else "replace")
-        return [replacement_char if c == "\ufffd" else ord(c) for c in text
-                if not (errors == "ignore" and c == "\ufffd")]
-    return _ragged(xp, x, chars, "int32")
+    return _ragged(xp, x, lambda s: _code_points(s, codec, errors, replacement_char,
+                                                 "unicode_decode"), "int32")
 
 
 def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
@@ -475,24 +501,36 @@ def _encode_infer(values, splits, output_encoding):
 
 
 @defop("UnicodeEncode", infer=_encode_infer, differentiable=False, host=True)
-def _unicode_encode(xp, values, splits, output_encoding):
+def _unicode_encode(xp, values, splits, output_encoding, errors="replace",
+                    replacement_char=65533):
     codec = _codec(output_encoding)
+
+    def char(c):
+        if 0 <= c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF:
+            return chr(c)
+        if errors == "strict":
+            raise InvalidArgumentError(f"unicode_encode: {c} is not a valid code point")
+        return "" if errors == "ignore" else chr(replacement_char)
     out = xp.empty(len(splits) - 1, dtype=object)
     for i in range(len(out)):
-        out[i] = "".join(chr(c) for c in values[splits[i]:splits[i + 1]]).encode(codec)
+        out[i] = "".join(char(int(c)) for c in values[splits[i]:splits[i + 1]]).encode(codec)
     return out
 
 
 def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    name=None):
-    """Encodes code points (a vector, or rows of a RaggedTensor/matrix) as strings."""
+    """Encodes code points (a vector, or rows of a RaggedTensor/matrix) as strings; an
+    invalid code point is an error (strict), `replacement_char` (replace) or dropped."""
+    _check_errors(errors)
+    attrs = dict(output_encoding=output_encoding, errors=errors,
+                 replacement_char=int(replacement_char))
     if isinstance(input, RaggedTensor):
-        return apply("UnicodeEncode", input.values, input.row_splits, output_encoding=output_encoding)
+        return apply("UnicodeEncode", input.values, input.row_splits, **attrs)
     x = convert_to_tensor(input, dtype_hint=_dt.int32)
     if x.shape.rank == 1:
         splits = convert_to_tensor(np.array([0, x.shape[0]], dtype=np.int64))
-        return apply("UnicodeEncode", x, splits, output_encoding=output_encoding)[0]
-    return unicode_encode(RaggedTensor.from_tensor(x), output_encoding)
+        return apply("UnicodeEncode", x, splits, **attrs)[0]
+    return unicode_encode(RaggedTensor.from_tensor(x), output_encoding, errors, replacement_char)
 
 
 @defop("UnicodeTranscode", infer=_same("UnicodeTranscode"), differentiable=False, host=True)
