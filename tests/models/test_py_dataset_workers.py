@@ -86,9 +86,15 @@ def test_a_workers_exception_is_raised_in_fit_and_the_pool_is_gone(processes):
     baseline = {t.ident for t in threading.enumerate()}
     with pytest.raises(ValueError, match="batch 3 is broken"):
         model.fit(_XOnly(data), epochs=1, verbose=0)
-    assert not multiprocessing.active_children()
-    assert not [t for t in threading.enumerate()
-                if t.ident not in baseline and t.name.startswith("PyDataset")]
+
+    def left():   # the failure is raised at once; batches running then finish, no new one starts
+        return multiprocessing.active_children() or [
+            t for t in threading.enumerate()
+            if t.ident not in baseline and t.name.startswith("PyDataset")]
+    deadline = time.monotonic() + 10
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left()
 
 
 class _XOnly(keras.utils.PyDataset):
@@ -119,3 +125,24 @@ def test_fit_with_workers_trains_as_without():
         for a, b in zip(weights[0], other):
             np.testing.assert_array_equal(a, b)
     assert not multiprocessing.active_children()
+
+
+class _SleepThenFail(keras.utils.PyDataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):   # 0 is read first on the calling thread (the data's spec)
+        if i == 1:
+            time.sleep(4)
+        if i == 2:
+            raise ValueError("batch 2 is broken")
+        return np.zeros((2, 1), np.float32), np.zeros((2, 1), np.float32)
+
+
+def test_a_worker_failure_surfaces_without_waiting_for_a_sleeping_sibling():
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="batch 2 is broken"):
+        model.fit(_SleepThenFail(workers=2), verbose=0)
+    assert time.monotonic() - start < 3   # the sibling sleeps 4 s

@@ -370,6 +370,7 @@ def _made_by_workers(dataset, indices, workers, processes, max_queue_size):
         pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="PyDataset")
         get = dataset.__getitem__
     pending = collections.deque()
+    failed = False
     try:
         remaining = iter(indices)
         for index in remaining:
@@ -377,6 +378,17 @@ def _made_by_workers(dataset, indices, workers, processes, max_queue_size):
             if len(pending) >= ahead:
                 break
         while pending:
+            # the first failure of any worker is raised at once (as Keras), not after the
+            # batches before it are made
+            while not pending[0].done():
+                concurrent.futures.wait([f for f in pending if not f.done()],
+                                        return_when=concurrent.futures.FIRST_COMPLETED)
+                broken = next((f for f in pending if f.done() and not f.cancelled()
+                               and f.exception() is not None), None)
+                if broken is not None:
+                    failed = True
+                    broken.result()
+            failed = not pending[0].cancelled() and pending[0].exception() is not None
             batch = pending.popleft().result()    # re-raises the worker's exception
             for index in remaining:
                 pending.append(pool.submit(get, index))
@@ -385,7 +397,8 @@ def _made_by_workers(dataset, indices, workers, processes, max_queue_size):
     finally:
         for future in pending:
             future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        # after a failure, running siblings are not waited for (their results are unused)
+        pool.shutdown(wait=not failed, cancel_futures=True)
 
 
 def is_iterable_data(x):
