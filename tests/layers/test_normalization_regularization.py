@@ -95,8 +95,11 @@ def test_lambda_layer_and_safe_mode():
     again = tl.layers.Lambda.from_config(config, safe_mode=False)
     np.testing.assert_allclose(again(np.ones((1, 2), np.float32)).numpy(), [[5.0, 5.0]])
     named = tl.layers.Lambda(_double)
-    rebuilt = tl.layers.Lambda.from_config(named.get_config())
+    with pytest.raises(ValueError, match="neither registered nor in custom_objects"):
+        tl.layers.Lambda.from_config(named.get_config())   # this module is not trainlib's
+    rebuilt = tl.layers.Lambda.from_config(named.get_config(), custom_objects={"_double": _double})
     assert rebuilt.function is _double
+    assert tl.layers.Lambda.from_config(named.get_config(), safe_mode=False).function is _double
     model = tl.Sequential([tl.layers.Input((3,)), tl.layers.Lambda(_double), tl.layers.Dense(1)])
     assert model(np.ones((2, 3), np.float32)).shape == (2, 1)
     with pytest.raises(ValueError, match="callable"):
