@@ -154,3 +154,22 @@ def test_png_declaring_ten_gigapixels_is_an_invalid_argument_naming_the_limit():
         tl.io.decode_png(data)
     with pytest.raises(tl.errors.InvalidArgumentError, match="MAX_IMAGE_PIXELS"):
         tl.io.decode_image(data)
+
+
+def test_gif_with_a_huge_logical_screen_decodes_at_its_frames_size():
+    import struct
+    import time
+    import tracemalloc
+    frames = [Image.fromarray(np.full((1, 1, 3), 5 * i, np.uint8)) for i in range(40)]
+    buf = io.BytesIO()
+    frames[0].save(buf, "GIF", save_all=True, append_images=frames[1:])
+    data = bytearray(buf.getvalue())
+    data[6:10] = struct.pack("<HH", 60000, 60000)   # the logical screen TensorFlow ignores
+    tracemalloc.start()
+    start = time.monotonic()
+    out = tl.io.decode_gif(bytes(data))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert out.shape == (40, 1, 1, 3)                # TensorFlow's shape for this file
+    np.testing.assert_array_equal(out.numpy()[:, 0, 0, 0], 5 * np.arange(40))
+    assert peak < 50 * 2 ** 20 and time.monotonic() - start < 5

@@ -58,6 +58,34 @@ def _sniff(data):
     return None
 
 
+def _gif_frames_extent(data):
+    """(width, height): the largest frame's, which TensorFlow's GIF decoder sizes its output
+    to (not the logical screen, which a file may declare huge around tiny frames); None for
+    a stream this walk cannot follow (Pillow then says what is wrong)."""
+    def table(packed):
+        return 3 * (2 << (packed & 7)) if packed & 0x80 else 0
+    try:
+        at, width, height = 13 + table(data[10]), 0, 0
+        while at < len(data):
+            kind = data[at]
+            if kind == 0x3B:        # trailer
+                break
+            if kind == 0x21:        # extension: label, then sub-blocks
+                at += 2
+            elif kind == 0x2C:      # image: descriptor, local table, LZW code size, sub-blocks
+                w, h = struct.unpack("<HH", data[at + 5:at + 9])
+                width, height = max(width, w), max(height, h)
+                at += 10 + table(data[at + 9]) + 1
+            else:
+                return None
+            while data[at]:         # sub-blocks up to the empty one
+                at += data[at] + 1
+            at += 1
+    except (IndexError, struct.error):
+        pass                        # a truncated stream: the frames seen so far
+    return (width, height) if width and height else None
+
+
 def _bad(op, message):
     return op_error(InvalidArgumentError, op, message)
 
@@ -133,6 +161,9 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
         pixels = _bmp32(data)   # Pillow reads the fourth byte as padding, TensorFlow as alpha
         return _depth(_channels(pixels, channels), dtype)
     Image = _pil(f"tl.io.{op}")
+    extent = _gif_frames_extent(data) if kind == "gif" else None
+    if extent is not None:   # Pillow composes on the logical screen: make it the frames' size
+        data = data[:6] + struct.pack("<HH", *extent) + data[10:]
     try:
         image = Image.open(_io.BytesIO(data))
         if kind == "jpeg":
@@ -146,7 +177,9 @@ def _decode_one(data, format, channels, dtype, expand_animations, ratio=1):
             frames = []
             for i in range(getattr(image, "n_frames", 1)):
                 image.seek(i)
-                frames.append(np.asarray(image.convert(mode)))
+                frame = np.asarray(image.convert(mode))
+                # Pillow widens the screen for a frame placed past it; TensorFlow clips
+                frames.append(frame if extent is None else frame[:extent[1], :extent[0]])
             pixels = np.stack(frames)
         else:
             pixels = _pil_pixels(image, op)
