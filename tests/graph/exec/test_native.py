@@ -398,3 +398,18 @@ def test_a_jit_optimizer_step_updates_its_slots_in_place():
     assert "ip_assign_add_variable_op" in source
     for a, b in zip(model.get_weights(), plain_model.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_damaged_cache_file_is_rebuilt_not_imported(tmp_path):
+    env = dict(os.environ, TRAINLIB_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
+                   timeout=300, check=True)
+    files = list((tmp_path / "native").glob("*/k_*.py"))
+    assert files
+    good = {f: f.read_text() for f in files}
+    for f in files:
+        f.write_text("def kernel(:\n")   # a damaged entry: a SyntaxError if imported
+    run = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert all(f.read_text() == text for f, text in good.items())

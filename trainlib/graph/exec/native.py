@@ -259,7 +259,9 @@ def _load(source):
     folder = cache_dir()
     path = os.path.join(folder, name + ".py")
     try:
-        if not os.path.exists(path):   # written whole, then renamed: readers never see a part
+        # written whole, then renamed: readers never see a part; a file that is not exactly
+        # `source` (damaged, edited) is written again, never imported
+        if not _holds(path, source):
             os.makedirs(folder, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".py", dir=folder)
             with os.fdopen(fd, "w") as f:
@@ -275,6 +277,17 @@ def _load(source):
         spec.loader.exec_module(module)
     sys.modules[module_name] = module
     return module.kernel, path
+
+
+def _holds(path, source):
+    """True when the cache file `path` is a regular file holding exactly `source`."""
+    if not os.path.isfile(path):   # absent, or a FIFO or folder put there: replaced
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(source.encode()) + 1) == source.encode()
+    except OSError:
+        return False
 
 
 def _in_memory(source, name):
