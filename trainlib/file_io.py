@@ -40,7 +40,8 @@ except ImportError:  # pragma: no cover -- Windows: stale entries are judged by 
     fcntl = None
 
 __all__ = ["set_load_limits", "get_load_limits", "LoadBudget", "open_regular", "open_zip", "read_json",
-           "read_zip_member", "read_npz", "write_file_atomically", "update_directory"]
+           "read_zip_member", "read_npz", "read_lines", "write_file_atomically",
+           "update_directory"]
 
 MiB = 1 << 20
 MARGIN = 64 * MiB        # added to the declared weights: metadata, names, small arrays
@@ -200,6 +201,23 @@ def open_regular(path, follow_symlinks=False):
         os.close(fd)
         raise LoadError(f"{path}: is {_kind(st.st_mode)}, not a regular file")
     return os.fdopen(fd, "rb"), st.st_size
+
+
+def read_lines(path, what, limit=JSON_LIMIT):
+    """The UTF-8 lines of the regular file `path` (a vocabulary: one token a line; a final
+    newline ends the last line). ValueError naming `what` when there is no such file."""
+    try:
+        f, size = open_regular(path, follow_symlinks=True)
+    except FileNotFoundError:
+        raise ValueError(f"{what}: the vocabulary file {path!r} does not exist") from None
+    with f:
+        if size > limit:
+            raise LoadError(f"{path}: {size} bytes, more than the {limit} a vocabulary may hold")
+        text = f.read(limit + 1).decode("utf-8")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def read_json(path, budget, follow_symlinks=False):

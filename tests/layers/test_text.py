@@ -155,3 +155,18 @@ def test_learned_vocabularies_are_keras_assets(tmp_path):
     again = tl.saving.load_model(old)
     assert again.get_layer("tv").get_vocabulary() == tv.get_vocabulary()
     assert again.get_layer("lookup").get_vocabulary() == ["[UNK]", "y", "x"]
+
+
+def test_a_vocabulary_given_as_a_file_path_is_read_one_token_a_line(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("cat\ndog\nbird\n", encoding="utf-8")
+    lookup = tl.keras.layers.StringLookup(vocabulary=str(path))
+    assert lookup.get_vocabulary() == ["[UNK]", "cat", "dog", "bird"]   # not the path's letters
+    np.testing.assert_array_equal(lookup(tl.constant(["dog", "fish"])).numpy(), [2, 0])
+    vectorize = tl.keras.layers.TextVectorization(vocabulary=str(path))
+    assert vectorize.get_vocabulary() == ["", "[UNK]", "cat", "dog", "bird"]
+    ints = tmp_path / "ints.txt"
+    ints.write_text("7\n3\n")
+    assert tl.keras.layers.IntegerLookup(vocabulary=str(ints)).get_vocabulary() == [-1, 7, 3]
+    with pytest.raises(ValueError, match="does not exist"):
+        tl.keras.layers.StringLookup(vocabulary=str(tmp_path / "missing.txt"))

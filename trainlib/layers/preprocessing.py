@@ -7,9 +7,11 @@ plain public ops, so a layer works in a model, inside `tl.function` and in
 (a traced train step draws fresh values on each call).
 """
 import numbers
+import os
 
 import numpy as np
 
+from ..file_io import read_lines
 from ..graph import dtypes as _dt
 from ..graph.ops import array as _array, math as _math, random as _random
 
@@ -581,7 +583,15 @@ class IntegerLookup(Layer):
             self.set_vocabulary(vocabulary)
 
     def set_vocabulary(self, vocabulary):
-        """Sets the vocabulary (a list of distinct integers, without mask or OOV tokens)."""
+        """Sets the vocabulary (a list of distinct integers, without mask or OOV tokens; or the
+        path of a file of one integer a line)."""
+        if isinstance(vocabulary, (str, os.PathLike)):   # a file, as Keras
+            lines = read_lines(os.fspath(vocabulary), self.name)
+            try:
+                vocabulary = [int(line) for line in lines]
+            except ValueError:
+                raise ValueError(f"{self.name}: the vocabulary file {vocabulary!r} must hold one "
+                                 f"integer a line, got {lines[:5]}") from None
         vocab = [int(v) for v in np.asarray(vocabulary).reshape(-1)]
         if len(set(vocab)) != len(vocab):
             raise ValueError(f"The passed vocabulary has at least one repeated term: {vocab}")

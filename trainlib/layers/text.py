@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from ..file_io import read_lines
 from ..graph import dtypes as _dt
 from ..graph.op import convert_to_tensor
 from ..graph.ops import array as _array
@@ -66,6 +67,8 @@ class _Lookup(Layer):
         self._input_idf = None
 
     def _set_input_vocabulary(self, vocabulary, idf_weights):
+        if isinstance(vocabulary, (str, os.PathLike)):   # a file, one token a line (Keras)
+            vocabulary = read_lines(os.fspath(vocabulary), self.name)
         if vocabulary is not None:
             self._input_vocabulary = [t.decode("utf-8") if isinstance(t, bytes) else str(t)
                                       for t in vocabulary]
@@ -113,7 +116,10 @@ class _Lookup(Layer):
         return len(self._special()) + len(self._tokens)
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
-        """Sets the vocabulary (a list of tokens, without the special tokens or with them first)."""
+        """Sets the vocabulary (a list of tokens, without the special tokens or with them first;
+        or the path of a file of one token a line)."""
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = read_lines(os.fspath(vocabulary), self.name)
         tokens = [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in vocabulary]
         special = self._special()
         if tokens[:len(special)] == special:
