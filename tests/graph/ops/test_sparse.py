@@ -142,3 +142,10 @@ def test_to_dense_refuses_a_repeated_index_unless_told_to_sum():
         tl.sparse.to_dense(sp)
     np.testing.assert_array_equal(tl.sparse.to_dense(sp, validate_indices=False).numpy(),
                                   [[0, 4], [0, 0], [2, 0]])
+
+
+def test_a_sparse_tensor_whose_parts_disagree_is_refused():
+    with pytest.raises(ValueError, match="2 indices but 3 values"):
+        tl.sparse.SparseTensor([[0, 1], [1, 0]], [1.0, 2.0, 3.0], [2, 2])
+    with pytest.raises(ValueError, match="dense_shape must be a vector of the indices' rank"):
+        tl.sparse.SparseTensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2, 2])

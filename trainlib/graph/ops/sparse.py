@@ -47,6 +47,14 @@ class SparseTensor:
         if self.indices.shape.rank != 2 or self.values.shape.rank != 1:
             raise ValueError(f"SparseTensor needs indices of shape [N, rank] and values of shape "
                              f"[N]; got {self.indices.shape} and {self.values.shape}")
+        n, rank = self.indices.shape[0], self.indices.shape[1]
+        if n is not None and self.values.shape[0] is not None and n != self.values.shape[0]:
+            raise ValueError(f"SparseTensor has {n} indices but {self.values.shape[0]} values "
+                             f"(indices {self.indices.shape}, values {self.values.shape})")
+        if self.dense_shape.shape.rank != 1 or (rank is not None and
+                                                self.dense_shape.shape[0] not in (None, rank)):
+            raise ValueError(f"SparseTensor's dense_shape must be a vector of the indices' rank "
+                             f"({rank}), got shape {self.dense_shape.shape}")
 
     dtype = read_only("values.dtype", "The dtype of the values.")
 
