@@ -109,3 +109,12 @@ def test_damaged_media(files, data, kind):
     decode = {"png": tl.io.decode_png, "gif": tl.io.decode_gif,
               "wav": tl.audio.decode_wav}[kind]
     _bounded(lambda: decode(damaged))
+
+
+def test_readers_refuse_a_fifo_instead_of_blocking(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a regular file"):
+        tl.io.read_file(str(fifo))
+    with pytest.raises(tl.errors.InvalidArgumentError, match="not a regular file"):
+        list(tl.data.TFRecordDataset(str(fifo)))

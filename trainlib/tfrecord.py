@@ -9,6 +9,8 @@ Invariant: a record whose length or data does not match its checksum, or a file 
 the middle of a record, raises DataLossError naming the file and the record's offset (in the
 uncompressed stream, as TensorFlow counts it).
 """
+import os
+import stat
 import struct
 import zlib
 
@@ -128,8 +130,11 @@ class TFRecordOptions:
 
 
 def _open(path, mode, op):
-    """`open`, with a missing file or folder as NotFoundError naming the op (as TensorFlow)."""
+    """`open`, with a missing file or folder as NotFoundError naming the op (as TensorFlow);
+    a file read must be a regular file (a FIFO would block, a device never end)."""
     try:
+        if "r" in mode and not stat.S_ISREG(os.stat(path).st_mode):
+            raise InvalidArgumentError(f"{op}: {path} is not a regular file")
         return open(path, mode)
     except FileNotFoundError:
         raise NotFoundError(f"{op}: {path}: No such file or directory", op=op) from None

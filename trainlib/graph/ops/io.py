@@ -8,6 +8,8 @@ in program order, and are never pruned. Eagerly an assertion raises at once
 Invariant: a failed assertion raises InvalidArgumentError naming the
 assertion, the condition, the user's message and a summary of the values.
 """
+import os
+import stat
 import sys
 import time
 
@@ -429,6 +431,8 @@ def _read_file_infer(filename):
 def _read_file(xp, filename):
     path = _path_text(filename[()])
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):   # a FIFO would block, a device never end
+            raise InvalidArgumentError(f"ReadFile: {path} is not a regular file")
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
