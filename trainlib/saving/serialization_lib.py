@@ -143,7 +143,7 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     """
     if config is None or isinstance(config, (bool, int, float)):
         return config
-    if settings._STATE.get("safe_mode_scope") is None:   # the outermost call decides
+    if settings.in_safe_mode() is None:   # no scope and no global opt-in: this call decides
         with settings.safe_mode_scope(safe_mode):
             return deserialize_keras_object(config, custom_objects, safe_mode, **kwargs)
     if isinstance(config, str):
