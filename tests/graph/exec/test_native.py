@@ -22,6 +22,12 @@ from trainlib.graph.ops import fused
 numba = pytest.importorskip("numba")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def numba_loaded():
+    """Kernels build on the call that first wants them (no background warm-up in between)."""
+    native.warm_up()
+
+
 @pytest.fixture(autouse=True)
 def small_regions_too(monkeypatch):
     """Small test arrays run natively as large ones would (by default, regions under
@@ -270,9 +276,35 @@ def f(x):
     return tl.nn.softplus(x * 3.0) - tl.exp(-x)
 jit = tl.function(f, jit_compile=True)
 x = tl.constant(np.linspace(-5, 5, 70000).astype(np.float32))
+native.warm_up()
 jit(x)
 print(native.cache_stats())
 """
+
+_FIRST_CALL = """
+import numpy as np, trainlib as tl
+from trainlib.graph.exec import native
+def f(x):
+    return tl.nn.softplus(x * 3.0) - tl.exp(-x)
+x = tl.constant(np.linspace(-5, 5, 70000).astype(np.float32))
+want = tl.function(f)(x).numpy()
+jit = tl.function(f, jit_compile=True)
+first = jit(x).numpy()
+print(native.cache_stats()["kernels"], native.warm_up(wait=False))
+native.warm_up()
+second = jit(x).numpy()
+print(native.cache_stats()["kernels"], np.allclose(first, want, rtol=1e-6, atol=1e-6),
+      np.allclose(second, want, rtol=1e-5, atol=1e-6))
+"""
+
+
+def test_a_first_call_runs_on_numpy_while_numba_loads_in_the_background(tmp_path):
+    env = dict(os.environ, TRAINLIB_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", _FIRST_CALL], env=env, capture_output=True,
+                          text=True, timeout=300, check=True)
+    before, after = (line.split() for line in done.stdout.strip().splitlines()[-2:])
+    assert before[0] == "0"                   # the first call built no kernel: numpy ran it
+    assert after == [after[0], "True", "True"] and int(after[0]) >= 1   # then native, same values
 
 
 def test_a_second_process_loads_kernels_from_the_disk_cache(tmp_path):

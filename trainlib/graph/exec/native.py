@@ -21,6 +21,13 @@ from there, so numba's own cache (`cache=True`) keys the machine code by that fi
 second process loads it instead of compiling. `compile_seconds(graph)` and
 `sources(graph)` report per graph what was compiled and its source.
 
+Loading numba: importing it and its registries costs a second or more of CPU, most of a
+first `jit_compile=True` call even when the disk cache holds every kernel. So the first
+region that wants a kernel starts `warm_up` in a background thread and runs on the blocked
+numpy path meanwhile (the same numbers up to rounding); the calls after it find numba ready
+and build or load their kernels at once. `warm_up()` (waiting) makes that synchronous:
+tests and programs that time `compile_seconds` call it first.
+
 Threads: the parallel loops run on numba's `workqueue` pool (unless NUMBA_THREADING_LAYER
 says otherwise), which a forked child may use again, with NUMBA_NUM_THREADS threads
 (default: one per core).
@@ -44,7 +51,7 @@ from .. import dtypes as _dt
 from ..op import REGISTRY
 from ..tensor import TensorSpec
 
-__all__ = ["available", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
+__all__ = ["available", "installed", "warm_up", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
 
 # elements from which the outer loop is spread over the cores (numba's thread pool); off
 # unless TRAINLIB_NATIVE_PARALLEL_MIN is set: on the 2-core machine measured, the 1M-element
@@ -80,6 +87,48 @@ def available():
         except ImportError:
             _numba = False
     return _numba is not False
+
+
+_FOUND = []                  # [whether numba is installed], asked once
+_WARM = threading.Event()    # set once numba and its registries are loaded (or failed to)
+_WARMING = []                # [the thread] once a warm-up started
+
+
+def installed():
+    """True if numba is installed, without importing it (a fusion pass asks at trace time)."""
+    if _numba is not None:
+        return _numba is not False
+    if not _FOUND:
+        _FOUND.append(importlib.util.find_spec("numba") is not None)
+    return _FOUND[0]
+
+
+def _load_numba():
+    try:
+        if available():
+            from numba.core.registry import cpu_target  # noqa: PLC0415
+            cpu_target.target_context.refresh()   # the registries a first kernel would load
+    finally:
+        _WARM.set()
+
+
+def warm_up(wait=True):
+    """Imports numba and loads its registries, in a background thread when `wait` is False
+    (started once per process); returns True when that is done (numba usable or not)."""
+    if _WARM.is_set():
+        return True
+    with _LOCK:
+        start = not _WARMING
+        if start:
+            _WARMING.append(None if wait else threading.Thread(
+                target=_load_numba, name="trainlib-numba", daemon=True))
+    if start and wait:
+        _load_numba()
+    elif start:
+        _WARMING[0].start()
+    if wait:
+        _WARM.wait()
+    return _WARM.is_set()
 
 
 def warn_unavailable():
@@ -128,6 +177,8 @@ def run(program, arrays, constants=(), reduce=None):
     signature = tuple([(a.shape, a.dtype) for a in arrays])
     plan = plans[1].get(signature)
     if plan is None:
+        if not warm_up(wait=False):
+            return None    # numba still loading: the caller's numpy path this time
         if len(plans[1]) >= 256:   # shapes that keep changing: plans are cheap to remake
             plans[1].clear()
         plan = plans[1][signature] = _plan(program, arrays, constants, reduce)

@@ -116,7 +116,7 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
         else:
             if name != "numpy":
                 pass   # another host array module: its own kernels, blocked
-            elif _native.available():
+            elif _native.installed():
                 out = _native.run(program, arrays, constants)
                 if out is not None:
                     return out
@@ -142,7 +142,7 @@ def _fused_reduction(xp, *arrays, program, reduce, jit_compile=False, constants=
     """A fused elementwise program whose result a Sum/Mean/Max/Min reduces (attr `reduce`:
     (op type, axis, keepdims)): one native loop that accumulates as it goes when numba
     runs it, else the program's result, then the reduction's own kernel."""
-    if jit_compile and getattr(xp, "__name__", "") == "numpy" and _native.available():
+    if jit_compile and getattr(xp, "__name__", "") == "numpy" and _native.installed():
         out = _native.run(program, arrays, constants, reduce)
         if out is not None:
             return out

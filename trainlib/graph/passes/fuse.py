@@ -40,7 +40,7 @@ def worth_fusing():
     blocked numpy loops from 2 * `fused.BLOCK`); on a GPU every cluster (one kernel launch)."""
     if getattr(state.xp, "__name__", "") != "numpy":
         return 0
-    return native.NATIVE_MIN if native.available() else 2 * fused.BLOCK
+    return native.NATIVE_MIN if native.installed() else 2 * fused.BLOCK
 
 
 def _elements(shape):
