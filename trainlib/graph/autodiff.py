@@ -459,7 +459,14 @@ def backprop(ops, targets, seeds):
             raise UnimplementedError(f"No gradient is defined for op {op.opdef.name}; wrap the "
                                      "computation in tl.stop_gradient or define a tl.custom_gradient.",
                                      op=op.opdef.name)
-        in_grads = rule(op, *dys)
+        # the gradient's ops are attributed to the forward op's line (the profiler's summary)
+        location = getattr(op, "location", None)   # an eager tape's EagerOp has none
+        origin = getattr(op, "origin", None) or ((location, None) if location else None)
+        state.origins.append(origin)
+        try:
+            in_grads = rule(op, *dys)
+        finally:
+            state.origins.pop()
         for x, g in zip(op.inputs, in_grads):
             if g is None or not _differentiable_dtype(x.dtype) and x.dtype is not _dt.resource:
                 continue
