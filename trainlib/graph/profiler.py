@@ -56,16 +56,18 @@ def _attribution(location, origin):
 
 
 class _Hooks:
-    """What profiled generated code calls: `clock()`, `record(site, start, end)`; and the
-    sites it binds, made once per op when the Program is compiled."""
+    """What profiled generated code calls: `clock()`, `thread()` and `record(event)`, which
+    appends (site, start, end, thread) to `events`; and the sites it binds, made once per op
+    when a Program is compiled. One instance (`HOOKS`), so a function's profiled Program is
+    compiled once per process, not once per session; a session takes the events recorded
+    between its start and stop."""
 
     clock = staticmethod(_clock)
+    thread = staticmethod(threading.get_ident)
 
     def __init__(self):
         self.events = []
-
-    def record(self, site, start, end):
-        self.events.append((site, start, end, threading.get_ident()))
+        self.record = self.events.append
 
     @staticmethod
     def site(op, function):
@@ -75,6 +77,15 @@ class _Hooks:
     @staticmethod
     def function_site(function):
         return Site("function", function, "Function", function)
+
+    def take(self):
+        """The events recorded so far, which the hooks then forget."""
+        events = self.events[:]
+        del self.events[:len(events)]
+        return events
+
+
+HOOKS = _Hooks()
 
 
 class ProfilerOptions:
@@ -102,7 +113,6 @@ class ProfilerOptions:
 class _Session:
     def __init__(self, logdir, options):
         self.logdir, self.options = logdir, options or ProfilerOptions()
-        self.hooks = _Hooks()
         self.begin = _clock() + int(self.options.delay_ms or 0) * 1_000_000
         self.wall = time.time()
         self.eager_sites = {}
@@ -130,7 +140,7 @@ def _profiled_run_eagerly(opdef, inputs, attrs, xp):
             line, layer = _attribution(location, key[2])
             site = session.eager_sites[key] = Site("eager", opdef.name, opdef.name, None,
                                                    line, layer)
-        session.hooks.record(site, start, end)
+        HOOKS.record((site, start, end, threading.get_ident()))
     return out
 
 
@@ -153,8 +163,9 @@ def start(logdir, options=None):
     with _lock:
         if _session is not None:
             raise AlreadyExistsError("Another profiler is running.")
+        HOOKS.take()   # what profiled code recorded after the last stop (a kept Program)
         _session = _Session(str(logdir), options)
-        PROFILING.switch(_session.hooks)
+        PROFILING.switch(HOOKS)
         _op._run_eagerly = _profiled_run_eagerly
 
 
@@ -176,9 +187,10 @@ def stop(save=True):
         _op._run_eagerly = _plain_run_eagerly
         PROFILING.switch(None)
         _session = None
+        events = HOOKS.take()
     if not save:
         return
-    events = [e for e in session.hooks.events if e[1] >= session.begin]
+    events = [e for e in events if e[1] >= session.begin]
     text = summary_text(events)
     _last_summary = text
     run_dir = _run_dir(session.logdir, session.wall)
@@ -250,8 +262,8 @@ class Trace:
     def __exit__(self, *exc):
         session = _session
         if self._start is not None and session is not None:
-            session.hooks.record(Site("trace", self.name, "Trace", args=self.kwargs),
-                                 self._start, _clock())
+            HOOKS.record((Site("trace", self.name, "Trace", args=self.kwargs), self._start,
+                          _clock(), threading.get_ident()))
         return False
 
 

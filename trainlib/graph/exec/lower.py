@@ -9,7 +9,7 @@ name for the same value: its kernel only moves values between devices); in-place
 memory plan allows, TensorArray writes into a buffer the loop owns); and the kernel call.
 Each block starts with a `# file.py:LINE` comment naming the user's line that made it.
 With profiling `hooks` (graph/profiler.py; a separate Program, never the default one)
-each op's block is wrapped in `t = clock()` ... `record(site, t, clock())`.
+each op's block is wrapped in `t = clock()` ... `record((site, t, clock(), thread()))`.
 Names say what values are: a Variable's read is `kernel_value`, `x * 2.0` is `x_times_2`,
 a short constant is `c_0_5`, other values take their op's name (`bias_add`, `matmul_1`).
 Invariants: ops are emitted in the graph's (topological, program) order; the function
@@ -205,10 +205,13 @@ class GraphLowering:
         """The text of one reading of the profiler's clock (integer nanoseconds)."""
         return f"{self.em.bind('clock', self.hooks.clock, key=('profile', 'clock'))}()"
 
-    def record_call(self, site, start):
-        """The line that records one timed block (`site`) that began at local `start`."""
+    def record_call(self, site, start, site_name="site"):
+        """The line that records one timed block (`site`) that began at local `start`: one
+        (site, start, end, thread) tuple appended to the profile's events."""
         record = self.em.bind("record", self.hooks.record, key=("profile", "record"))
-        return f"{record}({self.em.bind('site', site)}, {start}, {self.clock_call()})"
+        thread = self.em.bind("thread", self.hooks.thread, key=("profile", "thread"))
+        return (f"{record}(({self.em.bind(site_name, site)}, {start}, {self.clock_call()}, "
+                f"{thread}()))")
 
     def lower_timed(self, op, env, indent):
         """`op`'s block between two clock readings, recorded under the op's site; nothing
@@ -222,7 +225,8 @@ class GraphLowering:
         if len(self.em.lines) == before + 1:
             self.em.lines.pop()
             return
-        self.em.emit(indent, self.record_call(self.hooks.site(op, self.function_name), start))
+        self.em.emit(indent, self.record_call(self.hooks.site(op, self.function_name), start,
+                                              f"site_{self.op_base(op)}"))
 
     def inline(self, graph, input_names, indent):
         """Emits a branch/body graph with its inputs bound to `input_names`; returns output names.

@@ -116,8 +116,8 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True,
     dead buffers through out= (the Program's `memory` reports the figures); with
     `persistent` (the default) those buffers are kept between calls in a `BufferPool`
     (the Program's `buffers`), so a steady call allocates only what it returns.
-    `hooks` (the profiler's: `clock()`, `record(site, start, end)`, `site(op, function)`,
-    `function_site(function)`) times each op's block and the whole call."""
+    `hooks` (the profiler's: `clock()`, `thread()`, `record((site, start, end, thread))`,
+    `site(op, function)`, `function_site(function)`) times each op's block and the call."""
     names = Namespace(("xp",))
     em = Emitter(names)
     em.consts["xp"] = xp
