@@ -245,3 +245,74 @@ def test_self_times_add_up_to_the_outer_blocks(specs):
     outer = [e for e in events if not any(o[1] <= e[1] and e[2] <= o[2] and o is not e
                                           for o in events)]
     assert sum(own for _, _, own in timed) == sum(e[2] - e[1] for e in outer)
+
+
+def _wire(data):
+    """{field number: [values]} of one protobuf message (varints as ints, the rest bytes)."""
+    fields, i = {}, 0
+
+    def varint():
+        nonlocal i
+        value = shift = 0
+        while True:
+            byte = data[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+    while i < len(data):
+        key = varint()
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            fields.setdefault(number, []).append(varint())
+        elif wire == 2:
+            size = varint()
+            fields.setdefault(number, []).append(data[i:i + size])
+            i += size
+        else:
+            raise AssertionError(f"wire type {wire}")
+    return fields
+
+
+def test_xplane_holds_the_traces_events(tmp_path):
+    """The XSpace TensorBoard's profile plugin reads (xplane.proto's field numbers) has the
+    JSON trace's events: same names, durations and op types."""
+    step = _step_function()
+    x = tl.constant(np.ones((5, 4), "float32"))
+    step(x)
+    prof.start(str(tmp_path))
+    step(x)
+    with prof.Trace("block", step_num=7):
+        step(x)
+    prof.stop()
+    (path,) = glob.glob(str(tmp_path / "plugins" / "profile" / "*" / "*.xplane.pb"))
+    space = _wire(open(path, "rb").read())
+    (plane,) = [_wire(p) for p in space[1]]
+    assert plane[2] == [b"/host:CPU"]
+    names = {}
+    for entry in plane[4]:   # event_metadata: id -> XEventMetadata
+        entry = _wire(entry)
+        names[entry[1][0]] = _wire(entry[2][0])[2][0].decode()
+    stat_names = {}
+    for entry in plane[5]:
+        entry = _wire(entry)
+        stat_names[entry[1][0]] = _wire(entry[2][0])[2][0].decode()
+    got = []
+    for line in plane[3]:
+        for event in _wire(line)[4]:
+            event = _wire(event)
+            stats = {}
+            for stat in event.get(4, []):
+                stat = _wire(stat)
+                stats[stat_names[stat[1][0]]] = stat[4][0] if 4 in stat else stat[5][0].decode()
+            got.append((names[event[1][0]], event.get(3, [0])[0], stats.get("type"),
+                        stats.get("step_num")))
+    want = []
+    for e in _events(tmp_path):
+        if e["ph"] != "X":
+            continue
+        name = e["name"] if e["cat"] in ("trace", "function") else f"{e['name']}:{e['args']['type']}"
+        want.append((name, round(e["dur"] * 1e6), e["args"].get("type"), e["args"].get("step_num")))
+    assert sorted(got, key=str) == sorted(want, key=str)
+    assert any(g[0] == "block" and g[3] == 7 for g in got)

@@ -10,9 +10,10 @@ events it records, the trace it writes and the text summary. While a session run
   - `Trace(name, **kwargs)` blocks are events of their own (Keras's "Profiled batch").
 Each event names a site: an op of a generated function (its name, type, the user's line
 that made it: `Operation.origin`, else `Operation.location`), a whole function call, an
-eager op, or a Trace. `stop()` writes `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/`
-`<host>.trace.json.gz` (Chrome Trace Event JSON: Perfetto, chrome://tracing and the
-TensorBoard profile plugin's trace viewer open it) and `summary.txt` beside it.
+eager op, or a Trace. `stop()` writes `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/`:
+`<host>.trace.json.gz` (Chrome Trace Event JSON, which Perfetto and chrome://tracing
+open), `<host>.xplane.pb` (the same events as TensorFlow's XSpace, `xplane.py`: what
+TensorBoard's profile plugin reads) and `summary.txt`.
 Invariants: events of one thread nest (an op inside its call, a call inside a Trace);
 a summary's self times add up to the time recorded (no block counted twice).
 """
@@ -29,6 +30,7 @@ from . import op as _op
 from .context import state
 from .errors import AlreadyExistsError, UnavailableError, UnimplementedError, user_location
 from .exec.program import PROFILING
+from .xplane import encode_xspace
 
 __all__ = ["ProfilerOptions", "Profile", "Trace", "start", "stop", "summary"]
 
@@ -123,8 +125,10 @@ class ProfilerOptions:
 class _Session:
     def __init__(self, logdir, options):
         self.logdir, self.options = logdir, options or ProfilerOptions()
-        self.begin = _clock() + int(self.options.delay_ms or 0) * 1_000_000
+        delay = int(self.options.delay_ms or 0) * 1_000_000
+        self.begin = _clock() + delay
         self.wall = time.time()
+        self.begin_wall_ns = time.time_ns() + delay   # the wall clock at `begin`
 
 
 _session = None
@@ -204,9 +208,11 @@ def stop(save=True):
     text = summary_text(events)
     _last_summary = text
     run_dir = _run_dir(session.logdir, session.wall)
-    with gzip.open(os.path.join(run_dir, f"{socket.gethostname()}.trace.json.gz"), "wt",
-                   encoding="utf-8") as f:
+    host = socket.gethostname()
+    with gzip.open(os.path.join(run_dir, f"{host}.trace.json.gz"), "wt", encoding="utf-8") as f:
         json.dump(trace_json(events, session.begin), f)
+    with open(os.path.join(run_dir, f"{host}.xplane.pb"), "wb") as f:
+        f.write(encode_xspace(events, session.begin, session.begin_wall_ns, host))
     with open(os.path.join(run_dir, "summary.txt"), "w", encoding="utf-8") as f:
         f.write(text)
 
@@ -366,14 +372,20 @@ def self_times(events):
     return [tuple(e) for e in out]
 
 
-def _table(title, rows, total, headers):
-    """A text table: rows (label, count, ns, extra...) sorted by time, with % of total."""
+def _table(title, rows, total, headers, limit=None):
+    """A text table: rows (label, count, ns, extra...) sorted by time, with % of `total`;
+    past `limit` rows, one line sums the rest."""
     rows = sorted(rows, key=lambda r: -r[2])
     lines = [title, "  " + "  ".join(headers)]
-    for label, count, ns, *extra in rows:
+    for label, count, ns, *extra in rows[:limit]:
         share = 100.0 * ns / total if total else 0.0
         lines.append(f"  {ns / 1e6:10.3f} ms {share:5.1f}% {count:7d}  {label}"
                      + "".join(f"  {e}" for e in extra if e))
+    rest = rows[limit:] if limit is not None else []
+    if rest:
+        ns = sum(r[2] for r in rest)
+        lines.append(f"  {ns / 1e6:10.3f} ms {100.0 * ns / total if total else 0.0:5.1f}% "
+                     f"{sum(r[1] for r in rest):7d}  ({len(rest)} more)")
     return lines
 
 
@@ -381,7 +393,7 @@ def _source_text(line):
     path, _, number = (line or "").rpartition(":")
     if not path or not number.isdigit():
         return ""
-    return linecache.getline(path, int(number)).strip()[:60]
+    return linecache.getline(path, int(number)).strip()[:60].rstrip()
 
 
 def summary_text(events):
@@ -419,12 +431,12 @@ def summary_text(events):
         lines.append(f"  of which outside its ops (Python glue, buffers, hooks): {overhead / 1e6:.3f} ms")
         lines.append("")
     lines += _table("per op type:", grouped(ops, lambda s: s.type), op_total,
-                    ["time", "share", "runs", "op type"])
+                    ["time", "share", "runs", "op type"], limit=15)
     lines.append("")
     op_rows = grouped(ops, lambda s: f"{s.function or '(eager)'}/{s.name}",
                       lambda s: (f"{s.type} @ {_short(s.line)}",))
-    lines += _table("per op (top 25):", sorted(op_rows, key=lambda r: -r[2])[:25], op_total,
-                    ["time", "share", "runs", "function/op  type @ line"])
+    lines += _table("per op:", op_rows, op_total,
+                    ["time", "share", "runs", "function/op  type @ line"], limit=15)
     lines.append("")
     line_rows = grouped(ops, lambda s: s.line or "(unknown line)",
                         lambda s: (f"[{s.layer}]" if s.layer else "", _source_text(s.line)))
