@@ -117,3 +117,13 @@ def test_profile_batch_past_the_end_stops_with_training(tmp_path):
 def test_keras_name(tmp_path):
     assert tl.keras.callbacks.TensorBoard is callbacks.TensorBoard
     assert not os.path.exists(tmp_path / "logs")
+
+
+def test_profile_batch_while_another_profile_runs_is_logged_not_fatal(tmp_path, caplog):
+    tl.profiler.experimental.start(str(tmp_path / "outer"))
+    try:
+        _fit(tmp_path / "logs", epochs=1, profile_batch=1)
+    finally:
+        tl.profiler.experimental.stop(save=False)
+    assert "Failed to start profiler" in caplog.text
+    assert not os.path.exists(tmp_path / "logs" / "train" / "plugins")

@@ -316,3 +316,19 @@ def test_xplane_holds_the_traces_events(tmp_path):
         want.append((name, round(e["dur"] * 1e6), e["args"].get("type"), e["args"].get("step_num")))
     assert sorted(got, key=str) == sorted(want, key=str)
     assert any(g[0] == "block" and g[3] == 7 for g in got)
+
+
+def test_a_call_under_a_tape_is_one_eager_event_and_keeps_the_plain_program(tmp_path):
+    step = _step_function()
+    x = tl.constant(np.ones((5, 4), "float32"))
+    step(x)
+    prof.start(str(tmp_path))
+    with tl.GradientTape() as tape:
+        tape.watch(x)
+        y = step(x)  # profiled-tape-call
+    tape.gradient(y, x)
+    prof.stop()
+    calls = [e for e in _events(tmp_path) if e.get("cat") == "eager" and "PartitionedCall" in e["name"]]
+    assert calls and calls[0]["args"]["line"] == _line("profiled-tape-call")
+    graph_function = step.get_concrete_function(x)._graph_function()
+    assert "record(" not in graph_function._program.source
