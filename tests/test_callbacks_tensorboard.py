@@ -1,6 +1,8 @@
 """The TensorBoard callback in fit: epoch and batch scalars, validation, learning rate,
 weight histograms and images, the model config and train graph, read back with
 tensorboard's own EventAccumulator."""
+import glob
+import gzip
 import json
 import os
 
@@ -73,10 +75,55 @@ def test_weight_histograms_and_images(tmp_path):
 def test_bad_arguments():
     with pytest.raises(ValueError, match="update_freq"):
         callbacks.TensorBoard(update_freq="sometimes")
-    with pytest.raises(ValueError, match="profile_batch"):
-        callbacks.TensorBoard(profile_batch=2)
+    for bad in (-1, (3, 2), (1, 2, 3), "a,b", 1.5):
+        with pytest.raises(ValueError, match="profile_batch must be a non-negative integer"):
+            callbacks.TensorBoard(profile_batch=bad)
+    with pytest.raises(ValueError, match="embeddings_freq"):
+        callbacks.TensorBoard(embeddings_freq=1)
+
+
+def _profiled_batches(log_dir):
+    """The run dirs under log_dir/train/plugins/profile and their "Profiled batch" events."""
+    runs = sorted(glob.glob(os.path.join(str(log_dir), "train", "plugins", "profile", "*")))
+    batches = []
+    for run in runs:
+        (trace,) = glob.glob(os.path.join(run, "*.trace.json.gz"))
+        assert os.path.exists(os.path.join(run, "summary.txt"))
+        with gzip.open(trace, "rt", encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        batches.append([e["args"]["step_num"] for e in events if e["name"] == "Profiled batch"])
+    return runs, batches
+
+
+def test_profile_batch_profiles_that_batch(tmp_path):
+    _fit(tmp_path, profile_batch=2)   # 4 train batches an epoch
+    runs, batches = _profiled_batches(tmp_path)
+    assert len(runs) == 1 and batches == [[1]]   # the second batch: index 1 of epoch 0
+
+
+def test_profile_batch_range_spans_epochs(tmp_path):
+    _fit(tmp_path, profile_batch=(3, 5))
+    _, batches = _profiled_batches(tmp_path)
+    assert batches == [[2, 3, 0]]
+
+
+def test_profile_batch_past_the_end_stops_with_training(tmp_path):
+    _fit(tmp_path, epochs=1, profile_batch="3,100")
+    _, batches = _profiled_batches(tmp_path)
+    assert batches == [[2, 3]]
+    assert tl.graph.profiler._session is None
 
 
 def test_keras_name(tmp_path):
     assert tl.keras.callbacks.TensorBoard is callbacks.TensorBoard
     assert not os.path.exists(tmp_path / "logs")
+
+
+def test_profile_batch_while_another_profile_runs_is_logged_not_fatal(tmp_path, caplog):
+    tl.profiler.experimental.start(str(tmp_path / "outer"))
+    try:
+        _fit(tmp_path / "logs", epochs=1, profile_batch=1)
+    finally:
+        tl.profiler.experimental.stop(save=False)
+    assert "Failed to start profiler" in caplog.text
+    assert not os.path.exists(tmp_path / "logs" / "train" / "plugins")

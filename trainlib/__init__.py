@@ -60,3 +60,4 @@ from . import utils  # noqa: F401,E402
 from . import train, types  # noqa: F401,E402
 from . import summary  # noqa: F401,E402 -- tl.summary (TensorBoard logs; tensorboard is optional)
 from . import lookup  # noqa: F401,E402 -- tl.lookup (hash tables)
+from . import profiler  # noqa: F401,E402 -- tl.profiler (tf.profiler.experimental: start/stop/Trace)

@@ -18,6 +18,8 @@ import time
 import numpy as np
 
 from . import summary as summary_lib
+from .graph import profiler
+from .log import get_logger
 from .progbar import Progbar
 from .settings import print_msg
 
@@ -660,8 +662,12 @@ class TensorBoard(Callback):
     in fit, `evaluation_<metric>_vs_iterations` at the optimizer's iteration count; with
     `histogram_freq` N, a histogram of every weight (`<weight path>/histogram`) every N
     epochs (and `/image` summaries when `write_images`); with `write_graph`, the model's
-    config as Keras's "keras" summary and the traced train step's graph. Needs the
-    `tensorboard` package. `profile_batch` and embeddings are accepted only when off.
+    config as Keras's "keras" summary and the traced train step's graph; with
+    `profile_batch` N or (start, stop), those train batches (counted from 1 over the whole
+    fit) are profiled by `tl.profiler.experimental` into `log_dir/train/plugins/profile/
+    <run>/` (a trace TensorBoard's profile plugin and Perfetto open, and `summary.txt`:
+    time per op and per line of your source), each batch a "Profiled batch" Trace. Needs
+    the `tensorboard` package. Embeddings are accepted only when off.
 
     Example:
         >>> model.fit(x, y, epochs=3, callbacks=[tl.callbacks.TensorBoard("logs", update_freq=10)])
@@ -671,10 +677,12 @@ class TensorBoard(Callback):
                  write_steps_per_second=False, update_freq="epoch", profile_batch=0,
                  embeddings_freq=0, embeddings_metadata=None):
         super().__init__()
-        if profile_batch or embeddings_freq:
-            raise ValueError("TensorBoard: profile_batch and embeddings_freq are not supported "
-                             f"by trainlib (got profile_batch={profile_batch!r}, "
+        if embeddings_freq:
+            raise ValueError("TensorBoard: embeddings_freq is not supported by trainlib (got "
                              f"embeddings_freq={embeddings_freq!r}); pass 0")
+        self._start_batch, self._stop_batch = _profile_range(profile_batch)
+        self._profiling = False
+        self._batch_trace = None
         if update_freq not in ("batch", "epoch") and not (isinstance(update_freq, int)
                                                           and update_freq > 0):
             raise ValueError(f'TensorBoard: update_freq must be "batch", "epoch" or a positive '
@@ -734,6 +742,7 @@ class TensorBoard(Callback):
 
     def on_train_end(self, logs=None):
         self._pop()
+        self._stop_profile()
         for writer in self._writers.values():
             writer.close()
         self._writers = {}
@@ -757,8 +766,30 @@ class TensorBoard(Callback):
             self._push("train", self._global_train_batch)
         if self.write_steps_per_second:
             self._batch_start = time.perf_counter()
+        if self._start_batch and self._global_train_batch == self._start_batch:
+            self._start_profile()
+        if self._profiling:
+            self._batch_trace = profiler.Trace("Profiled batch", step_num=batch)
+            self._batch_trace.__enter__()
+
+    def _start_profile(self):
+        try:   # as Keras: a profiler that cannot start (another runs) is logged, not fatal
+            profiler.start(os.path.join(self.log_dir, "train"))
+            self._profiling = True
+        except Exception as e:  # noqa: BLE001
+            get_logger().error("Failed to start profiler: %s", e)
+
+    def _stop_profile(self):
+        if self._profiling:
+            self._profiling = False
+            profiler.stop()
 
     def on_train_batch_end(self, batch, logs=None):
+        if self._batch_trace is not None:
+            self._batch_trace.__exit__(None, None, None)
+            self._batch_trace = None
+        if self._profiling and self._global_train_batch >= self._stop_batch:
+            self._stop_profile()
         if self._should_write_graph:
             self._should_write_graph = False
             fn = getattr(self.model, "train_function", None)
@@ -820,6 +851,31 @@ class TensorBoard(Callback):
                         if image is not None:
                             summary_lib.image(f"{name}/image", image, step=epoch)
         self._writer("train").flush()
+
+
+def _profile_range(profile_batch):
+    """(start, stop) batches of a TensorBoard `profile_batch` (0: (0, 0), no profiling),
+    checked as Keras checks it; "start,stop" strings are Keras's legacy form."""
+    message = ("profile_batch must be a non-negative integer or 2-tuple of positive integers. "
+               "A pair of positive integers signifies a range of batches to profile. "
+               f"Found: {profile_batch}")
+    value = profile_batch
+    if isinstance(value, str):
+        try:
+            value = [int(v) for v in value.split(",")]
+        except ValueError:
+            raise ValueError(message) from None
+        value = value[0] if len(value) == 1 else value
+    if isinstance(value, int) and not isinstance(value, bool):
+        start = stop = value
+    elif isinstance(value, (tuple, list)) and len(value) == 2 and \
+            all(isinstance(v, int) for v in value):
+        start, stop = value
+    else:
+        raise ValueError(message)
+    if start < 0 or stop < start:
+        raise ValueError(message)
+    return start, stop
 
 
 def _weight_image(w):

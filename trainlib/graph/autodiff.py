@@ -459,14 +459,22 @@ def backprop(ops, targets, seeds):
             raise UnimplementedError(f"No gradient is defined for op {op.opdef.name}; wrap the "
                                      "computation in tl.stop_gradient or define a tl.custom_gradient.",
                                      op=op.opdef.name)
-        in_grads = rule(op, *dys)
-        for x, g in zip(op.inputs, in_grads):
-            if g is None or not _differentiable_dtype(x.dtype) and x.dtype is not _dt.resource:
-                continue
-            if x.dtype is not _dt.resource:
-                g = _unbroadcast(g, x)
-            key = id(x)
-            grads[key] = grads[key] + g if key in grads else g
+        # the gradient's ops (unbroadcasting and sums included) are attributed to the forward
+        # op's line (the profiler's summary)
+        location = getattr(op, "location", None)   # an eager tape's EagerOp has none
+        origin = getattr(op, "origin", None) or ((location, None) if location else None)
+        state.origins.append(origin)
+        try:
+            in_grads = rule(op, *dys)
+            for x, g in zip(op.inputs, in_grads):
+                if g is None or not _differentiable_dtype(x.dtype) and x.dtype is not _dt.resource:
+                    continue
+                if x.dtype is not _dt.resource:
+                    g = _unbroadcast(g, x)
+                key = id(x)
+                grads[key] = grads[key] + g if key in grads else g
+        finally:
+            state.origins.pop()
     return grads
 
 

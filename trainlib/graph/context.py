@@ -38,6 +38,9 @@ class _ThreadState(threading.local):
         self.xp = process.xp
         self.name_scopes = []    # (graph or None, "outer/inner/") of open tl.name_scope blocks
         self.control_inputs = []  # (graph, [Operation...]) of open tl.control_dependencies blocks
+        # the line new ops are attributed to when not their own (see Operation.origin):
+        # (user's "file.py:LINE", layer name) or None, innermost last
+        self.origins = []
 
 
 process = _Process()

@@ -100,6 +100,17 @@ _LIBRARY_FILES = {}
 _LIBRARY_FILES_MAX = 4096
 
 
+def is_library_file(filename):
+    """True for trainlib's own files (and its generated code); the shipped examples are not."""
+    library = _LIBRARY_FILES.get(filename)
+    if library is None:
+        if len(_LIBRARY_FILES) >= _LIBRARY_FILES_MAX:
+            _LIBRARY_FILES.clear()
+        library = _LIBRARY_FILES[filename] = _is_library_file(filename) or \
+            filename.startswith("<frozen")
+    return library
+
+
 def user_location(skip_library=True):
     """`"path/file.py:LINE"` of the innermost frame outside the trainlib package."""
     frame = sys._getframe(1)
@@ -108,10 +119,7 @@ def user_location(skip_library=True):
         filename = code.co_filename
         library = _LIBRARY_FILES.get(filename)
         if library is None:
-            if len(_LIBRARY_FILES) >= _LIBRARY_FILES_MAX:
-                _LIBRARY_FILES.clear()
-            library = _LIBRARY_FILES[filename] = _is_library_file(filename) or \
-                filename.startswith("<frozen")
+            library = is_library_file(filename)
         if not (library and skip_library):
             return f"{code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back

@@ -534,7 +534,8 @@ class ConcreteFunction(CompiledFunction):
     def _graph_function(self):
         """This trace as a GraphFunction: what a differentiable call op runs."""
         if self._callable is None:
-            self._callable = GraphFunction(self.graph, self.name, program=self._program)
+            # the plain Program, never a profiled one (which would go on recording)
+            self._callable = GraphFunction(self.graph, self.name, program=self._plain_program)
         return self._callable
 
     def _call_recorded(self, args):

@@ -2,7 +2,7 @@
 
 Owns: the data structure traced functions become and passes rewrite.
 An Operation has typed fields (name, type, inputs, control inputs, attrs,
-outputs, the user's source location); a Graph keeps its operations in
+outputs, the user's source location and the line the profiler attributes it to); a Graph keeps its operations in
 topological order. Invariants (checked by `Graph.verify()`): every input is
 produced by an earlier operation of the same graph, names are unique, and the
 output specs agree with the op's inference rule.
@@ -29,12 +29,17 @@ class Operation:
         attrs: static attributes (Python values, arrays for Const).
         outputs: the SymbolicTensors it produces.
         location: `"file.py:LINE"` of the user's code that created it.
+        origin: `("file.py:LINE", layer name or None)` the profiler attributes it to when
+            that is not `location`: the user's line that created the built-in layer whose
+            call made it (ops inside a Dense are the Dense line, not the `fit` line), or for
+            a gradient op its forward op's line; None: `location`.
     """
 
     __slots__ = ("graph", "name", "opdef", "inputs", "control_inputs", "attrs", "outputs",
-                 "location", "__weakref__")
+                 "location", "origin", "__weakref__")
 
-    def __init__(self, graph, name, opdef, inputs, attrs, output_specs, location=None):
+    def __init__(self, graph, name, opdef, inputs, attrs, output_specs, location=None,
+                 origin=None):
         self.graph = graph
         self.name = name
         self.opdef = opdef
@@ -42,6 +47,7 @@ class Operation:
         self.control_inputs = []
         self.attrs = attrs
         self.location = location
+        self.origin = origin
         self.outputs = [SymbolicTensor(self, i, s.shape, s.dtype) for i, s in enumerate(output_specs)]
 
     type = read_only("opdef.name", "The op's type: its OpDef's name, such as MatMul.")
@@ -102,7 +108,9 @@ class Graph:
         scoped = state.name_scopes or state.control_inputs  # tl.name_scope / control_dependencies
         if scoped:
             name = current_prefix(self) + name
-        op = Operation(self, self.unique_name(name), opdef, inputs, attrs, specs, user_location())
+        origins = state.origins
+        op = Operation(self, self.unique_name(name), opdef, inputs, attrs, specs, user_location(),
+                       origins[-1] if origins else None)
         if scoped and opdef.name != "Placeholder":
             op.control_inputs.extend(c for c in pending_control_inputs(self)
                                      if c not in op.control_inputs)
@@ -175,7 +183,7 @@ def copy_graph(graph, env, op_env, outer):
         attrs = {k: copy_graph(v, env, op_env, new) if isinstance(v, Graph) else v
                  for k, v in op.attrs.items()}
         copied = Operation(new, op.name, op.opdef, [env.get(id(t), t) for t in op.inputs], attrs,
-                           op.outputs, op.location)
+                           op.outputs, op.location, op.origin)
         copied.control_inputs = [op_env.get(id(c), c) for c in op.control_inputs]
         for old_t, new_t in zip(op.outputs, copied.outputs):
             env[id(old_t)] = new_t

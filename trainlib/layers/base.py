@@ -31,6 +31,7 @@ from ..graph import dtypes as _dt
 from ..graph.nest import flatten, map_structure, pack_as
 from ..graph import autograph
 from ..graph.context import graph_scope, state
+from ..graph.errors import is_library_file, user_location
 from ..graph.op import convert_to_tensor
 from ..graph.ops import array as _array, math as _math
 from ..graph.tensor import TensorShape, is_tensor
@@ -74,6 +75,22 @@ def check_unsupported(layer, **options):
         if value != supported and value is not None:
             raise NotImplementedError(f"{type(layer).__name__}: {name}={value!r} is not supported "
                                       f"by trainlib (only {supported!r})")
+
+
+_LIBRARY_CALLS = {}   # layer class -> True when its call() is trainlib's own
+
+
+def _origin(layer):
+    """What ops made inside `layer`'s call are attributed to (Operation.origin): a built-in
+    layer's ops to the user's line that created it, (location, name); None for a layer
+    whose call() is the user's own (its ops name their own lines)."""
+    cls = type(layer)
+    library = _LIBRARY_CALLS.get(cls)
+    if library is None:
+        code = getattr(cls.call, "__code__", None)
+        library = _LIBRARY_CALLS[cls] = code is not None and is_library_file(code.co_filename)
+    created = getattr(layer, "_created_at", None)
+    return (created, layer.name) if library and created else None
 
 
 def _user_stacklevel():
@@ -351,6 +368,7 @@ class Layer(Module):
                              f"trainable={trainable} (of type {type(trainable)})")
         self._init_tracker()
         super().__init__(name or auto_name(type(self).__name__))
+        self._created_at = user_location()   # the profiler attributes built-in layers' ops here
         self._trainable = bool(trainable)
         self._dtype_policy = mixed_precision.get(dtype)
         self.autocast = bool(autocast)
@@ -836,6 +854,25 @@ class Layer(Module):
             call = autograph.convert(call)
         scope_dtype, change_scope = self._autocast_dtype()
         assert_input_compatibility(self.input_spec, args[0], self.name)
+        state.origins.append(_origin(self))
+        try:
+            outputs = self._scoped_call(call, args, kwargs, training, scope_dtype, change_scope)
+        finally:
+            state.origins.pop()
+        if previous_mask is None and type(self).compute_mask is Layer.compute_mask:
+            pass    # no mask came and none is made: nothing to attach or to warn about
+        elif self.supports_masking:
+            self._set_mask_metadata(args[0], outputs, previous_mask)
+        elif any(m is not None for m in flatten(previous_mask)):
+            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an "
+                          "input with a mask attached to it. However, this layer does not "
+                          "support masking and will therefore destroy the mask information. "
+                          "Downstream layers will not see the mask.", UserWarning,
+                          stacklevel=_user_stacklevel())
+        return outputs
+
+    def _scoped_call(self, call, args, kwargs, training, scope_dtype, change_scope):
+        """`call` inside the layer's name scope (building first), `training` on the stack."""
         with name_scope(self.name, owner=self):
             if not self.built:
                 self._maybe_build(args, kwargs)
@@ -851,16 +888,6 @@ class Layer(Module):
                     self._add_activity_losses(outputs)
             finally:
                 _training_stack.pop()
-        if previous_mask is None and type(self).compute_mask is Layer.compute_mask:
-            pass    # no mask came and none is made: nothing to attach or to warn about
-        elif self.supports_masking:
-            self._set_mask_metadata(args[0], outputs, previous_mask)
-        elif any(m is not None for m in flatten(previous_mask)):
-            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an "
-                          "input with a mask attached to it. However, this layer does not "
-                          "support masking and will therefore destroy the mask information. "
-                          "Downstream layers will not see the mask.", UserWarning,
-                          stacklevel=_user_stacklevel())
         return outputs
 
     def _add_activity_losses(self, outputs):

@@ -8,6 +8,8 @@ expressions (`inline`: a Variable read); Identity while only one device is loade
 name for the same value: its kernel only moves values between devices); in-place writes (`in_place`: Variable updates the
 memory plan allows, TensorArray writes into a buffer the loop owns); and the kernel call.
 Each block starts with a `# file.py:LINE` comment naming the user's line that made it.
+With profiling `hooks` (graph/profiler.py; a separate Program, never the default one)
+each op's block is wrapped in `t = clock()` ... `record((site, t, clock(), thread()))`.
 Names say what values are: a Variable's read is `kernel_value`, `x * 2.0` is `x_times_2`,
 a short constant is `c_0_5`, other values take their op's name (`bias_add`, `matmul_1`).
 Invariants: ops are emitted in the graph's (topological, program) order; the function
@@ -103,6 +105,9 @@ class GraphLowering:
         self.slot_names = {}       # slot index -> local name of a persistent buffer
         self.slots_name = None     # local name of the call's set of slots
         self._location = None
+        self.hooks = None          # the profiler's hooks (clock, record, site), or None
+        self.function_name = None  # the generated function's name (for the hooks' sites)
+        self._start_names = {}     # indent -> local name of a timed block's start time
 
     # -- names
     def value_name(self, op, env, index=0):
@@ -189,9 +194,39 @@ class GraphLowering:
         outer, self.plan = self.plan, plan
         try:
             for op in graph.operations:
-                self.lower(op, env, indent)
+                if self.hooks is None or op.type in ("Placeholder", "Const"):
+                    self.lower(op, env, indent)
+                else:
+                    self.lower_timed(op, env, indent)
         finally:
             self.plan = outer
+
+    def clock_call(self):
+        """The text of one reading of the profiler's clock (integer nanoseconds)."""
+        return f"{self.em.bind('clock', self.hooks.clock, key=('profile', 'clock'))}()"
+
+    def record_call(self, site, start, site_name="site"):
+        """The line that records one timed block (`site`) that began at local `start`: one
+        (site, start, end, thread) tuple appended to the profile's events."""
+        record = self.em.bind("record", self.hooks.record, key=("profile", "record"))
+        thread = self.em.bind("thread", self.hooks.thread, key=("profile", "thread"))
+        return (f"{record}(({self.em.bind(site_name, site)}, {start}, {self.clock_call()}, "
+                f"{thread}()))")
+
+    def lower_timed(self, op, env, indent):
+        """`op`'s block between two clock readings, recorded under the op's site; nothing
+        when the op emits no line (a folded or skipped op)."""
+        start = self._start_names.get(indent)
+        if start is None:   # one name per depth: a nested block never overwrites its parent's
+            start = self._start_names[indent] = self.em.fresh(f"t_start_{indent}")
+        before = len(self.em.lines)
+        self.em.emit(indent, f"{start} = {self.clock_call()}")
+        self.lower(op, env, indent)
+        if len(self.em.lines) == before + 1:
+            self.em.lines.pop()
+            return
+        self.em.emit(indent, self.record_call(self.hooks.site(op, self.function_name), start,
+                                              f"site_{self.op_base(op)}"))
 
     def inline(self, graph, input_names, indent):
         """Emits a branch/body graph with its inputs bound to `input_names`; returns output names.

@@ -6,10 +6,14 @@ raised inside it into a `tl.errors.*` naming the op and the user's line, and
 `CompiledFunction`, the calling side that traced ConcreteFunctions and loaded saved-model
 functions both are: the graph, its Program, the captured values fed after the arguments,
 and the call from argument arrays to output tensors.
+Also owns `PROFILING`: while graph/profiler.py runs a profile, every live CompiledFunction
+runs a separately compiled Program with timing hooks around each op (the default Program
+has none, so profiling off costs nothing).
 Invariants: the generated function takes the graph's input arrays in `graph.inputs` order
 and returns a tuple of the `graph.outputs` arrays.
 """
 import re
+import weakref
 
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from ..passes.memory import MemoryPlan
@@ -34,6 +38,7 @@ class Program:
     """
 
     buffers = None
+    hooks = None   # the profiler's hooks it was compiled with (graph/profiler.py), or None
 
     def __init__(self, fn, source, filename, line_ops, memory=None):
         self.fn, self.source, self.filename = fn, source, filename
@@ -104,13 +109,15 @@ class BufferPool:
         return len(self.free)
 
 
-def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True):
+def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True, hooks=None):
     """Compiles `graph` to a Program whose `fn(*arrays)` returns the output arrays.
 
     The memory plan (on by default) frees intermediates after their last use and reuses
     dead buffers through out= (the Program's `memory` reports the figures); with
     `persistent` (the default) those buffers are kept between calls in a `BufferPool`
-    (the Program's `buffers`), so a steady call allocates only what it returns."""
+    (the Program's `buffers`), so a steady call allocates only what it returns.
+    `hooks` (the profiler's: `clock()`, `thread()`, `record((site, start, end, thread))`,
+    `site(op, function)`, `function_site(function)`) times each op's block and the call."""
     names = Namespace(("xp",))
     em = Emitter(names)
     em.consts["xp"] = xp
@@ -119,6 +126,11 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True)
     env = {id(t): p for t, p in zip(graph.inputs, params)}
     plan = MemoryPlan(graph, persistent=persistent) if plan_memory else None
     lowering = GraphLowering(em, xp)
+    lowering.hooks, lowering.function_name = hooks, fname
+    call_start = None
+    if hooks is not None:
+        call_start = names.fresh("t_call")
+        em.emit(1, f"{call_start} = {lowering.clock_call()}")
     pool = None
     if plan is not None:
         plan.names = {}
@@ -128,8 +140,11 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True)
     outs = [env[id(t)] for t in graph.outputs]
     if plan is not None:
         lowering.give_slots(plan, pool)
+    if hooks is not None:
+        em.emit(1, lowering.record_call(hooks.function_site(fname), call_start))
     em.emit(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    fn, source, filename, line_ops = em.compile(fname, params, label=f"graph-{fname}")
+    label = f"graph-{fname}" if hooks is None else f"graph-profiled-{fname}"
+    fn, source, filename, line_ops = em.compile(fname, params, label=label)
     memory = None if plan is None else {
         "peak_bytes": plan.peak_bytes, "reused_bytes": plan.reused_bytes,
         "unplanned_peak_bytes": plan.total_intermediate_bytes,
@@ -142,6 +157,24 @@ def compile_graph(graph, xp, name="graph_fn", plan_memory=True, persistent=True)
 def translate_error(program, error):
     """`program.translate(error)` (kept for callers that hold a program and an error)."""
     return program.translate(error)
+
+
+class _Profiling:
+    """The profiler's switch (graph/profiler.py sets it): its `hooks` while a profile runs,
+    else None, and the CompiledFunctions alive, whose Programs it swaps."""
+
+    def __init__(self):
+        self.hooks = None
+        self.live = weakref.WeakSet()
+
+    def switch(self, hooks):
+        """Every live CompiledFunction runs its profiled Program (`hooks`) or its own (None)."""
+        self.hooks = hooks
+        for function in list(self.live):
+            function._use_hooks(hooks)
+
+
+PROFILING = _Profiling()
 
 
 class CompiledFunction:
@@ -157,11 +190,30 @@ class CompiledFunction:
     def _compile(self, graph, name, capture_feeds, xp):
         """Compiles `graph` (`self.graph` or an optimized copy) to run on `xp`, fed
         `capture_feeds` after the arguments."""
-        self._program = compile_graph(graph, xp, name)
+        self._program = self._plain_program = compile_graph(graph, xp, name)
         self._compiled_graph = graph
         self._fn = self._program.fn
         self._capture_feeds = list(capture_feeds)
         self._out_dtypes = [t.dtype for t in graph.outputs]
+        self._compile_args = (name, xp)
+        self._profiled_program = None
+        PROFILING.live.add(self)
+        if PROFILING.hooks is not None:
+            self._use_hooks(PROFILING.hooks)
+
+    def _use_hooks(self, hooks):
+        """Runs the Program with the profiler's `hooks` (compiled once, on first use), or
+        the plain one for None."""
+        program = self._plain_program
+        if hooks is not None:
+            profiled = self._profiled_program
+            if profiled is None or profiled.hooks is not hooks:
+                name, xp = self._compile_args
+                profiled = compile_graph(self._compiled_graph, xp, name, hooks=hooks)
+                profiled.hooks = hooks
+                self._profiled_program = profiled
+            program = profiled
+        self._program, self._fn = program, program.fn
 
     @property
     def inputs(self):

@@ -75,7 +75,7 @@ def share_patches(graph):
                  "explicit_paddings": explicit, "dilations": dilations}
         opdef = REGISTRY["ConvPatches"]
         patches = Operation(graph, graph.unique_name("ConvPatches"), opdef, [x], attrs,
-                            infer_outputs(opdef, [x], attrs), first.location)
+                            infer_outputs(opdef, [x], attrs), first.location, first.origin)
         cols = patches.outputs[0]
         for op in members:
             if op.type in CONVS:

@@ -42,7 +42,7 @@ def share_softmax(graph):
         first = min(forward, gradient, key=lambda op: position[id(op)])
         inputs = list(forward.inputs)
         fused = Operation(graph, graph.unique_name(FUSED), opdef, inputs, {},
-                          infer_outputs(opdef, inputs, {}), first.location)
+                          infer_outputs(opdef, inputs, {}), first.location, first.origin)
         alias[id(forward.outputs[0])] = fused.outputs[0]
         alias[id(gradient.outputs[0])] = fused.outputs[1]
         replaced[id(first)] = fused
