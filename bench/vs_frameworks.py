@@ -27,7 +27,8 @@ import statistics
 import sys
 import time
 
-CASES = ("mlp", "mlp_jit", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit")
+CASES = ("mlp", "mlp_jit", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit",
+         "transformer", "lstm", "embedding", "rescnn")
 
 
 def _parse():
@@ -112,6 +113,7 @@ def _tf_adam(params):
         t.assign_add(1.0)
         alpha = M.LR * tf.sqrt(1 - M.B2 ** t) / (1 - M.B1 ** t)
         for p, g, m, u in zip(vs, grads, ms, us):
+            g = tf.convert_to_tensor(g)   # an Embedding's IndexedSlices: Keras's Adam is dense
             m.assign_add((g - m) * (1 - M.B1))
             u.assign_add((g * g - u) * (1 - M.B2))
             p.assign_sub(m * alpha / (tf.sqrt(u) + M.EPS))
@@ -207,6 +209,93 @@ def _jax_rnn(ps, x):
         return h, None
     h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], u.shape[0]), x.dtype), jnp.swapaxes(x, 0, 1))
     return h @ wd + bd
+
+
+# ---------------------------------------------- the Keras-layer models in TensorFlow ops
+# Keras 3's layer math (bench/_models.py's models), weights in the models' order: TensorFlow's
+# tf.keras here is Keras 3 on the JAX backend the script loads, so these are raw ops, as
+# Keras 3's TensorFlow backend runs them (einsum projections, a while loop over time).
+
+def _tf_layer_norm(x, gamma, beta):
+    mean, var = tf.nn.moments(x, [-1], keepdims=True)
+    return tf.nn.batch_normalization(x, mean, var, beta, gamma, 1e-3)
+
+
+def _tf_transformer(ps, x):
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, e1, w1, c1, w2, c2, g2, e2, wd, bd = ps
+    q = tf.einsum("btd,dhk->bthk", x, wq) + bq
+    k = tf.einsum("btd,dhk->bthk", x, wk) + bk
+    v = tf.einsum("btd,dhk->bthk", x, wv) + bv
+    scores = tf.einsum("bshk,bthk->bhts", k, q * (1.0 / float(wq.shape[-1]) ** 0.5))
+    a = tf.einsum("bhts,bshk->bthk", tf.nn.softmax(scores), v)
+    h = _tf_layer_norm(x + tf.einsum("bthk,hkd->btd", a, wo) + bo, g1, e1)
+    h = _tf_layer_norm(h + tf.nn.relu(h @ w1 + c1) @ w2 + c2, g2, e2)
+    return tf.reduce_mean(h, axis=1) @ wd + bd
+
+
+def _tf_lstm(ps, x):
+    w, u, b, wd, bd = ps
+    steps = x.shape[1]
+    xs = tf.TensorArray(x.dtype, size=steps).unstack(tf.transpose(x, [1, 0, 2]))
+    h = c = tf.zeros([x.shape[0], u.shape[0]])
+    for t in tf.range(steps):   # AutoGraph: a While loop, as Keras's RNN layer makes
+        i, f, g, o = tf.split(xs.read(t) @ w + h @ u + b, 4, axis=1)
+        c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+        h = tf.sigmoid(o) * tf.tanh(c)
+    return h @ wd + bd
+
+
+def _tf_embedding(ps, x):
+    table, wd, bd = ps
+    return tf.reduce_mean(tf.gather(table, x), axis=1) @ wd + bd
+
+
+def _tf_rescnn(moving):
+    """The residual CNN's forward over its trainable weights; BatchNormalization in training
+    mode updates the moving statistics in `moving` (tf.Variables, models' order)."""
+    def batch_norm(x, gamma, beta, mean_var):
+        mean, var = tf.nn.moments(x, [0, 1, 2])
+        for stat, batch_stat in zip(mean_var, (mean, var)):
+            stat.assign(stat * 0.99 + batch_stat * 0.01)
+        return tf.nn.batch_normalization(x, mean, var, beta, gamma, 1e-3)
+
+    def forward(ps, x):
+        k1, g1, e1, k2, g2, e2, kp, bp, wd, bd = ps
+        h = tf.nn.relu(batch_norm(tf.nn.conv2d(x, k1, 1, "SAME"), g1, e1, moving[:2]))
+        h = batch_norm(tf.nn.conv2d(h, k2, 1, "SAME"), g2, e2, moving[2:])
+        h = tf.nn.relu(h + tf.nn.conv2d(x, kp, 1, "SAME") + bp)
+        return tf.reduce_mean(h, axis=[1, 2]) @ wd + bd
+    return forward
+
+
+def _keras_jax_step(model, weights, x, y):
+    """Keras 3 on JAX: `model`'s `stateless_call` under `jax.jit` of `value_and_grad`, and
+    Keras's Adam `stateless_apply`, state donated, as Keras's own JAX train step runs them
+    without `fit`'s per-call Python; returns a callable advancing its own state."""
+    model.set_weights(weights)
+    opt = keras.optimizers.Adam(M.LR, epsilon=M.EPS)
+    opt.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def loss_of(trainable, non_trainable, x, y):
+        out, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+        return loss_fn(y, out), non_trainable
+
+    def step(state, x, y):
+        trainable, non_trainable, slots = state
+        (value, non_trainable), grads = jax.value_and_grad(loss_of, has_aux=True)(
+            trainable, non_trainable, x, y)
+        trainable, slots = opt.stateless_apply(slots, grads, trainable)
+        return (trainable, non_trainable, slots), value
+    step = jax.jit(step, donate_argnums=0)
+    state = [tuple([v.value for v in vs] for vs in (
+        model.trainable_variables, model.non_trainable_variables, opt.variables))]
+    jx, jy = jnp.asarray(x), jnp.asarray(y)
+
+    def run():
+        state[0], value = step(state[0], jx, jy)
+        return value.block_until_ready()
+    return run
 
 
 # ------------------------------------------------------------------ cases
@@ -345,9 +434,67 @@ def fit_case():
     return case
 
 
+def _layers_case(name, aims, model, tf_forward):
+    """A case of Keras layers (bench/_models.py's LAYER_MODELS[model]): trainlib.keras layers
+    in a `tl.function` step (GradientTape, Adam), TensorFlow ops in a `tf.function` step,
+    Keras 3's layers on JAX in a jitted step, all from the same weights on the same batch;
+    the first two steps' losses are printed, and the first must agree."""
+    case = Case(name, *aims)
+    build = M.LAYER_MODELS[model][0]
+    weights, trainable, x, y = M.layers_data(model)
+    losses = {}
+
+    def add(column, fn):
+        losses[column] = (float(fn()), float(fn()))
+        case.add(column, fn)
+    step, xt, yt = M.tl_step(build(tl.keras), weights, "sparse_ce"), tl.constant(x), tl.constant(y)
+    add("trainlib", lambda: step(xt, yt).numpy())
+    if tf is not None:
+        moving = [tf.Variable(w, trainable=False) for w, t in zip(weights, trainable) if not t]
+        forward = tf_forward(moving) if moving else tf_forward
+        tf_step = _tf_step([w for w, t in zip(weights, trainable) if t], forward, "sparse_ce")
+        tfx, tfy = tf.constant(x), tf.constant(y)
+        add("TensorFlow", lambda: tf_step(tfx, tfy).numpy())
+    if keras is not None:
+        add("JAX", _keras_jax_step(build(keras), weights, x, y))
+    _check_losses(model, losses)
+    return case
+
+
+def _check_losses(model, losses):
+    """Print the first two steps' losses per library; the first ones (same weights, same
+    batch) must agree, or the implementations do not compute the same model."""
+    print(f"{model} losses of steps 1, 2: " + ", ".join(
+        f"{column} {a:.5f} {b:.5f}" for column, (a, b) in losses.items()))
+    first = [a for a, _ in losses.values()]
+    if max(first) - min(first) > 1e-4 * max(1.0, abs(first[0])):
+        sys.exit(f"{model}: the libraries' first-step losses differ: {losses}")
+
+
+def transformer_case():
+    return _layers_case("Transformer encoder block (MHA 4x32, d 128, seq 64, FFN 512), "
+                        "batch 32", [("TensorFlow", 1.0)], "transformer", _tf_transformer)
+
+
+def lstm_case():
+    return _layers_case("LSTM(128), 50 steps x 32 features, batch 32", [("TensorFlow", 1.0)],
+                        "lstm", _tf_lstm)
+
+
+def embedding_case():
+    return _layers_case("Embedding(20000, 64) + GlobalAveragePooling1D + Dense, 100 tokens, "
+                        "batch 64", [("TensorFlow", 1.0)], "embedding", _tf_embedding)
+
+
+def rescnn_case():
+    return _layers_case("residual CNN block (2x Conv2D 3x3 + BatchNorm, 1x1 projection), "
+                        "32x32x3, batch 32", [("TensorFlow", 1.0)], "rescnn", _tf_rescnn)
+
+
 BUILDERS = {"mlp": mlp_case, "mlp_jit": mlp_jit_case, "mlp_large": mlp_large_case, "cnn": cnn_case, "rnn": rnn_case,
             "chain": chain_case, "chain_jit": chain_jit_case, "power": power_case,
-            "fit": fit_case}
+            "fit": fit_case, "transformer": transformer_case, "lstm": lstm_case,
+            "embedding": embedding_case, "rescnn": rescnn_case}
 
 
 # ------------------------------------------------------------------ timing and the table
