@@ -5,7 +5,10 @@ cross-entropy), the floor a numpy-executed graph can reach.
 
 Cases: MLP 64-128-10 batch 32; MLP 784-1024-1024-10 batch 256; a CNN (Conv2D 32 3x3, MaxPool 2,
 Conv2D 64 3x3, MaxPool 2, Dense 10 on 28x28x1, batch 64); SimpleRNN 64 units over 50 steps of 32
-features, batch 32, then Dense(1) and mean squared error.
+features, batch 32, then Dense(1) and mean squared error; and four models of Keras layers
+(LAYER_MODELS: a Transformer encoder block, an LSTM, an Embedding, a residual CNN block with
+BatchNormalization), each built by one function from trainlib.keras or Keras 3 alike, their
+initial weights those trainlib's default initializers make from a seed.
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
