@@ -5,7 +5,10 @@ cross-entropy), the floor a numpy-executed graph can reach.
 
 Cases: MLP 64-128-10 batch 32; MLP 784-1024-1024-10 batch 256; a CNN (Conv2D 32 3x3, MaxPool 2,
 Conv2D 64 3x3, MaxPool 2, Dense 10 on 28x28x1, batch 64); SimpleRNN 64 units over 50 steps of 32
-features, batch 32, then Dense(1) and mean squared error.
+features, batch 32, then Dense(1) and mean squared error; and four models of Keras layers
+(LAYER_MODELS: a Transformer encoder block, an LSTM, an Embedding, a residual CNN block with
+BatchNormalization), each built by one function from trainlib.keras or Keras 3 alike, their
+initial weights those trainlib's default initializers make from a seed.
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -216,3 +219,79 @@ class NumpyCNN(NumpyAdam):
         g1, gb1 = (c1.T @ d1).reshape(w1.shape), d1.sum(axis=0)
         self.update([g1, gb1, g2, gb2, g3, gb3])
         return loss
+
+
+# ------------------------------------------------------------------ models of Keras layers
+# Each is written once against a Keras-like module `k`: trainlib.keras, or Keras 3 itself
+# (which mirrors it), so both build the same model with the same weights in the same order.
+
+TRANSFORMER = dict(seq=64, dim=128, heads=4, key_dim=32, ffn=512, classes=10, batch=32)
+LSTM = dict(steps=50, features=32, units=128, classes=10, batch=32)
+EMBEDDING = dict(vocab=20000, dim=64, tokens=100, classes=10, batch=64)
+RESCNN = dict(image=(32, 32, 3), filters=32, classes=10, batch=32)
+
+
+def transformer_model(k):
+    """A Transformer encoder block: self-attention, Add + LayerNormalization, FFN, Add +
+    LayerNormalization, global average pooling, Dense head."""
+    L, c = k.layers, TRANSFORMER
+    x = k.Input((c["seq"], c["dim"]))
+    a = L.MultiHeadAttention(num_heads=c["heads"], key_dim=c["key_dim"])(x, x)
+    h = L.LayerNormalization()(L.Add()([x, a]))
+    f = L.Dense(c["dim"])(L.Dense(c["ffn"], activation="relu")(h))
+    h = L.LayerNormalization()(L.Add()([h, f]))
+    return k.Model(x, L.Dense(c["classes"])(L.GlobalAveragePooling1D()(h)))
+
+
+def lstm_model(k):
+    L, c = k.layers, LSTM
+    x = k.Input((c["steps"], c["features"]))
+    return k.Model(x, L.Dense(c["classes"])(L.LSTM(c["units"])(x)))
+
+
+def embedding_model(k):
+    L, c = k.layers, EMBEDDING
+    x = k.Input((c["tokens"],), dtype="int32")
+    h = L.GlobalAveragePooling1D()(L.Embedding(c["vocab"], c["dim"])(x))
+    return k.Model(x, L.Dense(c["classes"])(h))
+
+
+def rescnn_model(k):
+    """Conv2D 3x3 + BatchNormalization + relu, Conv2D 3x3 + BatchNormalization, Add with a
+    1x1 Conv2D projection of the input, relu, global average pooling, Dense head."""
+    L, c = k.layers, RESCNN
+    x = k.Input(c["image"])
+    conv = lambda size: L.Conv2D(c["filters"], size, padding="same", use_bias=False)  # noqa: E731
+    h = L.ReLU()(L.BatchNormalization()(conv(3)(x)))
+    h = L.BatchNormalization()(conv(3)(h))
+    h = L.ReLU()(L.Add()([h, L.Conv2D(c["filters"], 1)(x)]))
+    return k.Model(x, L.Dense(c["classes"])(L.GlobalAveragePooling2D()(h)))
+
+
+LAYER_MODELS = {"transformer": (transformer_model, TRANSFORMER), "lstm": (lstm_model, LSTM),
+                "embedding": (embedding_model, EMBEDDING), "rescnn": (rescnn_model, RESCNN)}
+
+
+def _inputs(rng, config):
+    """A batch of `config`'s model inputs: token ids below its vocabulary, or normal floats."""
+    if "vocab" in config:
+        return rng.integers(0, config["vocab"], size=(config["batch"], config["tokens"]),
+                            dtype=np.int32)
+    shape = config.get("image") or (config.get("seq") or config["steps"],
+                                    config.get("dim") or config["features"])
+    return rng.standard_normal((config["batch"], *shape)).astype(np.float32)
+
+
+def layers_data(name, seed=0):
+    """(weights, trainable, x, y) of the `LAYER_MODELS[name]` case: the initial weights (numpy,
+    in the models' order) as the layers' default initializers make them in trainlib from
+    `seed`, whether each is trainable (not a BatchNormalization moving statistic), a batch."""
+    build, config = LAYER_MODELS[name]
+    tl.keras.utils.set_random_seed(seed)
+    model = build(tl.keras)
+    trainable = {id(v) for v in model.trainable_variables}
+    flags = [id(v) in trainable for v in model.weights]
+    rng = np.random.default_rng(seed)
+    x = _inputs(rng, config)
+    y = rng.integers(0, config["classes"], size=config["batch"]).astype(np.int32)
+    return model.get_weights(), flags, x, y

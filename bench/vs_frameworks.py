@@ -4,9 +4,26 @@ batch, optimizer (Adam) and initial weights, measured in interleaved rounds in o
 Cases (bench/_models.py): MLP 64-128-10 batch 32, MLP 784-1024-1024-10 batch 256, the CNN (2
 Conv2D 3x3 + 2 MaxPool 2 + Dense, 28x28x1, batch 64), SimpleRNN 64 units over 50 steps of 32
 features batch 32, `tanh(x*2+1)*sigmoid(x)-x**2` on 1M float32 (plain graph and compiled),
-the guide's `power(x, 100)`, and `fit` per step of the small MLP against Keras 3 on JAX.
-TensorFlow runs raw ops in a `tf.function` (Keras is loaded on its JAX backend for the `fit`
-row), JAX a `jax.jit` of `value_and_grad` plus Keras 3's Adam by hand.
+the guide's `power(x, 100)`, `fit` per step of the small MLP against Keras 3 on JAX, and four
+models of Keras layers (bench/_models.py's LAYER_MODELS, sparse softmax cross-entropy, Adam):
+`transformer`, an encoder block (MultiHeadAttention 4 heads, key_dim 32, self-attention over
+64 x 128 floats, Add + LayerNormalization, FFN Dense 512 relu + Dense 128, Add +
+LayerNormalization, GlobalAveragePooling1D, Dense 10), batch 32; `lstm`, LSTM(128) over 50 steps
+of 32 features + Dense 10, batch 32; `embedding`, Embedding(20000, 64) + GlobalAveragePooling1D
++ Dense 10 on 100 tokens, batch 64; `rescnn`, Conv2D 32 3x3 + BatchNormalization + relu,
+Conv2D 32 3x3 + BatchNormalization, Add with a 1x1 Conv2D projection of the input, relu,
+GlobalAveragePooling2D, Dense 10 on 32x32x3, batch 32, BatchNormalization in training mode.
+
+How each side is written: TensorFlow runs raw ops in a `tf.function` (Keras 3 is loaded on its
+JAX backend, and TensorFlow 2.21's tf.keras is that Keras, so the Keras-layer models are Keras
+3's layer math in TensorFlow ops: einsum projections, a While loop over time, tf.nn.moments),
+JAX a `jax.jit` of `value_and_grad` plus Keras 3's Adam by hand. For the Keras-layer models
+trainlib builds them with trainlib.keras layers as a user does and trains them in a
+`tl.function` step (GradientTape, Adam), and the JAX column is Keras 3's own layers on JAX:
+`model.stateless_call` in a jitted `value_and_grad` step with Keras's Adam `stateless_apply`,
+state donated (what Keras's JAX `fit` runs per step, without its per-call Python). All start
+from the same numpy weights; each Keras-layer case prints every library's loss of its first
+two steps and exits if the first ones disagree.
 
 Each round times every implementation of every case once (a block of calls lasting about
 50 ms, 20 ms with --quick), in an order rotated per round, so load that comes and goes hits
@@ -20,6 +37,13 @@ the script compares trainlib with numpy only):
         [--threads N] [--cases cnn,rnn,...]
 --threads N gives numpy's BLAS, trainlib's pool, TensorFlow's and XLA's pools N threads each
 (default: each library's own default, all cores).
+
+--memory prints, instead of times, the peak memory of each library's step of each case: each
+runs in a fresh subprocess (`--memory-child CASE:COLUMN`, importing only its library), and the
+figure is the resident memory's high-water mark over its steps after warm-up, above what was
+resident before them once freed heap went back to the system (Linux: /proc/self/clear_refs
+resets the mark; glibc's malloc_trim). Resident memory sees every allocator alike (numpy's,
+TensorFlow's, XLA's), which tracemalloc (bench/memory.py) does not.
 """
 import argparse
 import os
@@ -27,7 +51,8 @@ import statistics
 import sys
 import time
 
-CASES = ("mlp", "mlp_jit", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit")
+CASES = ("mlp", "mlp_jit", "mlp_large", "cnn", "rnn", "chain", "chain_jit", "power", "fit",
+         "transformer", "lstm", "embedding", "rescnn")
 
 
 def _parse():
@@ -39,12 +64,25 @@ def _parse():
     parser.add_argument("--cpu-time", action="store_true",
                         help="time blocks by the process's CPU time (all its threads) instead "
                              "of the wall clock: steadier on a machine other jobs load")
+    parser.add_argument("--memory", action="store_true",
+                        help="instead of times, each step's peak memory: each library's step of "
+                             "each case in a fresh subprocess, its peak resident memory over "
+                             "steps after warm-up above what was resident before them")
+    parser.add_argument("--memory-child", metavar="CASE:COLUMN", help=argparse.SUPPRESS)
     parser.add_argument("--cases", default=",".join(CASES),
                         help=f"comma-separated subset of {','.join(CASES)}")
     return parser.parse_args()
 
 
 ARGS = _parse()
+# the one library (column) a --memory child builds, None when timing: a child imports no other
+MEMORY_COLUMN = ARGS.memory_child.split(":")[1] if ARGS.memory_child else None
+
+
+def _wanted(column):
+    return MEMORY_COLUMN in (None, column)
+
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "jax")     # Keras 3 on JAX for the fit row
 if ARGS.threads:
@@ -65,6 +103,8 @@ if ARGS.threads:   # trainlib's own pool (the conv/pooling kernels' batch slices
     tl.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
 
 try:
+    if not _wanted("TensorFlow"):
+        raise ImportError("a --memory child of another library")
     import tensorflow as tf  # noqa: E402
     if ARGS.threads:
         tf.config.threading.set_intra_op_parallelism_threads(ARGS.threads)
@@ -72,6 +112,8 @@ try:
 except ImportError:
     tf = None
 try:
+    if not _wanted("JAX"):
+        raise ImportError("a --memory child of another library")
     import jax  # noqa: E402
     import jax.numpy as jnp  # noqa: E402
 except ImportError:
@@ -95,7 +137,10 @@ class Case:
         self.name, self.aims, self.impls = name, aims, {}   # aims: (column, ratio limit)
 
     def add(self, column, fn, per_call=1):
-        fn()   # trace / compile / warm up before any timing
+        if not _wanted(column):
+            return
+        if MEMORY_COLUMN is None:   # a --memory child measures its first calls too
+            fn()   # trace / compile / warm up before any timing
         self.impls[column] = (fn, per_call)
 
 
@@ -112,6 +157,7 @@ def _tf_adam(params):
         t.assign_add(1.0)
         alpha = M.LR * tf.sqrt(1 - M.B2 ** t) / (1 - M.B1 ** t)
         for p, g, m, u in zip(vs, grads, ms, us):
+            g = tf.convert_to_tensor(g)   # an Embedding's IndexedSlices: Keras's Adam is dense
             m.assign_add((g - m) * (1 - M.B1))
             u.assign_add((g * g - u) * (1 - M.B2))
             p.assign_sub(m * alpha / (tf.sqrt(u) + M.EPS))
@@ -207,6 +253,93 @@ def _jax_rnn(ps, x):
         return h, None
     h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], u.shape[0]), x.dtype), jnp.swapaxes(x, 0, 1))
     return h @ wd + bd
+
+
+# ---------------------------------------------- the Keras-layer models in TensorFlow ops
+# Keras 3's layer math (bench/_models.py's models), weights in the models' order: TensorFlow's
+# tf.keras here is Keras 3 on the JAX backend the script loads, so these are raw ops, as
+# Keras 3's TensorFlow backend runs them (einsum projections, a while loop over time).
+
+def _tf_layer_norm(x, gamma, beta):
+    mean, var = tf.nn.moments(x, [-1], keepdims=True)
+    return tf.nn.batch_normalization(x, mean, var, beta, gamma, 1e-3)
+
+
+def _tf_transformer(ps, x):
+    wq, bq, wk, bk, wv, bv, wo, bo, g1, e1, w1, c1, w2, c2, g2, e2, wd, bd = ps
+    q = tf.einsum("btd,dhk->bthk", x, wq) + bq
+    k = tf.einsum("btd,dhk->bthk", x, wk) + bk
+    v = tf.einsum("btd,dhk->bthk", x, wv) + bv
+    scores = tf.einsum("bshk,bthk->bhts", k, q * (1.0 / float(wq.shape[-1]) ** 0.5))
+    a = tf.einsum("bhts,bshk->bthk", tf.nn.softmax(scores), v)
+    h = _tf_layer_norm(x + tf.einsum("bthk,hkd->btd", a, wo) + bo, g1, e1)
+    h = _tf_layer_norm(h + tf.nn.relu(h @ w1 + c1) @ w2 + c2, g2, e2)
+    return tf.reduce_mean(h, axis=1) @ wd + bd
+
+
+def _tf_lstm(ps, x):
+    w, u, b, wd, bd = ps
+    steps = x.shape[1]
+    xs = tf.TensorArray(x.dtype, size=steps).unstack(tf.transpose(x, [1, 0, 2]))
+    h = c = tf.zeros([x.shape[0], u.shape[0]])
+    for t in tf.range(steps):   # AutoGraph: a While loop, as Keras's RNN layer makes
+        i, f, g, o = tf.split(xs.read(t) @ w + h @ u + b, 4, axis=1)
+        c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+        h = tf.sigmoid(o) * tf.tanh(c)
+    return h @ wd + bd
+
+
+def _tf_embedding(ps, x):
+    table, wd, bd = ps
+    return tf.reduce_mean(tf.gather(table, x), axis=1) @ wd + bd
+
+
+def _tf_rescnn(moving):
+    """The residual CNN's forward over its trainable weights; BatchNormalization in training
+    mode updates the moving statistics in `moving` (tf.Variables, models' order)."""
+    def batch_norm(x, gamma, beta, mean_var):
+        mean, var = tf.nn.moments(x, [0, 1, 2])
+        for stat, batch_stat in zip(mean_var, (mean, var)):
+            stat.assign(stat * 0.99 + batch_stat * 0.01)
+        return tf.nn.batch_normalization(x, mean, var, beta, gamma, 1e-3)
+
+    def forward(ps, x):
+        k1, g1, e1, k2, g2, e2, kp, bp, wd, bd = ps
+        h = tf.nn.relu(batch_norm(tf.nn.conv2d(x, k1, 1, "SAME"), g1, e1, moving[:2]))
+        h = batch_norm(tf.nn.conv2d(h, k2, 1, "SAME"), g2, e2, moving[2:])
+        h = tf.nn.relu(h + tf.nn.conv2d(x, kp, 1, "SAME") + bp)
+        return tf.reduce_mean(h, axis=[1, 2]) @ wd + bd
+    return forward
+
+
+def _keras_jax_step(model, weights, x, y):
+    """Keras 3 on JAX: `model`'s `stateless_call` under `jax.jit` of `value_and_grad`, and
+    Keras's Adam `stateless_apply`, state donated, as Keras's own JAX train step runs them
+    without `fit`'s per-call Python; returns a callable advancing its own state."""
+    model.set_weights(weights)
+    opt = keras.optimizers.Adam(M.LR, epsilon=M.EPS)
+    opt.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def loss_of(trainable, non_trainable, x, y):
+        out, non_trainable = model.stateless_call(trainable, non_trainable, x, training=True)
+        return loss_fn(y, out), non_trainable
+
+    def step(state, x, y):
+        trainable, non_trainable, slots = state
+        (value, non_trainable), grads = jax.value_and_grad(loss_of, has_aux=True)(
+            trainable, non_trainable, x, y)
+        trainable, slots = opt.stateless_apply(slots, grads, trainable)
+        return (trainable, non_trainable, slots), value
+    step = jax.jit(step, donate_argnums=0)
+    state = [tuple([v.value for v in vs] for vs in (
+        model.trainable_variables, model.non_trainable_variables, opt.variables))]
+    jx, jy = jnp.asarray(x), jnp.asarray(y)
+
+    def run():
+        state[0], value = step(state[0], jx, jy)
+        return value.block_until_ready()
+    return run
 
 
 # ------------------------------------------------------------------ cases
@@ -345,9 +478,70 @@ def fit_case():
     return case
 
 
+def _layers_case(name, aims, model, tf_forward):
+    """A case of Keras layers (bench/_models.py's LAYER_MODELS[model]): trainlib.keras layers
+    in a `tl.function` step (GradientTape, Adam), TensorFlow ops in a `tf.function` step,
+    Keras 3's layers on JAX in a jitted step, all from the same weights on the same batch;
+    the first two steps' losses are printed, and the first must agree."""
+    case = Case(name, *aims)
+    build = M.LAYER_MODELS[model][0]
+    weights, trainable, x, y = M.layers_data(model)
+    losses = {}
+
+    def add(column, fn):
+        if MEMORY_COLUMN is None:
+            losses[column] = (float(fn()), float(fn()))
+        case.add(column, fn)
+    step, xt, yt = M.tl_step(build(tl.keras), weights, "sparse_ce"), tl.constant(x), tl.constant(y)
+    add("trainlib", lambda: step(xt, yt).numpy())
+    if tf is not None:
+        moving = [tf.Variable(w, trainable=False) for w, t in zip(weights, trainable) if not t]
+        forward = tf_forward(moving) if moving else tf_forward
+        tf_step = _tf_step([w for w, t in zip(weights, trainable) if t], forward, "sparse_ce")
+        tfx, tfy = tf.constant(x), tf.constant(y)
+        add("TensorFlow", lambda: tf_step(tfx, tfy).numpy())
+    if keras is not None:
+        add("JAX", _keras_jax_step(build(keras), weights, x, y))
+    _check_losses(model, losses)
+    return case
+
+
+def _check_losses(model, losses):
+    """Print the first two steps' losses per library; the first ones (same weights, same
+    batch) must agree, or the implementations do not compute the same model."""
+    if len(losses) < 2:
+        return
+    print(f"{model} losses of steps 1, 2: " + ", ".join(
+        f"{column} {a:.5f} {b:.5f}" for column, (a, b) in losses.items()))
+    first = [a for a, _ in losses.values()]
+    if max(first) - min(first) > 1e-4 * max(1.0, abs(first[0])):
+        sys.exit(f"{model}: the libraries' first-step losses differ: {losses}")
+
+
+def transformer_case():
+    return _layers_case("Transformer encoder block (MHA 4x32, d 128, seq 64, FFN 512), "
+                        "batch 32", [("TensorFlow", 1.0)], "transformer", _tf_transformer)
+
+
+def lstm_case():
+    return _layers_case("LSTM(128), 50 steps x 32 features, batch 32", [("TensorFlow", 1.0)],
+                        "lstm", _tf_lstm)
+
+
+def embedding_case():
+    return _layers_case("Embedding(20000, 64) + GlobalAveragePooling1D + Dense, 100 tokens, "
+                        "batch 64", [("TensorFlow", 1.0)], "embedding", _tf_embedding)
+
+
+def rescnn_case():
+    return _layers_case("residual CNN block (2x Conv2D 3x3 + BatchNorm, 1x1 projection), "
+                        "32x32x3, batch 32", [("TensorFlow", 1.0)], "rescnn", _tf_rescnn)
+
+
 BUILDERS = {"mlp": mlp_case, "mlp_jit": mlp_jit_case, "mlp_large": mlp_large_case, "cnn": cnn_case, "rnn": rnn_case,
             "chain": chain_case, "chain_jit": chain_jit_case, "power": power_case,
-            "fit": fit_case}
+            "fit": fit_case, "transformer": transformer_case, "lstm": lstm_case,
+            "embedding": embedding_case, "rescnn": rescnn_case}
 
 
 # ------------------------------------------------------------------ timing and the table
@@ -420,11 +614,105 @@ def table(cases, times):
     return "\n".join(lines)
 
 
-def main():
+def _case_names():
     names = [n.strip() for n in ARGS.cases.split(",") if n.strip()]
     unknown = sorted(set(names) - set(BUILDERS))
     if unknown:
         sys.exit(f"unknown cases {unknown}; choose from {','.join(CASES)}")
+    return names
+
+
+# ------------------------------------------------------------------ --memory
+
+def _proc_status_kb(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def _resident_kb():
+    """VmRSS after a garbage collection and, with glibc, after freed heap went back to the
+    system (malloc_trim), so that memory a step reuses from freed blocks still counts."""
+    import ctypes
+    import gc
+    gc.collect()
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+    return _proc_status_kb("VmRSS")
+
+
+def memory_child():
+    """Build one column of one case (`--memory-child CASE:COLUMN`) and print its step's peak
+    memory as JSON: `step_mb`, resident memory's high-water mark (VmHWM, reset through
+    /proc/self/clear_refs after two warm-up calls) over at least 5 more calls and 0.5 s, above
+    the resident memory before them (`_resident_kb`); `first_mb`, that mark above the resident
+    memory before the first call, which adds what the warm-up calls left resident: traced or
+    compiled code, caches, optimizer slots, and memory a library keeps to reuse at each step
+    (XLA keeps its buffers so: its `step_mb` alone misses them)."""
+    import json
+    name, column = ARGS.memory_child.split(":")
+    impl = BUILDERS[name]().impls.get(column)
+    result = None
+    if impl is not None:
+        fn, per_call = impl
+        before_first = _resident_kb()
+        fn()
+        fn()
+        base = _resident_kb()
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")   # reset VmHWM to VmRSS (Linux 4.0+)
+        calls, start = 0, time.perf_counter()
+        while calls < 5 or time.perf_counter() - start < 0.5:
+            fn()
+            calls += 1
+        peak = _proc_status_kb("VmHWM")
+        result = {"step_mb": (peak - base) / 1024, "first_mb": (peak - before_first) / 1024,
+                  "steps": calls * per_call}
+    print("MEMORY " + json.dumps(result))
+
+
+def memory_main():
+    """The --memory tables: each case's step per library, each in its own subprocess."""
+    import json
+    import subprocess
+    names = _case_names()
+    flags = ["--threads", str(ARGS.threads)] if ARGS.threads else []
+    print(f"peak resident memory of a training step (per call for chain and power) above the "
+          f"resident memory before it, each library in a fresh process; {os.cpu_count()} CPUs, "
+          f"threads: {ARGS.threads or 'library defaults'}\n")
+    rows = []
+    for name in names:
+        found = {}
+        for column in COLUMNS:
+            child = subprocess.run([sys.executable, __file__, "--memory-child", f"{name}:{column}"]
+                                   + flags, capture_output=True, text=True)
+            lines = [ln for ln in child.stdout.splitlines() if ln.startswith("MEMORY ")]
+            if child.returncode or not lines:
+                sys.exit(f"--memory child {name}:{column} failed:\n{child.stderr[-3000:]}")
+            if json.loads(lines[-1][7:]) is not None:
+                found[column] = json.loads(lines[-1][7:])
+        rows.append((BUILDERS[name].__name__, found))
+    for key, title in (("step_mb", "step peak, MB"),
+                       ("first_mb", "peak above the process before the first call, MB")):
+        print(f"| case ({title}) | " + " | ".join(COLUMNS) + " | trainlib / TensorFlow | aim |")
+        print("| --- " * (len(COLUMNS) + 3) + "|")
+        for name, found in rows:
+            mb = {c: found[c][key] if c in found else None for c in COLUMNS}
+            ratio = (mb["trainlib"] / mb["TensorFlow"]
+                     if mb["TensorFlow"] and mb["trainlib"] is not None else None)
+            aim = ("—" if key != "step_mb" else "<= 1x TensorFlow: not measured" if ratio is None
+                   else f"<= 1x TensorFlow: {'met' if ratio <= 1 else 'not met'}")
+            print(f"| {name[:-len('_case')]} | " + " | ".join(
+                "—" if v is None else f"{v:.1f}" for v in mb.values()) + " | " +
+                ("—" if ratio is None else f"{ratio:.2f}x") + f" | {aim} |")
+        print()
+
+
+def main():
+    names = _case_names()
     rounds = ARGS.rounds or (3 if ARGS.quick else 7)
     block_s = 0.02 if ARGS.quick else 0.05
     versions = [f"trainlib {tl.__version__}", f"numpy {np.__version__}",
@@ -442,4 +730,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    memory_child() if ARGS.memory_child else memory_main() if ARGS.memory else main()
