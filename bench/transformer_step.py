@@ -9,8 +9,11 @@ shows medians and trainlib's ratio to TensorFlow. Without TensorFlow only trainl
 
 Run from the repository root, as users run (the OpenBLAS variables these machines set unset):
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=$PWD KERAS_BACKEND=tensorflow \
-        ~/tfref/bin/python bench/transformer_step.py [--rounds N] [--profile]
---profile prints cProfile's top functions over trainlib's steps instead of timing.
+        ~/tfref/bin/python bench/transformer_step.py [--rounds N] [--threads N] [--cpu-time]
+        [--profile]
+--threads N gives numpy's BLAS, trainlib's pool and TensorFlow's pools N threads (default: each
+library's own, all cores); --cpu-time times by the process's CPU time (all its threads), steadier
+on a loaded machine; --profile prints cProfile's top functions over trainlib's steps instead.
 """
 import argparse
 import os
@@ -20,6 +23,21 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+def _parse():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--cpu-time", action="store_true")
+    parser.add_argument("--profile", action="store_true")
+    return parser.parse_args()
+
+
+ARGS = _parse()
+if ARGS.threads:
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = str(ARGS.threads)      # before numpy loads its BLAS
 
 import numpy as np  # noqa: E402
 
@@ -42,24 +60,26 @@ def build(keras):
 
 
 def _block(step, seconds=0.3):
-    """Median ms of one step over a block of calls lasting about `seconds`."""
-    times, start = [], time.perf_counter()
-    while time.perf_counter() - start < seconds or len(times) < 3:
-        t = time.perf_counter()
+    """Median ms of one step over a block of calls lasting about `seconds` (of the clock that
+    --cpu-time picks)."""
+    clock = time.process_time if ARGS.cpu_time else time.perf_counter
+    times, start = [], clock()
+    while clock() - start < seconds or len(times) < 3:
+        t = clock()
         step()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
     return statistics.median(times) * 1e3
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--profile", action="store_true")
-    args = parser.parse_args()
+    args = ARGS
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, SEQ, WIDTH)).astype("float32")
     y = rng.integers(0, 10, BATCH).astype("int64")
+    import trainlib as tl
     import trainlib.keras as tk
+    if args.threads:   # trainlib's own pool too
+        tl.config.threading.set_intra_op_parallelism_threads(args.threads)
     steps = {"trainlib": (lambda m=build(tk): m.train_on_batch(x, y))}
     if args.profile:
         import cProfile
@@ -72,6 +92,10 @@ def main():
         return
     try:
         import keras
+        import tensorflow as tf
+        if args.threads:
+            tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+            tf.config.threading.set_inter_op_parallelism_threads(args.threads)
         steps["tensorflow"] = lambda m=build(keras): m.train_on_batch(x, y)
     except ImportError:
         print("no keras/tensorflow: timing trainlib only", file=sys.stderr)
@@ -89,7 +113,8 @@ def main():
     except ImportError:
         kernels = ["?"]
     medians = {name: statistics.median(v) for name, v in rows.items()}
-    print(f"Transformer encoder block train_on_batch, batch {BATCH}, OpenBLAS kernels {kernels}")
+    print(f"Transformer encoder block train_on_batch, batch {BATCH}, OpenBLAS kernels {kernels}, "
+          f"threads {args.threads or 'default'}, {'CPU time' if args.cpu_time else 'wall clock'}")
     for name, ms in medians.items():
         print(f"  {name:<11} {ms:8.2f} ms")
     if "tensorflow" in medians:
