@@ -22,7 +22,7 @@ from trainlib.graph.exec.program import compile_graph
 from trainlib.graph.passes.fuse import fuse
 from trainlib.graph.op import REGISTRY
 
-_TABLES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
+_TABLES = ("test_math", "test_normalization", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
            "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_tf_surface",
            "test_tf_array")
 _CASES = [c for name in _TABLES for c in importlib.import_module(f"tests.graph.ops.{name}").CASES]

@@ -19,6 +19,29 @@ def test_dense_matches_numpy_and_initializers():
     assert d(np.ones((2, 7, 4), np.float32)).shape == (2, 7, 5)
 
 
+@pytest.mark.parametrize("signature", [(2, 7, 3, 4), (None, 7, 3, 4), (None, None, 3, 4)])
+def test_dense_on_rank_4_inputs_matches_numpy_eager_and_traced_with_its_gradients(signature):
+    d = layers.Dense(5)
+    x = np.random.default_rng(2).normal(size=(2, 7, 3, 4)).astype(np.float32)
+    d(x)
+    k, b = d.get_weights()
+    w = np.random.default_rng(3).normal(size=(2, 7, 3, 5)).astype(np.float32)
+
+    def step(x):
+        with tl.GradientTape() as tape:
+            tape.watch(x)
+            loss = tl.reduce_sum(d(x) * w)
+        return (d(x), *tape.gradient(loss, [x, d.kernel, d.bias]))
+
+    traced = tl.function(step, input_signature=[tl.TensorSpec(signature, tl.float32)])
+    for out, dx, dk, db in (step(tl.constant(x)), traced(x)):
+        np.testing.assert_allclose(out.numpy(), x @ k + b, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(dx.numpy(), w @ k.T, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(dk.numpy(), np.einsum("abci,abcj->ij", x, w), rtol=1e-4,
+                                   atol=1e-4)
+        np.testing.assert_allclose(db.numpy(), w.sum((0, 1, 2)), rtol=1e-5, atol=1e-5)
+
+
 def test_conv_pool_flatten_embedding_shapes_and_values():
     x = np.random.default_rng(1).normal(size=(2, 6, 6, 3)).astype(np.float32)
     conv = layers.Conv2D(4, 3, padding="same", kernel_initializer="ones")

@@ -72,7 +72,15 @@ class Dense(Layer):
     _promotes_integer_inputs = True   # Keras's matmul promotes uint8/int inputs
 
     def call(self, inputs):
-        x = _math.matmul(inputs, self.kernel)  # batch dims of rank > 2 inputs broadcast
+        lead = inputs.shape[:-1].as_list() if inputs.shape.rank is not None else None
+        if lead is not None and len(lead) > 1 and lead.count(None) <= 1:
+            # one product over the flattened leading dims, not one per batch slice (and a
+            # kernel gradient that is one product too, not a batch of them summed)
+            flat = _array.reshape(inputs, [-1, self.kernel.shape[0]])
+            x = _array.reshape(_math.matmul(flat, self.kernel),
+                               [-1 if d is None else d for d in lead] + [self.units])
+        else:
+            x = _math.matmul(inputs, self.kernel)
         if self.bias is not None:
             x = _nn.bias_add(x, self.bias)
         return self.activation(x)

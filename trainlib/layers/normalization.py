@@ -8,7 +8,7 @@ LayerNormalization epsilon 1e-3) and update rule
 """
 from .. import constraints, initializers, regularizers
 from ..graph import dtypes as _dt
-from ..graph.ops import array as _array, math as _math
+from ..graph.ops import array as _array, math as _math, normalization as _normalization
 
 from .base import Layer, check_unsupported, register
 
@@ -198,6 +198,11 @@ class LayerNormalization(_Normalization):
         return super().call(inputs)
 
     def _normalize(self, inputs):
+        rank = len(self._broadcast)
+        if (self.gamma is not None and self.beta is not None
+                and self._norm_axes == list(range(rank - len(self._norm_axes), rank))):
+            return _normalization.layer_norm(inputs, self.gamma, self.beta, self.epsilon,
+                                             len(self._norm_axes))
         mean = _math.reduce_mean(inputs, axis=self._norm_axes, keepdims=True)
         variance = _math.reduce_mean(_math.square(inputs - mean), axis=self._norm_axes, keepdims=True)
         out = (inputs - mean) * _math.rsqrt(variance + self.epsilon)

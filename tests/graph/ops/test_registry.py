@@ -8,7 +8,7 @@ import importlib
 
 from trainlib.graph.op import REGISTRY
 
-_TABLE_MODULES = ("test_math", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
+_TABLE_MODULES = ("test_math", "test_normalization", "test_array", "test_nn", "test_debugging", "test_tensor_array", "test_linalg", "test_bitwise",
                   "test_numeric", "test_segment", "test_decompositions", "test_complex", "test_script_ops",
                   "test_tf_surface", "test_tf_array")
 

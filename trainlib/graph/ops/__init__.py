@@ -7,6 +7,7 @@ operators (Tensor's Python operators), strings (tl.strings), ragged (tl.RaggedTe
 """
 from . import array, bitwise, control_flow, io, math, nn, random, state  # noqa: F401 -- registration
 from . import linalg  # noqa: F401 -- registration; tl.linalg
+from . import normalization  # noqa: F401 -- LayerNorm
 from . import fused  # noqa: F401 -- FusedElementwise, built by the fusion pass
 from . import tensor_array  # noqa: F401 -- TensorArrayWrite; tl.TensorArray
 from . import iterator  # noqa: F401 -- dataset iterators as graph state

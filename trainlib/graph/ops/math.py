@@ -23,6 +23,7 @@ from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_lo
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, defufunc, normalize_axis, same_dtype, spec
 from ..tensor import Tensor, is_tensor
 from . import array as _array
+from . import einsum_plan as _einsum_plan
 from .array import broadcast_to_shape_of
 from .common import float_infer, float_tensor, stable_descending
 
@@ -1255,7 +1256,9 @@ _ALLOWED["Einsum"] = _numeric
 
 @defop("Einsum", infer=_einsum_infer, grad=_einsum_grad)
 def _einsum(xp, *arrays, equation):
-    return xp.einsum(equation, *arrays).astype(arrays[0].dtype, copy=False)
+    """Matrix products where the equation has them (`einsum_plan`), each run by MatMul's
+    kernel (and its thread policy)."""
+    return _einsum_plan.contract(xp, equation, arrays, matmul=_matmul)
 
 
 def einsum(equation, *inputs, **kwargs):

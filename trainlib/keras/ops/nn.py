@@ -24,6 +24,7 @@ from ...graph.ops import array as _a
 from ...graph.ops import complex as _cx
 from ...graph.ops import math as _m
 from ...graph.ops import nn as _nn
+from ...graph.ops import normalization as _norm
 from ...graph.op import apply as _apply
 from ...layers.convolutional import transpose_output_size as _transpose_output_size
 from ...layers.adaptive_pooling import adaptive_pool as _adaptive_pool
@@ -252,6 +253,18 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
     return out + shaped(offset) if offset is not None else out
 
 
+def _fits_layer_norm(x, gamma, beta, axes):
+    """Whether the LayerNorm op computes this layer_normalization: trailing axes of a known
+    shape, gamma and beta both given with exactly that shape."""
+    rank = x.shape.rank
+    if gamma is None or beta is None or axes != list(range(rank - len(axes), rank)):
+        return False
+    trailing = x.shape.as_list()[rank - len(axes):]
+    return None not in trailing and all(
+        list(_np.shape(v) if not hasattr(v, "shape") else v.shape) == trailing
+        for v in (gamma, beta))
+
+
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwargs):
     """x normalized over `axis` (mean 0, variance 1), then scaled by gamma and shifted by beta."""
     rms_scaling = kwargs.pop("rms_scaling", False)
@@ -278,6 +291,8 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
         out = x * inv
         if gamma is not None:
             out = out * bc(gamma)
+    elif _fits_layer_norm(x, gamma, beta, ax):  # one op, as LayerNormalization's layer
+        out = _norm.layer_norm(x, _t(gamma, x.dtype), _t(beta, x.dtype), eps, len(ax))
     else:
         mean, var = moments(x, ax, keepdims=True)
         inv = _m.rsqrt(var + _c(eps, x.dtype))
