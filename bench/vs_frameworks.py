@@ -39,8 +39,8 @@ the script compares trainlib with numpy only):
 (default: each library's own default, all cores).
 
 --memory prints, instead of times, the peak memory of each library's step of each case: each
-runs in a fresh subprocess (`--memory-child CASE:COLUMN`, importing only its library), and the
-figure is the resident memory's high-water mark over its steps after warm-up, above what was
+runs in a fresh subprocess (`--memory-child CASE:COLUMN`, not importing the other frameworks),
+--rounds N times (default 1; the table shows medians), and the figure is the resident memory's high-water mark over its steps after warm-up, above what was
 resident before them once freed heap went back to the system (Linux: /proc/self/clear_refs
 resets the mark; glibc's malloc_trim). Resident memory sees every allocator alike (numpy's,
 TensorFlow's, XLA's), which tracemalloc (bench/memory.py) does not.
@@ -675,25 +675,31 @@ def memory_child():
 
 
 def memory_main():
-    """The --memory tables: each case's step per library, each in its own subprocess."""
+    """The --memory tables: each case's step per library, each in its own subprocess, medians
+    over --rounds subprocesses (default 1)."""
     import json
     import subprocess
     names = _case_names()
     flags = ["--threads", str(ARGS.threads)] if ARGS.threads else []
     print(f"peak resident memory of a training step (per call for chain and power) above the "
-          f"resident memory before it, each library in a fresh process; {os.cpu_count()} CPUs, "
+          f"resident memory before it, each library in a fresh process, medians of "
+          f"{ARGS.rounds or 1}; {os.cpu_count()} CPUs, "
           f"threads: {ARGS.threads or 'library defaults'}\n")
     rows = []
     for name in names:
         found = {}
         for column in COLUMNS:
-            child = subprocess.run([sys.executable, __file__, "--memory-child", f"{name}:{column}"]
-                                   + flags, capture_output=True, text=True)
-            lines = [ln for ln in child.stdout.splitlines() if ln.startswith("MEMORY ")]
-            if child.returncode or not lines:
-                sys.exit(f"--memory child {name}:{column} failed:\n{child.stderr[-3000:]}")
-            if json.loads(lines[-1][7:]) is not None:
-                found[column] = json.loads(lines[-1][7:])
+            runs = []
+            for _ in range(ARGS.rounds or 1):
+                child = subprocess.run([sys.executable, __file__, "--memory-child",
+                                        f"{name}:{column}"] + flags, capture_output=True, text=True)
+                lines = [ln for ln in child.stdout.splitlines() if ln.startswith("MEMORY ")]
+                if child.returncode or not lines:
+                    sys.exit(f"--memory child {name}:{column} failed:\n{child.stderr[-3000:]}")
+                runs.append(json.loads(lines[-1][7:]))
+            if runs[0] is not None:
+                found[column] = {key: statistics.median(run[key] for run in runs)
+                                 for key in runs[0]}
         rows.append((BUILDERS[name].__name__, found))
     for key, title in (("step_mb", "step peak, MB"),
                        ("first_mb", "peak above the process before the first call, MB")):
