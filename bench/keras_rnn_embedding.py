@@ -30,6 +30,9 @@ if "--cpu-time" in sys.argv:   # XLA's CPU client on one thread, before JAX load
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from _models import jax_simple_rnn_step  # noqa: E402
+
 import trainlib.keras as tk  # noqa: E402
 
 try:
@@ -65,37 +68,6 @@ def data(case, rng):
     return x, rng.integers(0, 10, 32).astype(np.int32)
 
 
-def jax_simple_rnn_step(weights, units):
-    """The SimpleRNN case by hand in JAX (`lax.scan`, optax Adam) under `jit`; None without
-    JAX."""
-    try:
-        import jax  # noqa: PLC0415
-        import jax.numpy as jnp  # noqa: PLC0415
-        import optax  # noqa: PLC0415
-    except ImportError:
-        return None
-    params = dict(zip(("w", "u", "b", "d", "db"), (jnp.asarray(w) for w in weights)))
-    opt = optax.adam(1e-3)
-    state = [params, opt.init(params)]
-
-    def loss_fn(p, x, y):
-        def cell(h, xt):
-            return jnp.tanh(xt @ p["w"] + h @ p["u"] + p["b"]), None
-        h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], units), x.dtype), jnp.swapaxes(x, 0, 1))
-        return jnp.mean(jnp.square(h @ p["d"] + p["db"] - y))
-
-    @jax.jit
-    def update(p, s, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
-        updates, s = opt.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
-
-    def step(x, y):
-        state[0], state[1], loss = update(state[0], state[1], x, y)
-        return loss.block_until_ready()
-    return step
-
-
 def blas_kernels():
     try:
         from threadpoolctl import threadpool_info  # noqa: PLC0415
@@ -129,7 +101,7 @@ def main():
             steps["TensorFlow"] = lambda m=reference: m.train_on_batch(x, y)
         jax_step = jax_simple_rnn_step(model.get_weights(), 64) if case == "srnn" else None
         if jax_step is not None:
-            steps["JAX"] = lambda: jax_step(x, y)
+            steps["JAX"] = lambda: jax_step(x, y).block_until_ready()
         for fn in steps.values():   # trace, compile, warm up
             for _ in range(3):
                 fn()
