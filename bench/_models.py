@@ -8,7 +8,8 @@ Conv2D 64 3x3, MaxPool 2, Dense 10 on 28x28x1, batch 64); SimpleRNN 64 units ove
 features, batch 32, then Dense(1) and mean squared error; and four models of Keras layers
 (LAYER_MODELS: a Transformer encoder block, an LSTM, an Embedding, a residual CNN block with
 BatchNormalization), each built by one function from trainlib.keras or Keras 3 alike, their
-initial weights those trainlib's default initializers make from a seed.
+initial weights those trainlib's default initializers make from a seed; and the SimpleRNN step
+by hand in JAX (`jax_simple_rnn_step`, for bench/rnn.py and bench/keras_rnn_embedding.py).
 """
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -295,3 +296,35 @@ def layers_data(name, seed=0):
     x = _inputs(rng, config)
     y = rng.integers(0, config["classes"], size=config["batch"]).astype(np.int32)
     return model.get_weights(), flags, x, y
+def jax_simple_rnn_step(weights, units):
+    """The SimpleRNN case by hand in JAX (`lax.scan` over time, Adam from optax), jit-compiled,
+    from a SimpleRNN + Dense model's initial `weights` (kernel, recurrent kernel, bias, dense
+    kernel, dense bias); None without JAX."""
+    try:
+        import jax  # noqa: PLC0415
+        import jax.numpy as jnp  # noqa: PLC0415
+        import optax  # noqa: PLC0415
+    except ImportError:
+        return None
+    kernel, recurrent, bias, dense, dense_bias = [jnp.asarray(w) for w in weights]
+    params = {"w": kernel, "u": recurrent, "b": bias, "d": dense, "db": dense_bias}
+    opt = optax.adam(1e-3)
+    state = [params, opt.init(params)]
+
+    def loss_fn(p, x, y):
+        def cell(h, xt):
+            h = jnp.tanh(xt @ p["w"] + h @ p["u"] + p["b"])
+            return h, None
+        h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], units), x.dtype), jnp.swapaxes(x, 0, 1))
+        return jnp.mean(jnp.square(h @ p["d"] + p["db"] - y))
+
+    @jax.jit
+    def update(p, s, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
+        updates, s = opt.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    def step(x, y):
+        state[0], state[1], loss = update(state[0], state[1], x, y)
+        return loss
+    return step

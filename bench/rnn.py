@@ -28,6 +28,7 @@ if THREADS == "1":   # XLA's CPU client too, before JAX loads
 
 import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
+from _models import jax_simple_rnn_step  # noqa: E402
 from _timing import median_us  # noqa: E402
 
 import trainlib as tl  # noqa: E402
@@ -68,39 +69,6 @@ def first_call_ms(step, x, y):
     return (time.perf_counter() - start) * 1e3
 
 
-def jax_simple_rnn_step(model):
-    """The SimpleRNN case by hand in JAX (`lax.scan` over time, Adam from optax), jit-compiled,
-    from the trainlib model's initial weights; None without JAX."""
-    try:
-        import jax  # noqa: PLC0415
-        import jax.numpy as jnp  # noqa: PLC0415
-        import optax  # noqa: PLC0415
-    except ImportError:
-        return None
-    kernel, recurrent, bias, dense, dense_bias = [jnp.asarray(w) for w in model.get_weights()]
-    params = {"w": kernel, "u": recurrent, "b": bias, "d": dense, "db": dense_bias}
-    opt = optax.adam(1e-3)
-    state = [params, opt.init(params)]
-
-    def loss_fn(p, x, y):
-        def cell(h, xt):
-            h = jnp.tanh(xt @ p["w"] + h @ p["u"] + p["b"])
-            return h, None
-        h, _ = jax.lax.scan(cell, jnp.zeros((x.shape[0], U), x.dtype), jnp.swapaxes(x, 0, 1))
-        return jnp.mean(jnp.square(h @ p["d"] + p["db"] - y))
-
-    @jax.jit
-    def update(p, s, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(p, x, y)
-        updates, s = opt.update(grads, s, p)
-        return optax.apply_updates(p, updates), s, loss
-
-    def step(x, y):
-        state[0], state[1], loss = update(state[0], state[1], x, y)
-        return loss
-    return step
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="lstm,gru,simple_rnn")
@@ -130,7 +98,7 @@ def main():
             fx, fy = tf.constant(x), tf.constant(y)
             firsts["TensorFlow"] = first_call_ms(tf_step, fx, fy)
             steps["TensorFlow"] = lambda: tf_step(fx, fy).numpy()
-        jax_step = jax_simple_rnn_step(tl_model) if kind == "simple_rnn" and not args.unroll \
+        jax_step = jax_simple_rnn_step(tl_model.get_weights(), U) if kind == "simple_rnn" and not args.unroll \
             else None
         if jax_step is not None:
             firsts["JAX"] = first_call_ms(jax_step, x, y)

@@ -639,3 +639,41 @@ def test_conv_lstm_dropout_masks_each_gate_as_keras_does(monkeypatch):
         tape.watch(layer.trainable_weights)
         loss = tl.reduce_sum(layer(x, training=True))
     assert all(g is not None for g in tape.gradient(loss, layer.trainable_weights))
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM"])
+def test_kernel_gradients_over_row_chunks_equal_one_product(kind, monkeypatch):
+    """Enough rows (steps x batch) and a narrow kernel: the kernels' gradients are sums of
+    products over row chunks (`rnn_cells.row_chunks`), equal to the single product's."""
+    from trainlib.layers import rnn_cells
+    x = tl.constant(RNG.normal(size=(8, 16, 3)))   # 128 rows
+    layer = getattr(layers, kind)(4, return_sequences=True, dtype="float64")
+    layer(x)
+    weights = RNG.normal(size=(8, 16, 4))
+
+    @tl.function
+    def grads(v):
+        with tl.GradientTape() as tape:
+            tape.watch(v)
+            loss = tl.reduce_sum(tl.sin(layer(v)) * weights)
+        return tape.gradient(loss, [v] + list(layer.trainable_weights))
+
+    monkeypatch.setattr(rnn_cells, "_CHUNK_MIN_ROWS", 64)
+    assert rnn_cells.row_chunks(tl.zeros([8, 16, 3]), 3 * 16) == rnn_cells._ROW_CHUNKS
+    assert rnn_cells.row_chunks(tl.zeros([3, 7, 3]), 12) == 0   # 21 rows: too few, indivisible
+    chunked = [g.numpy() for g in grads(x)]
+    graph = grads.get_concrete_function(x).graph
+    assert any(op.type == "MatMul" and op.outputs[0].shape.rank == 3
+               for op in _all_ops(graph))
+    monkeypatch.setattr(rnn_cells, "_CHUNK_MIN_ROWS", 10 ** 9)
+    whole = [g.numpy() for g in tl.function(grads.python_function)(x)]
+    for a, b in zip(chunked, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _all_ops(graph):
+    for op in graph.get_operations():
+        yield op
+        for attr in ("body", "cond"):
+            if attr in op.attrs:
+                yield from _all_ops(op.attrs[attr])

@@ -23,7 +23,8 @@ from ..graph.ops import tensor_array as _tensor_array  # noqa: F401 -- defines T
 from ..saving.serialization_lib import serialize_keras_object as serialize
 from .base import Layer, register, deserialize
 from .wrapper import Wrapper
-from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _call_cell
+from .rnn_cells import GRUCell, LSTMCell, SimpleRNNCell, StackedRNNCells, _call_cell, \
+    row_chunks
 
 __all__ = ["RNN", "SimpleRNN", "LSTM", "GRU", "Bidirectional", "TimeDistributed"]
 
@@ -166,6 +167,19 @@ def _rows_like(count, steps, row):
 
 def _write(buffer, t, row):
     return apply("TensorArrayWrite", buffer, t, row)
+
+
+def _summed_over_rows(a_rows, b_rows, m, n):
+    """sum over steps and batch of a^T @ b, for (T, B, m) and (T, B, n) rows: one matmul
+    over the flattened rows, or a batched matmul over row chunks summed where that is
+    faster (`rnn_cells.row_chunks`)."""
+    chunks = row_chunks(a_rows, m * n)
+    if chunks:
+        a = _array.reshape(a_rows, [chunks, -1, m])
+        b = _array.reshape(b_rows, [chunks, -1, n])
+        return _math.reduce_sum(_math.matmul(a, b, transpose_a=True), axis=0)
+    return _math.matmul(_array.reshape(a_rows, [-1, m]), _array.reshape(b_rows, [-1, n]),
+                        transpose_a=True)
 
 
 def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=True,
@@ -315,9 +329,8 @@ def fused_time_loop(cell, inputs, weights, states, mask=None, return_sequences=T
             d_init = result[:n_states]
             d_m_all = result[n_states + carries_last]
             d_xs = d_m_all if shared else result[n_states + carries_last + 1]
-            flat_hin = _array.reshape(hin_rows, [-1, units])
             flat_dm = _array.reshape(d_m_all, [-1, recurrent_kernel.shape[1]])
-            d_kernel = _math.matmul(flat_hin, flat_dm, transpose_a=True)
+            d_kernel = _summed_over_rows(hin_rows, d_m_all, units, recurrent_kernel.shape[1])
             d_bias = [_math.reduce_sum(flat_dm, axis=0)] if bias is not None else []
             return [d_xs, d_kernel, *d_bias, *d_init]
 
