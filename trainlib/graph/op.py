@@ -217,6 +217,7 @@ def _record(opdef, inputs, outputs, attrs):
         tape._record(op)
 
 
+# graph/profiler.py rebinds this name while a profile runs (`apply` reads it on each call)
 def _run_eagerly(opdef, inputs, attrs, xp):
     try:
         values = [t._value for t in inputs]
