@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
 from trainlib.graph import profiler as profiler_module
+from trainlib.graph import xplane as xplane_module
 
 prof = tl.profiler.experimental
 HERE = os.path.abspath(__file__)
@@ -247,37 +248,10 @@ def test_self_times_add_up_to_the_outer_blocks(specs):
     assert sum(own for _, _, own in timed) == sum(e[2] - e[1] for e in outer)
 
 
-def _wire(data):
-    """{field number: [values]} of one protobuf message (varints as ints, the rest bytes)."""
-    fields, i = {}, 0
-
-    def varint():
-        nonlocal i
-        value = shift = 0
-        while True:
-            byte = data[i]
-            i += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-    while i < len(data):
-        key = varint()
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            fields.setdefault(number, []).append(varint())
-        elif wire == 2:
-            size = varint()
-            fields.setdefault(number, []).append(data[i:i + size])
-            i += size
-        else:
-            raise AssertionError(f"wire type {wire}")
-    return fields
-
-
 def test_xplane_holds_the_traces_events(tmp_path):
-    """The XSpace TensorBoard's profile plugin reads (xplane.proto's field numbers) has the
-    JSON trace's events: same names, durations and op types."""
+    """The XSpace TensorBoard's profile plugin reads (read back with xplane.py's message
+    classes) has the JSON trace's events: same names, durations and op types."""
+    pytest.importorskip("google.protobuf")
     step = _step_function()
     x = tl.constant(np.ones((5, 4), "float32"))
     step(x)
@@ -287,26 +261,19 @@ def test_xplane_holds_the_traces_events(tmp_path):
         step(x)
     prof.stop()
     (path,) = glob.glob(str(tmp_path / "plugins" / "profile" / "*" / "*.xplane.pb"))
-    space = _wire(open(path, "rb").read())
-    (plane,) = [_wire(p) for p in space[1]]
-    assert plane[2] == [b"/host:CPU"]
-    names = {}
-    for entry in plane[4]:   # event_metadata: id -> XEventMetadata
-        entry = _wire(entry)
-        names[entry[1][0]] = _wire(entry[2][0])[2][0].decode()
-    stat_names = {}
-    for entry in plane[5]:
-        entry = _wire(entry)
-        stat_names[entry[1][0]] = _wire(entry[2][0])[2][0].decode()
+    with open(path, "rb") as f:
+        space = xplane_module.messages()["XSpace"].FromString(f.read())
+    (plane,) = space.planes
+    assert plane.name == "/host:CPU"
+    names = {key: metadata.name for key, metadata in plane.event_metadata.items()}
+    stat_names = {key: metadata.name for key, metadata in plane.stat_metadata.items()}
+    assert all(key == metadata.id for key, metadata in plane.event_metadata.items())
     got = []
-    for line in plane[3]:
-        for event in _wire(line)[4]:
-            event = _wire(event)
-            stats = {}
-            for stat in event.get(4, []):
-                stat = _wire(stat)
-                stats[stat_names[stat[1][0]]] = stat[4][0] if 4 in stat else stat[5][0].decode()
-            got.append((names[event[1][0]], event.get(3, [0])[0], stats.get("type"),
+    for line in plane.lines:
+        for event in line.events:
+            stats = {stat_names[stat.metadata_id]: getattr(stat, stat.WhichOneof("value"))
+                     for stat in event.stats}
+            got.append((names[event.metadata_id], event.duration_ps, stats.get("type"),
                         stats.get("step_num")))
     want = []
     for e in _events(tmp_path):
@@ -316,6 +283,20 @@ def test_xplane_holds_the_traces_events(tmp_path):
         want.append((name, round(e["dur"] * 1e6), e["args"].get("type"), e["args"].get("step_num")))
     assert sorted(got, key=str) == sorted(want, key=str)
     assert any(g[0] == "block" and g[3] == 7 for g in got)
+
+
+def test_without_protobuf_the_trace_and_summary_are_written_and_no_xplane(tmp_path, monkeypatch):
+    monkeypatch.setattr(xplane_module, "messages", lambda: None)
+    step = _step_function()
+    x = tl.constant(np.ones((5, 4), "float32"))
+    prof.start(str(tmp_path))
+    step(x)
+    prof.stop()
+    (run,) = glob.glob(str(tmp_path / "plugins" / "profile" / "*"))
+    assert not glob.glob(os.path.join(run, "*.xplane.pb"))
+    assert glob.glob(os.path.join(run, "*.trace.json.gz"))
+    assert os.path.exists(os.path.join(run, "summary.txt"))
+    assert any(e["ph"] == "X" for e in _events(tmp_path))
 
 
 def test_a_call_under_a_tape_is_one_eager_event_and_keeps_the_plain_program(tmp_path):

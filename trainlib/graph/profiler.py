@@ -13,7 +13,8 @@ that made it: `Operation.origin`, else `Operation.location`), a whole function c
 eager op, or a Trace. `stop()` writes `<logdir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS>/`:
 `<host>.trace.json.gz` (Chrome Trace Event JSON, which Perfetto and chrome://tracing
 open), `<host>.xplane.pb` (the same events as TensorFlow's XSpace, `xplane.py`: what
-TensorBoard's profile plugin reads) and `summary.txt`.
+TensorBoard's profile plugin reads; skipped when the protobuf package is not installed)
+and `summary.txt`.
 Invariants: events of one thread nest (an op inside its call, a call inside a Trace);
 a summary's self times add up to the time recorded (no block counted twice).
 """
@@ -211,8 +212,10 @@ def stop(save=True):
     host = socket.gethostname()
     with gzip.open(os.path.join(run_dir, f"{host}.trace.json.gz"), "wt", encoding="utf-8") as f:
         json.dump(trace_json(events, session.begin), f)
-    with open(os.path.join(run_dir, f"{host}.xplane.pb"), "wb") as f:
-        f.write(encode_xspace(events, session.begin, session.begin_wall_ns, host))
+    xspace = encode_xspace(events, session.begin, session.begin_wall_ns, host)
+    if xspace is not None:   # None: protobuf is not installed, so no XSpace
+        with open(os.path.join(run_dir, f"{host}.xplane.pb"), "wb") as f:
+            f.write(xspace)
     with open(os.path.join(run_dir, "summary.txt"), "w", encoding="utf-8") as f:
         f.write(text)
 
