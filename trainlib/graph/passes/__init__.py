@@ -13,7 +13,8 @@
   6. conv patch sharing after the rewrites (CSE has merged the inputs that
      convolutions and their filter gradients read): one im2col per input and
      geometry; softmax sharing likewise (one softmax for a sparse cross-entropy
-     and its gradient);
+     and its gradient); ReLU + max pooling as max pooling + ReLU (the ReLU and
+     its gradient on the pooled tensor) after autodiff made both gradients;
   7. dead code elimination (prune again) removes them, before fusion so
      that dead ops never join a fused cluster's use counts;
   8. fusion last: it runs after autodiff and after every rewrite, on the
@@ -27,6 +28,7 @@ from .constant_fold import constant_fold
 from .conv_patches import share_patches
 from .cse import cse
 from .fuse import fuse, worth_fusing
+from .pool_relu import pool_before_relu
 from .prune import prune
 from .read_forwarding import forward_reads
 from .simplify import simplify
@@ -41,6 +43,7 @@ PIPELINE = (
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
     ("conv_patch_sharing", "conv_patch_sharing", lambda g, o: share_patches(g)),
     ("softmax_sharing", "softmax_sharing", lambda g, o: share_softmax(g)),
+    ("pool_before_relu", "pool_before_relu", lambda g, o: pool_before_relu(g)),
     ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
     ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True, min_elements=worth_fusing())
      if o.get("jit_compile") else g),
