@@ -334,6 +334,27 @@ def test_shared_softmax_cross_entropy_on_strict_xp():
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-6)
 
 
+def test_fused_conv_bias_on_strict_xp():
+    """The conv_bias_fusion pass's FusedConv2D / FusedConv3D in a strict graph give what the
+    numpy backend gives."""
+    rng = np.random.default_rng(0)
+    for conv, x, f in ((tl.nn.conv2d, rng.standard_normal((2, 5, 5, 3)), rng.standard_normal((3, 3, 3, 4))),
+                       (tl.nn.conv3d, rng.standard_normal((2, 4, 4, 4, 2)), rng.standard_normal((2, 2, 2, 2, 3)))):
+        x, f = x.astype(np.float32), f.astype(np.float32)
+        b = np.arange(f.shape[-1], dtype=np.float32)
+
+        def forward(x, conv=conv, f=f, b=b):
+            return tl.nn.bias_add(conv(x, f, 1, "SAME"), b)
+        want = tl.function(forward)(tl.constant(x)).numpy()
+        with strict():
+            fn = tl.function(forward)
+            got = fn(tl.constant(x))
+            types = [op.type for op in fn.get_concrete_function(tl.constant(x))
+                     .optimized_graph.get_operations()]
+            assert {"FusedConv2D", "FusedConv3D"} & set(types)
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
+
+
 def test_gradient_driver_ops_on_strict_xp():
     """SumToShapeOf / BroadcastToShapeOf: gradients of broadcasting with unknown dims."""
     with strict():

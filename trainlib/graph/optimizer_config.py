@@ -16,6 +16,8 @@ OPTIONS = {
     "arithmetic_optimization": "x*1, x+0, x-0, x/1, --x, constant selects, transpose/reshape chains, same-dtype casts, identities",
     "conv_patch_sharing": "one im2col patches op for the convolutions and filter gradients of one input",
     "softmax_sharing": "one softmax for a sparse cross-entropy and its gradient",
+    "conv_bias_fusion": "a BiasAdd of a convolution's output added inside the convolution's kernel",
+    "pool_before_relu": "max pooling before a ReLU, so the ReLU and its gradient run on the pooled tensor",
     "dependency_optimization": "dead code elimination after the rewrites",
     "fusion": "fuse elementwise chains into one op (jit_compile=True Functions)",
 }
@@ -34,7 +36,7 @@ def set_experimental_options(options):
     Args:
         options: a dict {option name: bool}; names: `pruning`, `read_forwarding`, `constant_folding`,
             `common_subexpression_elimination`, `arithmetic_optimization`,
-            `conv_patch_sharing`, `softmax_sharing`, `dependency_optimization`, `fusion`. Missing names keep their setting.
+            `conv_patch_sharing`, `conv_bias_fusion`, `softmax_sharing`, `pool_before_relu`, `dependency_optimization`, `fusion`. Missing names keep their setting.
 
     Raises:
         ValueError: for an unknown option name.

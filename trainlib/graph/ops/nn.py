@@ -901,7 +901,10 @@ def _offset_mac(xp, src, slices, w, out):
     return out
 
 
-def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
+def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations, bias=None):
+    """A convolution's output, plus `bias` (one per out channel) if given: the FusedConv ops'
+    kernel too, which adds it to each batch slice right after its matmul (while the slice is
+    in the cache, on the slice's thread), the same additions BiasAdd makes."""
     rank = f.ndim - 2
     plan, p, k, groups = _conv_geometry(x.shape, f, strides, padding, explicit_paddings, dilations)
     cg, co = f.shape[-2], f.shape[-1]
@@ -915,12 +918,16 @@ def _conv_kernel(xp, x, f, strides, padding, explicit_paddings, dilations):
         slices = _window_slices(f.shape[:rank], strides, dilations, _outs(plan))
         _depthwise_pieces(xp, x.shape[0], by_channel, len(slices), lambda a, b: _offset_mac(
             xp, _pad(xp, x[a:b], plan), slices, f.reshape(k, groups, og), by_channel[a:b]))
+        if bias is not None:
+            xp.add(out, bias, out=out)
         return out
     out = xp.empty(out_shape, dtype=x.dtype)
 
     def part(lo, hi):   # im2col and matmul of a batch slice, written into its rows of `out`
         cols = _patches(xp, x[lo:hi], f.shape[:rank], strides, dilations, plan)
         _conv_from_patches(xp, cols, f, out[lo:hi])
+        if bias is not None:
+            xp.add(out[lo:hi], bias, out=out[lo:hi])
     _by_batch(xp, x.shape[0], p * k * x.shape[-1], part)
     return out
 
@@ -1090,6 +1097,32 @@ for _rank, (_conv, _back_input, _back_filter) in _CONV_OPS.items():
           grad=_backprop_input_grad, fresh_output=True)(_conv_backprop_input)
     defop(_back_filter, infer=lambda x, f, dy, **attrs: spec(f.shape, dy.dtype),
           grad=_backprop_filter_grad, fresh_output=True)(_conv_backprop_filter)
+
+
+# ------------------------------------------------------------------ convolution + bias
+# Made only by the graph pass `passes/conv_bias.py` (after autodiff, so not differentiable):
+# a BiasAdd of a convolution's output that nothing else reads becomes one FusedConv2D /
+# FusedConv3D (TensorFlow's _FusedConv2D with BiasAdd), the Conv kernel with its bias.
+
+_FUSED_CONV = {"Conv2D": "FusedConv2D", "Conv3D": "FusedConv3D"}
+
+
+def _fused_conv_infer(name, rank):
+    conv_infer = _conv_infer(name, rank)
+
+    def infer(x, f, bias, **attrs):
+        out = conv_infer(x, f, **attrs)
+        return spec(out.shape, same_dtype(name, x, f, bias))
+    return infer
+
+
+def _fused_conv(xp, x, f, bias, **attrs):
+    return _conv_kernel(xp, x, f, bias=bias, **attrs)
+
+
+for _rank, _name in ((2, "FusedConv2D"), (3, "FusedConv3D")):
+    defop(_name, fresh_output=True, infer=_fused_conv_infer(_name, _rank),
+          differentiable=False)(_fused_conv)
 
 
 # ------------------------------------------------------------------ shared im2col patches

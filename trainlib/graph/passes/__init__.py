@@ -13,7 +13,9 @@
   6. conv patch sharing after the rewrites (CSE has merged the inputs that
      convolutions and their filter gradients read): one im2col per input and
      geometry; softmax sharing likewise (one softmax for a sparse cross-entropy
-     and its gradient);
+     and its gradient); a convolution's BiasAdd into the convolution (after
+     patch sharing, which takes the convolutions it can); ReLU + max pooling as max pooling + ReLU (the ReLU and
+     its gradient on the pooled tensor) after autodiff made both gradients;
   7. dead code elimination (prune again) removes them, before fusion so
      that dead ops never join a fused cluster's use counts;
   8. fusion last: it runs after autodiff and after every rewrite, on the
@@ -24,9 +26,11 @@ executor (`graph/exec`) follows the plan when it compiles the graph.
 """
 from .. import optimizer_config
 from .constant_fold import constant_fold
+from .conv_bias import fuse_conv_bias
 from .conv_patches import share_patches
 from .cse import cse
 from .fuse import fuse, worth_fusing
+from .pool_relu import pool_before_relu
 from .prune import prune
 from .read_forwarding import forward_reads
 from .simplify import simplify
@@ -40,7 +44,9 @@ PIPELINE = (
     ("common_subexpression_elimination", "common_subexpression_elimination", lambda g, o: cse(g)),
     ("arithmetic_optimization", "arithmetic_optimization", lambda g, o: simplify(g)),
     ("conv_patch_sharing", "conv_patch_sharing", lambda g, o: share_patches(g)),
+    ("conv_bias_fusion", "conv_bias_fusion", lambda g, o: fuse_conv_bias(g)),
     ("softmax_sharing", "softmax_sharing", lambda g, o: share_softmax(g)),
+    ("pool_before_relu", "pool_before_relu", lambda g, o: pool_before_relu(g)),
     ("dead_code_elimination", "dependency_optimization", lambda g, o: prune(g)),
     ("fusion", "fusion", lambda g, o: fuse(g, jit_compile=True, min_elements=worth_fusing())
      if o.get("jit_compile") else g),
