@@ -35,6 +35,7 @@ ENGINE = {
     "trainlib.graph.ops.functional_ops": "tracing",   # map_fn/scan/foldl are While loops
     "trainlib.graph.function": "function",
     "trainlib.graph.autograph": "autograph", "trainlib.graph.ops.operators": "op",
+    "trainlib.graph.profiler": "function", "trainlib.graph.xplane": "dtypes",
 }
 
 def modules():
