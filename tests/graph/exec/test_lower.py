@@ -2,7 +2,7 @@
 early, reuse via out=), in-place writes."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
 from trainlib.graph.exec.program import compile_graph
@@ -587,6 +587,36 @@ def test_scalar_comparisons_are_operators_with_the_ufunc_results(op, a, b):
     got = f(x, y)
     want = getattr(np, op.__name__)(np.asarray(a, x.dtype.np), np.asarray(b, y.dtype.np))
     assert got.dtype == tl.bool and got.numpy() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from(["add", "subtract", "multiply", "divide"]),
+       dtype=st.sampled_from([np.float32, np.float64]),
+       a=st.floats(-1e30, 1e30, allow_subnormal=False), b=st.floats(-1e30, 1e30, allow_subnormal=False))
+def test_scalar_float_arithmetic_is_operators_with_the_ufunc_results(op, dtype, a, b):
+    """Two float scalars (Adam's step size) are added, multiplied... by numpy's scalar
+    operators: the ufunc's value and dtype, bit for bit, also after a Variable read."""
+    v = tl.Variable(np.asarray(b, dtype))
+    f = tl.function(lambda x, y: getattr(tl.math, op)(getattr(tl.math, op)(x, y), v) * 0.5)
+    x, y = tl.constant(np.asarray(a, dtype)), tl.constant(np.asarray(b, dtype))
+    src = f.get_concrete_function(x, y).python_source
+    assert "xp_" not in src.split("return")[0].split("\n", 1)[1]
+    ufunc = getattr(np, "true_divide" if op == "divide" else op)
+    with np.errstate(all="ignore"):
+        want = np.multiply(ufunc(ufunc(x.numpy(), y.numpy()), v.numpy()), dtype(0.5))
+        got = f(x, y)
+    assert got.dtype.np == dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_scalar_integer_arithmetic_keeps_the_ufunc():
+    """numpy's scalar operators warn on integer overflow where the ufunc wraps, as TensorFlow
+    does: integer scalars stay ufunc calls."""
+    f = tl.function(lambda x, y: x * y + x)
+    x, y = tl.constant(np.int32(2 ** 30)), tl.constant(np.int32(4))
+    assert "xp_multiply(" in f.get_concrete_function(x, y).python_source
+    a = np.asarray(2 ** 30, np.int32)
+    assert f(x, y).numpy() == np.add(np.multiply(a, np.asarray(4, np.int32)), a)
 
 
 def test_a_loop_gradient_saves_its_iterations_in_buffers_kept_between_calls():
