@@ -663,3 +663,30 @@ def test_bias_add_and_relu_of_static_shapes_are_direct_calls_into_planned_buffer
     np.testing.assert_array_equal(g(v).numpy(), np.maximum(v + np.arange(3), 0))
     with pytest.raises(tl.errors.InvalidArgumentError, match="BiasAdd"):
         g(np.ones((1, 4), np.float32))
+
+
+def test_a_variable_updates_delta_is_written_into_a_dying_buffer():
+    """AssignAdd/AssignSub only read their delta, so Adam's `(g - m) * 0.1` goes into the
+    dying `g - m` (no new array per step), and the Variables still take the right values
+    over calls that reuse the buffers."""
+    rng = np.random.default_rng(0)
+    g0 = rng.standard_normal(4096).astype(np.float32)
+    m, p = tl.Variable(np.zeros(4096, np.float32)), tl.Variable(np.ones(4096, np.float32))
+
+    @tl.function
+    def step(g):
+        m.assign_add((g - m) * 0.1)
+        p.assign_sub((m * 2.0) / (tl.sqrt(g * g) + 1.0))
+        return tl.reduce_sum(p)
+
+    g = tl.constant(g0)
+    src = step.get_concrete_function(g).python_source
+    assert "_times_0_1 = xp_multiply(sub, c_0_1, out=sub)" in src
+    want_m, want_p = np.zeros(4096, np.float32), np.ones(4096, np.float32)
+    for _ in range(3):
+        total = step(g).numpy()
+        want_m += (g0 - want_m) * np.float32(0.1)
+        want_p -= (want_m * np.float32(2)) / (np.sqrt(g0 * g0) + np.float32(1))
+        np.testing.assert_array_equal(m.numpy(), want_m)
+        np.testing.assert_array_equal(p.numpy(), want_p)
+        np.testing.assert_allclose(total, want_p.sum(), rtol=1e-5)
