@@ -669,7 +669,10 @@ def _capture_feed(value):
 def _flat_feeds(value, feeds, as_tensors=False):
     """Appends the arrays fed for `value`'s tensor leaves (or, `as_tensors`, the tensors)."""
     host = state.xp is numpy
-    for leaf in flatten(value):
+    # a tuple of arrays (fit's (x, y) batch) is its own flattening: no walk through it
+    leaves = value if type(value) is tuple and all(
+        type(v) is numpy.ndarray or type(v) is Tensor for v in value) else flatten(value)
+    for leaf in leaves:
         if isinstance(leaf, Tensor):
             feeds.append(leaf if as_tensors else leaf._value)
         elif host and type(leaf) is numpy.ndarray:   # the common array case, as below

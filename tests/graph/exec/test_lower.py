@@ -2,7 +2,7 @@
 early, reuse via out=), in-place writes."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
 from trainlib.graph.exec.program import compile_graph
@@ -589,6 +589,36 @@ def test_scalar_comparisons_are_operators_with_the_ufunc_results(op, a, b):
     assert got.dtype == tl.bool and got.numpy() == want
 
 
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from(["add", "subtract", "multiply", "divide"]),
+       dtype=st.sampled_from([np.float32, np.float64]),
+       a=st.floats(-1e30, 1e30, allow_subnormal=False), b=st.floats(-1e30, 1e30, allow_subnormal=False))
+def test_scalar_float_arithmetic_is_operators_with_the_ufunc_results(op, dtype, a, b):
+    """Two float scalars (Adam's step size) are added, multiplied... by numpy's scalar
+    operators: the ufunc's value and dtype, bit for bit, also after a Variable read."""
+    v = tl.Variable(np.asarray(b, dtype))
+    f = tl.function(lambda x, y: getattr(tl.math, op)(getattr(tl.math, op)(x, y), v) * 0.5)
+    x, y = tl.constant(np.asarray(a, dtype)), tl.constant(np.asarray(b, dtype))
+    src = f.get_concrete_function(x, y).python_source
+    assert "xp_" not in src.split("return")[0].split("\n", 1)[1]
+    ufunc = getattr(np, "true_divide" if op == "divide" else op)
+    with np.errstate(all="ignore"):
+        want = np.multiply(ufunc(ufunc(x.numpy(), y.numpy()), v.numpy()), dtype(0.5))
+        got = f(x, y)
+    assert got.dtype.np == dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_scalar_integer_arithmetic_keeps_the_ufunc():
+    """numpy's scalar operators warn on integer overflow where the ufunc wraps, as TensorFlow
+    does: integer scalars stay ufunc calls."""
+    f = tl.function(lambda x, y: x * y + x)
+    x, y = tl.constant(np.int32(2 ** 30)), tl.constant(np.int32(4))
+    assert "xp_multiply(" in f.get_concrete_function(x, y).python_source
+    a = np.asarray(2 ** 30, np.int32)
+    assert f(x, y).numpy() == np.add(np.multiply(a, np.asarray(4, np.int32)), a)
+
+
 def test_a_loop_gradient_saves_its_iterations_in_buffers_kept_between_calls():
     """With maximum_iterations, the forward loop's saved rows have a static shape: large ones
     are slots the loop copies its start into, not fresh arrays per call."""
@@ -633,3 +663,30 @@ def test_bias_add_and_relu_of_static_shapes_are_direct_calls_into_planned_buffer
     np.testing.assert_array_equal(g(v).numpy(), np.maximum(v + np.arange(3), 0))
     with pytest.raises(tl.errors.InvalidArgumentError, match="BiasAdd"):
         g(np.ones((1, 4), np.float32))
+
+
+def test_a_variable_updates_delta_is_written_into_a_dying_buffer():
+    """AssignAdd/AssignSub only read their delta, so Adam's `(g - m) * 0.1` goes into the
+    dying `g - m` (no new array per step), and the Variables still take the right values
+    over calls that reuse the buffers."""
+    rng = np.random.default_rng(0)
+    g0 = rng.standard_normal(4096).astype(np.float32)
+    m, p = tl.Variable(np.zeros(4096, np.float32)), tl.Variable(np.ones(4096, np.float32))
+
+    @tl.function
+    def step(g):
+        m.assign_add((g - m) * 0.1)
+        p.assign_sub((m * 2.0) / (tl.sqrt(g * g) + 1.0))
+        return tl.reduce_sum(p)
+
+    g = tl.constant(g0)
+    src = step.get_concrete_function(g).python_source
+    assert "_times_0_1 = xp_multiply(sub, c_0_1, out=sub)" in src
+    want_m, want_p = np.zeros(4096, np.float32), np.ones(4096, np.float32)
+    for _ in range(3):
+        total = step(g).numpy()
+        want_m += (g0 - want_m) * np.float32(0.1)
+        want_p -= (want_m * np.float32(2)) / (np.sqrt(g0 * g0) + np.float32(1))
+        np.testing.assert_array_equal(m.numpy(), want_m)
+        np.testing.assert_array_equal(p.numpy(), want_p)
+        np.testing.assert_allclose(total, want_p.sum(), rtol=1e-5)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import trainlib as tl
 from tests.graph.ops.harness import OpCase, check_against_numpy, check_gradient, make_inputs
@@ -895,3 +895,27 @@ def test_depthwise_kernels_on_batch_slices_match_one_slice_and_the_dense_conv(
     want = np.stack([dense_df[:, :, ch, ch * multiplier:(ch + 1) * multiplier]
                      for ch in range(c)], axis=2).reshape(f.shape)
     np.testing.assert_allclose(split[2], want, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 40), classes=st.integers(1, 12), dtype=st.sampled_from([np.float32, np.float64]),
+       label_dtype=st.sampled_from([np.int32, np.int64]), seed=st.integers(0, 2 ** 16))
+def test_sparse_ce_and_grad_kernel_is_the_two_kernels_bit_for_bit(rows, classes, dtype, label_dtype, seed):
+    """The joined loss-and-gradient kernel (reductions without numpy's wrappers, row starts kept
+    per shape) gives exactly what the separate forward and gradient kernels give, on a first
+    and a repeated shape."""
+    from trainlib.graph.op import get_opdef
+    rng = np.random.default_rng(seed)
+    logits = (rng.standard_normal((rows, classes)) * 5).astype(dtype)
+    labels = rng.integers(0, classes, rows).astype(label_dtype)
+    joined = get_opdef("SparseSoftmaxCrossEntropyWithLogitsAndGrad").kernel
+    loss = get_opdef("SparseSoftmaxCrossEntropyWithLogits").kernel(np, labels, logits)
+    grad = get_opdef("SparseSoftmaxCrossEntropyWithLogitsGrad").kernel(np, labels, logits)
+    for _ in range(2):
+        got_loss, got_grad = joined(np, labels, logits)
+        np.testing.assert_array_equal(got_loss, loss)
+        np.testing.assert_array_equal(got_grad, grad)
+    bad = labels.copy()
+    bad[-1] = classes
+    with pytest.raises(tl.errors.InvalidArgumentError):
+        joined(np, bad, logits)

@@ -75,6 +75,11 @@ def _assign(targets, values):
 # the ufunc does, and no comparison overflows)
 _SCALAR_COMPARISONS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
                        "equal": "==", "not_equal": "!="}
+# float arithmetic of two scalars (Adam's step size, a schedule) written as operators: numpy's
+# scalar math rounds each result to the operands' dtype exactly as the ufunc does, at a tenth
+# of the call's cost; integers keep the ufunc (scalar math warns where the ufunc wraps)
+_SCALAR_ARITHMETIC = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/"}
+_SCALAR_FLOATS = ("float32", "float64")
 
 
 def _scalar_text(value):
@@ -313,16 +318,15 @@ class GraphLowering:
     def lower_direct(self, op, env, indent, call):
         ufunc, templates = call
         args = [env[id(t)] for t in op.inputs]
-        if templates is None and ufunc in _SCALAR_COMPARISONS and \
-                all(t.shape.rank == 0 for t in op.inputs):
-            # two scalars (a loop's condition): numpy's scalar operator, a tenth of a ufunc
-            # call's cost, the same np.bool_; a constant as a numpy scalar (a 0-d array would
-            # take the ufunc's path again)
+        operator = self.scalar_operator(op, ufunc, templates)
+        if operator is not None:
+            # two scalars (a loop's condition, an optimizer's step size): numpy's scalar
+            # operator, a tenth of a ufunc call's cost, the same result; a constant as a numpy
+            # scalar (a 0-d array would take the ufunc's path again)
             args = [self.em.bind(f"{a}_scalar", t.op.attrs["value"][()], key=("scalar", id(t)))
                     if t.op.type == "Const" and hasattr(t.op.attrs["value"], "shape") else a
                     for a, t in zip(args, op.inputs)]
-            self.emit(indent, f"{self.define(op, env)} = {args[0]} {_SCALAR_COMPARISONS[ufunc]} "
-                              f"{args[1]}", op)
+            self.emit(indent, f"{self.define(op, env)} = {args[0]} {operator} {args[1]}", op)
             return self.free(op, indent)
         if templates is not None:
             args = [template.format(a) for template, a in zip(templates, args)]
@@ -354,6 +358,24 @@ class GraphLowering:
         else:
             self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
+
+    def scalar_operator(self, op, ufunc, templates):
+        """The Python operator `op` (a direct ufunc call on two scalars) is written as, or
+        None: comparisons of any dtype, arithmetic of float32/float64 values the memory plan
+        gives no buffer (a scalar result cannot be written into)."""
+        if templates is not None or len(op.inputs) != 2 or \
+                any(t.shape.rank != 0 for t in op.inputs):
+            return None
+        if ufunc in _SCALAR_COMPARISONS:
+            return _SCALAR_COMPARISONS[ufunc]
+        plan, out = self.plan, op.outputs[0]
+        if ufunc not in _SCALAR_ARITHMETIC or out.dtype.name not in _SCALAR_FLOATS or \
+                any(t.dtype is not out.dtype for t in op.inputs):
+            return None
+        if plan is not None and (id(op) in plan.out_buffer or id(op) in plan.out_view or
+                                 id(out) in plan.slots):
+            return None
+        return _SCALAR_ARITHMETIC[ufunc]
 
     def lower_joined_concat(self, op, env, indent):
         """A ConcatV2 whose buffer the plan allocated earlier: most pieces are in it

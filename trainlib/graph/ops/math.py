@@ -1404,6 +1404,8 @@ def _reduced_shape(x, axis, keepdims):
 
 
 def _sum_kernel(xp, x, axis=None, keepdims=False):
+    if type(x) is _np.ndarray:   # the ufunc's reduce: what the method calls, without its wrapper
+        return _np.add.reduce(x, axis=axis, dtype=x.dtype, keepdims=keepdims)
     return x.sum(axis=axis, keepdims=keepdims, dtype=x.dtype)  # the method skips np.sum's wrapper
 
 

@@ -17,6 +17,8 @@ their gradient input and have gradients themselves, so second order works.
 import itertools as _itertools
 import math as _pymath
 
+import numpy as _np
+
 from .. import dtypes as _dt
 from .. import threads as _threads
 from ..errors import InvalidArgumentError, op_error
@@ -97,8 +99,8 @@ def _on_rows(xp, like, part, out=None):
     """An elementwise kernel over row slices (axis 0) of arrays shaped as `like`, on trainlib's
     pool for large arrays: `part(lo, hi, out_rows)` writes each slice into `out` (made if
     None). None where the work is one slice (the caller takes its plain path)."""
-    if like.ndim == 0 or xp.__name__ != "numpy":
-        return None
+    if like.ndim == 0 or like.size < 2 * _ELEMENTWISE_SLICE or xp.__name__ != "numpy":
+        return None   # one slice (what `split` would say, without asking the pool per call)
     ranges = _threads.split(like.shape[0], like.size, _ELEMENTWISE_SLICE)
     if len(ranges) == 1:
         return None
@@ -505,7 +507,9 @@ def _check_labels(xp, labels, num_classes):
     if labels.size == 0:
         return
     # one reduction: read as unsigned, a negative label is larger than any class count
-    if labels.view(_UNSIGNED[labels.dtype.itemsize]).max() < num_classes:
+    unsigned = labels.view(_UNSIGNED[labels.dtype.itemsize])
+    if (_np.maximum.reduce(unsigned, axis=None) if type(unsigned) is _np.ndarray
+            else unsigned.max()) < num_classes:
         return
     bad = (labels < 0) | (labels >= num_classes)
     if bool(xp.any(bad)):
@@ -539,6 +543,21 @@ def _sparse_ce_grad(xp, labels, logits):
     return _sparse_softmax_minus_onehot(xp, labels, logits)
 
 
+_ROW_STARTS = {}   # (xp, rows, classes) -> arange(0, rows * classes, classes), never written
+
+
+def _row_starts(xp, rows, n):
+    """Where each of `rows` rows of `n` classes starts in the flat array (made once per
+    shape: the same few batch shapes come back every step)."""
+    key = (xp.__name__, rows, n)
+    starts = _ROW_STARTS.get(key)
+    if starts is None:
+        if len(_ROW_STARTS) > 64:
+            _ROW_STARTS.clear()
+        starts = _ROW_STARTS[key] = xp.arange(0, rows * n, n)
+    return starts
+
+
 def _sparse_ce_and_grad_infer(labels, logits):
     return _sparse_ce_infer(labels, logits), spec(logits.shape, logits.dtype)
 
@@ -554,10 +573,15 @@ def _sparse_ce_and_grad(xp, labels, logits):
         return _sparse_ce(xp, labels, logits), _sparse_ce_grad(xp, labels, logits)
     _check_labels(xp, labels, n)
     rows = logits.reshape(-1, n)
-    shifted = rows - rows.max(axis=1, keepdims=True)
+    # the ufuncs' reduce, as the methods call it, without their Python wrapper (a small step
+    # runs this once per batch)
+    host = type(rows) is _np.ndarray
+    peak = _np.maximum.reduce(rows, axis=1, keepdims=True) if host else \
+        rows.max(axis=1, keepdims=True)
+    shifted = rows - peak
     e = xp.exp(shifted)
-    total = e.sum(axis=1, keepdims=True)
-    at = xp.arange(0, rows.size, n) + labels.reshape(-1)   # each row's label, in the flat rows
+    total = _np.add.reduce(e, axis=1, keepdims=True) if host else e.sum(axis=1, keepdims=True)
+    at = labels.reshape(-1) + _row_starts(xp, rows.shape[0], n)   # each label in the flat rows
     # log(sum) - s[label] is exactly -(s[label] - log(sum)), the forward kernel's value
     loss = xp.log(total[:, 0])
     loss -= shifted.reshape(-1).take(at)

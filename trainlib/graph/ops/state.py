@@ -119,7 +119,8 @@ def _update_in_place(ufunc):
         fn = found.get(xp) or found.setdefault(xp, getattr(xp, ufunc))
         with variable._lock:
             old = variable._array
-            if (variable._owned or variable._pinned is not None) and _fits(delta, old):
+            if (variable._owned or variable._pinned is not None) and (
+                    delta.shape == old.shape or _fits(delta, old)):
                 fn(old, delta, out=old)
             else:
                 # asarray: numpy gives 0-d results as scalars, which cannot be written in place

@@ -92,8 +92,12 @@ class MemoryPlan:
         direct = {id(op): direct_call(op) for op in ops}
         consumers_direct = {}
         for op in ops:
+            # an AssignAdd/AssignSub only reads its delta (the Variable's new value is a new
+            # array or its own): a delta it consumes may live in a reused buffer, as an
+            # elementwise op's input may (Adam's `(g - m) * (1 - beta_1)`)
+            reads_only = direct[id(op)] is not None or op.opdef.variable_access == "update"
             for t in op.inputs:
-                ok = direct[id(op)] is not None
+                ok = reads_only and (direct[id(op)] is not None or t is not op.inputs[0])
                 consumers_direct[id(t)] = consumers_direct.get(id(t), True) and ok
         outputs = {id(t) for t in graph.outputs}
         self.reusable = set()
