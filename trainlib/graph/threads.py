@@ -3,8 +3,8 @@
 
 Owns: how many threads one op may use (`intra_op`: numpy's BLAS and trainlib's own pool of
 worker threads, so the two never add up to more threads than that), that pool (the fused
-elementwise op's blocks, the batch slices of the convolution and pooling kernels and the
-blocks of large matrix products run on it, `split`/`run_split`; BLAS is held at one thread
+elementwise op's blocks, the batch slices of the convolution and pooling kernels, the
+blocks of large matrix products and the slices of large elementwise calls run on it, `split`/`run_split`; BLAS is held at one thread
 while they do), the thread policy of matrix products (`small_product`: one BLAS thread;
 `parallel_product`/`product_ranges`: blocks on the pool; see the comment above them), the count of ops run side by side
 (`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops one after another),
@@ -149,6 +149,33 @@ def product_ranges(n, macs):
     """[lo, hi) ranges of the `n` rows (or columns, or batch entries) of a product of `macs`
     multiply-adds, one per block for the pool (`split`), none under `MIN_PRODUCT_BLOCK`."""
     return split(n, macs, min_work=MIN_PRODUCT_BLOCK)
+
+
+# elementwise calls in compiled graphs over at least this many elements run as flat slices
+# on the pool (`run_elementwise`): a hand-off costs tens of microseconds, a pass over 1M
+# float32 about a millisecond (an optimizer's flat update is a dozen such passes)
+SPLIT_ELEMENTWISE = 1 << 20
+
+
+def run_elementwise(fn, *arrays, out):
+    """`fn(*arrays, out=out)` (a ufunc) over flat slices on the pool (`split`, `run_split`)
+    when every array is either of `out`'s size or of one element, and `out` and the
+    full-size ones are C-contiguous; else in one call. Slice i of the result depends on
+    slice i of the inputs only, so `out` may be one of them."""
+    n = out.size
+    sizes = [getattr(a, "size", 1) for a in arrays]
+    ranges = [(0, n)]
+    if out.flags.c_contiguous and all(
+            size == 1 or (size == n and a.flags.c_contiguous) for a, size in zip(arrays, sizes)):
+        ranges = split(n, n)
+    if len(ranges) == 1:
+        return fn(*arrays, out=out)
+    flat_out = out.reshape(-1)
+    flats = [a.reshape(-1) if size == n and size > 1 else a for a, size in zip(arrays, sizes)]
+    full = [size == n and size > 1 for size in sizes]
+    run_split(lambda lo, hi: fn(*[f[lo:hi] if whole else f for f, whole in zip(flats, full)],
+                                out=flat_out[lo:hi]), ranges)
+    return out
 
 
 def one_blas_thread(fn, *args, **kwargs):
