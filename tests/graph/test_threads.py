@@ -211,3 +211,23 @@ def test_a_large_elementwise_call_in_a_graph_runs_as_slices(monkeypatch):
     assert "k_run_elementwise(xp_" in source
     a = x.numpy()
     np.testing.assert_allclose(fn(x).numpy(), np.sqrt(np.abs(a * 3.0 - 1.0)) + a, rtol=1e-6)
+
+
+def test_a_large_in_place_variable_update_runs_as_slices(monkeypatch):
+    monkeypatch.setattr(threads, "SPLIT_ELEMENTWISE", 1000)
+    calls = []
+    run = threads.run_elementwise
+    monkeypatch.setattr(threads, "run_elementwise",
+                        lambda fn, *a, **k: calls.append(fn) or run(fn, *a, **k))
+    v = tl.Variable(np.ones(4096, np.float32))
+
+    @tl.function
+    def step(g):
+        v.assign_sub(g * 0.5)
+        return tl.constant(0.0)
+
+    g = tl.constant(np.arange(4096, dtype=np.float32))
+    for _ in range(3):
+        step(g)
+    np.testing.assert_allclose(v.numpy(), 1.0 - 1.5 * np.arange(4096), rtol=1e-6)
+    assert np.subtract in calls   # the in-place write (once the Variable owns its array)
