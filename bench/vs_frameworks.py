@@ -44,10 +44,18 @@ runs in a fresh subprocess (`--memory-child CASE:COLUMN`, not importing the othe
 resident before them once freed heap went back to the system (Linux: /proc/self/clear_refs
 resets the mark; glibc's malloc_trim). Resident memory sees every allocator alike (numpy's,
 TensorFlow's, XLA's), which tracemalloc (bench/memory.py) does not.
+
+--load N runs N competing CPU-bound
+processes (busy loops) during every other round, stopped (SIGSTOP) in the rounds between, and
+prints the loaded table after the quiet one, with each ratio's loaded/quiet factor (the
+issue's aim: at most 1.25x). The header names the BLAS library and kernel that ran
+(threadpoolctl's `threadpool_info()`).
 """
 import argparse
 import os
+import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -69,6 +77,8 @@ def _parse():
                              "each case in a fresh subprocess, its peak resident memory over "
                              "steps after warm-up above what was resident before them")
     parser.add_argument("--memory-child", metavar="CASE:COLUMN", help=argparse.SUPPRESS)
+    parser.add_argument("--load", type=int, default=0,
+                        help="also measure with N competing CPU-bound processes running")
     parser.add_argument("--cases", default=",".join(CASES),
                         help=f"comma-separated subset of {','.join(CASES)}")
     return parser.parse_args()
@@ -567,13 +577,17 @@ def _calls_for(fn, block_s):
 PAUSE_S = 0.2   # between blocks
 
 
-def measure(cases, rounds, block_s):
-    """{(case index, column): [seconds per step, one per round]}, rounds interleaved."""
+def measure(cases, rounds, block_s, competitors=()):
+    """{(case index, column): [seconds per step, one per round]}, rounds interleaved; with
+    `competitors` (stopped processes), ({quiet}, {loaded}): they run in every other round."""
     plan = [(i, col, fn, per_call, _calls_for(fn, block_s))
             for i, case in enumerate(cases) for col, (fn, per_call) in case.impls.items()]
     times = {(i, col): [] for i, col, *_ in plan}
-    for r in range(rounds):
-        shift = r % len(plan)
+    loaded = {key: [] for key in times}
+    for r in range(rounds * (2 if competitors else 1)):
+        if competitors:
+            _signal_all(competitors, signal.SIGCONT if r % 2 else signal.SIGSTOP)
+        shift = r // (2 if competitors else 1) % len(plan)
         for i, col, fn, per_call, number in plan[shift:] + plan[:shift]:
             # idle threads of the block before (OpenBLAS's workers spin for tens of ms after
             # a call) would take the cores from this one: the same column would always pay,
@@ -582,8 +596,48 @@ def measure(cases, rounds, block_s):
             start = _clock()
             for _ in range(number):
                 fn()
-            times[(i, col)].append((_clock() - start) / (number * per_call))
-    return times
+            (loaded if competitors and r % 2 else times)[(i, col)].append(
+                (_clock() - start) / (number * per_call))
+    return (times, loaded) if competitors else times
+
+
+def _competitors(n):
+    """N busy-looping processes, stopped (`measure` lets them run in the loaded rounds)."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    _signal_all(procs, signal.SIGSTOP)
+    return procs
+
+
+def _signal_all(procs, sig):
+    for p in procs:
+        p.send_signal(sig)
+
+
+def load_factors(cases, quiet, loaded):
+    """Lines: trainlib's ratio to each other column, quiet and loaded, and loaded / quiet."""
+    lines = []
+    for i, case in enumerate(cases):
+        parts = []
+        for col in COLUMNS[1:]:
+            if (i, col) not in quiet:
+                continue
+            q, l = (statistics.median(t[(i, "trainlib")]) / statistics.median(t[(i, col)])
+                    for t in (quiet, loaded))
+            parts.append(f"/ {col}: quiet {q:.2f}x, loaded {l:.2f}x, factor {l / q:.2f}")
+        lines.append(f"- {case.name}: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
+def blas_description():
+    """The BLAS libraries numpy (and the others) loaded, with kernel and threads."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS: threadpoolctl not installed"
+    blas = [f"{b.get('internal_api')} {b.get('version')} {b.get('architecture')} kernels, "
+            f"{b.get('num_threads')} threads" for b in threadpool_info()
+            if b.get("user_api") == "blas"]
+    return "BLAS: " + ("; ".join(blas) or "none found")
 
 
 def _fmt(seconds):
@@ -725,14 +779,28 @@ def main():
                 f"TensorFlow {tf.__version__}" if tf else "TensorFlow: not installed",
                 f"JAX {jax.__version__}" if jax else "JAX: not installed",
                 f"Keras {keras.__version__} (JAX backend)" if keras else "Keras on JAX: not installed"]
-    print(", ".join(versions))
+    print(", ".join(versions) + "; " + blas_description())
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{rounds} interleaved rounds of ~{block_s * 1e3:.0f} ms blocks "
           f"({'process CPU time' if ARGS.cpu_time else 'wall clock'}); threads: "
           f"{ARGS.threads or 'library defaults'}; {os.cpu_count()} CPUs, load average "
           f"{load:.2f} at start; medians per training step (per call for chain and power)\n")
     cases = [BUILDERS[n]() for n in names]
-    print(table(cases, measure(cases, rounds, block_s)))
+    if not ARGS.load:
+        print(table(cases, measure(cases, rounds, block_s)))
+        return
+    procs = _competitors(ARGS.load)
+    try:
+        quiet, loaded = measure(cases, rounds, block_s, procs)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    print(table(cases, quiet))
+    print(f"\nwith {ARGS.load} competing CPU-bound process(es), in the rounds between:\n")
+    print(table(cases, loaded))
+    print("\ntrainlib's ratios, quiet and loaded (aim: loaded <= 1.25x quiet):")
+    print(load_factors(cases, quiet, loaded))
 
 
 if __name__ == "__main__":

@@ -173,8 +173,6 @@ def test_small_matrix_products_run_on_one_blas_thread(three_threads):
     # one BLAS thread may sum in another order than several
     np.testing.assert_allclose(one, a @ b, rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(math_ops._matmul(np, a, b), one)
-    assert math_ops._macs((5, 64, 1600), (1600, 10)) == 5 * 64 * 1600 * 10
-    assert math_ops._macs((1600, 64), (10, 1600), True, True) == 64 * 1600 * 10
 
 
 def test_a_small_product_in_a_graph_keeps_its_planned_buffer_on_one_blas_thread(three_threads):
@@ -184,3 +182,52 @@ def test_a_small_product_in_a_graph_keeps_its_planned_buffer_on_one_blas_thread(
     source = fn.get_concrete_function(a, b).python_source
     assert "k_small_matmul(xp, a, b" in source
     np.testing.assert_array_equal(fn(a, b).numpy(), np.tanh(np.full((64, 10), 3200.0, np.float32)))
+
+
+def test_run_elementwise_slices_equal_one_call_and_may_write_into_an_input(three_threads):
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((40, 25)), rng.standard_normal((40, 25))
+    out = np.empty_like(a)
+    assert threads.run_elementwise(np.subtract, a, b, out=out) is out
+    np.testing.assert_array_equal(out, a - b)
+    want = a * 0.5
+    threads.run_elementwise(np.multiply, a, np.float64(0.5), out=a)   # into its input
+    np.testing.assert_array_equal(a, want)
+    threads.run_elementwise(np.sqrt, np.abs(b), out=out)
+    np.testing.assert_array_equal(out, np.sqrt(np.abs(b)))
+    # a broadcast row and a transposed view cannot be sliced flat: one call
+    row, view = rng.standard_normal(25), rng.standard_normal((25, 40)).T
+    threads.run_elementwise(np.add, b, row, out=out)
+    np.testing.assert_array_equal(out, b + row)
+    threads.run_elementwise(np.add, view, b, out=out)
+    np.testing.assert_array_equal(out, view + b)
+
+
+def test_a_large_elementwise_call_in_a_graph_runs_as_slices(monkeypatch):
+    monkeypatch.setattr(threads, "SPLIT_ELEMENTWISE", 1000)
+    x = tl.constant(np.linspace(-2, 2, 4096, dtype=np.float32).reshape(64, 64))
+    fn = tl.function(lambda x: tl.sqrt(tl.abs(x * 3.0 - 1.0)) + x)
+    source = fn.get_concrete_function(x).python_source
+    assert "k_run_elementwise(xp_" in source
+    a = x.numpy()
+    np.testing.assert_allclose(fn(x).numpy(), np.sqrt(np.abs(a * 3.0 - 1.0)) + a, rtol=1e-6)
+
+
+def test_a_large_in_place_variable_update_runs_as_slices(monkeypatch):
+    monkeypatch.setattr(threads, "SPLIT_ELEMENTWISE", 1000)
+    calls = []
+    run = threads.run_elementwise
+    monkeypatch.setattr(threads, "run_elementwise",
+                        lambda fn, *a, **k: calls.append(fn) or run(fn, *a, **k))
+    v = tl.Variable(np.ones(4096, np.float32))
+
+    @tl.function
+    def step(g):
+        v.assign_sub(g * 0.5)
+        return tl.constant(0.0)
+
+    g = tl.constant(np.arange(4096, dtype=np.float32))
+    for _ in range(3):
+        step(g)
+    np.testing.assert_allclose(v.numpy(), 1.0 - 1.5 * np.arange(4096), rtol=1e-6)
+    assert np.subtract in calls   # the in-place write (once the Variable owns its array)

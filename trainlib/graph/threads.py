@@ -3,9 +3,10 @@
 
 Owns: how many threads one op may use (`intra_op`: numpy's BLAS and trainlib's own pool of
 worker threads, so the two never add up to more threads than that), that pool (the fused
-elementwise op's blocks and the batch slices of the convolution and pooling kernels run on
-it, `split`/`run_split`; BLAS is held at one thread while they do), which matrix products
-are too small for BLAS's threads (`small_product`), the count of ops run side by side
+elementwise op's blocks, the batch slices of the convolution and pooling kernels, the
+blocks of large matrix products and the slices of large elementwise calls run on it, `split`/`run_split`; BLAS is held at one thread
+while they do), the thread policy of matrix products (`small_product`: one BLAS thread;
+`parallel_product`/`product_ranges`: blocks on the pool; see the comment above them), the count of ops run side by side
 (`inter_op`: accepted, as TensorFlow's; a compiled graph runs its ops one after another),
 the BLAS library's thread count (set through its own C entry point, found among the loaded
 libraries, or through threadpoolctl when that is installed: no dependency), and the
@@ -113,18 +114,68 @@ def run_split(fn, ranges):
             set_blas_threads(before)
 
 
-# Matrix products of at most this many multiply-adds run on one BLAS thread: below it a
-# second thread saves microseconds, but OpenBLAS's workers then spin for tens of milliseconds
-# waiting for more work, on the cores trainlib's pool (and the next kernels) need.
+# The policy for matrix products (the kernels are graph/ops/products.py): at most
+# BLAS_SINGLE_BELOW multiply-adds, BLAS runs them on one thread by itself; up to
+# SMALL_PRODUCT trainlib holds BLAS at one thread: a second thread there saves microseconds,
+# but OpenBLAS's workers then spin for tens of milliseconds waiting for more work, on the
+# cores trainlib's pool (and the next kernels) need. Larger products run as blocks on
+# trainlib's pool, each block on one BLAS thread (`run_split`), never on BLAS's own threads:
+# OpenBLAS splits a product into one fixed share per thread, and its threads spin-wait on
+# each other at every step, so one thread that loses its core to another process stalls the
+# whole product (a step ran 5x TensorFlow's time under load); the pool hands out
+# PIECES_PER_THREAD blocks per thread as threads get free, so a lost core delays one block.
+# With the pool at one thread (intra_op 1), BLAS runs every product at the intra-op count.
 SMALL_PRODUCT = 1 << 23
 # OpenBLAS runs products of at most this many multiply-adds on one thread by itself
 BLAS_SINGLE_BELOW = 1 << 18
+# multiply-adds a block of a large product holds at least (a block costs a hand-off and
+# repacks the shared operand: a few hundred microseconds of work keep that small)
+MIN_PRODUCT_BLOCK = 1 << 22
 
 
 def small_product(macs):
     """Whether a matrix product of `macs` multiply-adds is one trainlib keeps on one BLAS
     thread (more than BLAS keeps there by itself, at most `SMALL_PRODUCT`)."""
     return BLAS_SINGLE_BELOW < macs <= SMALL_PRODUCT and pool_threads() > 1
+
+
+def parallel_product(macs):
+    """Whether a matrix product of `macs` multiply-adds runs as blocks on trainlib's pool
+    (more than `SMALL_PRODUCT`, and the pool has more than one thread)."""
+    return macs > SMALL_PRODUCT and pool_threads() > 1
+
+
+def product_ranges(n, macs):
+    """[lo, hi) ranges of the `n` rows (or columns, or batch entries) of a product of `macs`
+    multiply-adds, one per block for the pool (`split`), none under `MIN_PRODUCT_BLOCK`."""
+    return split(n, macs, min_work=MIN_PRODUCT_BLOCK)
+
+
+# elementwise calls in compiled graphs over at least this many elements run as flat slices
+# on the pool (`run_elementwise`): a hand-off costs tens of microseconds, a pass over 1M
+# float32 about a millisecond (an optimizer's flat update is a dozen such passes)
+SPLIT_ELEMENTWISE = 1 << 20
+
+
+def run_elementwise(fn, *arrays, out):
+    """`fn(*arrays, out=out)` (a ufunc) over flat slices on the pool (`split`, `run_split`)
+    when every array is either of `out`'s size or of one element, and `out` and the
+    full-size ones are C-contiguous; else in one call. Slice i of the result depends on
+    slice i of the inputs only, so `out` may be one of them."""
+    n = out.size
+    sizes = [getattr(a, "size", 1) for a in arrays]
+    ranges = [(0, n)]
+    if out.flags.c_contiguous and all(
+            size == 1 or (size == n and a.flags.c_contiguous) for a, size in zip(arrays, sizes)):
+        ranges = split(n, n)
+    if len(ranges) == 1:
+        return fn(*arrays, out=out)
+    flat_out = out.reshape(-1)
+    flats = [a.reshape(-1) if size == n and size > 1 else a for a, size in zip(arrays, sizes)]
+    full = [size == n and size > 1 for size in sizes]
+    run_split(lambda lo, hi: fn(*[f[lo:hi] if whole else f for f, whole in zip(flats, full)],
+                                out=flat_out[lo:hi]), ranges)
+    return out
 
 
 def one_blas_thread(fn, *args, **kwargs):

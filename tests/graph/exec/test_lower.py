@@ -117,6 +117,27 @@ def test_variable_writes_are_in_place_only_when_no_old_value_is_used_later():
     np.testing.assert_allclose(v.numpy(), np.zeros(1024))
 
 
+def test_an_update_delta_is_made_in_a_dead_buffer_and_the_buffer_reused_after():
+    # Adam's shape: each delta is a product of a dying temporary, read by the Variable write
+    m, p = tl.Variable(np.zeros(4096, np.float32)), tl.Variable(np.ones(4096, np.float32))
+
+    @tl.function
+    def step(g):
+        m.assign_add((g - m) * 0.1)
+        p.assign_sub(m * 0.5 / (tl.sqrt(m * m) + 1.0))
+        return tl.constant(0.0)
+
+    g = tl.constant(np.full(4096, 2.0, np.float32))
+    for _ in range(2):
+        step(g)
+    m_want = 2.0 - 2.0 * 0.9 ** 2
+    np.testing.assert_allclose(m.numpy(), np.full(4096, m_want), rtol=1e-6)
+    src = step.get_concrete_function(g).python_source
+    delta = next(line for line in src.splitlines() if "xp_multiply(" in line and "c_0_1" in line)
+    assert "out=" in delta    # into the dying (g - m), not a fresh array
+    assert src.count("out=") >= 5 and "ip_assign_sub_variable_op(" in src
+
+
 def test_reads_used_after_a_write_or_returned_keep_their_values():
     v = tl.Variable(np.full(64, 2.0, np.float32))
 

@@ -19,6 +19,7 @@ import inspect
 import os
 import re
 
+from .. import threads as _threads
 from ..backend import several_devices
 from ..op import get_opdef
 from ..passes.memory import MemoryPlan, direct_call, loop_owned, nbytes
@@ -355,6 +356,11 @@ class GraphLowering:
                                                     for t in plan.dynamic_guards[id(op)]])
             args.append(f"out={cell} if {same} else None")
             self.emit(indent, f"{name} = {cell} = {fn}({', '.join(args)})", op)
+        elif self.split_elementwise(op, ufunc, args):
+            # a large elementwise call: flat slices on trainlib's pool (`threads.run_elementwise`)
+            run = self.em.bind("k_run_elementwise", _threads.run_elementwise,
+                               key=("run_elementwise",))
+            self.emit(indent, f"{name} = {run}({', '.join([fn] + args)})", op)
         else:
             self.emit(indent, f"{name} = {fn}({', '.join(args)})", op)
         self.free(op, indent)
@@ -376,6 +382,15 @@ class GraphLowering:
                                  id(out) in plan.slots):
             return None
         return _SCALAR_ARITHMETIC[ufunc]
+    def split_elementwise(self, op, ufunc, args):
+        """Whether a direct call runs as slices on the pool: a numpy ufunc of an elementwise
+        op, into a planned buffer (`out=`), over at least `threads.SPLIT_ELEMENTWISE`
+        elements."""
+        t = op.outputs[0]
+        return (isinstance(ufunc, str) and op.opdef.elementwise and self.xp.__name__ == "numpy"
+                and isinstance(getattr(self.xp, ufunc, None), self.xp.ufunc)
+                and args and args[-1].startswith("out=") and t.shape.is_fully_defined()
+                and t.shape.num_elements() >= _threads.SPLIT_ELEMENTWISE)
 
     def lower_joined_concat(self, op, env, indent):
         """A ConcatV2 whose buffer the plan allocated earlier: most pieces are in it

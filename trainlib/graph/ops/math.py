@@ -18,12 +18,12 @@ import operator as _operator
 import numpy as _np
 
 from .. import dtypes as _dt
-from .. import threads as _threads
 from ..errors import InvalidArgumentError, UnimplementedError, op_error, user_location
 from ..op import apply, broadcast_shapes, convert_same_dtype, convert_to_tensor, defop, defufunc, normalize_axis, same_dtype, spec
 from ..tensor import Tensor, is_tensor
 from . import array as _array
 from . import einsum_plan as _einsum_plan
+from . import products as _products
 from .array import broadcast_to_shape_of
 from .common import float_infer, float_tensor, stable_descending
 
@@ -1055,49 +1055,31 @@ def _matmul_grad(op, dy):
 
 
 def _matmul_direct(op):
-    """xp.matmul itself when ranks are known >= 2 and nothing is transposed; in 2-D, the
-    transposes as `.T` views of the arguments."""
+    """The product's kernel (`products.kernel_for`, xp.matmul itself when BLAS threads it as
+    it likes) when ranks are known >= 2 and nothing is transposed; in 2-D, the transposes as
+    `.T` views of the arguments."""
     if not all(t.shape.rank is not None and t.shape.rank >= 2 for t in op.inputs):
         return None
     flags = (op.attrs.get("transpose_a"), op.attrs.get("transpose_b"))
     if any(flags) and not all(t.shape.rank == 2 for t in op.inputs):
         return None
-    a, b = op.inputs
-    shapes = a.shape.as_list(), b.shape.as_list()
-    small = None not in shapes[0] + shapes[1] and _threads.small_product(_macs(*shapes, *flags))
-    return ("matmul" if not small else _small_matmul,
+    a, b = (t.shape.as_list()[::-1] if flag else t.shape.as_list()
+            for t, flag in zip(op.inputs, flags))
+    return (_products.kernel_for(op.inputs[0].dtype.np, a, b),
             tuple("{}.T" if flag else "{}" for flag in flags))
-
-
-def _small_matmul(xp, a, b, out=None):
-    """xp.matmul on one BLAS thread: a product that BLAS would thread but that is small
-    (`threads.small_product`)."""
-    return _threads.one_blas_thread(lambda: xp.matmul(a, b, out=out))
-
-
-def _macs(a_shape, b_shape, transpose_a=False, transpose_b=False):
-    """Multiply-adds of a (batched) matrix product of these shapes."""
-    m, k = (a_shape[-1], a_shape[-2]) if transpose_a else (a_shape[-2], a_shape[-1])
-    n = b_shape[-2] if transpose_b else b_shape[-1]
-    batch = 1
-    for d in (a_shape[:-2] if len(a_shape) >= len(b_shape) else b_shape[:-2]):
-        batch *= d
-    return batch * m * n * k
 
 
 @defop("MatMul", infer=_matmul_infer, grad=_matmul_grad, direct=_matmul_direct, fresh_output=True)
 def _matmul(xp, a, b, transpose_a=False, transpose_b=False):
-    """A product that BLAS would thread but that is small (`threads.small_product`) runs on one
-    BLAS thread."""
+    """Through the kernel `products.kernel_for` picks: BLAS for every floating dtype (float16
+    in float32), on trainlib's pool for large products, on one BLAS thread for small ones."""
     if a.ndim < 2 or b.ndim < 2:  # numpy would take vectors; TensorFlow does not
         raise ValueError("MatMul needs inputs of rank >= 2")
     if transpose_a:
         a = xp.swapaxes(a, -1, -2)
     if transpose_b:
         b = xp.swapaxes(b, -1, -2)
-    if xp.__name__ == "numpy" and _threads.small_product(_macs(a.shape, b.shape)):
-        return _small_matmul(xp, a, b)
-    return xp.matmul(a, b)
+    return _products.product(xp, a, b)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):

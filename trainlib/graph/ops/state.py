@@ -13,11 +13,13 @@ earlier keep their values. All four ops are stateful, so automatic control
 dependencies keep reads and writes in program order. Threads: each kernel and
 in-place lowering runs under the Variable's `_lock`, so concurrent writes from
 several threads are each applied once (a read-add-write is never interleaved)
-and a read never takes an array that an in-place write is about to change.
+and a read never takes an array that an in-place write is about to change (an in-place
+add or subtract of 1M elements or more runs as slices on trainlib's pool, under that lock).
 A pinned Variable (`variables.pin_storage`: its array is a view into a buffer it
 shares, such as an optimizer's flat parameters) never swaps its array: every
 write goes into it in place, and every read that hands it out hands a copy.
 """
+from .. import threads as _threads
 from ..op import defop, spec
 
 
@@ -121,7 +123,10 @@ def _update_in_place(ufunc):
             old = variable._array
             if (variable._owned or variable._pinned is not None) and (
                     delta.shape == old.shape or _fits(delta, old)):
-                fn(old, delta, out=old)
+                if old.size >= _threads.SPLIT_ELEMENTWISE and xp.__name__ == "numpy":
+                    _threads.run_elementwise(fn, old, delta, out=old)   # slices on the pool
+                else:
+                    fn(old, delta, out=old)
             else:
                 # asarray: numpy gives 0-d results as scalars, which cannot be written in place
                 variable._array = xp.asarray(fn(old, delta))

@@ -6,7 +6,8 @@ Owns: the analysis the executor (`graph/exec/lower.py`) follows when it emits th
 of a graph. It reads only the ops' lowering facts (OpDef `ufunc`/`direct`, `fresh_output`,
 `variable_access`); it never rewrites the graph.
 Invariants: a buffer is reused only if a direct (ufunc-like) call made it and every consumer
-is such a call too, so no view, Variable or graph output can alias it; elementwise calls may
+is such a call too (or a Variable update reading it as its delta), so no view, Variable or
+graph output can alias it; elementwise calls may
 write into an input that dies at that call; matmul never overlaps its inputs. With
 `persistent=True` every such buffer is a *slot* the compiled function keeps between calls
 (one set per concurrent call): a value that may escape (a graph output, anything a kernel may
@@ -92,12 +93,11 @@ class MemoryPlan:
         direct = {id(op): direct_call(op) for op in ops}
         consumers_direct = {}
         for op in ops:
-            # an AssignAdd/AssignSub only reads its delta (the Variable's new value is a new
-            # array or its own): a delta it consumes may live in a reused buffer, as an
-            # elementwise op's input may (Adam's `(g - m) * (1 - beta_1)`)
-            reads_only = direct[id(op)] is not None or op.opdef.variable_access == "update"
-            for t in op.inputs:
-                ok = reads_only and (direct[id(op)] is not None or t is not op.inputs[0])
+            for i, t in enumerate(op.inputs):
+                # an AssignAdd/AssignSub only reads its delta (the Variable takes a new array
+                # or is written in place), as a direct call reads its inputs
+                ok = direct[id(op)] is not None or (
+                    op.opdef.variable_access == "update" and i == 1 and t is not op.inputs[0])
                 consumers_direct[id(t)] = consumers_direct.get(id(t), True) and ok
         outputs = {id(t) for t in graph.outputs}
         self.reusable = set()
