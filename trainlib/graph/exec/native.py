@@ -105,9 +105,12 @@ def installed():
 
 def _load_numba():
     try:
-        if available():
-            from numba.core.registry import cpu_target  # noqa: PLC0415
-            cpu_target.target_context.refresh()   # the registries a first kernel would load
+        import numba  # noqa: F401, PLC0415
+        from numba.core.registry import cpu_target  # noqa: PLC0415
+        from . import native_math  # noqa: F401, PLC0415
+        cpu_target.target_context.refresh()   # the registries a first kernel would load
+    except Exception:  # noqa: BLE001 -- an import beside another thread's imports can fail:
+        pass           # `available()` imports again on the caller's thread and decides
     finally:
         _WARM.set()
 
