@@ -26,6 +26,7 @@ from .backend import transfer
 from .calls import GraphFunction, optimized_copy
 from .context import LockOwner, fork_safe_lock, graph_scope, process, state
 from .errors import InvalidArgumentError, OpError
+from .exec import native as _native
 from .exec.program import CompiledFunction
 from .op import apply, convert_to_tensor
 from .properties import read_only
@@ -179,7 +180,9 @@ class Function(LockOwner):
                 with self._lock:  # the LRU order; another thread may be evicting
                     if key in self._cache:
                         self._cache.move_to_end(key)
-        return concrete._call_structured(args)
+        out = concrete._call_structured(args)
+        _native.call_returned()   # a jit region's numba import may start now (not per hot call)
+        return out
 
     def _lookup_or_trace(self, args, key):
         """The cached or relaxed trace for `key`, else a new one; one thread traces at a time,

@@ -23,8 +23,10 @@ second process loads it instead of compiling. `compile_seconds(graph)` and
 
 Loading numba: importing it and its registries costs a second or more of CPU, most of a
 first `jit_compile=True` call even when the disk cache holds every kernel. So the first
-region that wants a kernel starts `warm_up` in a background thread and runs on the blocked
-numpy path meanwhile (the same numbers up to rounding); the calls after it find numba ready
+region that wants a kernel starts `warm_up` in a background thread (which begins once the
+Function call that asked returns, or after half a second) and runs as whole-array
+numpy calls meanwhile (the same numbers up to rounding; they release the interpreter lock
+that the import needs, where the blocked path's many small calls would hold it); the calls after it find numba ready
 and build or load their kernels at once. `warm_up()` (waiting) makes that synchronous:
 tests and programs that time `compile_seconds` call it first.
 
@@ -51,7 +53,7 @@ from .. import dtypes as _dt
 from ..op import REGISTRY
 from ..tensor import TensorSpec
 
-__all__ = ["available", "installed", "warm_up", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
+__all__ = ["available", "installed", "warm_up", "loading", "call_returned", "run", "cache_dir", "compile_seconds", "sources", "cache_stats"]
 
 # elements from which the outer loop is spread over the cores (numba's thread pool); off
 # unless TRAINLIB_NATIVE_PARALLEL_MIN is set: on the 2-core machine measured, the 1M-element
@@ -103,7 +105,18 @@ def installed():
     return _FOUND[0]
 
 
-def _load_numba():
+_GO = threading.Event()      # set when the call that started the warm-up has returned
+
+
+def call_returned():
+    """Lets a waiting warm-up begin: a Function calls this when a traced call returns, so
+    that numba's import does not compete with that first call for the interpreter lock."""
+    if _WARMING and not _GO.is_set():
+        _GO.set()
+
+
+def _load_numba(delay=0.0):
+    _GO.wait(delay)   # at most `delay` s: a region run outside a Function still gets numba
     try:
         import numba  # noqa: F401, PLC0415
         from numba.core.registry import cpu_target  # noqa: PLC0415
@@ -124,7 +137,7 @@ def warm_up(wait=True):
         start = not _WARMING
         if start:
             _WARMING.append(None if wait else threading.Thread(
-                target=_load_numba, name="trainlib-numba", daemon=True))
+                target=_load_numba, args=(0.5,), name="trainlib-numba", daemon=True))
     if start and wait:
         _load_numba()
     elif start:
@@ -132,6 +145,11 @@ def warm_up(wait=True):
     if wait:
         _WARM.wait()
     return _WARM.is_set()
+
+
+def loading():
+    """True while the background warm-up (see `warm_up`) runs."""
+    return bool(_WARMING) and not _WARM.is_set()
 
 
 def warn_unavailable():

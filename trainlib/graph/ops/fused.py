@@ -122,7 +122,9 @@ def _fused(xp, *arrays, program, jit_compile=False, constants=()):
                     return out
             else:
                 _native.warn_unavailable()
-            if max([a.size for a in arrays]) >= 2 * BLOCK:   # smaller: the plain steps
+            # smaller regions, and any while numba loads in the background: the plain steps
+            # (whole-array calls, which leave that thread the interpreter between them)
+            if max([a.size for a in arrays]) >= 2 * BLOCK and not _native.loading():
                 runner = _cached(_BLOCKED, (program, tuple(a.dtype.str for a in arrays)),
                                  lambda: _BlockedRunner(xp, program, arrays))
                 out = runner(arrays)
